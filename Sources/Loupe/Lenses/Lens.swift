@@ -1,0 +1,51 @@
+/// A read-only view of one part of a settings graph: read it, derive lenses onto its parts, observe it.
+///
+/// A `Lens` names only its own value type, so a component can be handed `Lens<Credentials>` and know
+/// nothing of the rest of the graph. It holds no copy of the value: every read takes the current one.
+///
+/// ```swift
+/// let port: Lens<Int> = root.server.port.readOnly
+/// print(port.value)
+/// let token = port.observe { print("port changed to", $0) }
+/// ```
+///
+/// Lenses are cheap to create and `Sendable`; read them from any thread.
+@dynamicMemberLookup
+public struct Lens<Value: Sendable>: Sendable {
+    let node: any LensNode<Value>
+
+    init(node: any LensNode<Value>) {
+        self.node = node
+    }
+
+    /// The current value: an immutable snapshot, safe to keep and read on any thread.
+    ///
+    /// Reading takes a read lock for as long as it takes to project this lens's part; many readers run at
+    /// once, and readers never wait for an update's closure or its disk I/O.
+    public var value: Value { node.read() }
+
+    /// The path from the root, as it appears in errors and logs (`server.port`; `<root>` for the root).
+    public var path: String { node.path }
+
+    /// A lens onto a part of this lens's value.
+    public subscript<Part: Sendable>(dynamicMember keyPath: KeyPath<Value, Part> & Sendable) -> Lens<Part> {
+        self[keyPath]
+    }
+
+    /// A lens onto a part of this lens's value, by an explicit key path (`lens[\.features["beta"]]`).
+    public subscript<Part: Sendable>(_ keyPath: KeyPath<Value, Part> & Sendable) -> Lens<Part> {
+        let path = joinPath(node.path, keyPathName(keyPath))
+        return Lens<Part>(node: node.appending(KeyPathStep(keyPath: keyPath, path: path), path: path))
+    }
+
+    /// A lens that reads `defaultValue` while this optional part is `nil`.
+    public func withDefault<Wrapped: Sendable>(_ defaultValue: Wrapped) -> Lens<Wrapped> where Value == Wrapped? {
+        Lens<Wrapped>(node: node.appending(DefaultStep(defaultValue: defaultValue), path: node.path))
+    }
+}
+
+extension Lens: CustomStringConvertible, CustomDebugStringConvertible {
+    /// The lens's path, value type and store; never its value, which may be a secret.
+    public var description: String { "Lens(\(node))" }
+    public var debugDescription: String { description }
+}

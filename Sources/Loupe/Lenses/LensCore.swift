@@ -1,0 +1,194 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// The state behind one root lens and every lens derived from it.
+///
+/// Two locks guard it:
+/// - the *update lock* serialises updates. It is held while an update closure runs and while the store
+///   saves, so updates are one at a time and each sees the result of the last;
+/// - the *snapshot lock*, a readers–writer lock, is held for reading while a lens reads its part of the
+///   current root, and for writing only while a committed root is swapped in. Readers never wait for a
+///   closure or for disk I/O.
+///
+/// Every commit gets the next version number and is handed to the ``Notifier`` in version order.
+final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
+    let store: any ValueStore<Root>
+    let defaultValue: Root
+    let notifier = Notifier<Root>()
+    let logger: Logger
+
+    private let snapshotLock = ReadWriteLock()
+    private let updateLock = UpdateLock()
+    /// Guarded by `snapshotLock`; written only by a thread that also holds `updateLock`.
+    private var root: Root
+    private var version: UInt64 = 0
+    private let rootsEqual: @Sendable (Root, Root) -> Bool
+    private let watch = Mutex<(any StoreWatch)?>(nil)
+    private let errorHandlers = Mutex<[UInt64: @Sendable (any Error) -> Void]>([:])
+    private let nextErrorHandlerID = Atomic<UInt64>(0)
+
+    /// How many times an update is re-run when the store reports a conflicting write.
+    static var maximumConflictRetries: Int { 16 }
+
+    init(default defaultValue: Root, store: some ValueStore<Root>, watch shouldWatch: Bool, logger: Logger) throws {
+        self.store = store
+        self.defaultValue = defaultValue
+        self.logger = logger
+        self.rootsEqual = runtimeEquality(for: Root.self) ?? encodedEquality()
+        self.root = try store.load() ?? defaultValue
+        if shouldWatch {
+            let handle = try store.watch { [weak self] in self?.refreshFromStore() }
+            watch.withLock { $0 = handle }
+        }
+    }
+
+    deinit {
+        watch.withLock { $0?.cancel() }
+        do {
+            try store.flush()
+        } catch {
+            logger.error("could not flush pending writes", metadata: ["store": "\(store)", "error": "\(error)"])
+        }
+    }
+
+    // MARK: Reading
+
+    /// Runs `body` on the current root under the read lock.
+    @inline(__always)
+    func read<T>(_ body: (Root) throws -> T) rethrows -> T {
+        try snapshotLock.withReadLock { try body(root) }
+    }
+
+    /// The current root and its version, read together.
+    func versionedSnapshot() -> (root: Root, version: UInt64) {
+        snapshotLock.withReadLock { (root, version) }
+    }
+
+    // MARK: Updating
+
+    /// Applies `body` to a copy of the root, saves the result, then publishes it and notifies observers.
+    ///
+    /// Either all of that happens or none of it: if `body` or the store throws, memory, store and observers
+    /// are as they were and the error propagates.
+    func update<R>(path: String, _ body: (inout Root) throws -> R) throws -> R {
+        defer { notifier.drain() }
+        return try serialized(path: path) { () throws -> R in
+            var attempts = 0
+            while true {
+                do {
+                    return try store.withExclusiveAccess { () throws -> R in
+                        try commitOutsideChange()
+                        let base = root
+                        var working = base
+                        let result = try body(&working)
+                        if !rootsEqual(base, working) {
+                            try store.save(working)
+                            publish(working)
+                        }
+                        return result
+                    }
+                } catch let error as StoreError where error.code == .conflict {
+                    attempts += 1
+                    guard attempts < Self.maximumConflictRetries else {
+                        throw LensError.conflict(path: path, attempts: attempts)
+                    }
+                    logger.debug("conflicting write, retrying", metadata: ["store": "\(store)", "attempt": "\(attempts)"])
+                }
+            }
+        }
+    }
+
+    /// Re-reads the store and commits what it holds (the default when it holds nothing).
+    func reload() throws {
+        defer { notifier.drain() }
+        try serialized(path: rootPathName) {
+            try store.withExclusiveAccess {
+                let stored = try store.load() ?? defaultValue
+                if !rootsEqual(root, stored) { publish(stored) }
+            }
+        }
+    }
+
+    /// Deletes the stored value and returns to the default.
+    func removeStored() throws {
+        defer { notifier.drain() }
+        try serialized(path: rootPathName) {
+            try store.withExclusiveAccess {
+                try store.remove()
+                if !rootsEqual(root, defaultValue) { publish(defaultValue) }
+            }
+        }
+    }
+
+    /// Answers a store's report of an outside change: commits what the store now holds, if it changed.
+    func refreshFromStore() {
+        do {
+            try serialized(path: rootPathName) {
+                try store.withExclusiveAccess { try commitOutsideChange() }
+            }
+        } catch {
+            report(error)
+        }
+        notifier.drain()
+    }
+
+    /// Must be called with the update lock held.
+    private func commitOutsideChange() throws {
+        guard case .changed(let stored) = try store.loadIfChanged() else { return }
+        let value = stored ?? defaultValue
+        guard !rootsEqual(root, value) else { return }
+        logger.info("picked up an outside change", metadata: ["store": "\(store)"])
+        publish(value)
+    }
+
+    /// Swaps in a committed root and queues its notification. Must be called with the update lock held,
+    /// so versions are handed to the notifier in order.
+    private func publish(_ newRoot: Root) {
+        let (old, newVersion) = snapshotLock.withWriteLock { () -> (Root, UInt64) in
+            let old = root
+            root = newRoot
+            version += 1
+            return (old, version)
+        }
+        notifier.enqueue(Commit(old: old, new: newRoot, version: newVersion))
+    }
+
+    private func serialized<R>(path: String, _ body: () throws -> R) throws -> R {
+        guard let result = try updateLock.withLockUnlessReentrant(body) else {
+            throw LensError.reentrantUpdate(path: path)
+        }
+        return result
+    }
+
+    func flush() throws {
+        try store.flush()
+    }
+
+    // MARK: Errors from outside changes
+
+    func observeErrors(_ handler: @escaping @Sendable (any Error) -> Void) -> ObservationToken {
+        let id = nextErrorHandlerID.add(1, ordering: .relaxed).newValue
+        errorHandlers.withLock { $0[id] = handler }
+        return ObservationToken { [weak self] in
+            _ = self?.errorHandlers.withLock { $0.removeValue(forKey: id) }
+        }
+    }
+
+    private func report(_ error: any Error) {
+        logger.error("ignored an outside change that could not be applied", metadata: ["store": "\(store)", "error": "\(error)"])
+        let handlers = errorHandlers.withLock { Array($0.values) }
+        for handler in handlers { handler(error) }
+    }
+}
+
+/// Equality by encoded form, for roots that are not `Equatable`: two values are equal when they encode to
+/// the same bytes with sorted keys.
+private func encodedEquality<Root: Encodable & Sendable>() -> @Sendable (Root, Root) -> Bool {
+    { lhs, rhs in
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let left = try? encoder.encode(lhs), let right = try? encoder.encode(rhs) else { return false }
+        return left == right
+    }
+}

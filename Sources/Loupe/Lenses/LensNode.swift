@@ -1,0 +1,86 @@
+import Synchronization
+
+/// What a lens does, with the root type hidden: the public `Lens<Value>` and `MutableLens<Value>` hold one.
+protocol LensNode<Value>: AnyObject, Sendable, CustomStringConvertible {
+    associatedtype Value: Sendable
+
+    /// The path from the root, as people write it (`server.port`); `<root>` for the root.
+    var path: String { get }
+    var isRoot: Bool { get }
+    /// The store behind the graph, as it describes itself.
+    var storeDescription: String { get }
+
+    func read() -> Value
+    func update<R>(_ body: (inout Value) throws -> R) throws -> R
+    func appending<Part: Sendable>(_ step: any Step<Value, Part>, path: String) -> any LensNode<Part>
+
+    func subscribe(
+        initial: ((Value) -> Void)?, _ handler: @escaping @Sendable (Value, Value) -> Void
+    ) -> ObservationToken
+    func observeErrors(_ handler: @escaping @Sendable (any Error) -> Void) -> ObservationToken
+
+    func reload() throws
+    func removeStored() throws
+    func flush() throws
+}
+
+/// A lens's node: the graph it belongs to and the step from that graph's root to its value.
+final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
+    let core: LensCore<Root>
+    let step: any Step<Root, Value>
+    let path: String
+    private let channel = Mutex<Channel<Root, Value>?>(nil)
+
+    init(core: LensCore<Root>, step: any Step<Root, Value>, path: String) {
+        self.core = core
+        self.step = step
+        self.path = path
+    }
+
+    var isRoot: Bool { step is IdentityStep<Root> }
+    var storeDescription: String { core.store.description }
+
+    @inline(__always)
+    func read() -> Value {
+        core.read { step.get($0) }
+    }
+
+    func update<R>(_ body: (inout Value) throws -> R) throws -> R {
+        try core.update(path: path) { root in try step.modify(&root, body) }
+    }
+
+    func appending<Part: Sendable>(_ next: any Step<Value, Part>, path: String) -> any LensNode<Part> {
+        Focus<Root, Part>(core: core, step: compose(step, next), path: path)
+    }
+
+    func subscribe(
+        initial: ((Value) -> Void)?, _ handler: @escaping @Sendable (Value, Value) -> Void
+    ) -> ObservationToken {
+        let channel = channel.withLock { channel in
+            if let channel { return channel }
+            let made = Channel<Root, Value>(step: step)
+            channel = made
+            return made
+        }
+        let notifier = core.notifier
+        let core = core
+        let id = notifier.add(
+            to: channel, snapshot: { core.versionedSnapshot() }, initial: initial, handler: handler)
+        return ObservationToken { [weak notifier] in notifier?.remove(id, from: channel) }
+    }
+
+    func observeErrors(_ handler: @escaping @Sendable (any Error) -> Void) -> ObservationToken {
+        core.observeErrors(handler)
+    }
+
+    func reload() throws { try core.reload() }
+
+    func removeStored() throws {
+        guard isRoot else { throw LensError.notRoot(path: path, operation: "remove()") }
+        try core.removeStored()
+    }
+
+    func flush() throws { try core.flush() }
+
+    var description: String { "\(path): \(Value.self) in \(core.store)" }
+}

@@ -1,0 +1,161 @@
+/// One way of reaching a part from a whole: read it, and modify it in place.
+///
+/// A lens's whole path from the root is a single `Step<Root, Value>`; deriving a lens composes steps.
+/// Consecutive key-path steps merge into one key path, so `root.server.port` reads as fast as
+/// `root[\.server.port]`.
+protocol Step<Whole, Part>: Sendable {
+    associatedtype Whole
+    associatedtype Part
+
+    func get(_ whole: Whole) -> Part
+
+    /// Runs `body` on the part, in place where possible; throws ``LensError`` where the write cannot land.
+    func modify<R>(_ whole: inout Whole, _ body: (inout Part) throws -> R) throws -> R
+}
+
+/// The root itself.
+struct IdentityStep<Whole>: Step {
+    func get(_ whole: Whole) -> Whole { whole }
+    func modify<R>(_ whole: inout Whole, _ body: (inout Whole) throws -> R) throws -> R {
+        try body(&whole)
+    }
+}
+
+/// A writable key path. Key paths are immutable; the public API only accepts `Sendable` ones.
+struct WritableKeyPathStep<Whole, Part>: Step, @unchecked Sendable {
+    let keyPath: WritableKeyPath<Whole, Part>
+
+    func get(_ whole: Whole) -> Part { whole[keyPath: keyPath] }
+    func modify<R>(_ whole: inout Whole, _ body: (inout Part) throws -> R) throws -> R {
+        try body(&whole[keyPath: keyPath])
+    }
+}
+
+/// A read-only key path; `Lens` never writes through it.
+struct KeyPathStep<Whole, Part>: Step, @unchecked Sendable {
+    let keyPath: KeyPath<Whole, Part>
+    let path: String
+
+    func get(_ whole: Whole) -> Part { whole[keyPath: keyPath] }
+    func modify<R>(_ whole: inout Whole, _ body: (inout Part) throws -> R) throws -> R {
+        // Unreachable through the public API: only `Lens`, which cannot write, is built over this step.
+        preconditionFailure("\(path) is read-only")
+    }
+}
+
+/// An optional part read through its default while it is `nil`; writing promotes the default into the graph.
+///
+/// A default nearer the root wins over one further down, because the outer default is what the inner step
+/// reads from.
+struct DefaultStep<Wrapped: Sendable>: Step {
+    let defaultValue: Wrapped
+
+    func get(_ whole: Wrapped?) -> Wrapped { whole ?? defaultValue }
+    func modify<R>(_ whole: inout Wrapped?, _ body: (inout Wrapped) throws -> R) throws -> R {
+        if whole == nil { whole = defaultValue }
+        return try body(&whole!)
+    }
+}
+
+/// A member of an optional part (`protection.enabled` while `protection` may be nil), as an optional.
+///
+/// Reads `nil` while the parent is nil. Writing a value while the parent is nil throws
+/// ``LensError/missingParent(path:parent:)``: the write would otherwise be silently dropped.
+struct OptionalMemberStep<Parent, Member>: Step, @unchecked Sendable {
+    let keyPath: WritableKeyPath<Parent, Member>
+    let path: String
+    let parentPath: String
+
+    func get(_ whole: Parent?) -> Member? { whole?[keyPath: keyPath] }
+    func modify<R>(_ whole: inout Parent?, _ body: (inout Member?) throws -> R) throws -> R {
+        var member = whole?[keyPath: keyPath]
+        let result = try body(&member)
+        switch (whole == nil, member) {
+        case (true, nil): break  // writing nil into a missing parent: already so
+        case (true, .some): throw LensError.missingParent(path: path, parent: parentPath)
+        case (false, nil): throw LensError.notOptional(path: path)
+        case (false, .some(let member)): whole![keyPath: keyPath] = member
+        }
+        return result
+    }
+}
+
+/// An optional member of an optional part (`protection.passcode`), flattened to one level of optional.
+struct OptionalOptionalMemberStep<Parent, Member>: Step, @unchecked Sendable {
+    let keyPath: WritableKeyPath<Parent, Member?>
+    let path: String
+    let parentPath: String
+
+    func get(_ whole: Parent?) -> Member? { whole?[keyPath: keyPath] ?? nil }
+    func modify<R>(_ whole: inout Parent?, _ body: (inout Member?) throws -> R) throws -> R {
+        if whole != nil { return try body(&whole![keyPath: keyPath]) }
+        var member: Member? = nil
+        let result = try body(&member)
+        if member != nil { throw LensError.missingParent(path: path, parent: parentPath) }
+        return result
+    }
+}
+
+/// Two steps one after the other.
+struct ComposedStep<Whole, Middle, Part>: Step {
+    let first: any Step<Whole, Middle>
+    let second: any Step<Middle, Part>
+
+    func get(_ whole: Whole) -> Part { second.get(first.get(whole)) }
+    func modify<R>(_ whole: inout Whole, _ body: (inout Part) throws -> R) throws -> R {
+        try first.modify(&whole) { middle in try second.modify(&middle, body) }
+    }
+}
+
+/// `first` then `second`, merging key paths where both are key paths.
+func compose<Whole, Middle, Part>(
+    _ first: any Step<Whole, Middle>, _ second: any Step<Middle, Part>
+) -> any Step<Whole, Part> {
+    if first is IdentityStep<Whole> {
+        return second as! any Step<Whole, Part>  // Middle == Whole
+    }
+    if let first = first as? WritableKeyPathStep<Whole, Middle>,
+        let second = second as? WritableKeyPathStep<Middle, Part>
+    {
+        return WritableKeyPathStep(keyPath: first.keyPath.appending(path: second.keyPath))
+    }
+    return ComposedStep(first: first, second: second)
+}
+
+/// The name of `keyPath` relative to its root, as people write it: `server.port`, `features[…]`.
+///
+/// Swift prints key paths as `\Settings.server.port`; subscripts print as `<computed 0x… (Type)>`, which
+/// is replaced by `[…]` (lenses made with a known key name it exactly, as in `features["beta"]`).
+func keyPathName(_ keyPath: AnyKeyPath) -> String {
+    var text = String(describing: keyPath)
+    if text.hasPrefix("\\") { text.removeFirst() }
+    // Drop the root type name, which may itself contain dots and generic arguments.
+    var depth = 0
+    var rootEnd: String.Index? = nil
+    for index in text.indices {
+        switch text[index] {
+        case "<", "(", "[": depth += 1
+        case ">", ")", "]": depth -= 1
+        case "." where depth == 0 && rootEnd == nil: rootEnd = index
+        default: break
+        }
+        if rootEnd != nil { break }
+    }
+    guard let rootEnd else { return "" }
+    var name = String(text[text.index(after: rootEnd)...])
+    while let start = name.range(of: ".<computed ") ?? name.range(of: "<computed ") {
+        guard let end = name[start.upperBound...].firstIndex(of: ">") else { break }
+        name.replaceSubrange(start.lowerBound...end, with: "[…]")
+    }
+    return name
+}
+
+/// `parent` followed by `member`, as a dotted path.
+func joinPath(_ parent: String, _ member: String) -> String {
+    if member.isEmpty { return parent }
+    if parent == rootPathName { return member }
+    return member.hasPrefix("[") ? parent + member : parent + "." + member
+}
+
+/// How the root lens is named in messages.
+let rootPathName = "<root>"

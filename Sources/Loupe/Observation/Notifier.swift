@@ -1,0 +1,156 @@
+import Synchronization
+
+/// One committed change of the root.
+struct Commit<Root: Sendable>: Sendable {
+    let old: Root
+    let new: Root
+    let version: UInt64
+}
+
+/// Delivers commits to observers: in commit order, one commit at a time, never while a lens lock is held.
+///
+/// Commits are queued by the updating thread (in version order, under the update lock). After releasing
+/// its locks, that thread drains the queue unless another thread is already draining, in which case that
+/// thread delivers this commit too, after the ones before it. So callbacks never run concurrently, and a
+/// callback may read or update lenses: a nested update queues its commit, which the running drain delivers
+/// once the current callback returns.
+///
+/// Observers are grouped in ``Channel``s, one per lens: a commit evaluates a lens's value once and compares
+/// it with the previous one, however many observers the lens has.
+final class Notifier<Root: Sendable>: Sendable {
+    private struct State {
+        var pending: [Commit<Root>] = []
+        var draining = false
+        var channels: [ObjectIdentifier: AnyChannel<Root>] = [:]
+    }
+
+    private let state = Mutex(State())
+    private let nextObserverID = Atomic<UInt64>(0)
+
+    func enqueue(_ commit: Commit<Root>) {
+        state.withLock { $0.pending.append(commit) }
+    }
+
+    func drain() {
+        let mine = state.withLock { state -> Bool in
+            guard !state.draining, !state.pending.isEmpty else { return false }
+            state.draining = true
+            return true
+        }
+        guard mine else { return }
+        while true {
+            let next = state.withLock { state -> (commits: [Commit<Root>], channels: [AnyChannel<Root>])? in
+                guard !state.pending.isEmpty else {
+                    state.draining = false
+                    return nil
+                }
+                defer { state.pending.removeAll(keepingCapacity: true) }
+                return (state.pending, Array(state.channels.values))
+            }
+            guard let next else { return }
+            for commit in next.commits {
+                for channel in next.channels {
+                    channel.deliver(commit)
+                }
+            }
+        }
+    }
+
+    /// Adds an observer to `channel`, registering the channel if it has none yet.
+    ///
+    /// `snapshot` is read under the notifier's lock, so the observer's starting point and its place in the
+    /// commit stream agree: it is sent exactly the commits after the version it started from.
+    func add<Value>(
+        to channel: Channel<Root, Value>,
+        snapshot: () -> (root: Root, version: UInt64),
+        initial: ((Value) -> Void)?,
+        handler: @escaping @Sendable (Value, Value) -> Void
+    ) -> UInt64 {
+        let id = nextObserverID.add(1, ordering: .relaxed).newValue
+        state.withLock { state in
+            let (root, version) = snapshot()
+            let key = ObjectIdentifier(channel)
+            let isNew = state.channels[key] == nil
+            if isNew { state.channels[key] = channel }
+            let value = channel.add(id, Observer(since: version, handler: handler), root: root, restart: isNew)
+            initial?(value)
+        }
+        return id
+    }
+
+    func remove(_ id: UInt64, from channel: AnyChannel<Root>) {
+        state.withLock { state in
+            if channel.removeObserver(id) { state.channels[ObjectIdentifier(channel)] = nil }
+        }
+    }
+}
+
+struct Observer<Value>: Sendable {
+    /// The version the observer started from; it is sent only later commits.
+    let since: UInt64
+    let handler: @Sendable (_ old: Value, _ new: Value) -> Void
+}
+
+/// The type-erased face of a ``Channel``, so the notifier can hold channels of every value type.
+class AnyChannel<Root: Sendable>: @unchecked Sendable {
+    func deliver(_ commit: Commit<Root>) {}
+    func removeObserver(_ id: UInt64) -> Bool { true }
+}
+
+/// The observers of one lens, and the lens's value as last delivered.
+///
+/// A commit evaluates the lens once; observers are called only if the value changed (by `==` when the value
+/// is `Equatable`, otherwise on every commit) and only for commits after the one they started from.
+final class Channel<Root: Sendable, Value: Sendable>: AnyChannel<Root>, @unchecked Sendable {
+    private struct State {
+        var observers: [UInt64: Observer<Value>] = [:]
+        var last: Value?
+        var lastVersion: UInt64 = 0
+    }
+
+    let step: any Step<Root, Value>
+    private let valuesEqual: (@Sendable (Value, Value) -> Bool)?
+    private let state = Mutex(State())
+
+    init(step: any Step<Root, Value>) {
+        self.step = step
+        self.valuesEqual = runtimeEquality(for: Value.self)
+    }
+
+    /// Adds an observer; restarts the channel's memory from `root` if it had no observers. Returns the
+    /// observer's starting value.
+    fileprivate func add(_ id: UInt64, _ observer: Observer<Value>, root: Root, restart: Bool) -> Value {
+        let value = step.get(root)
+        state.withLock { state in
+            if restart {
+                state.last = value
+                state.lastVersion = observer.since
+            }
+            state.observers[id] = observer
+        }
+        return value
+    }
+
+    override func deliver(_ commit: Commit<Root>) {
+        let current = step.get(commit.new)
+        let delivery = state.withLock { state -> (Value, [UInt64: Observer<Value>])? in
+            guard commit.version > state.lastVersion, let previous = state.last else { return nil }
+            state.last = current
+            state.lastVersion = commit.version
+            if let valuesEqual, valuesEqual(previous, current) { return nil }
+            return (previous, state.observers)
+        }
+        guard let (previous, observers) = delivery else { return }
+        for observer in observers.values where observer.since < commit.version {
+            observer.handler(previous, current)
+        }
+    }
+
+    /// Removes an observer; returns whether the channel is now empty.
+    override func removeObserver(_ id: UInt64) -> Bool {
+        state.withLock { state in
+            state.observers[id] = nil
+            return state.observers.isEmpty
+        }
+    }
+}

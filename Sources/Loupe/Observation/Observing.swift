@@ -1,0 +1,75 @@
+extension Lens {
+    /// Calls `handler` with the new value after each commit that changes this lens's value.
+    ///
+    /// "Changes" means `!=` for `Equatable` values; for other values every commit counts. Handlers run in
+    /// commit order, one at a time, never while a lock is held, on the thread that made the commit (or
+    /// the thread already delivering earlier commits); they may read and update lenses.
+    ///
+    /// The observation lasts until the returned token is cancelled or released.
+    public func observe(_ handler: @escaping @Sendable (_ newValue: Value) -> Void) -> ObservationToken {
+        node.subscribe(initial: nil) { _, new in handler(new) }
+    }
+
+    /// Like ``observe(_:)``, with the value before the change as well.
+    public func observeChanges(
+        _ handler: @escaping @Sendable (_ oldValue: Value, _ newValue: Value) -> Void
+    ) -> ObservationToken {
+        node.subscribe(initial: nil, handler)
+    }
+
+    /// The current value, then each changed value, as an `AsyncSequence` that never throws.
+    ///
+    /// ```swift
+    /// for await port in root.server.port.values { server.rebind(to: port) }
+    /// ```
+    ///
+    /// Each iteration starts from the value current at the time it starts and buffers every later change
+    /// until it is consumed. It ends when the iterating task is cancelled.
+    public var values: LensValues<Value> { LensValues(node: node) }
+}
+
+extension MutableLens {
+    /// Calls `handler` with the new value after each commit that changes this lens's value.
+    /// See ``Lens/observe(_:)``.
+    public func observe(_ handler: @escaping @Sendable (_ newValue: Value) -> Void) -> ObservationToken {
+        readOnly.observe(handler)
+    }
+
+    /// Like ``observe(_:)``, with the value before the change as well.
+    public func observeChanges(
+        _ handler: @escaping @Sendable (_ oldValue: Value, _ newValue: Value) -> Void
+    ) -> ObservationToken {
+        readOnly.observeChanges(handler)
+    }
+
+    /// The current value, then each changed value. See ``Lens/values``.
+    public var values: LensValues<Value> { readOnly.values }
+}
+
+/// The values of a lens over time: the current one first, then each change, in commit order.
+public struct LensValues<Value: Sendable>: AsyncSequence, Sendable {
+    public typealias Element = Value
+    public typealias Failure = Never
+
+    let node: any LensNode<Value>
+
+    /// Iterates a lens's values; see ``Lens/values``.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: AsyncStream<Value>.Iterator
+
+        public mutating func next() async -> Value? {
+            await base.next()
+        }
+
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> Value? {
+            await base.next(isolation: actor)
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        let (stream, continuation) = AsyncStream<Value>.makeStream(bufferingPolicy: .unbounded)
+        let token = node.subscribe(initial: { continuation.yield($0) }) { _, new in continuation.yield(new) }
+        continuation.onTermination = { _ in token.cancel() }
+        return AsyncIterator(base: stream.makeAsyncIterator())
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Loupe
+import Testing
+
+@Suite("Reading and deriving lenses")
+struct LensReadingTests {
+    @Test func rootStartsFromTheDefaultWhenTheStoreIsEmpty() throws {
+        let store = RecordingStore<Settings>()
+        let root = try MutableLens(default: Settings(), store: store)
+        #expect(root.value == Settings())
+        #expect(try store.load() == nil, "a default is not written until an update")
+        #expect(store.saves == 0)
+    }
+
+    @Test func rootStartsFromTheStoredValue() throws {
+        var stored = Settings()
+        stored.server.port = 1234
+        let root = try MutableLens(default: Settings(), store: MemoryStore(stored))
+        #expect(root.server.port.value == 1234)
+    }
+
+    @Test func derivedLensesNameOnlyTheirValueTypeAndReadLazily() throws {
+        let root = MutableLens(Settings())
+        let server: MutableLens<Server> = root.server
+        let port: MutableLens<Int> = server.port
+        let same: MutableLens<Int> = root[\.server.port]
+        try root.update { $0.server.port = 9 }
+        #expect(port.value == 9)
+        #expect(same.value == 9)
+        #expect(server.value.port == 9)
+    }
+
+    @Test func snapshotsAreNeverMutatedLater() throws {
+        let root = MutableLens(Settings())
+        let before = root.value
+        try root.server.port.set(1)
+        try root.features["beta"].set(true)
+        #expect(before == Settings())
+        #expect(root.value.server.port == 1)
+    }
+
+    @Test func readOnlyLensesReadAndObserve() throws {
+        let root = MutableLens(Settings())
+        let port: Lens<Int> = root.server.port.readOnly
+        let host: Lens<String> = root.readOnly.server.host
+        try root.server.port.set(7)
+        #expect(port.value == 7)
+        #expect(host.value == "localhost")
+    }
+
+    @Test func optionalChainsGiveReadOnlyLensesThatReadNil() throws {
+        let root = MutableLens(Settings())
+        let deep: Lens<Bool?> = root[\Settings.protection?.enabled]
+        #expect(deep.value == nil)
+        try root.protection.set(Protection(enabled: true))
+        #expect(deep.value == true)
+    }
+
+    @Test func dictionaryEntriesReadNilUntilPresent() throws {
+        let root = MutableLens(Settings())
+        let beta: MutableLens<Bool?> = root[\.features["beta"]]
+        let alsoBeta: MutableLens<Bool?> = root.features["beta"]
+        #expect(beta.value == nil)
+        try alsoBeta.set(true)
+        #expect(beta.value == true)
+        try beta.set(nil)
+        #expect(root.value.features.isEmpty)
+    }
+
+    @Test func pathsNameThePartAsWritten() {
+        let root = MutableLens(Settings())
+        #expect(root.path == "<root>")
+        #expect(root.server.port.path == "server.port")
+        #expect(root[\.server.port].path == "server.port")
+        #expect(root.features["beta"].path == #"features["beta"]"#)
+        #expect(root.protection.enabled.path == "protection.enabled")
+        #expect(root.protection.withDefault(Protection()).passcode.path == "protection.passcode")
+    }
+
+    @Test func descriptionsNamePathTypeAndStoreButNeverTheValue() throws {
+        let root = MutableLens(Settings())
+        try root.protection.withDefault(Protection()).passcode.set("hunter2")
+        let text = "\(root.protection.passcode) \(root.readOnly) \(String(reflecting: root))"
+        #expect(text.contains("protection.passcode"))
+        #expect(text.contains("memory store of Settings"))
+        #expect(!text.contains("hunter2"))
+    }
+
+    @Test func manyReadersRunAlongsideAWriter() throws {
+        let root = MutableLens(Settings())
+        let port = root.server.port
+        concurrently(8) { worker in
+            for i in 0..<2_000 {
+                if worker == 0 {
+                    try! port.set(i)
+                } else {
+                    let value = port.value
+                    precondition((0..<2_000).contains(value) || value == 8080)
+                    _ = root.value.server.host
+                }
+            }
+        }
+        #expect(port.value == 1_999)
+    }
+}

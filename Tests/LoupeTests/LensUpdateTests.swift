@@ -1,0 +1,235 @@
+import Foundation
+import Loupe
+import Synchronization
+import Testing
+
+@Suite("Updating: atomic, serial, all or nothing")
+struct LensUpdateTests {
+    @Test func setAndUpdatePersistBeforeReturning() throws {
+        let store = RecordingStore<Settings>()
+        let root = try MutableLens(default: Settings(), store: store)
+        try root.server.port.set(9090)
+        try root.update { $0.server.port += 1 }
+        #expect(root.server.port.value == 9091)
+        #expect(try store.load()?.server.port == 9091)
+        #expect(store.saves == 2)
+    }
+
+    @Test func updateReturnsTheClosuresResult() throws {
+        let root = MutableLens(Settings())
+        let old = try root.update { s -> Int in
+            defer { s.server.port = 1 }
+            return s.server.port
+        }
+        #expect(old == 8080)
+        #expect(root.server.port.value == 1)
+    }
+
+    @Test func aThrowingClosureChangesNothing() throws {
+        let store = RecordingStore<Settings>()
+        let root = try MutableLens(default: Settings(), store: store)
+        try root.server.port.set(1)
+        let notified = Recorder<Int>()
+        let token = root.server.port.observe { notified.append($0) }
+        #expect(throws: Boom.self) {
+            try root.update { settings in
+                settings.server.port = 2
+                settings.features["x"] = true
+                throw Boom()
+            }
+        }
+        #expect(root.value.server.port == 1)
+        #expect(root.value.features.isEmpty)
+        #expect(try store.load()?.server.port == 1)
+        #expect(store.saves == 1)
+        #expect(notified.all.isEmpty)
+        token.cancel()
+    }
+
+    @Test func aFailingStoreLeavesTheOldSnapshotIdentical() throws {
+        let store = RecordingStore<Settings>()
+        let root = try MutableLens(default: Settings(), store: store)
+        try root.server.port.set(1)
+        let before = root.value
+        let notified = Recorder<Settings>()
+        let token = root.observe { notified.append($0) }
+        store.fail(true)
+        #expect {
+            try root.server.port.set(2)
+        } throws: { error in
+            (error as? StoreError)?.code == .unwritable && "\(error)".contains("recording store")
+        }
+        #expect(root.value == before)
+        #expect(try store.load() == before)
+        #expect(notified.all.isEmpty)
+        store.fail(false)
+        try root.server.port.set(3)
+        #expect(notified.all.map(\.server.port) == [3])
+        token.cancel()
+    }
+
+    @Test func aClosureThatChangesNothingCommitsNothing() throws {
+        let store = RecordingStore<Settings>()
+        let root = try MutableLens(default: Settings(), store: store)
+        let notified = Recorder<Settings>()
+        let token = root.observe { notified.append($0) }
+        try root.update { $0.server.port = 8080 }
+        try root.server.port.set(8080)
+        try root.features["beta"].set(nil)
+        #expect(store.saves == 0)
+        #expect(try store.load() == nil)
+        #expect(notified.all.isEmpty)
+        token.cancel()
+    }
+
+    @Test func aNonEquatableGraphAlsoSkipsNoOpCommits() throws {
+        let store = RecordingStore<Opaque>()
+        let root = try MutableLens(default: Opaque(), store: store)
+        let notified = Recorder<Int>()
+        let token = root.counter.observe { notified.append($0) }
+        try root.update { $0.counter = 0 }
+        #expect(store.saves == 0)
+        try root.counter.set(5)
+        #expect(store.saves == 1)
+        #expect(notified.all == [5])
+        token.cancel()
+    }
+
+    @Test func noLostUpdatesAcrossThreadsAndLenses() throws {
+        let store = RecordingStore<Settings>()
+        let root = try MutableLens(default: Settings(), store: store)
+        try root.server.port.set(0)
+        let threads = 8
+        let increments = 500
+        let lenses: [MutableLens<Int>] = [root.server.port, root[\.server.port], root.server[\.port]]
+        concurrently(threads) { worker in
+            let lens = lenses[worker % lenses.count]
+            for _ in 0..<increments {
+                try! lens.update { $0 += 1 }
+                if worker % 2 == 0 { try! root.update { $0.server.port += 1; $0.server.port -= 1 } }
+            }
+        }
+        #expect(root.server.port.value == threads * increments)
+        #expect(try store.load()?.server.port == threads * increments)
+    }
+
+    @Test func anUpdateInsideAnUpdateIsReportedNotDeadlocked() throws {
+        let root = MutableLens(Settings())
+        let port = root.server.port
+        #expect(throws: LensError.reentrantUpdate(path: "server.port")) {
+            try root.update { _ in try port.set(1) }
+        }
+        // Reading inside an update is fine: it sees the last committed value.
+        let seen = try root.update { settings -> Int in
+            settings.server.port = 5
+            return port.value
+        }
+        #expect(seen == 8080)
+        #expect(port.value == 5)
+    }
+
+    @Test func removeDeletesTheStoredValueAndReturnsToTheDefault() throws {
+        let store = RecordingStore<Settings>()
+        let root = try MutableLens(default: Settings(), store: store)
+        try root.server.port.set(1)
+        let notified = Recorder<Int>()
+        let token = root.server.port.observe { notified.append($0) }
+        try root.remove()
+        #expect(try store.load() == nil)
+        #expect(root.value == Settings())
+        #expect(notified.all == [8080])
+        #expect(throws: LensError.notRoot(path: "server", operation: "remove()")) { try root.server.remove() }
+        token.cancel()
+    }
+
+    @Test func reloadPicksUpWhatTheStoreHoldsNow() throws {
+        let store = MemoryStore<Settings>()
+        let root = try MutableLens(default: Settings(), store: store)
+        let notified = Recorder<Int>()
+        let token = root.server.port.observe { notified.append($0) }
+        var outside = Settings()
+        outside.server.port = 4242
+        try store.save(outside)
+        #expect(root.server.port.value == 8080, "the lens does not poll a store that cannot watch")
+        try root.reload()
+        #expect(root.server.port.value == 4242)
+        #expect(notified.all == [4242])
+        try store.remove()
+        try root.reload()
+        #expect(root.value == Settings())
+        token.cancel()
+    }
+
+    @Test func storeErrorsReadWell() {
+        let error = StoreError(.corrupt, store: "file /tmp/s.json", codingPath: "server.port", reason: "expected Int")
+        #expect("\(error)" == "invalid data in file /tmp/s.json: server.port: expected Int")
+        #expect(error.localizedDescription == "\(error)")
+    }
+}
+
+@Suite("Defaults on optional parts")
+struct DefaultTests {
+    @Test func aDefaultIsReadWhileThePartIsNilAndNeverSaved() throws {
+        let store = RecordingStore<Settings>()
+        let root = try MutableLens(default: Settings(), store: store)
+        let protection = root.protection.withDefault(Protection(enabled: false, passcode: "0000"))
+        #expect(protection.enabled.value == false)
+        #expect(protection.passcode.value == "0000")
+        #expect(root.protection.value == nil)
+        #expect(store.saves == 0)
+    }
+
+    @Test func aWriteThroughADefaultPromotesIt() throws {
+        let store = RecordingStore<Settings>()
+        let root = try MutableLens(default: Settings(), store: store)
+        let protection = root.protection.withDefault(Protection(enabled: false, passcode: "0000"))
+        let appeared = Recorder<Protection?>()
+        let token = root.protection.observe { appeared.append($0) }
+        try protection.enabled.set(true)
+        #expect(root.protection.value == Protection(enabled: true, passcode: "0000"))
+        #expect(try store.load()?.protection == Protection(enabled: true, passcode: "0000"))
+        #expect(appeared.all == [Protection(enabled: true, passcode: "0000")])
+        token.cancel()
+    }
+
+    @Test func writingTheDefaultsOwnValueStillPromotesIt() throws {
+        let root = MutableLens(Settings())
+        try root.protection.withDefault(Protection()).enabled.set(false)
+        #expect(root.protection.value == Protection())
+    }
+
+    @Test func aHigherDefaultWinsOverALowerOne() throws {
+        struct Inner: Codable, Sendable, Equatable { var level = 0 }
+        struct Outer: Codable, Sendable, Equatable { var inner: Inner? }
+        struct Graph: Codable, Sendable, Equatable { var outer: Outer? }
+        let root = MutableLens(Graph())
+        let high = root.outer.withDefault(Outer(inner: Inner(level: 1)))
+        let both = high.inner.withDefault(Inner(level: 2))
+        #expect(both.level.value == 1)
+        let lowOnly = root.outer.withDefault(Outer(inner: nil)).inner.withDefault(Inner(level: 2))
+        #expect(lowOnly.level.value == 2)
+        try both.level.set(3)
+        #expect(root.value == Graph(outer: Outer(inner: Inner(level: 3))))
+    }
+
+    @Test func aWriteBelowANilParentWithoutADefaultThrows() throws {
+        let store = RecordingStore<Settings>()
+        let root = try MutableLens(default: Settings(), store: store)
+        let enabled: MutableLens<Bool?> = root.protection.enabled
+        #expect(enabled.value == nil)
+        #expect(throws: LensError.missingParent(path: "protection.enabled", parent: "protection")) {
+            try enabled.set(true)
+        }
+        #expect(root.value == Settings())
+        #expect(store.saves == 0)
+        let error = LensError.missingParent(path: "protection.enabled", parent: "protection")
+        #expect("\(error)".contains("protection.enabled") && "\(error)".contains("withDefault"))
+        try enabled.set(nil)  // nothing to write: no error
+        try root.protection.set(Protection())
+        try enabled.set(true)
+        #expect(root.protection.value?.enabled == true)
+        #expect(throws: LensError.notOptional(path: "protection.enabled")) { try enabled.set(nil) }
+        try root.protection.passcode.set("1234")
+        #expect(root.protection.value?.passcode == "1234")
+    }
+}

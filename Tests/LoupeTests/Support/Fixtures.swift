@@ -1,0 +1,64 @@
+import Foundation
+import Loupe
+import Synchronization
+
+/// The settings graph of the README and the issue.
+struct Server: Codable, Sendable, Equatable {
+    var host = "localhost"
+    var port = 8080
+}
+
+struct Protection: Codable, Sendable, Equatable {
+    var enabled = false
+    var passcode: String?
+}
+
+struct Settings: Codable, Sendable, Equatable {
+    var server = Server()
+    var features: [String: Bool] = [:]
+    var protection: Protection? = nil
+}
+
+/// A graph that is not `Equatable`, to check the fallback comparison.
+struct Opaque: Codable, Sendable {
+    var counter = 0
+    var names: [String] = []
+}
+
+/// A real store over memory that counts saves and can be told to fail: it checks what the core asks of a
+/// store, and stands in for a store whose disk or server has gone away.
+final class RecordingStore<Value: Sendable>: ValueStore {
+    private let inner: MemoryStore<Value>
+    private let state = Mutex((saves: 0, failing: false))
+
+    init(_ value: Value? = nil) { inner = MemoryStore(value) }
+
+    var saves: Int { state.withLock { $0.saves } }
+    func fail(_ failing: Bool) { state.withLock { $0.failing = failing } }
+
+    func load() throws -> Value? { try inner.load() }
+    func save(_ value: Value) throws {
+        try state.withLock { state in
+            if state.failing { throw StoreError(.unwritable, store: description, reason: "the disk is gone") }
+            state.saves += 1
+        }
+        try inner.save(value)
+    }
+    func remove() throws { try inner.remove() }
+    var description: String { "recording store" }
+}
+
+/// Collects values from callbacks on any thread.
+final class Recorder<Element: Sendable>: Sendable {
+    private let items = Mutex<[Element]>([])
+    func append(_ item: Element) { items.withLock { $0.append(item) } }
+    var all: [Element] { items.withLock { $0 } }
+    var count: Int { items.withLock { $0.count } }
+}
+
+struct Boom: Error, Equatable {}
+
+/// Runs `body(i)` for i in 0..<count on `count` threads at once and waits for all of them.
+func concurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    DispatchQueue.concurrentPerform(iterations: count, execute: body)
+}
