@@ -24,8 +24,8 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
     private var root: Root
     private var version: UInt64 = 0
     private let rootsEqual: @Sendable (Root, Root) -> Bool
-    private let watch = Mutex<(any StoreWatch)?>(nil)
-    private let errorHandlers = Mutex<[UInt64: @Sendable (any Error) -> Void]>([:])
+    private let watch = Locked<(any StoreWatch)?>(nil)
+    private let errorHandlers = Locked<[UInt64: @Sendable (any Error) -> Void]>([:])
     private let nextErrorHandlerID = Atomic<UInt64>(0)
 
     /// How many times an update is re-run when the store reports a conflicting write.

@@ -29,7 +29,7 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
     let core: LensCore<Root>
     let step: any Step<Root, Value>
     let path: String
-    private let channel = Mutex<Channel<Root, Value>?>(nil)
+    private let channel = Locked<Channel<Root, Value>?>(nil)
 
     init(core: LensCore<Root>, step: any Step<Root, Value>, path: String) {
         self.core = core

@@ -24,7 +24,7 @@ final class Notifier<Root: Sendable>: Sendable {
         var channels: [ObjectIdentifier: AnyChannel<Root>] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let nextObserverID = Atomic<UInt64>(0)
 
     func enqueue(_ commit: Commit<Root>) {
@@ -110,7 +110,7 @@ final class Channel<Root: Sendable, Value: Sendable>: AnyChannel<Root>, @uncheck
 
     let step: any Step<Root, Value>
     private let valuesEqual: (@Sendable (Value, Value) -> Bool)?
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(step: any Step<Root, Value>) {
         self.step = step

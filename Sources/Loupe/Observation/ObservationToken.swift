@@ -8,10 +8,10 @@ import Synchronization
 /// token.cancel()   // or let the token go
 /// ```
 public final class ObservationToken: Sendable, Hashable, CustomStringConvertible {
-    private let onCancel: Mutex<(@Sendable () -> Void)?>
+    private let onCancel: Locked<(@Sendable () -> Void)?>
 
     init(_ onCancel: @escaping @Sendable () -> Void) {
-        self.onCancel = Mutex(onCancel)
+        self.onCancel = Locked(onCancel)
     }
 
     deinit { cancel() }

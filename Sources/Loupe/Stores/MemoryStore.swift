@@ -7,11 +7,11 @@ import Synchronization
 /// let root = try MutableLens(default: Settings(), store: MemoryStore<Settings>())
 /// ```
 public final class MemoryStore<Value: Sendable>: ValueStore {
-    private let stored: Mutex<Value?>
+    private let stored: Locked<Value?>
 
     /// Creates a store that holds `value`, or nothing (the lens then starts from its default).
     public init(_ value: Value? = nil) {
-        stored = Mutex(value)
+        stored = Locked(value)
     }
 
     public func load() throws -> Value? {

@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Foundation
 import Synchronization
 
 /// A readers–writer lock over `pthread_rwlock_t`: many readers at once, one writer.
@@ -92,4 +93,25 @@ func currentThreadID() -> UInt {
     #else
     UInt(pthread_self())
     #endif
+}
+
+/// State guarded by a mutex.
+///
+/// Loupe uses this rather than `Synchronization.Mutex` because on Linux `Mutex` locks with a futex inside
+/// the standard library, which ThreadSanitizer cannot see; the test suite runs under TSan with no report,
+/// so every lock in Loupe is one it understands. `NSLock` is a `pthread_mutex_t` on Linux.
+final class Locked<State>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var state: State
+
+    init(_ state: State) {
+        self.state = state
+    }
+
+    @inline(__always)
+    func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&state)
+    }
 }

@@ -29,7 +29,7 @@ struct Opaque: Codable, Sendable {
 /// store, and stands in for a store whose disk or server has gone away.
 final class RecordingStore<Value: Sendable>: ValueStore {
     private let inner: MemoryStore<Value>
-    private let state = Mutex((saves: 0, failing: false))
+    private let state = Locked((saves: 0, failing: false))
 
     init(_ value: Value? = nil) { inner = MemoryStore(value) }
 
@@ -50,7 +50,7 @@ final class RecordingStore<Value: Sendable>: ValueStore {
 
 /// Collects values from callbacks on any thread.
 final class Recorder<Element: Sendable>: Sendable {
-    private let items = Mutex<[Element]>([])
+    private let items = Locked<[Element]>([])
     func append(_ item: Element) { items.withLock { $0.append(item) } }
     var all: [Element] { items.withLock { $0 } }
     var count: Int { items.withLock { $0.count } }
@@ -61,4 +61,16 @@ struct Boom: Error, Equatable {}
 /// Runs `body(i)` for i in 0..<count on `count` threads at once and waits for all of them.
 func concurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     DispatchQueue.concurrentPerform(iterations: count, execute: body)
+}
+
+/// State behind an `NSLock`, which ThreadSanitizer understands (`Synchronization.Mutex` on Linux it cannot see).
+final class Locked<State>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var state: State
+    init(_ state: State) { self.state = state }
+    func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&state)
+    }
 }
