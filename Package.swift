@@ -17,7 +17,18 @@ let package = Package(
         ),
         .testTarget(
             name: "LoupeTests",
-            dependencies: ["Loupe"]
+            dependencies: [
+                "Loupe",
+                "LoupeTestHelper",
+                .product(name: "InMemoryLogging", package: "swift-log"),
+            ]
+        ),
+        // A separate process for the tests: another writer, a process to kill mid-write, an unprivileged
+        // user, a process with a file-size limit.
+        .executableTarget(
+            name: "LoupeTestHelper",
+            dependencies: ["Loupe"],
+            path: "Tests/LoupeTestHelper"
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,114 @@
+import Foundation
+
+/// A store that keeps the value in `UserDefaults`, under one key of a suite, as a property-list object,
+/// so the suite's file shows it as readable keys rather than an opaque blob.
+///
+/// ```swift
+/// let store = DefaultsStore<Settings>(suite: "com.example.app", key: "settings")
+/// let root = try MutableLens(default: Settings(), store: store)
+/// ```
+///
+/// On Linux the suite is the file `<suite>.plist` in `$XDG_CONFIG_HOME` (or `~/.config`). As with
+/// ``FileStore``, stored data that cannot be decoded is an error naming the key and the coding path, and
+/// is never replaced by a default. If the suite's file itself is not a valid property list, the store
+/// refuses to load or save rather than let `UserDefaults` silently drop and overwrite it.
+public final class DefaultsStore<Value: Codable & Sendable>: ValueStore {
+    /// The suite's name.
+    public let suite: String
+    /// The key the value is stored under.
+    public let key: String
+
+    /// `UserDefaults` is documented as thread-safe.
+    nonisolated(unsafe) private let defaults: UserDefaults
+    private let codec = PropertyListCodec(format: .binary)
+    /// The version of the suite file last known to be a valid property list.
+    private let knownGoodSuiteFile = Locked<FileIdentity?>(nil)
+
+    /// Creates a store for `key` in the defaults suite `suite`.
+    ///
+    /// - Precondition: `suite` is a valid suite name (not the app's own bundle identifier or
+    ///   `NSGlobalDomain`).
+    public init(suite: String, key: String) {
+        guard let defaults = UserDefaults(suiteName: suite) else {
+            preconditionFailure("\(suite) cannot be used as a UserDefaults suite name")
+        }
+        self.suite = suite
+        self.key = key
+        self.defaults = defaults
+    }
+
+    public var description: String { "defaults \(suite) key \(key)" }
+
+    /// The file that holds the suite on Linux; nil on platforms where the system owns it.
+    public var suiteFile: URL? {
+        #if os(Linux)
+        let environment = ProcessInfo.processInfo.environment
+        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (NSHomeDirectory() + "/.config")
+        return URL(fileURLWithPath: base).appendingPathComponent(suite + ".plist")
+        #else
+        return nil
+        #endif
+    }
+
+    public func load() throws -> Value? {
+        try checkSuiteFile()
+        guard let object = defaults.object(forKey: key) else { return nil }
+        let data: Data
+        do {
+            data = try PropertyListSerialization.data(fromPropertyList: object, format: .binary, options: 0)
+        } catch {
+            throw StoreError(.corrupt, store: description, reason: "the stored object is not a property list")
+        }
+        do {
+            return try codec.decode(Value.self, from: data)
+        } catch {
+            throw decodingFailure(error, data: data, codec: codec, store: description)
+        }
+    }
+
+    public func save(_ value: Value) throws {
+        try checkSuiteFile()
+        let object: Any
+        do {
+            object = try PropertyListSerialization.propertyList(from: codec.encode(value), format: nil)
+        } catch {
+            throw StoreError(.unwritable, store: description, reason: "cannot encode the value as a property list: \(error)")
+        }
+        defaults.set(object, forKey: key)
+        try synchronize()
+    }
+
+    public func remove() throws {
+        try checkSuiteFile()
+        defaults.removeObject(forKey: key)
+        try synchronize()
+    }
+
+    private func synchronize() throws {
+        guard defaults.synchronize() else {
+            let place = suiteFile.map { " to \($0.path)" } ?? ""
+            throw StoreError(.unwritable, store: description, reason: "UserDefaults could not write the suite\(place)")
+        }
+        if let file = suiteFile {
+            let written = try? FileSystem.identity(of: file.path)
+            knownGoodSuiteFile.withLock { $0 = written }
+        }
+    }
+
+    /// Refuses to go on when the suite's file exists but is not a property list, which `UserDefaults`
+    /// would otherwise treat as empty and overwrite.
+    private func checkSuiteFile() throws {
+        guard let file = suiteFile, let current = try? FileSystem.identity(of: file.path) else { return }
+        if knownGoodSuiteFile.withLock({ $0 == current }) { return }
+        guard let (data, identity) = try? FileSystem.read(file.path) else { return }
+        do {
+            _ = try PropertyListSerialization.propertyList(from: data, format: nil)
+            knownGoodSuiteFile.withLock { $0 = identity }
+        } catch {
+            throw StoreError(
+                .corrupt, store: description,
+                reason: "the suite file \(file.path) is not a valid property list (it is left as it is)")
+        }
+    }
+}

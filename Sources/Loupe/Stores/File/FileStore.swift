@@ -1,0 +1,325 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import Logging
+
+/// A store that keeps the value in one file, as pretty JSON (the default) or a property list.
+///
+/// ```swift
+/// let root = try MutableLens(default: Settings(), store: FileStore<Settings>(path: "/etc/app/settings.json"))
+/// ```
+///
+/// - **Atomic and durable.** Each save writes a new temporary file beside the target (created exclusively,
+///   with the mode of the existing file or ``permissions``), flushes it to disk, renames it over the
+///   target and flushes the directory. Readers, crashes and power cuts see the old file or the new one.
+///   Missing parent directories are created; a symbolic link is followed and its target replaced.
+/// - **Safe between processes.** Every update holds an advisory lock (`flock` on `.NAME.lock` beside the
+///   file) and applies to the file's current contents, so processes that update the same file never lose
+///   each other's changes.
+/// - **Watched.** The root lens picks up outside edits (another process, an editor, `mv`, `sed -i`) and
+///   notifies observers; an edit that does not decode is reported and ignored.
+/// - **Never overwritten by mistake.** A file that exists but cannot be read or decoded is an error naming
+///   the file and the coding path; it is never replaced by a default unless you ask for
+///   ``CorruptFileRecovery/moveAside``.
+public final class FileStore<Value: Codable & Sendable>: ValueStore {
+    /// When saves reach the disk.
+    public enum WritePolicy: Sendable, Equatable {
+        /// Each update returns after its data is durable on disk (the default).
+        case immediate
+        /// Updates change memory at once; the latest value is written durably at most once per interval,
+        /// on ``MutableLens/flush()``, and when the root lens or the store is released. For settings that
+        /// change many times a second; a crash loses at most one interval of changes.
+        case coalesced(Duration)
+    }
+
+    /// What to do when the file exists but cannot be decoded as it is loaded.
+    public enum CorruptFileRecovery: Sendable, Equatable {
+        /// Fail with a ``StoreError`` naming the file and what is wrong; leave the file alone (the default).
+        case fail
+        /// Rename the file to `NAME.corrupt-TIMESTAMP`, log a warning saying so, and start from the default.
+        case moveAside
+    }
+
+    /// The file's path as given (a symbolic link is followed on every access).
+    public let path: String
+    /// The format of the file.
+    public let codec: any ValueCodec
+    /// When saves reach the disk.
+    public let writePolicy: WritePolicy
+    /// The mode of a newly created file; an existing file keeps its own.
+    public let permissions: mode_t
+    /// What to do with a file that cannot be decoded as it is loaded.
+    public let recovery: CorruptFileRecovery
+    /// How long an update waits for another process to release the file's lock.
+    public let lockTimeout: Duration
+
+    private let logger: Logger
+    private let lock: FileLock
+    private let state = Locked(State())
+    private let flushQueue = DispatchQueue(label: "loupe.file-store.flush")
+
+    private struct State {
+        /// The version of the file this instance last read or wrote; nil: none (no file).
+        var lastSeen: FileIdentity?
+        /// With a coalescing write policy, the value saved but not yet written.
+        var pending: Value?
+        var flushScheduled = false
+        var cleanedTemporaryFiles = false
+    }
+
+    /// Creates a store for the file at `path`.
+    ///
+    /// - Parameters:
+    ///   - path: The file. It need not exist; it is created, with its parent directories, by the first update.
+    ///   - format: JSON (the default), ``PropertyListCodec`` or any other ``ValueCodec``.
+    ///   - writePolicy: ``WritePolicy/immediate`` (the default) or ``WritePolicy/coalesced(_:)``.
+    ///   - permissions: The mode of a newly created file, 0600 by default (settings often hold tokens).
+    ///   - recovery: ``CorruptFileRecovery/fail`` (the default) or ``CorruptFileRecovery/moveAside``.
+    ///   - lockTimeout: How long an update waits for another process's lock (10 seconds by default).
+    ///   - logger: Where recoveries and background write failures are logged. Values are never logged.
+    public init(
+        path: String,
+        format: some ValueCodec = JSONCodec(),
+        writePolicy: WritePolicy = .immediate,
+        permissions: mode_t = 0o600,
+        recovery: CorruptFileRecovery = .fail,
+        lockTimeout: Duration = .seconds(10),
+        logger: Logger = Logger(label: "loupe.file")
+    ) {
+        self.path = path
+        self.codec = format
+        self.writePolicy = writePolicy
+        self.permissions = permissions
+        self.recovery = recovery
+        self.lockTimeout = lockTimeout
+        self.logger = logger
+        let target = (try? FileSystem.resolvingSymlinks(path)) ?? path
+        self.lock = FileLock(
+            path: FileSystem.directory(of: target) + "/." + FileSystem.fileName(of: target) + ".lock")
+    }
+
+    /// Creates a store for the file at `url`; see ``init(path:format:writePolicy:permissions:recovery:lockTimeout:logger:)``.
+    public convenience init(
+        url: URL,
+        format: some ValueCodec = JSONCodec(),
+        writePolicy: WritePolicy = .immediate,
+        permissions: mode_t = 0o600,
+        recovery: CorruptFileRecovery = .fail,
+        lockTimeout: Duration = .seconds(10),
+        logger: Logger = Logger(label: "loupe.file")
+    ) {
+        self.init(
+            path: url.path, format: format, writePolicy: writePolicy, permissions: permissions,
+            recovery: recovery, lockTimeout: lockTimeout, logger: logger)
+    }
+
+    deinit {
+        do {
+            try flush()
+        } catch {
+            logger.error("could not write pending settings", metadata: ["file": "\(path)", "error": "\(error)"])
+        }
+    }
+
+    public var description: String { "\(codec.formatName) file \(path)" }
+
+    // MARK: ValueStore
+
+    public func load() throws -> Value? {
+        let target = try resolvedPath()
+        guard let (data, identity) = try readFile(target) else {
+            state.withLock { $0.lastSeen = nil }
+            return nil
+        }
+        do {
+            let value = try decode(data)
+            state.withLock { $0.lastSeen = identity }
+            return value
+        } catch let failure as StoreError where recovery == .moveAside {
+            try withExclusiveAccess { try moveAside(target, because: failure) }
+            state.withLock { $0.lastSeen = nil }
+            return nil
+        }
+    }
+
+    public func save(_ value: Value) throws {
+        switch writePolicy {
+        case .immediate:
+            try write(value)
+        case .coalesced(let interval):
+            let schedule = state.withLock { state -> Bool in
+                state.pending = value
+                defer { state.flushScheduled = true }
+                return !state.flushScheduled
+            }
+            if schedule {
+                flushQueue.asyncAfter(deadline: .now() + interval.timeInterval) { [weak self] in
+                    self?.writeScheduledFlush()
+                }
+            }
+        }
+    }
+
+    public func remove() throws {
+        let target = try resolvedPath()
+        state.withLock { $0.pending = nil }
+        do {
+            try FileSystem.remove(target)
+        } catch let error as SystemCallError {
+            throw storeError(.unwritable, error)
+        }
+        state.withLock { $0.lastSeen = nil }
+    }
+
+    public func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R {
+        let result: Result<R, any Error>
+        do {
+            result = try lock.withLock(timeout: lockTimeout) {
+                let target = try resolvedPath()
+                let clean = state.withLock { state -> Bool in
+                    defer { state.cleanedTemporaryFiles = true }
+                    return !state.cleanedTemporaryFiles
+                }
+                if clean { FileSystem.removeStaleTemporaryFiles(for: target) }
+                return Result { try body() }
+            }
+        } catch let error as SystemCallError {
+            throw storeError(error.code == ETIMEDOUT ? .timeout : .unwritable, error)
+        }
+        return try result.get()
+    }
+
+    public func loadIfChanged() throws -> StoreChange<Value> {
+        let target = try resolvedPath()
+        let current: FileIdentity?
+        do {
+            current = try FileSystem.identity(of: target)
+        } catch let error as SystemCallError {
+            throw storeError(.unreadable, error)
+        }
+        let lastSeen = state.withLock { $0.lastSeen }
+        if current == lastSeen { return .unchanged }
+        guard let (data, identity) = try readFile(target) else {
+            state.withLock { state in
+                state.lastSeen = nil
+                state.pending = nil
+            }
+            return .changed(nil)
+        }
+        let value = try decode(data)
+        state.withLock { state in
+            state.lastSeen = identity
+            state.pending = nil  // the outside write is newer than any change not yet written
+        }
+        return .changed(value)
+    }
+
+    public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
+        let target = try resolvedPath()
+        do {
+            try FileSystem.createDirectory(FileSystem.directory(of: target))
+            return try FileWatcher(path: target, onChange: onChange)
+        } catch {
+            logger.warning("cannot watch the settings file for outside changes", metadata: ["file": "\(path)", "error": "\(error)"])
+            return nil
+        }
+    }
+
+    public func flush() throws {
+        try withExclusiveAccess {
+            guard let pending = state.withLock({ $0.pending }) else { return }
+            try write(pending)
+            state.withLock { state in
+                state.pending = nil
+            }
+        }
+    }
+
+    // MARK: Reading and writing
+
+    private func resolvedPath() throws -> String {
+        do {
+            return try FileSystem.resolvingSymlinks(path)
+        } catch let error as SystemCallError {
+            throw storeError(.unreadable, error)
+        }
+    }
+
+    private func readFile(_ target: String) throws -> (Data, FileIdentity)? {
+        do {
+            return try FileSystem.read(target)
+        } catch let error as SystemCallError {
+            throw storeError(.unreadable, error)
+        }
+    }
+
+    private func decode(_ data: Data) throws -> Value {
+        do {
+            return try codec.decode(Value.self, from: data)
+        } catch {
+            throw decodingFailure(error, data: data, codec: codec, store: description)
+        }
+    }
+
+    private func write(_ value: Value) throws {
+        let data: Data
+        do {
+            data = try codec.encode(value)
+        } catch {
+            throw StoreError(.unwritable, store: description, reason: "cannot encode the value as \(codec.formatName): \(error)")
+        }
+        let target = try resolvedPath()
+        let mode = FileSystem.permissions(of: target) ?? permissions
+        do {
+            let identity = try FileSystem.writeAtomically(data, to: target, permissions: mode)
+            state.withLock { $0.lastSeen = identity }
+        } catch let error as SystemCallError {
+            throw storeError(.unwritable, error)
+        }
+    }
+
+    private func writeScheduledFlush() {
+        state.withLock { $0.flushScheduled = false }
+        do {
+            try flush()
+        } catch {
+            logger.error("could not write coalesced settings", metadata: ["file": "\(path)", "error": "\(error)"])
+        }
+    }
+
+    private func moveAside(_ target: String, because failure: StoreError) throws {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+        let aside = target + ".corrupt-" + formatter.string(from: Date())
+        guard rename(target, aside) == 0 else {
+            throw storeError(.unwritable, SystemCallError("move aside", target))
+        }
+        logger.warning(
+            "moved an unreadable settings file aside and started from the default",
+            metadata: ["file": "\(target)", "moved-to": "\(aside)", "error": "\(failure)"])
+    }
+
+    private func storeError(_ code: StoreError.Code, _ error: SystemCallError) -> StoreError {
+        let reason = String(cString: strerror(error.code))
+        let target = (try? FileSystem.resolvingSymlinks(path)) ?? path
+        if error.path == target || error.path == path {
+            return StoreError(code, store: description, reason: "\(error.operation): \(reason)")
+        }
+        return StoreError(code, store: description, reason: "\(error.operation) \(error.path): \(reason)")
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, for Dispatch.
+    var timeInterval: TimeInterval {
+        let (seconds, attoseconds) = components
+        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,271 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// A failed system call: which operation, on which path, and the system's reason.
+struct SystemCallError: Error, CustomStringConvertible {
+    let operation: String
+    let path: String
+    let code: Int32
+
+    init(_ operation: String, _ path: String, code: Int32 = errno) {
+        self.operation = operation
+        self.path = path
+        self.code = code
+    }
+
+    var description: String { "\(operation) \(path): \(String(cString: strerror(code)))" }
+}
+
+/// What identifies one version of a file: a rename-replace gives a new inode, an in-place write a new size
+/// or modification time. The change time is left out because `rename` may touch it.
+struct FileIdentity: Equatable, Sendable {
+    let device: UInt64
+    let inode: UInt64
+    let size: Int64
+    let modifiedSeconds: Int
+    let modifiedNanoseconds: Int
+
+    init(_ info: stat) {
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        size = Int64(info.st_size)
+        #if canImport(Darwin)
+        modifiedSeconds = info.st_mtimespec.tv_sec
+        modifiedNanoseconds = info.st_mtimespec.tv_nsec
+        #else
+        modifiedSeconds = info.st_mtim.tv_sec
+        modifiedNanoseconds = info.st_mtim.tv_nsec
+        #endif
+    }
+}
+
+/// The POSIX file operations behind ``FileStore``.
+enum FileSystem {
+    /// The path `path` ends at after following symbolic links (the link's target, even if it does not
+    /// exist yet). A path that is not a link is returned unchanged.
+    static func resolvingSymlinks(_ path: String) throws -> String {
+        var current = path
+        for _ in 0..<40 {
+            var info = stat()
+            guard lstat(current, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK else { return current }
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let count = readlink(current, &buffer, buffer.count - 1)
+            guard count >= 0 else { throw SystemCallError("readlink", current) }
+            let target = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            current = target.hasPrefix("/") ? target : directory(of: current) + "/" + target
+        }
+        throw SystemCallError("resolve", path, code: ELOOP)
+    }
+
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    static func fileName(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+
+    /// The identity of the file at `path` (following links), or nil if there is none.
+    static func identity(of path: String) throws -> FileIdentity? {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw SystemCallError("stat", path)
+        }
+        return FileIdentity(info)
+    }
+
+    /// The contents of the file at `path` and the identity of exactly the version read, or nil if there is
+    /// no file.
+    static func read(_ path: String) throws -> (data: Data, identity: FileIdentity)? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw SystemCallError("open", path)
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw SystemCallError("stat", path) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw SystemCallError("read", path, code: EISDIR) }
+        var data = Data(capacity: max(Int(info.st_size), 0))
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw SystemCallError("read", path)
+            }
+            if count == 0 { break }
+            data.append(contentsOf: chunk[0..<count])
+        }
+        return (data, FileIdentity(info))
+    }
+
+    /// Writes `data` to `path` so that a reader, a crash or a power cut sees the old file or the new one,
+    /// never a mixture: a new temporary file in the same directory (created exclusively), written and
+    /// flushed to disk, renamed over `path`, and the directory flushed. Missing parent directories are
+    /// created. Returns the identity of the new file.
+    static func writeAtomically(_ data: Data, to path: String, permissions: mode_t) throws -> FileIdentity {
+        let directory = directory(of: path)
+        try createDirectory(directory)
+        var template = Array((directory + "/" + temporaryPrefix(for: fileName(of: path)) + "XXXXXX").utf8CString)
+        let fd = mkstemp(&template)
+        guard fd >= 0 else { throw SystemCallError("create a temporary file in", directory) }
+        let temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var renamed = false
+        defer {
+            if !renamed { unlink(temporary) }
+        }
+        let identity: FileIdentity
+        do {
+            defer { close(fd) }
+            guard fchmod(fd, permissions) == 0 else { throw SystemCallError("chmod", temporary) }
+            try writeAll(data, to: fd, path: temporary)
+            guard fsync(fd) == 0 else { throw SystemCallError("fsync", temporary) }
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { throw SystemCallError("stat", temporary) }
+            identity = FileIdentity(info)
+        }
+        guard rename(temporary, path) == 0 else { throw SystemCallError("rename over", path) }
+        renamed = true
+        try syncDirectory(directory)
+        return identity
+    }
+
+    /// The prefix of the temporary files written next to `name`; hidden, and tied to the file's name so
+    /// that leftovers of a killed writer can be found and removed.
+    static func temporaryPrefix(for name: String) -> String { "." + name + ".tmp-" }
+
+    /// Removes temporary files that a writer killed mid-write left next to `path`. Call only while holding
+    /// the file's lock, so no live writer's temporary file is touched.
+    static func removeStaleTemporaryFiles(for path: String) {
+        let prefix = temporaryPrefix(for: fileName(of: path))
+        let directory = directory(of: path)
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            unlink(directory + "/" + name)
+        }
+    }
+
+    static func remove(_ path: String) throws {
+        guard unlink(path) == 0 || errno == ENOENT else { throw SystemCallError("remove", path) }
+        try syncDirectory(directory(of: path))
+    }
+
+    /// Creates `directory` and any missing parents (`mkdir -p`), with mode 0755 less the umask.
+    static func createDirectory(_ directory: String) throws {
+        var info = stat()
+        if stat(directory, &info) == 0 { return }
+        let parent = self.directory(of: directory)
+        if parent != directory, parent != "." { try createDirectory(parent) }
+        guard mkdir(directory, 0o755) == 0 || errno == EEXIST else { throw SystemCallError("create directory", directory) }
+    }
+
+    static func permissions(of path: String) -> mode_t? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return info.st_mode & 0o7777
+    }
+
+    private static func writeAll(_ data: Data, to fd: Int32, path: String) throws {
+        try data.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let count = systemWrite(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    throw SystemCallError("write", path)
+                }
+                offset += count
+            }
+        }
+    }
+
+    private static func syncDirectory(_ directory: String) throws {
+        let fd = open(directory, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw SystemCallError("open directory", directory) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 || errno == EINVAL else { throw SystemCallError("fsync directory", directory) }
+    }
+}
+
+/// An advisory lock on a sidecar file (`.settings.json.lock`), shared by every process that uses Loupe on
+/// the same file, and by every store instance in this process.
+///
+/// `flock` locks belong to an open file description, so the lock also holds an in-process mutex: two
+/// threads of one process using one store exclude each other too. A process that dies releases its lock.
+final class FileLock: @unchecked Sendable {
+    let path: String
+    private let mutex = NSRecursiveLock()
+    private var fd: Int32 = -1
+    private var depth = 0
+
+    init(path: String) {
+        self.path = path
+    }
+
+    deinit {
+        if fd >= 0 { close(fd) }
+    }
+
+    /// Runs `body` holding the lock, waiting at most `timeout` for another process to release it.
+    func withLock<R>(timeout: Duration, _ body: () throws -> R) throws -> R {
+        mutex.lock()
+        defer { mutex.unlock() }
+        if depth == 0 { try acquire(timeout: timeout) }
+        depth += 1
+        defer {
+            depth -= 1
+            if depth == 0 { flock(fd, LOCK_UN) }
+        }
+        return try body()
+    }
+
+    private func acquire(timeout: Duration) throws {
+        if fd < 0 {
+            try FileSystem.createDirectory(FileSystem.directory(of: path))
+            fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+            guard fd >= 0 else { throw SystemCallError("open lock file", path) }
+        }
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        var pause = Duration.microseconds(50)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else { throw SystemCallError("lock", path) }
+            guard clock.now < deadline else { throw SystemCallError("lock", path, code: ETIMEDOUT) }
+            usleep(UInt32(pause.components.attoseconds / 1_000_000_000_000))
+            pause = min(pause * 2, .milliseconds(5))
+        }
+    }
+}
+
+// The C `read` and `write`, named by module so that no Swift method of the same name is picked instead.
+@inline(__always)
+private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    #if canImport(Glibc)
+    Glibc.read(fd, buffer, count)
+    #elseif canImport(Musl)
+    Musl.read(fd, buffer, count)
+    #else
+    Darwin.read(fd, buffer, count)
+    #endif
+}
+
+@inline(__always)
+private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+    #if canImport(Glibc)
+    Glibc.write(fd, buffer, count)
+    #elseif canImport(Musl)
+    Musl.write(fd, buffer, count)
+    #else
+    Darwin.write(fd, buffer, count)
+    #endif
+}

@@ -1,0 +1,80 @@
+// A second process for Loupe's tests. Each command prints one line the test reads, and exits 0 when the
+// behaviour it checks held.
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Loupe
+
+/// A record whose payload is derived from its count, so a torn or mixed file is detectable.
+struct Record: Codable, Sendable, Equatable {
+    var count = 0
+    var payload: [String] = []
+
+    static func written(_ count: Int) -> Record {
+        Record(count: count, payload: (0..<64).map { "entry \($0) of update \(count)" })
+    }
+}
+
+func root(_ path: String) throws -> MutableLens<Record> {
+    try MutableLens(default: Record(), store: FileStore<Record>(path: path), watch: false)
+}
+
+/// Tries an update that must fail, and checks that memory and file are as before.
+func expectCleanFailure(_ path: String, _ update: (MutableLens<Record>) throws -> Void) throws -> Never {
+    let lens = try root(path)
+    let before = lens.value
+    let fileBefore = try? Data(contentsOf: URL(fileURLWithPath: path))
+    do {
+        try update(lens)
+        print("unexpectedly succeeded")
+        exit(1)
+    } catch {
+        let fileAfter = try? Data(contentsOf: URL(fileURLWithPath: path))
+        let clean = lens.value == before && fileAfter == fileBefore
+        print("\(clean ? "clean" : "NOT CLEAN"): \(error)")
+        exit(clean ? 0 : 1)
+    }
+}
+
+let arguments = CommandLine.arguments
+switch arguments.dropFirst().first {
+case "increment":
+    // increment PATH COUNT: COUNT read-modify-write increments through a fresh root lens.
+    let lens = try root(arguments[2])
+    for _ in 0..<Int(arguments[3])! {
+        try lens.update { $0 = Record.written($0.count + 1) }
+    }
+    print("done \(lens.value.count)")
+
+case "churn":
+    // churn PATH: updates forever, until killed.
+    let lens = try root(arguments[2])
+    FileHandle.standardOutput.write(Data("started\n".utf8))
+    while true {
+        try lens.update { $0 = Record.written($0.count + 1) }
+    }
+
+case "readonly-update":
+    // readonly-update PATH: as an unprivileged user, an update in a directory it cannot write fails cleanly.
+    if geteuid() == 0 {
+        guard setgid(65534) == 0, setuid(65534) == 0 else {
+            print("cannot drop privileges")
+            exit(2)
+        }
+    }
+    try expectCleanFailure(arguments[2]) { try $0.update { $0 = Record.written($0.count + 1) } }
+
+case "fsize-update":
+    // fsize-update PATH BYTES: with files limited to BYTES, a large update fails cleanly (as on a full disk).
+    signal(SIGXFSZ, SIG_IGN)
+    var limit = rlimit(rlim_cur: rlim_t(arguments[3])!, rlim_max: rlim_t(arguments[3])!)
+    setrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit)
+    try expectCleanFailure(arguments[2]) { lens in
+        try lens.update { $0.payload = Array(repeating: String(repeating: "x", count: 1_000), count: 100) }
+    }
+
+default:
+    print("usage: LoupeTestHelper increment|churn|readonly-update|fsize-update PATH [N]")
+    exit(2)
+}

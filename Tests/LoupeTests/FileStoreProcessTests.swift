@@ -1,0 +1,246 @@
+import Foundation
+import Loupe
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("FileStore: between processes, and watched")
+struct FileStoreProcessTests {
+    @Test func killedWritersNeverLeaveATornFile() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("record.json")
+        var generator = SystemRandomNumberGenerator()
+        var highest = 0
+        var kills = 0
+        while kills < 200 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: testHelper)
+            process.arguments = ["churn", path]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            _ = output.fileHandleForReading.availableData  // "started": the writer is past its first load
+            usleep(UInt32.random(in: 0...20_000, using: &generator))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            kills += 1
+
+            // The file holds exactly what some committed update wrote: never torn, never empty.
+            guard FileManager.default.fileExists(atPath: path) else { continue }
+            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            let record = try JSONDecoder().decode(Record.self, from: data)
+            #expect(record == Record.written(record.count), "after kill \(kills)")
+            #expect(record.count >= highest, "a committed update was lost after kill \(kills)")
+            highest = record.count
+            let temporaries = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains(".tmp-") }
+            #expect(temporaries.count <= 1, "temporary files pile up: \(temporaries)")
+        }
+        #expect(highest > 0, "the writer never committed")
+        // The next writer clears what the last killed one left.
+        try MutableLens(default: Record(), store: FileStore<Record>(path: path), watch: false).count.update { $0 += 1 }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains(".tmp-") }
+        #expect(leftovers.isEmpty)
+    }
+
+    @Test func twoProcessesIncrementingOneCounterLoseNothing() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("record.json")
+        let processes = try (0..<2).map { _ in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: testHelper)
+            process.arguments = ["increment", path, "1000"]
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
+        for process in processes {
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+        }
+        let record = try JSONDecoder().decode(Record.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(record.count == 2_000)
+        #expect(record == Record.written(2_000))
+    }
+
+    @Test func anotherProcessesUpdatesReachObserversAndLocalUpdatesBuildOnThem() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("record.json")
+        let root = try MutableLens(default: Record(), store: FileStore<Record>(path: path))
+        let seen = Recorder<Int>()
+        let token = root.count.observe { seen.append($0) }
+        let result = try run(testHelper, ["increment", path, "5"])
+        #expect(result.status == 0)
+        #expect(eventually { root.count.value == 5 })
+        #expect(eventually { seen.all.last == 5 })
+        #expect(seen.all == seen.all.sorted(), "in order")
+        try root.count.update { $0 += 1 }
+        #expect(try JSONDecoder().decode(Record.self, from: Data(contentsOf: URL(fileURLWithPath: path))).count == 6)
+        token.cancel()
+    }
+
+    @Test func outsideEditsByRenameAndInPlaceReachObservers() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        let root = try MutableLens(default: Settings(), store: FileStore<Settings>(path: path))
+        try root.server.port.set(1)
+        let ports = Recorder<Int>()
+        let token = root.server.port.observe { ports.append($0) }
+
+        // An editor's save: write a new file, rename it over the old one.
+        let replacement = directory.file(".settings.json.swp")
+        try Data(#"{"server": {"host": "a", "port": 2}, "features": {}}"#.utf8).write(to: URL(fileURLWithPath: replacement))
+        #expect(rename(replacement, path) == 0)
+        #expect(eventually { ports.all == [2] })
+
+        // sed -i
+        let sed = try run("/usr/bin/env", ["sed", "-i", "s/\"port\" *: *2/\"port\": 3/", path])
+        #expect(sed.status == 0)
+        #expect(eventually { ports.all == [2, 3] })
+
+        // An in-place write (shell redirection truncates and writes the same inode).
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: Data(#"{"server": {"host": "a", "port": 4}, "features": {}}"#.utf8))
+        try handle.close()
+        #expect(eventually { ports.all == [2, 3, 4] })
+        #expect(root.server.host.value == "a")
+        token.cancel()
+    }
+
+    @Test func aCorruptOutsideEditIsReportedAndIgnoredUntilTheNextGoodOne() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        let root = try MutableLens(default: Settings(), store: FileStore<Settings>(path: path))
+        try root.server.port.set(1)
+        let ports = Recorder<Int>()
+        let errors = Recorder<String>()
+        let tokens = [
+            root.server.port.observe { ports.append($0) },
+            root.observeErrors { errors.append("\($0)") },
+        ]
+        try Data(#"{"server": {"host": "a", "port": "eighty"}, "features": {}}"#.utf8).write(to: URL(fileURLWithPath: path))
+        #expect(eventually { !errors.all.isEmpty })
+        #expect(errors.all.first?.contains(#"server.port: expected Int, found String "eighty""#) == true)
+        #expect(root.server.port.value == 1, "the good in-memory value stays")
+        #expect(ports.all.isEmpty)
+
+        // While the file is bad, a local update refuses to overwrite it.
+        #expect(throws: StoreError.self) { try root.server.port.set(5) }
+        #expect(try String(contentsOfFile: path, encoding: .utf8).contains("eighty"))
+
+        try Data(#"{"server": {"host": "a", "port": 9}, "features": {}}"#.utf8).write(to: URL(fileURLWithPath: path))
+        #expect(eventually { ports.all == [9] })
+        tokens.forEach { $0.cancel() }
+    }
+
+    @Test func aDeletedFileReturnsTheLensToItsDefault() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        let root = try MutableLens(default: Settings(), store: FileStore<Settings>(path: path))
+        try root.server.port.set(1)
+        unlink(path)
+        #expect(eventually { root.server.port.value == 8080 })
+    }
+}
+
+@Suite("FileStore: coalesced writes")
+struct CoalescedWriteTests {
+    @Test func memoryChangesAtOnceAndTheDiskOncePerInterval() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        let store = FileStore<Settings>(path: path, writePolicy: .coalesced(.seconds(30)))
+        let root = try MutableLens(default: Settings(), store: store)
+        for port in 1...100 { try root.server.port.set(port) }
+        #expect(root.server.port.value == 100)
+        #expect(!FileManager.default.fileExists(atPath: path), "nothing written before the interval or a flush")
+        try root.flush()
+        #expect(try JSONDecoder().decode(Settings.self, from: Data(contentsOf: URL(fileURLWithPath: path))).server.port == 100)
+    }
+
+    @Test func theIntervalWritesTheLatestValue() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        let root = try MutableLens(default: Settings(), store: FileStore<Settings>(path: path, writePolicy: .coalesced(.milliseconds(20))))
+        for port in 1...50 { try root.server.port.set(port) }
+        #expect(eventually {
+            (try? JSONDecoder().decode(Settings.self, from: Data(contentsOf: URL(fileURLWithPath: path))))?.server.port == 50
+        })
+    }
+
+    @Test func releasingTheRootLensFlushes() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        do {
+            let root = try MutableLens(default: Settings(), store: FileStore<Settings>(path: path, writePolicy: .coalesced(.seconds(60))))
+            try root.server.port.set(42)
+        }
+        #expect(try JSONDecoder().decode(Settings.self, from: Data(contentsOf: URL(fileURLWithPath: path))).server.port == 42)
+    }
+}
+
+@Suite("DefaultsStore")
+struct DefaultsStoreTests {
+    /// A suite of its own per test, removed afterwards.
+    private func withSuite(_ body: (String, URL?) throws -> Void) throws {
+        let suite = "org.loupe.tests." + UUID().uuidString
+        let file = DefaultsStore<Settings>(suite: suite, key: "settings").suiteFile
+        defer { file.map { try? FileManager.default.removeItem(at: $0) } }
+        try body(suite, file)
+    }
+
+    @Test func storesReadableKeysThatPythonReads() throws {
+        try withSuite { suite, file in
+            let root = try MutableLens(default: Settings(), store: DefaultsStore<Settings>(suite: suite, key: "settings"))
+            #expect(root.value == Settings())
+            try root.update {
+                $0.server.port = 7070
+                $0.features["beta"] = true
+            }
+            let again = try MutableLens(default: Settings(), store: DefaultsStore<Settings>(suite: suite, key: "settings"))
+            #expect(again.value == root.value)
+            let path = try #require(file).path
+            let fromPython = try python(
+                "import plistlib,sys; d=plistlib.load(open(sys.argv[1],'rb'))['settings']; print(d['server']['port'], d['features']['beta'])", [path])
+            #expect(fromPython == "7070 True")
+            try root.remove()
+            #expect(try DefaultsStore<Settings>(suite: suite, key: "settings").load() == nil)
+        }
+    }
+
+    @Test func aWrongTypeIsAClearErrorAndLeftAsItWas() throws {
+        try withSuite { suite, file in
+            let defaults = try #require(UserDefaults(suiteName: suite))
+            defaults.set(["server": ["host": "h", "port": "80a"], "features": [String: Bool]()], forKey: "settings")
+            defaults.synchronize()
+            #expect {
+                _ = try MutableLens(default: Settings(), store: DefaultsStore<Settings>(suite: suite, key: "settings"))
+            } throws: { error in
+                "\(error)".contains("defaults \(suite) key settings") && "\(error)".contains(#"server.port: expected Int, found String "80a""#)
+            }
+            #expect((defaults.dictionary(forKey: "settings")?["server"] as? [String: Any])?["port"] as? String == "80a")
+        }
+    }
+
+    @Test func aCorruptSuiteFileIsRefusedNotOverwritten() throws {
+        try withSuite { suite, file in
+            let url = try #require(file)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data("<plist><dict><key>settings".utf8).write(to: url)
+            let store = DefaultsStore<Settings>(suite: suite, key: "settings")
+            #expect(throws: StoreError.self) { _ = try MutableLens(default: Settings(), store: store) }
+            #expect(throws: StoreError.self) { try store.save(Settings()) }
+            #expect(try String(contentsOf: url, encoding: .utf8) == "<plist><dict><key>settings")
+        }
+    }
+}
