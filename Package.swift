@@ -6,14 +6,24 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Loupe", targets: ["Loupe"]),
+        .library(name: "LoupeYAML", targets: ["LoupeYAML"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         .target(
             name: "Loupe",
             dependencies: [.product(name: "Logging", package: "swift-log")]
+        ),
+        .target(
+            name: "LoupeYAML",
+            dependencies: ["Loupe", .product(name: "Yams", package: "Yams")]
+        ),
+        .testTarget(
+            name: "LoupeYAMLTests",
+            dependencies: ["LoupeYAML"]
         ),
         .testTarget(
             name: "LoupeTests",

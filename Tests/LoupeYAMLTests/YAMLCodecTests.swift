@@ -1,0 +1,42 @@
+import Foundation
+import Loupe
+import LoupeYAML
+import Testing
+
+struct Service: Codable, Sendable, Equatable {
+    var name = "api"
+    var port = 8080
+    var tags: [String] = []
+}
+
+@Suite("YAML files")
+struct YAMLCodecTests {
+    @Test func roundTripsThroughAFileStore() throws {
+        let directory = NSTemporaryDirectory() + "loupe-yaml-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/service.yaml"
+        let root = try MutableLens(default: Service(), store: FileStore<Service>(path: path, format: .yaml))
+        try root.update {
+            $0.port = 9090
+            $0.tags = ["blue", "green"]
+        }
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.contains("port: 9090"))
+        #expect(text.contains("- blue"))
+        let reopened = try MutableLens(default: Service(), store: FileStore<Service>(path: path, format: YAMLCodec()))
+        #expect(reopened.value == root.value)
+    }
+
+    @Test func aWrongTypeNamesThePathAndTheValue() throws {
+        let directory = NSTemporaryDirectory() + "loupe-yaml-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/service.yaml"
+        try Data("name: api\nport: 80a\ntags: []\n".utf8).write(to: URL(fileURLWithPath: path))
+        #expect {
+            _ = try MutableLens(default: Service(), store: FileStore<Service>(path: path, format: .yaml))
+        } throws: { error in
+            "\(error)".contains("YAML file \(path): port: expected Int, found String \"80a\"")
+        }
+    }
+}
