@@ -5,6 +5,7 @@ import Glibc
 #endif
 import Foundation
 import Loupe
+import LoupeKeyring
 
 /// A record whose payload is derived from its count, so a torn or mixed file is detectable.
 struct Record: Codable, Sendable, Equatable {
@@ -74,7 +75,25 @@ case "fsize-update":
         try lens.update { $0.payload = Array(repeating: String(repeating: "x", count: 1_000), count: 100) }
     }
 
+case "keyring-save", "keyring-load":
+    // keyring-save|keyring-load SERVICE ACCOUNT TIMEOUT_SECONDS: one call to the keyring; prints what
+    // happened. The secret it saves is "hunter2-helper-secret"; it must never appear in an error.
+    struct Credentials: Codable, Sendable { var user: String; var token: String }
+    let store = KeyringStore<Credentials>(
+        service: arguments[2], account: arguments[3], timeout: .seconds(Int(arguments[4])!))
+    do {
+        if arguments[1] == "keyring-save" {
+            try store.save(Credentials(user: "helper", token: "hunter2-helper-secret"))
+            print("saved")
+        } else {
+            print(try store.load().map { "user \($0.user)" } ?? "nothing")
+        }
+    } catch {
+        print("error: \(error)")
+        exit(1)
+    }
+
 default:
-    print("usage: LoupeTestHelper increment|churn|readonly-update|fsize-update PATH [N]")
+    print("usage: LoupeTestHelper increment|churn|readonly-update|fsize-update|keyring-save|keyring-load ...")
     exit(2)
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Loupe
+import LoupeTestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -2,6 +2,7 @@ import Foundation
 import InMemoryLogging
 import Logging
 import Loupe
+import LoupeTestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import Foundation
 import Loupe
+import LoupeTestSupport
 import Testing
 
 @Suite("Reading and deriving lenses")

@@ -1,5 +1,6 @@
 import Foundation
 import Loupe
+import LoupeTestSupport
 import Synchronization
 import Testing
 

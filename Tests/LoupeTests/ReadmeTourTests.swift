@@ -1,5 +1,6 @@
 import Foundation
 import Loupe
+import LoupeTestSupport
 import Testing
 
 // The README's tour, compiled. `readmeShowsThisTourVerbatim` checks that README.md shows exactly the lines

@@ -1,6 +1,6 @@
 import Foundation
 import Loupe
-import Synchronization
+import LoupeTestSupport
 
 /// The settings graph of the README and the issue.
 struct Server: Codable, Sendable, Equatable {
@@ -48,29 +48,5 @@ final class RecordingStore<Value: Sendable>: ValueStore {
     var description: String { "recording store" }
 }
 
-/// Collects values from callbacks on any thread.
-final class Recorder<Element: Sendable>: Sendable {
-    private let items = Locked<[Element]>([])
-    func append(_ item: Element) { items.withLock { $0.append(item) } }
-    var all: [Element] { items.withLock { $0 } }
-    var count: Int { items.withLock { $0.count } }
-}
-
 struct Boom: Error, Equatable {}
 
-/// Runs `body(i)` for i in 0..<count on `count` threads at once and waits for all of them.
-func concurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-    DispatchQueue.concurrentPerform(iterations: count, execute: body)
-}
-
-/// State behind an `NSLock`, which ThreadSanitizer understands (`Synchronization.Mutex` on Linux it cannot see).
-final class Locked<State>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var state: State
-    init(_ state: State) { self.state = state }
-    func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&state)
-    }
-}

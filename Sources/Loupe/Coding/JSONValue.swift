@@ -1,0 +1,123 @@
+import Foundation
+
+/// A JSON value: what string paths read and write, and what the CLI prints.
+public enum JSONValue: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case integer(Int)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    /// Parses JSON text (any value, not only objects and arrays).
+    public init(parsing text: String) throws {
+        let object = try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
+        self = JSONValue(foundation: object)
+    }
+
+    /// The JSON encoding of `value`, as a tree.
+    public init(encoding value: some Encodable) throws {
+        let data = try JSONEncoder().encode(value)
+        self = JSONValue(foundation: try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]))
+    }
+
+    /// Decodes `type` from this tree.
+    public func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try JSONDecoder().decode(type, from: data())
+    }
+
+    /// This value as JSON text: compact, or pretty-printed with sorted keys.
+    public func jsonText(pretty: Bool = false) -> String {
+        var options: JSONSerialization.WritingOptions = [.fragmentsAllowed, .sortedKeys, .withoutEscapingSlashes]
+        if pretty { options.insert(.prettyPrinted) }
+        let data = (try? JSONSerialization.data(withJSONObject: foundation, options: options)) ?? Data("null".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    func data() throws -> Data {
+        try JSONSerialization.data(withJSONObject: foundation, options: [.fragmentsAllowed])
+    }
+
+    /// The kind of value, for messages: `an integer`, `a string`.
+    public var kind: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .integer: "an integer"
+        case .double: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+
+    /// Whether two values are the same JSON (an integer and a double of the same value are).
+    func sameJSON(as other: JSONValue) -> Bool {
+        switch (self, other) {
+        case (.integer(let a), .double(let b)), (.double(let b), .integer(let a)): Double(a) == b
+        case (.array(let a), .array(let b)): a.count == b.count && zip(a, b).allSatisfy { $0.sameJSON(as: $1) }
+        case (.object(let a), .object(let b)):
+            a.count == b.count && a.allSatisfy { key, value in b[key].map { value.sameJSON(as: $0) } ?? false }
+        default: self == other
+        }
+    }
+
+    var foundation: Any {
+        switch self {
+        case .null: NSNull()
+        case .bool(let value): value
+        case .integer(let value): value
+        case .double(let value): value
+        case .string(let value): value
+        case .array(let values): values.map(\.foundation)
+        case .object(let values): values.mapValues(\.foundation)
+        }
+    }
+
+    init(foundation object: Any) {
+        switch object {
+        case let number as NSNumber:
+            switch String(cString: number.objCType) {
+            case "c", "B": self = .bool(number.boolValue)
+            case "f", "d": self = .double(number.doubleValue)
+            default: self = .integer(number.intValue)
+            }
+        case let string as String: self = .string(string)
+        case let array as [Any]: self = .array(array.map(JSONValue.init(foundation:)))
+        case let object as [String: Any]: self = .object(object.mapValues(JSONValue.init(foundation:)))
+        default: self = .null
+        }
+    }
+}
+
+extension JSONValue: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { self = .null }
+        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
+        else if let value = try? container.decode(Int.self) { self = .integer(value) }
+        else if let value = try? container.decode(Double.self) { self = .double(value) }
+        else if let value = try? container.decode(String.self) { self = .string(value) }
+        else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
+        else { self = .object(try container.decode([String: JSONValue].self)) }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .integer(let value): try container.encode(value)
+        case .double(let value): try container.encode(value)
+        case .string(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        }
+    }
+}
+
+extension JSONValue: CustomStringConvertible {
+    /// The value as compact JSON text.
+    public var description: String { jsonText() }
+}

@@ -1,0 +1,194 @@
+/// A path to a part of a value's `Codable` encoding, as text: `server.port`, `features.beta`,
+/// `items[3].name`, `"key.with.dots"`, `labels["app.kubernetes.io/name"]`.
+public struct ValuePath: Sendable, Hashable, CustomStringConvertible {
+    /// One step of a path.
+    public enum Component: Sendable, Hashable {
+        /// A key of an object (a property, a dictionary entry).
+        case key(String)
+        /// An element of an array.
+        case index(Int)
+    }
+
+    /// The steps from the root; empty for the root itself.
+    public var components: [Component]
+
+    /// A path made of `components`.
+    public init(_ components: [Component]) {
+        self.components = components
+    }
+
+    /// Parses a path. Keys are separated by dots; a key with dots or other special characters is written
+    /// in double quotes (`"a.b"`), or as `["a.b"]`; array elements are `[3]`. The empty path is the root.
+    public init(parsing text: String) throws {
+        var components: [Component] = []
+        var rest = Substring(text)
+        var expectKey = true
+        func fail(_ reason: String) -> PathError { .invalidPath(text, reason: reason) }
+        while let next = rest.first {
+            if next == "[" {
+                rest.removeFirst()
+                if rest.first == "\"" {
+                    components.append(.key(try Self.quoted(&rest, in: text)))
+                } else {
+                    let digits = rest.prefix { $0.isNumber }
+                    guard let index = Int(digits) else { throw fail("expected an index or a quoted key after [") }
+                    rest.removeFirst(digits.count)
+                    components.append(.index(index))
+                }
+                guard rest.first == "]" else { throw fail("expected ]") }
+                rest.removeFirst()
+                expectKey = false
+            } else if next == "." {
+                guard !components.isEmpty, !expectKey else { throw fail("empty key") }
+                rest.removeFirst()
+                expectKey = true
+            } else {
+                guard expectKey else { throw fail("expected . or [ before \(String(reflecting: String(rest)))") }
+                if next == "\"" {
+                    components.append(.key(try Self.quoted(&rest, in: text)))
+                } else {
+                    let key = rest.prefix { $0 != "." && $0 != "[" }
+                    rest.removeFirst(key.count)
+                    components.append(.key(String(key)))
+                }
+                expectKey = false
+            }
+        }
+        if expectKey && !components.isEmpty { throw fail("empty key at the end") }
+        self.components = components
+    }
+
+    private static func quoted(_ rest: inout Substring, in text: String) throws -> String {
+        rest.removeFirst()  // the opening quote
+        var key = ""
+        while let character = rest.first {
+            rest.removeFirst()
+            switch character {
+            case "\"": return key
+            case "\\":
+                guard let escaped = rest.first else { break }
+                rest.removeFirst()
+                key.append(escaped)
+            default: key.append(character)
+            }
+        }
+        throw PathError.invalidPath(text, reason: "unterminated quoted key")
+    }
+
+    /// The path as text, quoting keys that need it; `<root>` for the root.
+    public var description: String {
+        guard !components.isEmpty else { return "<root>" }
+        var text = ""
+        for component in components {
+            switch component {
+            case .index(let index): text += "[\(index)]"
+            case .key(let key):
+                let plain = !key.isEmpty && !key.contains { ".[]\"\\ ".contains($0) }
+                let shown = plain ? key : "\"" + key.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+                text += text.isEmpty ? shown : "." + shown
+            }
+        }
+        return text
+    }
+
+    /// The path without its last step.
+    var parent: ValuePath { ValuePath(Array(components.dropLast())) }
+
+    /// The first `count` steps.
+    func prefix(_ count: Int) -> ValuePath { ValuePath(Array(components.prefix(count))) }
+}
+
+extension ValuePath: ExpressibleByStringLiteral {
+    /// A path from a literal; a malformed literal is a programming error.
+    public init(stringLiteral text: String) {
+        do {
+            try self.init(parsing: text)
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+}
+
+// MARK: - Reading and writing a JSON tree by path
+
+extension JSONValue {
+    /// The value at `path`.
+    public func value(at path: ValuePath) throws -> JSONValue {
+        var current = self
+        for (depth, component) in path.components.enumerated() {
+            guard let child = current.child(component) else {
+                throw current.notFound(path, depth: depth)
+            }
+            current = child
+        }
+        return current
+    }
+
+    /// Sets the value at `path`, creating missing objects on the way.
+    public mutating func set(_ value: JSONValue, at path: ValuePath) throws {
+        try modify(path, depth: 0) { $0 = value }
+    }
+
+    /// Removes the value at `path` (an object's key, an array's element).
+    public mutating func remove(at path: ValuePath) throws {
+        guard let last = path.components.last else { self = .null; return }
+        try modify(path.parent, depth: 0, creating: false) { parent in
+            switch (parent, last) {
+            case (.object(var object), .key(let key)) where object[key] != nil:
+                object[key] = nil
+                parent = .object(object)
+            case (.array(var array), .index(let index)) where array.indices.contains(index):
+                array.remove(at: index)
+                parent = .array(array)
+            default:
+                throw parent.notFound(path, depth: path.components.count - 1)
+            }
+        }
+    }
+
+    private mutating func modify(
+        _ path: ValuePath, depth: Int, creating: Bool = true, _ body: (inout JSONValue) throws -> Void
+    ) throws {
+        guard depth < path.components.count else { return try body(&self) }
+        switch (self, path.components[depth]) {
+        case (.object(var object), .key(let key)):
+            var child = object[key] ?? (creating ? JSONValue.object([:]) : .null)
+            if object[key] == nil && !creating { throw notFound(path, depth: depth) }
+            try child.modify(path, depth: depth + 1, creating: creating, body)
+            object[key] = child
+            self = .object(object)
+        case (.array(var array), .index(let index)) where array.indices.contains(index):
+            try array[index].modify(path, depth: depth + 1, creating: creating, body)
+            self = .array(array)
+        case (.null, .key) where creating:
+            self = .object([:])
+            try modify(path, depth: depth, creating: creating, body)
+        default:
+            throw notFound(path, depth: depth)
+        }
+    }
+
+    private func child(_ component: ValuePath.Component) -> JSONValue? {
+        switch (self, component) {
+        case (.object(let object), .key(let key)): object[key]
+        case (.array(let array), .index(let index)): array.indices.contains(index) ? array[index] : nil
+        default: nil
+        }
+    }
+
+    /// "Nothing at `path`", naming this value (at `depth` steps down `path`) and what it holds.
+    func notFound(_ path: ValuePath, depth: Int) -> PathError {
+        let parent = path.prefix(depth).description
+        switch self {
+        case .object(let object):
+            return .notFound(path: path.description, parent: parent, validKeys: object.keys.sorted().map {
+                ValuePath([.key($0)]).description
+            })
+        case .array(let array):
+            let valid = array.isEmpty ? [] : ["[0]" + (array.count > 1 ? "…[\(array.count - 1)]" : "")]
+            return .notFound(path: path.description, parent: parent, validKeys: valid)
+        default:
+            return .notFound(path: path.description, parent: parent + " (\(kind))", validKeys: [])
+        }
+    }
+}

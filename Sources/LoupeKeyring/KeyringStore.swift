@@ -1,0 +1,150 @@
+import Foundation
+import Glibc
+import Logging
+import Loupe
+
+/// A store that keeps the value in the user's keyring (the freedesktop Secret Service: GNOME Keyring,
+/// KeePassXC, KWallet) through libsecret, for credentials and tokens that do not belong in files.
+///
+/// ```swift
+/// import LoupeKeyring
+/// let credentials = try MutableLens(
+///     default: Credentials(),
+///     store: KeyringStore<Credentials>(service: "com.example.app", account: "upstream"))
+/// ```
+///
+/// The whole value is encoded as JSON and stored as one secret item whose attributes are `service` and
+/// `account`, so `secret-tool lookup service S account A` prints exactly what Loupe stored, and an item
+/// that `secret-tool store` wrote with those attributes is read by Loupe. Saving replaces the item
+/// atomically; ``MutableLens/remove()`` deletes it.
+///
+/// Nothing of the secret ever appears in an error, a log line, or this store's `description`; buffers
+/// the store owns are wiped after use. Every call to the Secret Service is bounded by ``timeout``: no
+/// service, a locked collection, a prompt nobody answers or a D-Bus error each give a ``StoreError``.
+public final class KeyringStore<Value: Codable & Sendable>: ValueStore {
+    /// Which keyring collection holds the item.
+    public enum Collection: Sendable, Equatable {
+        /// The user's default collection (usually `login`), which persists.
+        case `default`
+        /// The session collection, kept in memory by the keyring daemon until it exits; for tests and
+        /// secrets that must not persist.
+        case session
+        /// A collection by alias or D-Bus object path.
+        case named(String)
+
+        var libsecretName: String {
+            switch self {
+            case .default: "default"
+            case .session: "session"
+            case .named(let name): name
+            }
+        }
+    }
+
+    /// The item's `service` attribute.
+    public let service: String
+    /// The item's `account` attribute.
+    public let account: String
+    /// The item's label, as keyring managers show it.
+    public let label: String
+    /// Which collection new items are stored in.
+    public let collection: Collection
+    /// The longest any call to the Secret Service may take.
+    public let timeout: Duration
+
+    private let secretService: SecretService
+    private let logger: Logger
+
+    /// Creates a store for the keyring item with attributes `service` and `account`.
+    ///
+    /// - Parameters:
+    ///   - label: What keyring managers show for the item; `"<service> (<account>)"` by default.
+    ///   - collection: ``Collection/default`` (the default) or ``Collection/session`` for secrets that must
+    ///     not persist.
+    ///   - timeout: The longest any call to the Secret Service may take (5 seconds by default).
+    public init(
+        service: String,
+        account: String,
+        label: String? = nil,
+        collection: Collection = .default,
+        timeout: Duration = .seconds(5),
+        logger: Logger = Logger(label: "loupe.keyring")
+    ) {
+        self.service = service
+        self.account = account
+        self.label = label ?? "\(service) (\(account))"
+        self.collection = collection
+        self.timeout = timeout
+        self.logger = logger
+        self.secretService = SecretService(
+            service: service, account: account,
+            collection: collection == .default ? nil : collection.libsecretName,
+            timeout: timeout, storeName: "keyring item service=\(service) account=\(account)")
+    }
+
+    /// Names the item, never its secret.
+    public var description: String { "keyring item service=\(service) account=\(account)" }
+
+    public func load() throws -> Value? {
+        guard let secret = try secretService.lookup() else {
+            logger.debug("no keyring item yet", metadata: ["item": "\(description)"])
+            return nil
+        }
+        return try secret.withBytes { bytes in
+            do {
+                return try JSONDecoder().decode(Value.self, from: Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), count: bytes.count, deallocator: .none))
+            } catch {
+                throw decodingFailureWithoutValues(error)
+            }
+        }
+    }
+
+    public func save(_ value: Value) throws {
+        var data: Data
+        do {
+            data = try JSONEncoder().encode(value)
+        } catch {
+            throw StoreError(.unwritable, store: description, reason: "cannot encode the value as JSON")
+        }
+        defer { wipe(&data) }
+        try secretService.store(data, label: label)
+        logger.debug("saved keyring item", metadata: ["item": "\(description)"])
+    }
+
+    public func remove() throws {
+        try secretService.clear()
+        logger.debug("deleted keyring item", metadata: ["item": "\(description)"])
+    }
+
+    private func wipe(_ data: inout Data) {
+        data.withUnsafeMutableBytes { bytes in
+            if let base = bytes.baseAddress { explicit_bzero(base, bytes.count) }
+        }
+    }
+
+    /// A decoding error that names the coding path but never quotes the stored value.
+    private func decodingFailureWithoutValues(_ error: any Error) -> StoreError {
+        let path: String
+        let reason: String
+        switch error as? DecodingError {
+        case .typeMismatch(let type, let context)?:
+            path = Self.pathName(context.codingPath)
+            reason = "expected \(type)"
+        case .valueNotFound(let type, let context)?:
+            path = Self.pathName(context.codingPath)
+            reason = "expected \(type), found null"
+        case .keyNotFound(let key, let context)?:
+            path = Self.pathName(context.codingPath + [key])
+            reason = "missing (a required key)"
+        default:
+            path = ""
+            reason = "the stored secret is not a JSON encoding of \(Value.self)"
+        }
+        return StoreError(.corrupt, store: description, codingPath: path.isEmpty ? nil : path, reason: reason)
+    }
+
+    private static func pathName(_ path: [any CodingKey]) -> String {
+        path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
+            .joined(separator: ".").replacingOccurrences(of: ".[", with: "[")
+    }
+}
