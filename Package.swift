@@ -8,10 +8,14 @@ let package = Package(
         .library(name: "Loupe", targets: ["Loupe"]),
         .library(name: "LoupeYAML", targets: ["LoupeYAML"]),
         .library(name: "LoupeKeyring", targets: ["LoupeKeyring"]),
+        .executable(name: "loupe", targets: ["loupe-cli"]),
+        .executable(name: "settings-daemon", targets: ["settings-daemon"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         .target(
@@ -31,6 +35,36 @@ let package = Package(
             name: "LoupeKeyring",
             dependencies: ["Loupe", "CLibSecret", .product(name: "Logging", package: "swift-log")]
         ),
+
+        // The examples: a CLI that edits settings by path, and a daemon whose settings change live.
+        .target(
+            name: "DaemonSettings",
+            path: "Examples/DaemonSettings"
+        ),
+        .executableTarget(
+            name: "loupe-cli",
+            dependencies: [
+                "Loupe", "LoupeYAML", "LoupeKeyring", "DaemonSettings",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/loupe-cli"
+        ),
+        .executableTarget(
+            name: "settings-daemon",
+            dependencies: [
+                "Loupe", "LoupeKeyring", "DaemonSettings",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Examples/settings-daemon"
+        ),
+        .testTarget(
+            name: "ExamplesTests",
+            dependencies: ["LoupeTestSupport", "loupe-cli", "settings-daemon"]
+        ),
+
         .testTarget(
             name: "LoupeYAMLTests",
             dependencies: ["LoupeYAML"]

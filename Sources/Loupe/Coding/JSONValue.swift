@@ -30,7 +30,8 @@ public enum JSONValue: Sendable, Hashable {
     /// This value as JSON text: compact, or pretty-printed with sorted keys.
     public func jsonText(pretty: Bool = false) -> String {
         var options: JSONSerialization.WritingOptions = [.fragmentsAllowed, .sortedKeys, .withoutEscapingSlashes]
-        if pretty { options.insert(.prettyPrinted) }
+        let isEmpty = self == .object([:]) || self == .array([])
+        if pretty && !isEmpty { options.insert(.prettyPrinted) }
         let data = (try? JSONSerialization.data(withJSONObject: foundation, options: options)) ?? Data("null".utf8)
         return String(decoding: data, as: UTF8.self)
     }

@@ -38,6 +38,8 @@ public struct ValuePath: Sendable, Hashable, CustomStringConvertible {
                 guard rest.first == "]" else { throw fail("expected ]") }
                 rest.removeFirst()
                 expectKey = false
+            } else if next == "]" {
+                throw fail("unexpected ]")
             } else if next == "." {
                 guard !components.isEmpty, !expectKey else { throw fail("empty key") }
                 rest.removeFirst()
@@ -47,7 +49,7 @@ public struct ValuePath: Sendable, Hashable, CustomStringConvertible {
                 if next == "\"" {
                     components.append(.key(try Self.quoted(&rest, in: text)))
                 } else {
-                    let key = rest.prefix { $0 != "." && $0 != "[" }
+                    let key = rest.prefix { $0 != "." && $0 != "[" && $0 != "]" }
                     rest.removeFirst(key.count)
                     components.append(.key(String(key)))
                 }

@@ -41,8 +41,9 @@ extension MutableLens where Value: Codable {
             try tree.set(newValue, at: path)
             let decoded = try decodeChecked(tree)
             // A key the type does not have decodes without complaint and is dropped: report it.
+            // (A nil optional is encoded as an absent key, so writing null has landed when the key is gone.)
             let written = try JSONValue(encoding: decoded)
-            if (try? written.value(at: path)) == nil { try written.throwNearestNotFound(path) }
+            if newValue != .null, (try? written.value(at: path)) == nil { try written.throwNearestNotFound(path) }
             value = decoded
         }
     }

@@ -204,14 +204,13 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
         }
         let lastSeen = state.withLock { $0.lastSeen }
         if current == lastSeen { return .unchanged }
-        guard let (data, identity) = try readFile(target) else {
+        guard let (value, identity) = try readSettledFile(target) else {
             state.withLock { state in
                 state.lastSeen = nil
                 state.pending = nil
             }
             return .changed(nil)
         }
-        let value = try decode(data)
         state.withLock { state in
             state.lastSeen = identity
             state.pending = nil  // the outside write is newer than any change not yet written
@@ -255,6 +254,25 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
             return try FileSystem.read(target)
         } catch let error as SystemCallError {
             throw storeError(.unreadable, error)
+        }
+    }
+
+    /// Reads and decodes the file, allowing for a writer that is still writing it in place (a shell
+    /// redirection, an editor that saves without renaming): contents that do not decode are read again,
+    /// a few times, while the file keeps changing. A file that does not decode and stays as it is, is an
+    /// error. Returns nil when there is no file.
+    private func readSettledFile(_ target: String) throws -> (Value, FileIdentity)? {
+        var attempt = 0
+        while true {
+            guard let (data, identity) = try readFile(target) else { return nil }
+            do {
+                return (try decode(data), identity)
+            } catch {
+                attempt += 1
+                usleep(50_000)
+                let now = try? FileSystem.identity(of: target)
+                guard now != identity, attempt < 5 else { throw error }
+            }
         }
     }
 

@@ -1,0 +1,134 @@
+import ArgumentParser
+import DaemonSettings
+import Foundation
+import Loupe
+import LoupeKeyring
+import LoupeYAML
+
+/// Which store the command works on, and how to read it.
+struct StoreOptions: ParsableArguments {
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case json, plist, binaryPlist = "binary-plist", yaml
+    }
+
+    enum Schema: String, ExpressibleByArgument, CaseIterable {
+        /// The example daemon's typed settings.
+        case daemon
+    }
+
+    @Option(help: "A settings file; its format comes from its extension (.json, .plist, .yaml/.yml).")
+    var file: String?
+
+    @Option(help: "The file's format, when its extension does not say it.")
+    var format: Format?
+
+    @Option(help: "A UserDefaults suite (with --key).")
+    var defaults: String?
+
+    @Option(help: "The key in the UserDefaults suite.")
+    var key: String?
+
+    @Option(help: "A keyring item, as SERVICE/ACCOUNT.")
+    var keyring: String?
+
+    @Option(help: "Check every change against a typed schema: 'daemon' for the example settings-daemon. Without it, any document.")
+    var schema: Schema?
+
+    @Flag(help: "Print values from the keyring as they are instead of masking them.")
+    var reveal = false
+
+    func validate() throws {
+        let chosen = [file != nil, defaults != nil, keyring != nil].filter { $0 }.count
+        guard chosen == 1 else { throw ValidationError("choose one store: --file, --defaults (with --key) or --keyring") }
+        if defaults != nil && key == nil { throw ValidationError("--defaults needs --key") }
+        if let keyring, keyring.split(separator: "/", maxSplits: 1).count != 2 {
+            throw ValidationError("--keyring takes SERVICE/ACCOUNT")
+        }
+    }
+
+    /// Whether values are secrets to mask when printed.
+    var masksValues: Bool { keyring != nil && !reveal }
+
+    /// The codec of the file store (JSON for the others).
+    var codec: any ValueCodec {
+        switch format ?? file.map(Self.format(ofPath:)) ?? .json {
+        case .json: JSONCodec()
+        case .plist: PropertyListCodec(format: .xml)
+        case .binaryPlist: PropertyListCodec(format: .binary)
+        case .yaml: YAMLCodec()
+        }
+    }
+
+    private static func format(ofPath path: String) -> Format {
+        switch URL(fileURLWithPath: path).pathExtension.lowercased() {
+        case "plist": .plist
+        case "yaml", "yml": .yaml
+        default: .json
+        }
+    }
+
+    /// The root lens over the chosen store, for the schema's type or any document.
+    func withRoot<R>(watch: Bool = false, _ body: (any SettingsDocument) throws -> R) throws -> R {
+        switch schema {
+        case .daemon: try body(Document(root: makeRoot(DaemonSettings(), watch: watch)))
+        case nil: try body(Document(root: makeRoot(JSONValue.object([:]), watch: watch)))
+        }
+    }
+
+    private func makeRoot<Root: Codable & Sendable>(_ defaultValue: Root, watch: Bool) throws -> MutableLens<Root> {
+        if let file {
+            return try MutableLens(default: defaultValue, store: FileStore<Root>(path: file, format: codec, permissions: 0o644), watch: watch)
+        }
+        if let defaults, let key {
+            return try MutableLens(default: defaultValue, store: DefaultsStore<Root>(suite: defaults, key: key), watch: watch)
+        }
+        let parts = keyring!.split(separator: "/", maxSplits: 1).map(String.init)
+        return try MutableLens(default: defaultValue, store: KeyringStore<Root>(service: parts[0], account: parts[1]), watch: watch)
+    }
+}
+
+/// A settings document of some type, reached by string paths: what every command works on.
+protocol SettingsDocument {
+    func value(atPath path: String) throws -> JSONValue
+    func set(atPath path: String, to value: JSONValue) throws
+    func remove(atPath path: String) throws
+    /// The whole value, as JSON.
+    var json: JSONValue { get throws }
+    /// Replaces the whole value with `edited`, if the value is still `original` (else: a conflict).
+    func replace(_ original: JSONValue, with edited: JSONValue) throws
+    /// Decodes `json` as the document's type, to check an edit.
+    func check(_ json: JSONValue) throws
+    /// Calls `handler` after each change, with the whole value.
+    func observe(_ handler: @escaping @Sendable (JSONValue) -> Void) -> ObservationToken
+    func observeErrors(_ handler: @escaping @Sendable (any Error) -> Void) -> ObservationToken
+}
+
+struct Document<Root: Codable & Sendable & Equatable>: SettingsDocument {
+    let root: MutableLens<Root>
+
+    func value(atPath path: String) throws -> JSONValue { try root.value(atPath: path) }
+    func set(atPath path: String, to value: JSONValue) throws { try root.set(atPath: path, to: value) }
+    func remove(atPath path: String) throws { try root.remove(atPath: path) }
+    var json: JSONValue { get throws { try JSONValue(encoding: root.value) } }
+
+    func replace(_ original: JSONValue, with edited: JSONValue) throws {
+        let expected = try original.decode(Root.self)
+        let replacement = try edited.decode(Root.self)
+        try root.update { current in
+            guard current == expected else { throw CLIError.conflict("the settings changed while you were editing them; nothing was written") }
+            current = replacement
+        }
+    }
+
+    func check(_ json: JSONValue) throws { _ = try json.decode(Root.self) }
+
+    func observe(_ handler: @escaping @Sendable (JSONValue) -> Void) -> ObservationToken {
+        root.observe { value in
+            if let json = try? JSONValue(encoding: value) { handler(json) }
+        }
+    }
+
+    func observeErrors(_ handler: @escaping @Sendable (any Error) -> Void) -> ObservationToken {
+        root.observeErrors(handler)
+    }
+}

@@ -1,0 +1,173 @@
+import ArgumentParser
+import DaemonSettings
+import Foundation
+import Logging
+import Loupe
+import LoupeKeyring
+import ServiceLifecycle
+import UnixSignals
+
+/// A small long-running service whose settings change while it runs.
+///
+/// The settings file is one `MutableLens<DaemonSettings>` over a `FileStore`; each component receives only
+/// the lens of its own part and reconfigures itself when that part changes, logging a line for each
+/// change. Edit the file with `loupe --schema daemon --file FILE set PATH VALUE` (or any editor): the
+/// daemon picks the change up within a second. A bad edit is logged and ignored. SIGHUP forces a reload;
+/// SIGTERM shuts down gracefully and flushes the coalesced state file.
+@main
+struct SettingsDaemon: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "settings-daemon",
+        abstract: "The Loupe example daemon: reconfigures itself live as its settings file changes.")
+
+    @Option(help: "The settings file (JSON).")
+    var settings = "settings.json"
+
+    @Option(help: "The state file the daemon writes (coalesced, once a second at most).")
+    var state: String?
+
+    @Option(help: "The keyring item with the upstream's token, as SERVICE/ACCOUNT.")
+    var keyring = "org.loupe.settings-daemon/upstream"
+
+    func run() async throws {
+        LoggingSystem.bootstrap { label in DynamicLevelLogHandler(label: label) }
+        let logger = Logger(label: "settings-daemon")
+
+        let settingsLens = try MutableLens(
+            default: DaemonSettings(), store: FileStore<DaemonSettings>(path: settings, permissions: 0o644),
+            logger: Logger(label: "loupe"))
+        let stateLens = try MutableLens(
+            default: DaemonState(),
+            store: FileStore<DaemonState>(path: state ?? settings + ".state", writePolicy: .coalesced(.seconds(1))),
+            watch: false)
+        let credentials = openCredentials(logger: logger)
+        let badEdits = settingsLens.observeErrors { error in
+            logger.error("ignored a bad settings edit: \(error)")
+        }
+        defer { badEdits.cancel() }
+
+        let services: [any Service] = [
+            LogLevelComponent(level: settingsLens.logLevel.readOnly, logger: logger),
+            TickerComponent(settings: settingsLens.ticker.readOnly, state: stateLens, logger: logger),
+            UpstreamComponent(settings: settingsLens.upstream.readOnly, credentials: credentials, logger: logger),
+            ReloadOnHangup(settings: settingsLens, logger: logger),
+        ]
+        let group = ServiceGroup(
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
+        logger.notice("settings-daemon started", metadata: ["settings": "\(settings)"])
+        try await group.run()
+        try stateLens.flush()
+        logger.notice("settings-daemon stopped", metadata: ["ticks": "\(stateLens.ticks.value)"])
+    }
+
+    /// The upstream's credentials from the keyring, or empty ones (with a warning) when there is none.
+    private func openCredentials(logger: Logger) -> Lens<UpstreamCredentials> {
+        let parts = keyring.split(separator: "/", maxSplits: 1).map(String.init)
+        do {
+            guard parts.count == 2 else { throw ValidationError("--keyring takes SERVICE/ACCOUNT") }
+            let store = KeyringStore<UpstreamCredentials>(service: parts[0], account: parts[1], timeout: .seconds(3))
+            return try MutableLens(default: UpstreamCredentials(), store: store).readOnly
+        } catch {
+            logger.warning("running without upstream credentials: \(error)")
+            return MutableLens(UpstreamCredentials()).readOnly
+        }
+    }
+}
+
+/// Sets the process-wide log level from its lens.
+struct LogLevelComponent: Service {
+    let level: Lens<DaemonSettings.LogLevel>
+    let logger: Logger
+
+    func run() async {
+        for await level in level.values.cancelOnGracefulShutdown() {
+            DynamicLevelLogHandler.level.withLock { $0 = Logger.Level(rawValue: level.rawValue) ?? .info }
+            logger.notice("log level is now \(level.rawValue)")
+        }
+    }
+}
+
+/// Says its greeting every interval, and counts its ticks in the state file.
+struct TickerComponent: Service {
+    let settings: Lens<DaemonSettings.Ticker>
+    let state: MutableLens<DaemonState>
+    let logger: Logger
+
+    func run() async throws {
+        let current = LockedTicker(settings.value)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var previous = current.value
+                for await ticker in settings.values.cancelOnGracefulShutdown() {
+                    current.value = ticker
+                    if ticker.greeting != previous.greeting { logger.notice("greeting is now \(ticker.greeting)") }
+                    if ticker.intervalSeconds != previous.intervalSeconds {
+                        logger.notice("tick interval is now \(ticker.intervalSeconds) s")
+                    }
+                    previous = ticker
+                }
+            }
+            group.addTask {
+                try await cancelWhenGracefulShutdown {
+                    while true {
+                        let ticker = current.value
+                        // Cancellation (a graceful shutdown) ends the loop; it is not a failure.
+                        do { try await Task.sleep(for: .seconds(max(ticker.intervalSeconds, 0.01))) } catch { return }
+                        let ticks = try state.ticks.update { ticks -> Int in
+                            ticks += 1
+                            return ticks
+                        }
+                        logger.info("tick \(ticks): \(current.value.greeting)")
+                    }
+                }
+            }
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+}
+
+/// Knows where the upstream is, and whether it has a token; never logs the token.
+struct UpstreamComponent: Service {
+    let settings: Lens<DaemonSettings.Upstream>
+    let credentials: Lens<UpstreamCredentials>
+    let logger: Logger
+
+    func run() async {
+        let tokenChanges = credentials.token.observe { token in
+            logger.notice("upstream token changed (\(token.count) characters)")
+        }
+        defer { tokenChanges.cancel() }
+        for await upstream in settings.values.cancelOnGracefulShutdown() {
+            logger.notice("upstream is now \(upstream.url) (timeout \(upstream.timeoutSeconds) s, token \(credentials.token.value.isEmpty ? "missing" : "present"))")
+        }
+    }
+}
+
+/// Re-reads the settings file on SIGHUP.
+struct ReloadOnHangup: Service {
+    let settings: MutableLens<DaemonSettings>
+    let logger: Logger
+
+    func run() async throws {
+        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
+            do {
+                try settings.reload()
+                logger.notice("reloaded settings on SIGHUP")
+            } catch {
+                logger.error("could not reload settings on SIGHUP: \(error)")
+            }
+        }
+    }
+}
+
+/// The ticker's current settings, shared between its two tasks.
+final class LockedTicker: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: DaemonSettings.Ticker
+    init(_ value: DaemonSettings.Ticker) { stored = value }
+    var value: DaemonSettings.Ticker {
+        get { lock.lock(); defer { lock.unlock() }; return stored }
+        set { lock.lock(); stored = newValue; lock.unlock() }
+    }
+}

@@ -1,0 +1,242 @@
+import Foundation
+import LoupeTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The built example programs.
+let loupe = buildProductsDirectory + "/loupe"
+let settingsDaemon = buildProductsDirectory + "/settings-daemon"
+let keyringAvailable = ProcessInfo.processInfo.environment["LOUPE_KEYRING"] == "1"
+
+/// Runs `loupe` with `arguments`.
+@discardableResult
+func loupe(_ arguments: String..., environment: [String: String]? = nil) throws -> ProcessOutput {
+    try run(loupe, arguments, environment: environment)
+}
+
+/// A running settings-daemon on a settings file of the test's own, stopped when released.
+final class Daemon {
+    let directory: TemporaryDirectory
+    let process: ChildProcess
+    var settings: String { directory.file("settings.json") }
+    var state: String { directory.file("state.json") }
+    var log: String { process.errorOutput }
+
+    init(settings initial: String? = nil, keyring: String = "org.loupe.tests.\(UUID().uuidString)/upstream") throws {
+        directory = try TemporaryDirectory()
+        if let initial { try Data(initial.utf8).write(to: URL(fileURLWithPath: directory.file("settings.json"))) }
+        process = try ChildProcess(settingsDaemon, [
+            "--settings", directory.file("settings.json"), "--state", directory.file("state.json"), "--keyring", keyring,
+        ])
+        #expect(waitFor("settings-daemon started"), "\(log)")
+    }
+
+    deinit {
+        process.kill(SIGKILL)
+        _ = process.wait(limit: .seconds(10))
+        directory.cleanUp()
+    }
+
+    /// Waits until the log contains `text` (at most 15 seconds).
+    @discardableResult
+    func waitFor(_ text: String) -> Bool {
+        eventually(within: .seconds(15)) { log.contains(text) }
+    }
+
+    func set(_ path: String, _ value: String) throws -> ProcessOutput {
+        try loupe("--file", settings, "--schema", "daemon", "set", path, value)
+    }
+}
+
+@Suite("The example daemon, driven by the example CLI")
+struct DaemonTests {
+    @Test func theDaemonReconfiguresItselfWhenLoupeSetsAValue() throws {
+        let daemon = try Daemon()
+        #expect(try daemon.set("ticker.greeting", "bonjour").status == 0)
+        #expect(daemon.waitFor("greeting is now bonjour"), "\(daemon.log)")
+        #expect(try daemon.set("ticker.intervalSeconds", "0.2").status == 0)
+        #expect(daemon.waitFor("tick interval is now 0.2 s"))
+        #expect(daemon.waitFor(": bonjour"), "a tick with the new greeting")
+        #expect(try daemon.set("upstream.url", "http://example.org:8080").status == 0)
+        #expect(daemon.waitFor("upstream is now http://example.org:8080"))
+        #expect(try daemon.set("logLevel", "debug").status == 0)
+        #expect(daemon.waitFor("log level is now debug"))
+    }
+
+    @Test func aBadSetLeavesTheFileAndTheDaemonUntouched() throws {
+        let daemon = try Daemon()
+        #expect(try daemon.set("ticker.greeting", "hi").status == 0)
+        #expect(daemon.waitFor("greeting is now hi"))
+        let before = try Data(contentsOf: URL(fileURLWithPath: daemon.settings))
+        let bad = try daemon.set("ticker.intervalSeconds", "abc")
+        #expect(bad.status == 65)
+        #expect(bad.error == "loupe: ticker.intervalSeconds: expected a number, got \"abc\"\n")
+        let unknown = try daemon.set("ticker.colour", "red")
+        #expect(unknown.status == 66)
+        #expect(unknown.error == "loupe: no ticker.colour: ticker has greeting, intervalSeconds\n")
+        #expect(try daemon.set("logLevel", "loud").status == 65)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: daemon.settings)) == before)
+        usleep(300_000)
+        #expect(!daemon.log.contains("tick interval is now"))
+        #expect(!daemon.log.contains("log level is now loud"))
+    }
+
+    @Test func aBadEditIsLoggedAndIgnoredAndTheNextGoodOneApplies() throws {
+        let daemon = try Daemon()
+        try Data(#"{"logLevel": "info", "ticker": {"greeting": 5, "intervalSeconds": 1}, "upstream": {"url": "http://u", "timeoutSeconds": 1}}"#.utf8).write(to: URL(fileURLWithPath: daemon.settings))
+        #expect(daemon.waitFor("ignored a bad settings edit"), "\(daemon.log)")
+        #expect(daemon.log.contains("ticker.greeting: expected String"))
+        let good = #"{"logLevel": "info", "ticker": {"greeting": "fixed", "intervalSeconds": 1}, "upstream": {"url": "http://u", "timeoutSeconds": 1}}"#
+        try Data(good.utf8).write(to: URL(fileURLWithPath: daemon.settings))
+        #expect(daemon.waitFor("greeting is now fixed"))
+        #expect(daemon.process.wait(limit: .zero) == nil, "still running")
+    }
+
+    @Test func sighupReloadsAndSigtermStopsGracefullyAndFlushes() throws {
+        let daemon = try Daemon(settings: #"{"logLevel": "info", "ticker": {"greeting": "g", "intervalSeconds": 0.05}, "upstream": {"url": "http://u", "timeoutSeconds": 1}}"#)
+        #expect(daemon.waitFor("tick 3: g"))
+        daemon.process.kill(SIGHUP)
+        #expect(daemon.waitFor("reloaded settings on SIGHUP"))
+        daemon.process.kill(SIGTERM)
+        #expect(daemon.process.wait(limit: .seconds(15)) == 0, "\(daemon.log)")
+        #expect(daemon.log.contains("settings-daemon stopped"))
+        // The coalesced state file holds the last tick.
+        let lastTick = daemon.log.components(separatedBy: "\n").last { $0.contains("] tick ") }
+        let logged = lastTick.flatMap { $0.split(separator: " ").drop { $0 != "tick" }.dropFirst().first }.map { String($0.dropLast()) }
+        let state = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: daemon.state))) as? [String: Any]
+        #expect(logged != nil)
+        #expect((state?["ticks"] as? Int).map(String.init) == logged)
+    }
+
+    @Test(.enabled(if: keyringAvailable, "run Scripts/test, which starts a keyring"))
+    func theUpstreamTokenComesFromTheKeyringAndIsNeverLogged() throws {
+        let item = "org.loupe.tests.\(UUID().uuidString)/upstream"
+        #expect(try loupe("--keyring", item, "set", "token", "hunter2-daemon-token").status == 0)
+        let daemon = try Daemon(keyring: item)
+        #expect(daemon.waitFor("token present"), "\(daemon.log)")
+        #expect(!daemon.log.contains("hunter2"))
+        let parts = item.split(separator: "/").map(String.init)
+        _ = try run("/usr/bin/env", ["secret-tool", "clear", "service", parts[0], "account", parts[1]])
+    }
+}
+
+@Suite("The example CLI")
+struct CLITests {
+    @Test func getSetUnsetShowOnAnyDocument() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let file = directory.file("doc.json")
+        #expect(try loupe("--file", file, "set", "server.port", "8080").status == 0)
+        #expect(try loupe("--file", file, "set", "server.host", "example.org").status == 0, "a bare word is a string")
+        #expect(try loupe("set", "--file", file, #"labels."app.kubernetes.io/name""#, #""loupe demo""#).status == 0, "options after the command")
+        #expect(try loupe("--file", file, "get", "server.port").output == "8080\n")
+        #expect(try loupe("--file", file, "get", "server.host").output == "\"example.org\"\n")
+        #expect(try loupe("--file", file, "get", #"labels["app.kubernetes.io/name"]"#).output == "\"loupe demo\"\n")
+        #expect(try loupe("--file", file, "unset", "labels").status == 0)
+        let shown = try loupe("--file", file, "show")
+        #expect(try JSONSerialization.jsonObject(with: Data(shown.output.utf8)) as? NSDictionary
+            == ["server": ["host": "example.org", "port": 8080]] as NSDictionary)
+        let fromPython = try python("import json,sys; print(json.load(open(sys.argv[1]))['server']['port'])", [file])
+        #expect(fromPython == "8080")
+    }
+
+    @Test func errorsAreOneLineWithDocumentedExitCodes() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let file = directory.file("doc.json")
+        try loupe("--file", file, "set", "a", "1")
+        let notFound = try loupe("--file", file, "get", "b")
+        #expect(notFound.status == 66)
+        #expect(notFound.error == "loupe: no b: <root> has a\n")
+        let badPath = try loupe("--file", file, "get", "a..b")
+        #expect(badPath.status == 64)
+        let notJSON = try loupe("--file", file, "set", "a", "two words")
+        #expect(notJSON.status == 65)
+        #expect(notJSON.error.hasPrefix("loupe: \"two words\" is not JSON"))
+        let noStore = try loupe("get", "a")
+        #expect(noStore.status == 64)
+        try Data("{ broken".utf8).write(to: URL(fileURLWithPath: file))
+        let corrupt = try loupe("--file", file, "get", "a")
+        #expect(corrupt.status == 69)
+        #expect(corrupt.error.contains("invalid data in JSON file \(file)"))
+        #expect(corrupt.error.components(separatedBy: "\n").count == 2, "one line")
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == "{ broken")
+    }
+
+    @Test func propertyListsYAMLAndDefaults() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        try loupe("--file", directory.file("s.plist"), "set", "name", "x")
+        #expect(try python("import plistlib,sys; print(plistlib.load(open(sys.argv[1],'rb'))['name'])", [directory.file("s.plist")]) == "x")
+        try loupe("--file", directory.file("s.yaml"), "set", "replicas", "3")
+        #expect(try String(contentsOfFile: directory.file("s.yaml"), encoding: .utf8) == "replicas: 3\n")
+        let suite = "org.loupe.tests.\(UUID().uuidString)"
+        #expect(try loupe("--defaults", suite, "--key", "settings", "set", "port", "99").status == 0)
+        #expect(try loupe("--defaults", suite, "--key", "settings", "get", "port").output == "99\n")
+        let config = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"] ?? NSHomeDirectory() + "/.config"
+        try? FileManager.default.removeItem(atPath: config + "/" + suite + ".plist")
+    }
+
+    @Test func watchPrintsChangesThatAnotherProcessMakes() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let file = directory.file("doc.json")
+        try loupe("--file", file, "set", "greeting", "hello")
+        let watcher = try ChildProcess(loupe, ["--file", file, "watch", "greeting"])
+        #expect(eventually { watcher.output == "\"hello\"\n" })
+        try loupe("--file", file, "set", "greeting", "bonjour")
+        try loupe("--file", file, "set", "other", "1")
+        try loupe("--file", file, "set", "greeting", "hallo")
+        #expect(eventually { watcher.output == "\"hello\"\n\"bonjour\"\n\"hallo\"\n" }, "\(watcher.output)")
+        watcher.kill(SIGINT)
+        #expect(watcher.wait(limit: .seconds(10)) == 0)
+    }
+
+    @Test func editOpensTheEditorAndReopensItOnABadEdit() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let file = directory.file("settings.json")
+        try loupe("--file", file, "--schema", "daemon", "set", "ticker.greeting", "hi")
+        // An editor that writes a bad edit the first time and a good one the second.
+        let editor = directory.file("editor.sh")
+        try Data("""
+            #!/bin/sh
+            count=$(cat "\(directory.path)/count" 2>/dev/null || echo 0)
+            echo $((count + 1)) > "\(directory.path)/count"
+            if [ "$count" = 0 ]; then
+                sed -i 's/"hi"/5/' "$1"
+            else
+                sed -i 's/"greeting" : 5/"greeting" : "edited"/' "$1"
+            fi
+            """.utf8).write(to: URL(fileURLWithPath: editor))
+        chmod(editor, 0o755)
+        let result = try loupe("--file", file, "--schema", "daemon", "edit", environment: ["EDITOR": editor, "VISUAL": editor])
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.error.contains("the edit is invalid: ticker.greeting: expected String"))
+        #expect(try String(contentsOfFile: directory.file("count"), encoding: .utf8) == "2\n")
+        #expect(try loupe("--file", file, "--schema", "daemon", "get", "ticker.greeting").output == "\"edited\"\n")
+
+        // An editor that changes nothing: nothing is written.
+        let before = try Data(contentsOf: URL(fileURLWithPath: file))
+        let unchanged = try loupe("--file", file, "--schema", "daemon", "edit", environment: ["EDITOR": "true", "VISUAL": "true"])
+        #expect(unchanged.status == 0)
+        #expect(unchanged.error == "loupe: no changes\n")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == before)
+    }
+
+    @Test(.enabled(if: keyringAvailable, "run Scripts/test, which starts a keyring"))
+    func keyringValuesPrintMaskedUnlessRevealed() throws {
+        let item = "org.loupe.tests.\(UUID().uuidString)/cli"
+        #expect(try loupe("--keyring", item, "set", "token", #""hunter2-cli""#).status == 0)
+        #expect(try loupe("--keyring", item, "get", "token").output == "\"********\"\n")
+        #expect(!(try loupe("--keyring", item, "show").output.contains("hunter2")))
+        #expect(try loupe("--keyring", item, "--reveal", "get", "token").output == "\"hunter2-cli\"\n")
+        let edit = try loupe("--keyring", item, "edit")
+        #expect(edit.status == 64, "edit refuses the keyring: it would put the secret in a temporary file")
+        let parts = item.split(separator: "/").map(String.init)
+        _ = try run("/usr/bin/env", ["secret-tool", "clear", "service", parts[0], "account", parts[1]])
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import Loupe
+import LoupeTestSupport
+import Testing
+
+@Suite("String paths over the Codable encoding")
+struct StringPathTests {
+    struct Item: Codable, Sendable, Equatable {
+        var name: String
+        var weight = 1
+    }
+
+    struct Graph: Codable, Sendable, Equatable {
+        var server = Server()
+        var features: [String: Bool] = [:]
+        var items: [Item] = [Item(name: "a"), Item(name: "b")]
+        var labels: [String: String] = ["app.kubernetes.io/name": "loupe"]
+        var protection: Protection?
+    }
+
+    @Test func pathsParseAndPrint() throws {
+        #expect(try ValuePath(parsing: "server.port").components == [.key("server"), .key("port")])
+        #expect(try ValuePath(parsing: "items[3].name").components == [.key("items"), .index(3), .key("name")])
+        #expect(try ValuePath(parsing: #""key.with.dots""#).components == [.key("key.with.dots")])
+        #expect(try ValuePath(parsing: #"labels["app.kubernetes.io/name"]"#).components == [.key("labels"), .key("app.kubernetes.io/name")])
+        #expect(try ValuePath(parsing: #"labels."a\"b""#).components == [.key("labels"), .key(#"a"b"#)])
+        #expect(try ValuePath(parsing: "").components.isEmpty)
+        #expect(ValuePath([.key("labels"), .key("a.b"), .index(2)]).description == #"labels."a.b"[2]"#)
+        for bad in ["a..b", ".a", "a.", "a[x]", "a[1", #""open"#, "a]b"] {
+            #expect(throws: PathError.self, "\(bad)") { try ValuePath(parsing: bad) }
+        }
+    }
+
+    @Test func readsByPath() throws {
+        let root = MutableLens(Graph())
+        #expect(try root.value(atPath: "server.port") == .integer(8080))
+        #expect(try root.value(atPath: "items[1].name") == .string("b"))
+        #expect(try root.value(atPath: #"labels["app.kubernetes.io/name"]"#) == .string("loupe"))
+        #expect(try root.server.value(atPath: "host") == .string("localhost"), "relative to the lens")
+        #expect(try root.readOnly.value(atPath: "items[0].weight") == .integer(1))
+    }
+
+    @Test func unknownPathsNameTheNearestParentAndItsKeys() throws {
+        let root = MutableLens(Graph())
+        #expect(throws: PathError.notFound(path: "server.prot", parent: "server", validKeys: ["host", "port"])) {
+            try root.value(atPath: "server.prot")
+        }
+        #expect(throws: PathError.notFound(path: "items[7]", parent: "items", validKeys: ["[0]…[1]"])) {
+            try root.value(atPath: "items[7]")
+        }
+        #expect("\(PathError.notFound(path: "server.prot", parent: "server", validKeys: ["host", "port"]))" == "no server.prot: server has host, port")
+        #expect(throws: PathError.notFound(path: "server.prot", parent: "server", validKeys: ["host", "port"])) {
+            try root.set(atPath: "server.prot", to: .integer(1))
+        }
+        #expect(root.value == Graph())
+    }
+
+    @Test func writesAreTypeCheckedAgainstTheSwiftType() throws {
+        let store = RecordingStore<Graph>()
+        let root = try MutableLens(default: Graph(), store: store)
+        #expect {
+            try root.set(atPath: "server.port", to: .string("abc"))
+        } throws: { error in
+            "\(error)" == #"server.port: expected an integer, got "abc""#
+        }
+        #expect {
+            try root.set(atPath: "items[0]", to: .object(["weight": .integer(2)]))
+        } throws: { error in
+            "\(error)" == "items[0].name: required, but missing"
+        }
+        #expect(root.value == Graph())
+        #expect(store.saves == 0)
+
+        try root.set(atPath: "server.port", to: .integer(9090))
+        try root.set(atPath: "features.beta", to: .bool(true))
+        try root.set(atPath: "items[1].name", to: .string("renamed"))
+        try root.set(atPath: #"labels."tier""#, to: .string("web"))
+        #expect(root.value.server.port == 9090)
+        #expect(root.value.features == ["beta": true])
+        #expect(root.value.items[1].name == "renamed")
+        #expect(root.value.labels["tier"] == "web")
+        #expect(store.saves == 4)
+    }
+
+    @Test func anOptionalPartCanBeSetMemberByMember() throws {
+        let root = MutableLens(Graph())
+        try root.set(atPath: "protection.enabled", to: .bool(true))
+        #expect(root.value.protection == Protection(enabled: true))
+        try root.set(atPath: "protection", to: .null)
+        #expect(root.value.protection == nil)
+    }
+
+    @Test func removeDeletesOptionalsEntriesAndElementsButNotRequiredParts() throws {
+        let root = MutableLens(Graph())
+        try root.set(atPath: "features.beta", to: .bool(true))
+        try root.set(atPath: "protection", to: .object(["enabled": .bool(true)]))
+        try root.remove(atPath: "features.beta")
+        try root.remove(atPath: "protection")
+        try root.remove(atPath: "items[0]")
+        #expect(root.value.features.isEmpty)
+        #expect(root.value.protection == nil)
+        #expect(root.value.items == [Item(name: "b")])
+        #expect(throws: PathError.notRemovable(path: "server.port")) { try root.remove(atPath: "server.port") }
+        #expect(throws: PathError.self) { try root.remove(atPath: "features.nothing") }
+    }
+
+    @Test func jsonValuesParseAndPrint() throws {
+        #expect(try JSONValue(parsing: #"{"a": [1, 2.5, true, null, "x"]}"#)
+            == .object(["a": .array([.integer(1), .double(2.5), .bool(true), .null, .string("x")])]))
+        #expect(try JSONValue(parsing: "42") == .integer(42))
+        #expect(JSONValue.object(["b": .integer(1), "a": .string("x")]).jsonText() == #"{"a":"x","b":1}"#)
+        let roundTrip = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(JSONValue.array([.bool(false), .double(1.5)])))
+        #expect(roundTrip == .array([.bool(false), .double(1.5)]))
+    }
+}
