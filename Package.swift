@@ -16,6 +16,7 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
     ],
     targets: [
         .target(
@@ -63,6 +64,16 @@ let package = Package(
         .testTarget(
             name: "ExamplesTests",
             dependencies: ["LoupeTestSupport", "loupe-cli", "settings-daemon"]
+        ),
+
+        // Loupe against its baselines and peers: Scripts/bench runs it in release mode.
+        .executableTarget(
+            name: "loupe-benchmarks",
+            dependencies: [
+                "Loupe", "LoupeKeyring", "CLibSecret",
+                .product(name: "Configuration", package: "swift-configuration"),
+            ],
+            path: "Benchmarks/Sources/loupe-benchmarks"
         ),
 
         .testTarget(

@@ -1,0 +1,65 @@
+/// A graph three levels deep, for reads.
+struct Deep: Codable, Sendable, Equatable {
+    struct Inner: Codable, Sendable, Equatable {
+        struct Leaf: Codable, Sendable, Equatable {
+            var port = 8080
+            var host = "localhost"
+        }
+        var leaf = Leaf()
+    }
+    var inner = Inner()
+    var name = "deep"
+}
+
+/// A graph with a 1,000-element array and a 1,000-entry dictionary, for copy-on-write updates.
+struct Big: Codable, Sendable, Equatable {
+    var counter = 0
+    var items = Array(0..<1_000)
+    var table = Dictionary(uniqueKeysWithValues: (0..<1_000).map { ("key-\($0)", $0) })
+}
+
+/// About twenty fields: a typical settings file.
+struct Small: Codable, Sendable, Equatable {
+    struct Server: Codable, Sendable, Equatable {
+        var host = "localhost"
+        var port = 8080
+        var tls = false
+        var timeoutSeconds = 30.0
+        var maxConnections = 512
+    }
+    struct Logging: Codable, Sendable, Equatable {
+        var level = "info"
+        var format = "json"
+        var destination = "stderr"
+    }
+    var counter = 0
+    var name = "service"
+    var server = Server()
+    var logging = Logging()
+    var features: [String: Bool] = ["beta": true, "dark-mode": false, "new-ui": true]
+    var allowedOrigins = ["https://example.org", "https://example.com"]
+    var region = "eu-west-1"
+    var replicas = 3
+}
+
+/// About 100 KB of JSON.
+struct Large: Codable, Sendable, Equatable {
+    struct Entry: Codable, Sendable, Equatable {
+        var id: Int
+        var name: String
+        var enabled: Bool
+        var weight: Double
+        var tags: [String]
+    }
+    var counter = 0
+    var entries = (0..<900).map { Entry(id: $0, name: "entry number \($0)", enabled: $0 % 2 == 0, weight: Double($0) / 7, tags: ["a", "tag-\($0 % 10)"]) }
+}
+
+/// A dictionary of `count` entries, for how cost grows.
+struct Sized: Codable, Sendable, Equatable {
+    var counter = 0
+    var entries: [String: Int]
+    init(count: Int) {
+        entries = Dictionary(uniqueKeysWithValues: (0..<count).map { ("entry-\($0)", $0) })
+    }
+}
