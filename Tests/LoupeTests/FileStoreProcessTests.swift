@@ -178,6 +178,21 @@ struct CoalescedWriteTests {
         })
     }
 
+    @Test func outsideChangesStillReachACoalescingStoreThroughItsWatch() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        let root = try MutableLens(default: Settings(), store: FileStore<Settings>(path: path, writePolicy: .coalesced(.seconds(30))))
+        try root.server.host.set("local")
+        let ports = Recorder<Int>()
+        let token = root.server.port.observe { ports.append($0) }
+        let result = try run("/usr/bin/env", ["python3", "-c", "import json,sys; json.dump({'server': {'host': 'h', 'port': 7}, 'features': {}}, open(sys.argv[1], 'w'))", path])
+        #expect(result.status == 0)
+        #expect(eventually { ports.all == [7] })
+        #expect(root.server.host.value == "h", "the outside write wins over the change not yet written")
+        token.cancel()
+    }
+
     @Test func releasingTheRootLensFlushes() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }

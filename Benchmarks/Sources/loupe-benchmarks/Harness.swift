@@ -108,11 +108,6 @@ func printTable(_ title: String, _ header: [String], _ rows: [[String]]) {
     rows.forEach { print(line($0)) }
 }
 
-/// Bytes the allocator has handed out and not yet been given back.
-func allocatedBytes() -> Int {
-    Int(mallinfo2().uordblks)
-}
-
 /// The process's resident memory, in bytes.
 func residentBytes() -> Int {
     guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }

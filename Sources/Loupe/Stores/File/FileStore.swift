@@ -34,6 +34,11 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
         /// Updates change memory at once; the latest value is written durably at most once per interval,
         /// on ``MutableLens/flush()``, and when the root lens or the store is released. For settings that
         /// change many times a second; a crash loses at most one interval of changes.
+        ///
+        /// Updates then cost what an in-memory update costs: they do not take the file's lock or look at
+        /// the file. Changes other processes make are picked up through the watch (or
+        /// ``MutableLens/reload()``), and the write at the end of an interval replaces the file (the last
+        /// writer wins), so use it for a file one process writes.
         case coalesced(Duration)
     }
 
@@ -70,6 +75,12 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
         var pending: Value?
         var flushScheduled = false
         var cleanedTemporaryFiles = false
+        /// With a coalescing write policy: the watch reported a change the store has not looked at yet.
+        var outsideChangeReported = false
+    }
+
+    private var coalesces: Bool {
+        if case .coalesced = writePolicy { true } else { false }
     }
 
     /// Creates a store for the file at `path`.
@@ -177,6 +188,12 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
     }
 
     public func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R {
+        if coalesces { return try lock.withProcessLock(body) }
+        return try withFileLock(body)
+    }
+
+    /// Runs `body` holding the file's lock against every process, after clearing what a killed writer left.
+    private func withFileLock<R>(_ body: () throws -> R) throws -> R {
         let result: Result<R, any Error>
         do {
             result = try lock.withLock(timeout: lockTimeout) {
@@ -195,6 +212,13 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
     }
 
     public func loadIfChanged() throws -> StoreChange<Value> {
+        if coalesces {
+            let reported = state.withLock { state in
+                defer { state.outsideChangeReported = false }
+                return state.outsideChangeReported
+            }
+            guard reported else { return .unchanged }
+        }
         let target = try resolvedPath()
         let current: FileIdentity?
         do {
@@ -222,7 +246,10 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
         let target = try resolvedPath()
         do {
             try FileSystem.createDirectory(FileSystem.directory(of: target))
-            return try FileWatcher(path: target, onChange: onChange)
+            return try FileWatcher(path: target) { [weak self] in
+                self?.state.withLock { $0.outsideChangeReported = true }
+                onChange()
+            }
         } catch {
             logger.warning("cannot watch the settings file for outside changes", metadata: ["file": "\(path)", "error": "\(error)"])
             return nil
@@ -230,7 +257,7 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
     }
 
     public func flush() throws {
-        try withExclusiveAccess {
+        try withFileLock {
             guard let pending = state.withLock({ $0.pending }) else { return }
             try write(pending)
             state.withLock { state in

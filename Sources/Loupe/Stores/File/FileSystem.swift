@@ -216,6 +216,14 @@ final class FileLock: @unchecked Sendable {
         if fd >= 0 { close(fd) }
     }
 
+    /// Runs `body` holding the in-process part of the lock only: excludes this process's other threads,
+    /// not other processes.
+    func withProcessLock<R>(_ body: () throws -> R) rethrows -> R {
+        mutex.lock()
+        defer { mutex.unlock() }
+        return try body()
+    }
+
     /// Runs `body` holding the lock, waiting at most `timeout` for another process to release it.
     func withLock<R>(timeout: Duration, _ body: () throws -> R) throws -> R {
         mutex.lock()
