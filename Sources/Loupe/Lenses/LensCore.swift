@@ -20,8 +20,14 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
 
     private let snapshotLock = ReadWriteLock()
     private let updateLock = UpdateLock()
-    /// Guarded by `snapshotLock`; written only by a thread that also holds `updateLock`.
-    private var root: Root
+    /// The committed root, at a stable address so that lenses onto stored properties read their part in
+    /// place (``read(at:as:)``). Guarded by `snapshotLock`; written only by a thread that also holds
+    /// `updateLock`.
+    private let rootStorage: UnsafeMutablePointer<Root>
+    private var root: Root {
+        get { rootStorage.pointee }
+        set { rootStorage.pointee = newValue }
+    }
     private var version: UInt64 = 0
     private let rootsEqual: @Sendable (Root, Root) -> Bool
     private let watch = Locked<(any StoreWatch)?>(nil)
@@ -36,7 +42,9 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
         self.defaultValue = defaultValue
         self.logger = logger
         self.rootsEqual = runtimeEquality(for: Root.self) ?? encodedEquality()
-        self.root = try store.load() ?? defaultValue
+        let initial = try store.load() ?? defaultValue
+        rootStorage = .allocate(capacity: 1)
+        rootStorage.initialize(to: initial)
         if shouldWatch {
             let handle = try store.watch { [weak self] in self?.refreshFromStore() }
             watch.withLock { $0 = handle }
@@ -44,6 +52,10 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
     }
 
     deinit {
+        defer {
+            rootStorage.deinitialize(count: 1)
+            rootStorage.deallocate()
+        }
         watch.withLock { $0?.cancel() }
         do {
             try store.flush()
@@ -57,7 +69,16 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
     /// Runs `body` on the current root under the read lock.
     @inline(__always)
     func read<T>(_ body: (Root) throws -> T) rethrows -> T {
-        try snapshotLock.withReadLock { try body(root) }
+        try snapshotLock.withReadLock { try body(rootStorage.pointee) }
+    }
+
+    /// The part of the current root at byte `offset`, read in place under the read lock: for lenses whose
+    /// path is stored properties only, which then need neither the key-path machinery nor a copy of the root.
+    @inline(__always)
+    func read<T>(at offset: Int, as type: T.Type) -> T {
+        snapshotLock.withReadLock {
+            UnsafeRawPointer(rootStorage).advanced(by: offset).assumingMemoryBound(to: T.self).pointee
+        }
     }
 
     /// The current root and its version, read together.
@@ -155,10 +176,7 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
     }
 
     private func serialized<R>(path: String, _ body: () throws -> R) throws -> R {
-        guard let result = try updateLock.withLockUnlessReentrant(body) else {
-            throw LensError.reentrantUpdate(path: path)
-        }
-        return result
+        try updateLock.withLock(orThrow: { LensError.reentrantUpdate(path: path) }, body)
     }
 
     func flush() throws {

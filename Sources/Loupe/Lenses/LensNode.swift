@@ -29,12 +29,24 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
     let core: LensCore<Root>
     let step: any Step<Root, Value>
     let path: String
+    /// Where the value lies inside the root, when the path is stored properties only (see
+    /// `MemoryLayout.offset(of:)`); reads then copy it out in place.
+    private let offset: Int?
     private let channel = Locked<Channel<Root, Value>?>(nil)
 
     init(core: LensCore<Root>, step: any Step<Root, Value>, path: String) {
         self.core = core
         self.step = step
         self.path = path
+        if step is IdentityStep<Root> {
+            offset = 0
+        } else if let keyPath = (step as? WritableKeyPathStep<Root, Value>)?.keyPath {
+            offset = MemoryLayout<Root>.offset(of: keyPath)
+        } else if let keyPath = (step as? KeyPathStep<Root, Value>)?.keyPath {
+            offset = MemoryLayout<Root>.offset(of: keyPath)
+        } else {
+            offset = nil
+        }
     }
 
     var isRoot: Bool { step is IdentityStep<Root> }
@@ -42,7 +54,8 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
 
     @inline(__always)
     func read() -> Value {
-        core.read { step.get($0) }
+        if let offset { return core.read(at: offset, as: Value.self) }
+        return core.read { step.get($0) }
     }
 
     func update<R>(_ body: (inout Value) throws -> R) throws -> R {

@@ -21,14 +21,19 @@ final class Notifier<Root: Sendable>: Sendable {
     private struct State {
         var pending: [Commit<Root>] = []
         var draining = false
-        var channels: [ObjectIdentifier: AnyChannel<Root>] = [:]
+        /// The channels with observers, in the order they were registered.
+        var channels: [AnyChannel<Root>] = []
     }
 
     private let state = Locked(State())
     private let nextObserverID = Atomic<UInt64>(0)
 
+    /// Queues `commit` for delivery. A commit that no lens observes is dropped at once: a channel
+    /// registered later starts from the version current at that time, so it never needs older commits.
     func enqueue(_ commit: Commit<Root>) {
-        state.withLock { $0.pending.append(commit) }
+        state.withLock { state in
+            if !state.channels.isEmpty { state.pending.append(commit) }
+        }
     }
 
     func drain() {
@@ -44,8 +49,9 @@ final class Notifier<Root: Sendable>: Sendable {
                     state.draining = false
                     return nil
                 }
-                defer { state.pending.removeAll(keepingCapacity: true) }
-                return (state.pending, Array(state.channels.values))
+                var commits: [Commit<Root>] = []
+                swap(&commits, &state.pending)
+                return (commits, state.channels)
             }
             guard let next else { return }
             for commit in next.commits {
@@ -69,9 +75,8 @@ final class Notifier<Root: Sendable>: Sendable {
         let id = nextObserverID.add(1, ordering: .relaxed).newValue
         state.withLock { state in
             let (root, version) = snapshot()
-            let key = ObjectIdentifier(channel)
-            let isNew = state.channels[key] == nil
-            if isNew { state.channels[key] = channel }
+            let isNew = !state.channels.contains { $0 === channel }
+            if isNew { state.channels.append(channel) }
             let value = channel.add(id, Observer(since: version, handler: handler), root: root, restart: isNew)
             initial?(value)
         }
@@ -80,7 +85,7 @@ final class Notifier<Root: Sendable>: Sendable {
 
     func remove(_ id: UInt64, from channel: AnyChannel<Root>) {
         state.withLock { state in
-            if channel.removeObserver(id) { state.channels[ObjectIdentifier(channel)] = nil }
+            if channel.removeObserver(id) { state.channels.removeAll { $0 === channel } }
         }
     }
 }

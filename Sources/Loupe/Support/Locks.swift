@@ -8,44 +8,101 @@ import Darwin
 import Foundation
 import Synchronization
 
-/// A readers–writer lock over `pthread_rwlock_t`: many readers at once, one writer.
+/// A readers–writer lock whose readers do not contend with each other: many readers at once, one writer.
 ///
-/// On glibc the lock prefers writers, so a steady stream of readers cannot starve a commit.
+/// A `pthread_rwlock_t` keeps its readers in one counter, so every read writes the same cache line and two
+/// threads reading at once slow each other down. Here each thread counts its reads in a stripe of its own
+/// (a counter on its own cache line, assigned on the thread's first read). A writer raises a flag and
+/// waits until every stripe is empty; a reader that sees the flag steps back and waits for the writer.
+/// Writers take a mutex among themselves and are preferred, so a stream of readers cannot starve one.
+///
+/// Reader and writer use the classic handshake: the reader increments its stripe, then checks the flag;
+/// the writer sets the flag, then checks the stripes (all sequentially consistent), so at least one of
+/// them always sees the other.
 final class ReadWriteLock: @unchecked Sendable {
-    private let rwlock: UnsafeMutablePointer<pthread_rwlock_t>
+    private static let stripeCount = 16
+    private static let stripeSize = 128  // two cache lines, against adjacent-line prefetching
+    private let stripes: UnsafeMutableRawPointer
+    private let writerActive: UnsafeMutablePointer<Atomic<Bool>>
+    private let writers: UnsafeMutablePointer<pthread_mutex_t>
 
     init() {
-        rwlock = .allocate(capacity: 1)
-        rwlock.initialize(to: pthread_rwlock_t())
-        var attributes = pthread_rwlockattr_t()
-        pthread_rwlockattr_init(&attributes)
-        #if canImport(Glibc)
-        pthread_rwlockattr_setkind_np(&attributes, Int32(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP))
-        #endif
-        let status = pthread_rwlock_init(rwlock, &attributes)
-        pthread_rwlockattr_destroy(&attributes)
-        precondition(status == 0, "pthread_rwlock_init failed: \(status)")
+        stripes = .allocate(byteCount: Self.stripeCount * Self.stripeSize, alignment: Self.stripeSize)
+        for index in 0..<Self.stripeCount {
+            stripes.advanced(by: index * Self.stripeSize).bindMemory(to: Atomic<Int>.self, capacity: 1).initialize(to: Atomic(0))
+        }
+        writerActive = .allocate(capacity: 1)
+        writerActive.initialize(to: Atomic(false))
+        writers = .allocate(capacity: 1)
+        writers.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(writers, nil)
     }
 
     deinit {
-        pthread_rwlock_destroy(rwlock)
-        rwlock.deallocate()
+        for index in 0..<Self.stripeCount { stripe(index).deinitialize(count: 1) }
+        stripes.deallocate()
+        writerActive.deinitialize(count: 1)
+        writerActive.deallocate()
+        pthread_mutex_destroy(writers)
+        writers.deallocate()
+    }
+
+    @inline(__always)
+    private func stripe(_ index: Int) -> UnsafeMutablePointer<Atomic<Int>> {
+        stripes.advanced(by: index * Self.stripeSize).assumingMemoryBound(to: Atomic<Int>.self)
     }
 
     @inline(__always)
     func withReadLock<R>(_ body: () throws -> R) rethrows -> R {
-        pthread_rwlock_rdlock(rwlock)
-        defer { pthread_rwlock_unlock(rwlock) }
+        let counter = stripe(currentStripe() & (Self.stripeCount - 1))
+        while true {
+            counter.pointee.add(1, ordering: .sequentiallyConsistent)
+            if !writerActive.pointee.load(ordering: .sequentiallyConsistent) { break }
+            // A writer is in, or waiting: step back, and wait for it by passing through its mutex.
+            counter.pointee.subtract(1, ordering: .releasing)
+            pthread_mutex_lock(writers)
+            pthread_mutex_unlock(writers)
+        }
+        defer { counter.pointee.subtract(1, ordering: .releasing) }
         return try body()
     }
 
-    @inline(__always)
     func withWriteLock<R>(_ body: () throws -> R) rethrows -> R {
-        pthread_rwlock_wrlock(rwlock)
-        defer { pthread_rwlock_unlock(rwlock) }
+        pthread_mutex_lock(writers)
+        writerActive.pointee.store(true, ordering: .sequentiallyConsistent)
+        for index in 0..<Self.stripeCount {
+            var spins = 0
+            while stripe(index).pointee.load(ordering: .sequentiallyConsistent) != 0 {
+                spins += 1
+                if spins > 64 { sched_yield() }
+            }
+        }
+        defer {
+            writerActive.pointee.store(false, ordering: .releasing)
+            pthread_mutex_unlock(writers)
+        }
         return try body()
     }
 }
+
+/// The calling thread's read stripe, assigned round-robin on its first read and kept in a thread-specific
+/// slot (stored plus one, since an empty slot reads as zero).
+@inline(__always)
+private func currentStripe() -> Int {
+    let stored = Int(bitPattern: pthread_getspecific(stripeKey))
+    if stored != 0 { return stored - 1 }
+    let assigned = nextStripe.add(1, ordering: .relaxed).oldValue
+    pthread_setspecific(stripeKey, UnsafeRawPointer(bitPattern: assigned + 1))
+    return assigned
+}
+
+private let stripeKey: pthread_key_t = {
+    var key = pthread_key_t()
+    pthread_key_create(&key, nil)
+    return key
+}()
+
+private let nextStripe = Atomic<Int>(0)
 
 /// The lock that serialises updates of one lens graph.
 ///
@@ -67,15 +124,11 @@ final class UpdateLock: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Whether the calling thread holds this lock.
-    var isHeldByCurrentThread: Bool {
-        owner.load(ordering: .relaxed) == currentThreadID()
-    }
-
-    /// Runs `body` holding the lock; returns nil without running it if this thread already holds it.
-    func withLockUnlessReentrant<R>(_ body: () throws -> R) rethrows -> R? {
+    /// Runs `body` holding the lock; throws `reentrancyError()` without running it if this thread already
+    /// holds the lock.
+    func withLock<R>(orThrow reentrancyError: () -> any Error, _ body: () throws -> R) throws -> R {
         let me = currentThreadID()
-        if owner.load(ordering: .relaxed) == me { return nil }
+        if owner.load(ordering: .relaxed) == me { throw reentrancyError() }
         pthread_mutex_lock(mutex)
         owner.store(me, ordering: .relaxed)
         defer {
