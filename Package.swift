@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "Loupe", targets: ["Loupe"]),
         .library(name: "LoupeYAML", targets: ["LoupeYAML"]),
         .library(name: "LoupeKeyring", targets: ["LoupeKeyring"]),
+        .library(name: "LoupeConfiguration", targets: ["LoupeConfiguration"]),
         .executable(name: "loupe", targets: ["loupe-cli"]),
         .executable(name: "settings-daemon", targets: ["settings-daemon"]),
     ],
@@ -76,6 +77,14 @@ let package = Package(
             path: "Benchmarks/Sources/loupe-benchmarks"
         ),
 
+        .target(
+            name: "LoupeConfiguration",
+            dependencies: ["Loupe", .product(name: "Configuration", package: "swift-configuration")]
+        ),
+        .testTarget(
+            name: "LoupeConfigurationTests",
+            dependencies: ["LoupeConfiguration", "LoupeTestSupport", .product(name: "Configuration", package: "swift-configuration")]
+        ),
         .testTarget(
             name: "LoupeYAMLTests",
             dependencies: ["LoupeYAML"]

@@ -85,6 +85,9 @@ public final class KeyringStore<Value: Codable & Sendable>: ValueStore {
     /// Names the item, never its secret.
     public var description: String { "keyring item service=\(service) account=\(account)" }
 
+    /// A keyring holds secrets: tools mask its values, configuration readers mark them secret.
+    public var holdsSecrets: Bool { true }
+
     public func load() throws -> Value? {
         guard let secret = try secretService.lookup() else {
             logger.debug("no keyring item yet", metadata: ["item": "\(description)"])

@@ -102,6 +102,10 @@ struct KeyringStoreTests {
     }
 }
 
+@Test func aKeyringStoreHoldsSecrets() {
+    #expect(KeyringStore<Credentials>(service: "s", account: "a").holdsSecrets)
+}
+
 /// The failure paths run the test helper in an environment of their own: no session bus, a bus with no
 /// keyring daemon, a locked collection. Each must end in a clear, typed error within its timeout.
 @Suite("KeyringStore: failures", .enabled(if: keyringAvailable, "run Scripts/test, which installs the keyring"))

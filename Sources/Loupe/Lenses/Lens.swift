@@ -27,6 +27,9 @@ public struct Lens<Value: Sendable>: Sendable {
     /// The path from the root, as it appears in errors and logs (`server.port`; `<root>` for the root).
     public var path: String { node.path }
 
+    /// Whether the store behind this lens keeps secrets (a keyring): tools should mask what they show.
+    public var holdsSecrets: Bool { node.storeHoldsSecrets }
+
     /// A lens onto a part of this lens's value.
     public subscript<Part: Sendable>(dynamicMember keyPath: KeyPath<Value, Part> & Sendable) -> Lens<Part> {
         self[keyPath]

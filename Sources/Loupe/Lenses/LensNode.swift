@@ -9,6 +9,8 @@ protocol LensNode<Value>: AnyObject, Sendable, CustomStringConvertible {
     var isRoot: Bool { get }
     /// The store behind the graph, as it describes itself.
     var storeDescription: String { get }
+    /// Whether the store behind the graph keeps secrets.
+    var storeHoldsSecrets: Bool { get }
 
     func read() -> Value
     func update<R>(_ body: (inout Value) throws -> R) throws -> R
@@ -51,6 +53,7 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
 
     var isRoot: Bool { step is IdentityStep<Root> }
     var storeDescription: String { core.store.description }
+    var storeHoldsSecrets: Bool { core.store.holdsSecrets }
 
     @inline(__always)
     func read() -> Value {

@@ -30,6 +30,9 @@ public struct MutableLens<Value: Sendable>: Sendable {
     /// The path from the root, as it appears in errors and logs (`server.port`; `<root>` for the root).
     public var path: String { node.path }
 
+    /// Whether the store behind this lens keeps secrets (a keyring): tools should mask what they show.
+    public var holdsSecrets: Bool { node.storeHoldsSecrets }
+
     /// The same lens without the ability to write, to hand to components that only read.
     public var readOnly: Lens<Value> { Lens(node: node) }
 

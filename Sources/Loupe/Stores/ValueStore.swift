@@ -53,6 +53,10 @@ public protocol ValueStore<Value>: AnyObject, Sendable, CustomStringConvertible 
 
     /// Makes every saved value durable now, for stores that defer writes. The default does nothing.
     func flush() throws
+
+    /// Whether the store keeps secrets (the keyring), so that tools reading through it mask its values and
+    /// configuration readers mark them secret. The default is `false`.
+    var holdsSecrets: Bool { get }
 }
 
 /// What ``ValueStore/loadIfChanged()`` found.
@@ -83,4 +87,6 @@ extension ValueStore {
     }
 
     public func flush() throws {}
+
+    public var holdsSecrets: Bool { false }
 }
