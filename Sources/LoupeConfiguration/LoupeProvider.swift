@@ -20,7 +20,7 @@ import Loupe
 /// Keys are the lens value's `Codable` keys joined by dots (`server.port`). Strings, integers, floating
 /// point numbers and booleans map to their configuration types; arrays of one of those to the array
 /// types; elements of other arrays are reached by index (`items.0.name`). Every value is marked secret
-/// when the lens's store keeps secrets (``KeyringStore``), so `ConfigReader`'s access logs redact it.
+/// when the lens's store keeps secrets (`KeyringStore`), so `ConfigReader`'s access logs redact it.
 ///
 /// The provider keeps one flattened snapshot of the value, replaced on each commit, so a lookup is a
 /// dictionary access; watchers are sent each commit that changes what they watch, in commit order.
@@ -35,7 +35,7 @@ public struct LoupeProvider: ConfigProvider, CustomStringConvertible {
         storage = Storage(lens: lens, name: name ?? "Loupe \(lens.path) in \(lens)")
     }
 
-    /// A provider over `lens`'s value; see ``init(_:name:)-(Lens<Value>,_)``.
+    /// A provider over `lens`'s value, as for a read-only lens.
     public init<Value: Codable & Sendable>(_ lens: MutableLens<Value>, name: String? = nil) {
         self.init(lens.readOnly, name: name)
     }

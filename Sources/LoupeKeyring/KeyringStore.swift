@@ -16,11 +16,11 @@ import Loupe
 /// The whole value is encoded as JSON and stored as one secret item whose attributes are `service` and
 /// `account`, so `secret-tool lookup service S account A` prints exactly what Loupe stored, and an item
 /// that `secret-tool store` wrote with those attributes is read by Loupe. Saving replaces the item
-/// atomically; ``MutableLens/remove()`` deletes it.
+/// atomically; `MutableLens/remove()` deletes it.
 ///
 /// Nothing of the secret ever appears in an error, a log line, or this store's `description`; buffers
 /// the store owns are wiped after use. Every call to the Secret Service is bounded by ``timeout``: no
-/// service, a locked collection, a prompt nobody answers or a D-Bus error each give a ``StoreError``.
+/// service, a locked collection, a prompt nobody answers or a D-Bus error each give a `StoreError`.
 public final class KeyringStore<Value: Codable & Sendable>: ValueStore {
     /// Which keyring collection holds the item.
     public enum Collection: Sendable, Equatable {

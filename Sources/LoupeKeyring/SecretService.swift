@@ -17,7 +17,7 @@ import Loupe
 /// **Bounded calls.** libsecret's calls are synchronous, and cancelling one does not interrupt every wait
 /// inside it: on a bus that never answers, a call returns only after D-Bus's own 25-second timeout. So each
 /// call runs on a thread of its own and the caller waits at most `timeout`. If the call has not finished by
-/// then, the caller gets ``StoreError/Code/timeout`` at once; the call is cancelled and, when libsecret
+/// then, the caller gets `StoreError/Code/timeout` at once; the call is cancelled and, when libsecret
 /// lets it end, frees and wipes what it holds.
 struct SecretService: Sendable {
     let service: String
@@ -41,7 +41,7 @@ struct SecretService: Sendable {
 
     /// The stored secret, in a buffer that wipes itself, or nil when there is no item.
     ///
-    /// - Throws: ``StoreError`` with code `unavailable` when the item exists but cannot be read because its
+    /// - Throws: `StoreError` with code `unavailable` when the item exists but cannot be read because its
     ///   collection is locked (libsecret's lookup answers "nothing" then, which must not be taken for "no item").
     func lookup() throws -> SecretBuffer? {
         let found = try call("look the item up") { attributes, cancellable, error -> Lookup in

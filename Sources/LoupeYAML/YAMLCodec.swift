@@ -2,7 +2,7 @@ import Foundation
 import Loupe
 import Yams
 
-/// YAML for a ``FileStore``, through Yams: block style, keys sorted, so files diff well and people can
+/// YAML for a `FileStore`, through Yams: block style, keys sorted, so files diff well and people can
 /// edit them.
 ///
 /// ```swift

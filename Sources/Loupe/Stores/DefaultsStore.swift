@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// A store that keeps the value in `UserDefaults`, under one key of a suite, as a property-list object,
 /// so the suite's file shows it as readable keys rather than an opaque blob.
@@ -20,6 +21,7 @@ public final class DefaultsStore<Value: Codable & Sendable>: ValueStore {
 
     /// `UserDefaults` is documented as thread-safe.
     nonisolated(unsafe) private let defaults: UserDefaults
+    private let logger: Logger
     private let codec = PropertyListCodec(format: .binary)
     /// The version of the suite file last known to be a valid property list.
     private let knownGoodSuiteFile = Locked<FileIdentity?>(nil)
@@ -28,13 +30,16 @@ public final class DefaultsStore<Value: Codable & Sendable>: ValueStore {
     ///
     /// - Precondition: `suite` is a valid suite name (not the app's own bundle identifier or
     ///   `NSGlobalDomain`).
-    public init(suite: String, key: String) {
+    ///
+    /// - Parameter logger: Where loads and saves are logged (at debug level); values are never logged.
+    public init(suite: String, key: String, logger: Logger = Logger(label: "loupe.defaults")) {
         guard let defaults = UserDefaults(suiteName: suite) else {
             preconditionFailure("\(suite) cannot be used as a UserDefaults suite name")
         }
         self.suite = suite
         self.key = key
         self.defaults = defaults
+        self.logger = logger
     }
 
     public var description: String { "defaults \(suite) key \(key)" }
@@ -53,7 +58,10 @@ public final class DefaultsStore<Value: Codable & Sendable>: ValueStore {
 
     public func load() throws -> Value? {
         try checkSuiteFile()
-        guard let object = defaults.object(forKey: key) else { return nil }
+        guard let object = defaults.object(forKey: key) else {
+            logger.debug("nothing stored yet; starting from the default", metadata: ["store": "\(description)"])
+            return nil
+        }
         let data: Data
         do {
             data = try PropertyListSerialization.data(fromPropertyList: object, format: .binary, options: 0)
@@ -77,12 +85,14 @@ public final class DefaultsStore<Value: Codable & Sendable>: ValueStore {
         }
         defaults.set(object, forKey: key)
         try synchronize()
+        logger.debug("saved settings", metadata: ["store": "\(description)"])
     }
 
     public func remove() throws {
         try checkSuiteFile()
         defaults.removeObject(forKey: key)
         try synchronize()
+        logger.debug("removed settings", metadata: ["store": "\(description)"])
     }
 
     private func synchronize() throws {

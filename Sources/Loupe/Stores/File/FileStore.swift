@@ -145,11 +145,13 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
         let target = try resolvedPath()
         guard let (data, identity) = try readFile(target) else {
             state.withLock { $0.lastSeen = nil }
+            logger.debug("no settings file yet; starting from the default", metadata: ["file": "\(path)"])
             return nil
         }
         do {
             let value = try decode(data)
             state.withLock { $0.lastSeen = identity }
+            logger.debug("loaded settings", metadata: ["file": "\(path)", "bytes": "\(data.count)"])
             return value
         } catch let failure as StoreError where recovery == .moveAside {
             try withExclusiveAccess { try moveAside(target, because: failure) }
@@ -228,6 +230,7 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
         }
         let lastSeen = state.withLock { $0.lastSeen }
         if current == lastSeen { return .unchanged }
+        logger.debug("the settings file changed outside this process", metadata: ["file": "\(path)"])
         guard let (value, identity) = try readSettledFile(target) else {
             state.withLock { state in
                 state.lastSeen = nil
@@ -323,6 +326,7 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
         do {
             let identity = try FileSystem.writeAtomically(data, to: target, permissions: mode)
             state.withLock { $0.lastSeen = identity }
+            logger.debug("saved settings", metadata: ["file": "\(path)", "bytes": "\(data.count)"])
         } catch let error as SystemCallError {
             throw storeError(.unwritable, error)
         }
