@@ -29,13 +29,18 @@ public struct LoupeProvider: ConfigProvider, CustomStringConvertible {
 
     /// A provider over `lens`'s value.
     ///
-    /// - Parameter name: How the provider names itself in `ConfigReader`'s logs; the lens's path and store
-    ///   by default.
+    /// - Parameters:
+    ///   - lens: The lens whose value the provider serves; its changes reach watchers.
+    ///   - name: How the provider names itself in `ConfigReader`'s logs; the lens's path and store by default.
     public init<Value: Encodable & Sendable>(_ lens: Lens<Value>, name: String? = nil) {
         storage = Storage(lens: lens, name: name ?? "Loupe \(lens.path) in \(lens)")
     }
 
     /// A provider over `lens`'s value, as for a read-only lens.
+    ///
+    /// - Parameters:
+    ///   - lens: The lens whose value the provider serves; its changes reach watchers.
+    ///   - name: How the provider names itself in `ConfigReader`'s logs; the lens's path and store by default.
     public init<Value: Codable & Sendable>(_ lens: MutableLens<Value>, name: String? = nil) {
         self.init(lens.readOnly, name: name)
     }

@@ -58,10 +58,13 @@ public final class KeyringStore<Value: Codable & Sendable>: ValueStore {
     /// Creates a store for the keyring item with attributes `service` and `account`.
     ///
     /// - Parameters:
+    ///   - service: The item's `service` attribute, usually the application's reverse-DNS name.
+    ///   - account: The item's `account` attribute: which of the application's secrets this is.
     ///   - label: What keyring managers show for the item; `"<service> (<account>)"` by default.
     ///   - collection: ``Collection/default`` (the default) or ``Collection/session`` for secrets that must
     ///     not persist.
     ///   - timeout: The longest any call to the Secret Service may take (5 seconds by default).
+    ///   - logger: Where loads, saves and deletions are logged (at debug level); the secret never is.
     public init(
         service: String,
         account: String,

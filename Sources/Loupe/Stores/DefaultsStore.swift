@@ -31,7 +31,10 @@ public final class DefaultsStore<Value: Codable & Sendable>: ValueStore {
     /// - Precondition: `suite` is a valid suite name (not the app's own bundle identifier or
     ///   `NSGlobalDomain`).
     ///
-    /// - Parameter logger: Where loads and saves are logged (at debug level); values are never logged.
+    /// - Parameters:
+    ///   - suite: The `UserDefaults` suite's name (on Linux, the file `<suite>.plist` in `~/.config`).
+    ///   - key: The key the value is stored under.
+    ///   - logger: Where loads and saves are logged (at debug level); values are never logged.
     public init(suite: String, key: String, logger: Logger = Logger(label: "loupe.defaults")) {
         guard let defaults = UserDefaults(suiteName: suite) else {
             preconditionFailure("\(suite) cannot be used as a UserDefaults suite name")
