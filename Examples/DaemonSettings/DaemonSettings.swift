@@ -8,33 +8,47 @@ public struct DaemonSettings: Codable, Sendable, Equatable {
 
     /// The ticker component: says its greeting every interval.
     public struct Ticker: Codable, Sendable, Equatable {
+        /// Seconds between two greetings.
         public var intervalSeconds: Double = 1
+        /// What the ticker says.
         public var greeting = "hello"
-        public init() {}
+        /// The defaults.
+    public init() {}
     }
 
     /// The upstream component: where it would connect (its token is in the keyring).
     public struct Upstream: Codable, Sendable, Equatable {
+        /// The upstream's address.
         public var url = "http://127.0.0.1:9000"
+        /// How long a request to the upstream may take.
         public var timeoutSeconds = 5
-        public init() {}
+        /// The defaults.
+    public init() {}
     }
 
+    /// How much the daemon logs.
     public var logLevel: LogLevel = .info
+    /// The ticker component's settings.
     public var ticker = Ticker()
+    /// The upstream component's settings.
     public var upstream = Upstream()
 
+    /// The defaults.
     public init() {}
 }
 
 /// The upstream's credentials, kept in the keyring rather than the settings file.
 public struct UpstreamCredentials: Codable, Sendable, Equatable {
+    /// The bearer token.
     public var token = ""
+    /// The defaults.
     public init() {}
 }
 
 /// What the daemon itself records: written often, so coalesced.
 public struct DaemonState: Codable, Sendable, Equatable {
+    /// How many times the ticker has ticked, over every run.
     public var ticks = 0
+    /// The defaults.
     public init() {}
 }

@@ -93,7 +93,7 @@ public struct LoupeProvider: ConfigProvider, CustomStringConvertible {
 }
 
 /// A value of the wrong configuration type was asked for.
-public struct LoupeProviderError: Error, CustomStringConvertible, Sendable {
+public struct LoupeProviderError: Error, CustomStringConvertible, LocalizedError, Sendable {
     /// The key, dotted.
     public let key: String
     /// The type asked for.
@@ -104,6 +104,8 @@ public struct LoupeProviderError: Error, CustomStringConvertible, Sendable {
     public var description: String {
         "\(key): asked for \(requested.rawValue), but the Loupe value is \(found.rawValue)"
     }
+
+    public var errorDescription: String? { description }
 }
 
 /// The provider's snapshot: the lens's value, flattened to dotted keys.

@@ -154,3 +154,8 @@ public final class KeyringStore<Value: Codable & Sendable>: ValueStore {
             .joined(separator: ".").replacingOccurrences(of: ".[", with: "[")
     }
 }
+
+extension KeyringStore: CustomDebugStringConvertible {
+    /// The store's type, place and policy, for a debugger; never its value.
+    public var debugDescription: String { "KeyringStore<\(Value.self)>(service: \(service), account: \(account), collection: \(collection), timeout: \(timeout))" }
+}

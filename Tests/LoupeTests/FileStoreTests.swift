@@ -100,6 +100,9 @@ struct FileStoreTests {
     @Test func descriptionNamesFormatAndPath() {
         #expect(FileStore<Settings>(path: "/etc/app/settings.json").description == "JSON file /etc/app/settings.json")
         #expect(FileStore<Settings>(url: URL(fileURLWithPath: "/x/s.plist"), format: .propertyList).description == "property list file /x/s.plist")
+        #expect(String(reflecting: FileStore<Settings>(path: "/x/s.json", writePolicy: .coalesced(.seconds(1))))
+            == "FileStore<Settings>(JSON, /x/s.json, coalesced(1.0 seconds), recovery: fail)")
+        #expect(String(reflecting: MemoryStore(Settings())) == "MemoryStore<Settings>")
     }
 
     private func mode(of path: String) -> mode_t {

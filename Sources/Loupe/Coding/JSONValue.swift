@@ -2,12 +2,19 @@ import Foundation
 
 /// A JSON value: what string paths read and write, and what the CLI prints.
 public enum JSONValue: Sendable, Hashable {
+    /// `null`; also what a `nil` optional reads as.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number without a fraction or exponent.
     case integer(Int)
+    /// Any other number.
     case double(Double)
+    /// A string.
     case string(String)
+    /// An array.
     case array([JSONValue])
+    /// An object; keys are unordered (printing sorts them).
     case object([String: JSONValue])
 
     /// Parses JSON text (any value, not only objects and arrays).
@@ -93,6 +100,7 @@ public enum JSONValue: Sendable, Hashable {
 }
 
 extension JSONValue: Codable {
+    /// Decodes whatever value the decoder holds: JSON, a property list, YAML.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() { self = .null }
@@ -104,6 +112,7 @@ extension JSONValue: Codable {
         else { self = .object(try container.decode([String: JSONValue].self)) }
     }
 
+    /// Encodes the value as it is.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {

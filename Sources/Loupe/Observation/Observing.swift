@@ -48,7 +48,9 @@ extension MutableLens {
 
 /// The values of a lens over time: the current one first, then each change, in commit order.
 public struct LensValues<Value: Sendable>: AsyncSequence, Sendable {
+    /// Each element is the lens's value.
     public typealias Element = Value
+    /// The sequence never throws: it ends when the iterating task is cancelled.
     public typealias Failure = Never
 
     let node: any LensNode<Value>

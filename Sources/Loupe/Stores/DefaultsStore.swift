@@ -125,3 +125,8 @@ public final class DefaultsStore<Value: Codable & Sendable>: ValueStore {
         }
     }
 }
+
+extension DefaultsStore: CustomDebugStringConvertible {
+    /// The store's type, place and policy, for a debugger; never its value.
+    public var debugDescription: String { "DefaultsStore<\(Value.self)>(suite: \(suite), key: \(key))" }
+}

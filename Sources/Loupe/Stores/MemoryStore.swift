@@ -30,3 +30,8 @@ public final class MemoryStore<Value: Sendable>: ValueStore {
         "memory store of \(Value.self)"
     }
 }
+
+extension MemoryStore: CustomDebugStringConvertible {
+    /// The store's type, place and policy, for a debugger; never its value.
+    public var debugDescription: String { "MemoryStore<\(Value.self)>" }
+}

@@ -372,3 +372,8 @@ extension Duration {
         return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
     }
 }
+
+extension FileStore: CustomDebugStringConvertible {
+    /// The store's type, place and policy, for a debugger; never its value.
+    public var debugDescription: String { "FileStore<\(Value.self)>(\(codec.formatName), \(path), \(writePolicy), recovery: \(recovery))" }
+}
