@@ -25,6 +25,8 @@ final class ReadWriteLock: @unchecked Sendable {
     private let stripes: UnsafeMutableRawPointer
     private let writerActive: UnsafeMutablePointer<Atomic<Bool>>
     private let writers: UnsafeMutablePointer<pthread_mutex_t>
+    /// The process-wide key of each thread's stripe, copied here so reads skip the global's lazy check.
+    private let stripeKey = readStripeKey
 
     init() {
         stripes = .allocate(byteCount: Self.stripeCount * Self.stripeSize, alignment: Self.stripeSize)
@@ -54,7 +56,7 @@ final class ReadWriteLock: @unchecked Sendable {
 
     @inline(__always)
     func withReadLock<R>(_ body: () throws -> R) rethrows -> R {
-        let counter = stripe(currentStripe() & (Self.stripeCount - 1))
+        let counter = stripe(currentStripe(stripeKey) & (Self.stripeCount - 1))
         while true {
             counter.pointee.add(1, ordering: .sequentiallyConsistent)
             if !writerActive.pointee.load(ordering: .sequentiallyConsistent) { break }
@@ -88,15 +90,15 @@ final class ReadWriteLock: @unchecked Sendable {
 /// The calling thread's read stripe, assigned round-robin on its first read and kept in a thread-specific
 /// slot (stored plus one, since an empty slot reads as zero).
 @inline(__always)
-private func currentStripe() -> Int {
-    let stored = Int(bitPattern: pthread_getspecific(stripeKey))
+private func currentStripe(_ key: pthread_key_t) -> Int {
+    let stored = Int(bitPattern: pthread_getspecific(key))
     if stored != 0 { return stored - 1 }
     let assigned = nextStripe.add(1, ordering: .relaxed).oldValue
-    pthread_setspecific(stripeKey, UnsafeRawPointer(bitPattern: assigned + 1))
+    pthread_setspecific(key, UnsafeRawPointer(bitPattern: assigned + 1))
     return assigned
 }
 
-private let stripeKey: pthread_key_t = {
+private let readStripeKey: pthread_key_t = {
     var key = pthread_key_t()
     pthread_key_create(&key, nil)
     return key

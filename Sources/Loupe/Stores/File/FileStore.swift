@@ -92,7 +92,8 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
     ///   - permissions: The mode of a newly created file, 0600 by default (settings often hold tokens).
     ///   - recovery: ``CorruptFileRecovery/fail`` (the default) or ``CorruptFileRecovery/moveAside``.
     ///   - lockTimeout: How long an update waits for another process's lock (10 seconds by default).
-    ///   - logger: Where recoveries and background write failures are logged. Values are never logged.
+    ///   - logger: Where loads and saves (debug), outside changes, recoveries and background write failures
+    ///     are logged. Values are never logged.
     public init(
         path: String,
         format: some ValueCodec = JSONCodec(),
