@@ -23,6 +23,9 @@ if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.ar
     case "read":
         let port = MutableLens(Deep()).inner.leaf.port
         for _ in 0..<20_000_000 { blackHole(port.value) }
+    case "read2":
+        let port = MutableLens(Deep()).inner.leaf.port
+        for _ in 0..<5 { blackHole(throughput(threads: 2, operations: 10_000_000) { blackHole(port.value) }) }
     case "update":
         let root = MutableLens(Big())
         let counter = root.counter
@@ -61,7 +64,7 @@ do {
         baseline: { for _ in 0..<n { blackHole(bare.read { $0[keyPath: keyPath] }) } })
     add("read a derived lens (depth 3)", loupe: loupe, baseline: baseline, .atMost(2))
 
-    let perThread = 1_000_000 / scale
+    let perThread = 5_000_000 / scale  // long enough (~100 ms) that thread start-up and scheduling do not dominate
     var one: [Double] = [], two: [Double] = []
     for _ in 0..<5 {
         one.append(throughput(threads: 1, operations: perThread) { blackHole(port.value) })

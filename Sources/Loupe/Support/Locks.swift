@@ -58,14 +58,14 @@ final class ReadWriteLock: @unchecked Sendable {
     func withReadLock<R>(_ body: () throws -> R) rethrows -> R {
         let counter = stripe(currentStripe(stripeKey) & (Self.stripeCount - 1))
         while true {
-            counter.pointee.add(1, ordering: .sequentiallyConsistent)
+            counter.pointee.wrappingAdd(1, ordering: .sequentiallyConsistent)
             if !writerActive.pointee.load(ordering: .sequentiallyConsistent) { break }
             // A writer is in, or waiting: step back, and wait for it by passing through its mutex.
-            counter.pointee.subtract(1, ordering: .releasing)
+            counter.pointee.wrappingSubtract(1, ordering: .releasing)
             pthread_mutex_lock(writers)
             pthread_mutex_unlock(writers)
         }
-        defer { counter.pointee.subtract(1, ordering: .releasing) }
+        defer { counter.pointee.wrappingSubtract(1, ordering: .releasing) }
         return try body()
     }
 
