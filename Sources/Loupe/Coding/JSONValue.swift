@@ -60,17 +60,6 @@ public enum JSONValue: Sendable, Hashable {
         }
     }
 
-    /// Whether two values are the same JSON (an integer and a double of the same value are).
-    func sameJSON(as other: JSONValue) -> Bool {
-        switch (self, other) {
-        case (.integer(let a), .double(let b)), (.double(let b), .integer(let a)): Double(a) == b
-        case (.array(let a), .array(let b)): a.count == b.count && zip(a, b).allSatisfy { $0.sameJSON(as: $1) }
-        case (.object(let a), .object(let b)):
-            a.count == b.count && a.allSatisfy { key, value in b[key].map { value.sameJSON(as: $0) } ?? false }
-        default: self == other
-        }
-    }
-
     var foundation: Any {
         switch self {
         case .null: NSNull()
