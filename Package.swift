@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "LoupeYAML", targets: ["LoupeYAML"]),
         .library(name: "LoupeKeyring", targets: ["LoupeKeyring"]),
         .library(name: "LoupeConfiguration", targets: ["LoupeConfiguration"]),
+        .library(name: "LoupeEtcd", targets: ["LoupeEtcd"]),
         .executable(name: "loupe", targets: ["loupe-cli"]),
         .executable(name: "settings-daemon", targets: ["settings-daemon"]),
     ],
@@ -19,6 +20,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         .target(
@@ -37,6 +41,28 @@ let package = Package(
         .target(
             name: "LoupeKeyring",
             dependencies: ["Loupe", "CLibSecret", .product(name: "Logging", package: "swift-log")]
+        ),
+        // etcd, for settings shared by a fleet: its v3 HTTP/JSON gateway over async-http-client.
+        .target(
+            name: "LoupeEtcd",
+            dependencies: [
+                "Loupe",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "LoupeEtcdTests",
+            dependencies: [
+                "LoupeEtcd", "LoupeTestSupport", "LoupeTestHelper",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+            ]
         ),
 
         // The examples: a CLI that edits settings by path, and a daemon whose settings change live.
@@ -115,7 +141,7 @@ let package = Package(
         // user, a process with a file-size limit.
         .executableTarget(
             name: "LoupeTestHelper",
-            dependencies: ["Loupe", "LoupeKeyring"],
+            dependencies: ["Loupe", "LoupeKeyring", "LoupeEtcd"],
             path: "Tests/LoupeTestHelper"
         ),
     ],

@@ -97,11 +97,8 @@ public final class KeyringStore<Value: Codable & Sendable>: ValueStore {
             return nil
         }
         return try secret.withBytes { bytes in
-            do {
-                return try JSONDecoder().decode(Value.self, from: Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), count: bytes.count, deallocator: .none))
-            } catch {
-                throw decodingFailureWithoutValues(error)
-            }
+            let data = Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), count: bytes.count, deallocator: .none)
+            return try JSONCodec().decode(Value.self, from: data, store: description, revealingValues: false)
         }
     }
 
@@ -126,32 +123,6 @@ public final class KeyringStore<Value: Codable & Sendable>: ValueStore {
         data.withUnsafeMutableBytes { bytes in
             if let base = bytes.baseAddress { explicit_bzero(base, bytes.count) }
         }
-    }
-
-    /// A decoding error that names the coding path but never quotes the stored value.
-    private func decodingFailureWithoutValues(_ error: any Error) -> StoreError {
-        let path: String
-        let reason: String
-        switch error as? DecodingError {
-        case .typeMismatch(let type, let context)?:
-            path = Self.pathName(context.codingPath)
-            reason = "expected \(type)"
-        case .valueNotFound(let type, let context)?:
-            path = Self.pathName(context.codingPath)
-            reason = "expected \(type), found null"
-        case .keyNotFound(let key, let context)?:
-            path = Self.pathName(context.codingPath + [key])
-            reason = "missing (a required key)"
-        default:
-            path = ""
-            reason = "the stored secret is not a JSON encoding of \(Value.self)"
-        }
-        return StoreError(.corrupt, store: description, codingPath: path.isEmpty ? nil : path, reason: reason)
-    }
-
-    private static func pathName(_ path: [any CodingKey]) -> String {
-        path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
-            .joined(separator: ".").replacingOccurrences(of: ".[", with: "[")
     }
 }
 

@@ -5,6 +5,7 @@ import Glibc
 #endif
 import Foundation
 import Loupe
+import LoupeEtcd
 import LoupeKeyring
 
 /// A record whose payload is derived from its count, so a torn or mixed file is detectable.
@@ -45,6 +46,17 @@ case "increment":
     let lens = try root(arguments[2])
     for _ in 0..<Int(arguments[3])! {
         try lens.update { $0 = Record.written($0.count + 1) }
+    }
+    print("done \(lens.value.count)")
+
+case "etcd-increment":
+    // etcd-increment ENDPOINTS KEY COUNT: COUNT increments of `count` through a root lens over etcd
+    // (ENDPOINTS comma-separated), racing whoever else writes the key.
+    struct Counter: Codable, Sendable { var count = 0 }
+    let store = try EtcdStore<Counter>(endpoints: arguments[2].split(separator: ",").map(String.init), key: arguments[3])
+    let lens = try MutableLens(default: Counter(), store: store, watch: false)
+    for _ in 0..<Int(arguments[4])! {
+        try lens.update { $0.count += 1 }
     }
     print("done \(lens.value.count)")
 

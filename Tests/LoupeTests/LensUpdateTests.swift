@@ -26,6 +26,27 @@ struct LensUpdateTests {
         #expect(root.server.port.value == 1)
     }
 
+    @Test func conflictsReRunTheUpdateABoundedNumberOfTimesThenFailWithATypedError() throws {
+        let store = RecordingStore(Settings())
+        let root = try MutableLens(default: Settings(), store: store)
+        store.fail(true, with: .conflict)
+        let runs = Locked(0)
+        #expect {
+            try root.server.port.update { port in
+                runs.withLock { $0 += 1 }
+                port = 1
+            }
+        } throws: { error in
+            guard case .conflict(let path, let attempts)? = error as? LensError else { return false }
+            return path == "server.port" && attempts == 256
+        }
+        #expect(runs.withLock { $0 } == 256)
+        #expect(root.value == Settings())
+        store.fail(false)
+        try root.server.port.set(1)
+        #expect(root.server.port.value == 1)
+    }
+
     @Test func aThrowingClosureChangesNothing() throws {
         let store = RecordingStore<Settings>()
         let root = try MutableLens(default: Settings(), store: store)

@@ -1,5 +1,26 @@
 import Foundation
 
+extension ValueCodec {
+    /// Decodes `data`, or throws a ``StoreError`` with code ``StoreError/Code/corrupt`` that names `store`,
+    /// the coding path and what was wrong, in words: `server.port: expected Int, found String "80a"`.
+    ///
+    /// Stores outside this module use it so that every store reports bad data the same way.
+    ///
+    /// - Parameters:
+    ///   - type: The type to decode.
+    ///   - data: The stored bytes.
+    ///   - store: The store's `description`, which the error names.
+    ///   - revealingValues: Whether the message may quote the offending value; stores that can hold secrets
+    ///     pass `false`, and the message then says only where and what type was expected.
+    public func decode<T: Decodable>(_ type: T.Type, from data: Data, store: String, revealingValues: Bool) throws -> T {
+        do {
+            return try decode(type, from: data)
+        } catch {
+            throw decodingFailure(error, data: data, codec: self, store: store, revealingValues: revealingValues)
+        }
+    }
+}
+
 /// Turns a failed decode into a ``StoreError`` that names the coding path and what was wrong, in words:
 /// `server.port: expected Int, found String "80a"`.
 ///
@@ -12,7 +33,7 @@ func decodingFailure(
         return StoreError(.corrupt, store: store, reason: "it is empty (expected a \(codec.formatName) document)")
     }
     guard let decodingError = error as? DecodingError else {
-        return StoreError(.corrupt, store: store, reason: "\(error)")
+        return StoreError(.corrupt, store: store, reason: revealingValues ? "\(error)" : "it is not a valid \(codec.formatName) encoding")
     }
     func found(_ context: DecodingError.Context) -> String {
         guard revealingValues, let value = codec.describeValue(at: context.codingPath, in: data) else { return "" }
@@ -37,13 +58,14 @@ func decodingFailure(
             if isText, String(data: data, encoding: .utf8) == nil {
                 return StoreError(.corrupt, store: store, reason: "it is not UTF-8 text (expected a JSON document)")
             }
-            return StoreError(.corrupt, store: store, reason: "it is not a valid \(codec.formatName) document (it may be truncated)\(underlying(context))")
+            let detail = revealingValues ? underlying(context) : ""
+            return StoreError(.corrupt, store: store, reason: "it is not a valid \(codec.formatName) document (it may be truncated)\(detail)")
         }
         return StoreError(
             .corrupt, store: store, codingPath: codingPathName(context.codingPath),
-            reason: context.debugDescription + found(context))
+            reason: revealingValues ? context.debugDescription + found(context) : "invalid value")
     @unknown default:
-        return StoreError(.corrupt, store: store, reason: "\(decodingError)")
+        return StoreError(.corrupt, store: store, reason: revealingValues ? "\(decodingError)" : "it is not a valid \(codec.formatName) encoding")
     }
 }
 

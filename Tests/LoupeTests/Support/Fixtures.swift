@@ -29,17 +29,18 @@ struct Opaque: Codable, Sendable {
 /// store, and stands in for a store whose disk or server has gone away.
 final class RecordingStore<Value: Sendable>: ValueStore {
     private let inner: MemoryStore<Value>
-    private let state = Locked((saves: 0, failing: false))
+    private let state = Locked((saves: 0, failure: StoreError.Code?.none))
 
     init(_ value: Value? = nil) { inner = MemoryStore(value) }
 
     var saves: Int { state.withLock { $0.saves } }
-    func fail(_ failing: Bool) { state.withLock { $0.failing = failing } }
+    /// Makes every save fail with `code` (a lost disk by default; `.conflict` for a writer that always wins).
+    func fail(_ failing: Bool, with code: StoreError.Code = .unwritable) { state.withLock { $0.failure = failing ? code : nil } }
 
     func load() throws -> Value? { try inner.load() }
     func save(_ value: Value) throws {
         try state.withLock { state in
-            if state.failing { throw StoreError(.unwritable, store: description, reason: "the disk is gone") }
+            if let code = state.failure { throw StoreError(code, store: description, reason: "the disk is gone") }
             state.saves += 1
         }
         try inner.save(value)

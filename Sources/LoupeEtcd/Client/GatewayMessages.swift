@@ -1,0 +1,167 @@
+import Foundation
+
+// The JSON messages of etcd's v3 HTTP gateway (grpc-gateway over the v3 gRPC API): field names as in the
+// protobuf definitions, 64-bit integers as decimal strings, keys and values as base64. Only the fields
+// Loupe uses are declared; omitted fields are protobuf defaults (0, false, empty).
+
+/// A 64-bit integer as the gateway writes it: a decimal string (`"12"`), or a number.
+struct GatewayInt: Codable, Sendable, Equatable {
+    var value: Int64
+
+    init(_ value: Int64) { self.value = value }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let text = try? container.decode(String.self), let value = Int64(text) {
+            self.value = value
+        } else {
+            value = try container.decode(Int64.self)
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(String(value))
+    }
+}
+
+/// Bytes as the gateway carries them: base64 in a JSON string.
+struct GatewayBytes: Codable, Sendable, Equatable {
+    var data: Data
+
+    init(_ data: Data) { self.data = data }
+    init(_ text: String) { data = Data(text.utf8) }
+
+    init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let data = Data(base64Encoded: text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not base64"))
+        }
+        self.data = data
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(data.base64EncodedString())
+    }
+}
+
+struct ResponseHeader: Decodable, Sendable {
+    var revision: GatewayInt?
+}
+
+struct KeyValue: Decodable, Sendable {
+    var key: GatewayBytes?
+    var value: GatewayBytes?
+    var mod_revision: GatewayInt?
+}
+
+// MARK: Requests
+
+struct RangeRequest: Encodable {
+    var key: GatewayBytes
+}
+
+struct PutRequest: Encodable {
+    var key: GatewayBytes
+    var value: GatewayBytes
+}
+
+struct DeleteRangeRequest: Encodable {
+    var key: GatewayBytes
+}
+
+struct Compare: Encodable {
+    var key: GatewayBytes
+    var target = "MOD"
+    var result = "EQUAL"
+    var mod_revision: GatewayInt
+}
+
+struct RequestOp: Encodable {
+    var request_range: RangeRequest?
+    var request_put: PutRequest?
+}
+
+struct TxnRequest: Encodable {
+    var compare: [Compare]
+    var success: [RequestOp]
+    var failure: [RequestOp]
+}
+
+struct AuthenticateRequest: Encodable {
+    var name: String
+    var password: String
+}
+
+struct WatchRequest: Encodable {
+    struct Create: Encodable {
+        var key: GatewayBytes
+        var start_revision: GatewayInt
+        var progress_notify = true
+    }
+    var create_request: Create
+}
+
+// MARK: Responses
+
+struct RangeResponse: Decodable, Sendable {
+    var header: ResponseHeader?
+    var kvs: [KeyValue]?
+}
+
+struct DeleteRangeResponse: Decodable, Sendable {
+    var header: ResponseHeader?
+}
+
+struct TxnResponse: Decodable, Sendable {
+    struct ResponseOp: Decodable, Sendable {
+        var response_range: RangeResponse?
+    }
+    var header: ResponseHeader?
+    var succeeded: Bool?
+    var responses: [ResponseOp]?
+}
+
+struct AuthenticateResponse: Decodable {
+    var token: String?
+}
+
+/// What the gateway answers instead of a response when the call fails: a gRPC status.
+/// Calls answer `{"error", "code", "message"}`; watch streams `{"error": {"grpc_code", "message"}}`.
+struct GatewayError: Decodable, Sendable {
+    var error: String?
+    var message: String?
+    var code: Int?
+    var grpc_code: Int?
+
+    init(error: String?, message: String?, code: Int?) {
+        self.error = error
+        self.message = message
+        self.code = code
+    }
+
+    /// The gRPC status code.
+    var status: Int? { code ?? grpc_code }
+
+    var text: String { message ?? error ?? "unknown error" }
+}
+
+/// One message of a watch stream: a response, or the error that ended the stream.
+struct WatchEnvelope: Decodable, Sendable {
+    struct Result: Decodable, Sendable {
+        var header: ResponseHeader?
+        var created: Bool?
+        var canceled: Bool?
+        var compact_revision: GatewayInt?
+        var cancel_reason: String?
+        var events: [Event]?
+    }
+    struct Event: Decodable, Sendable {
+        /// `DELETE`, or absent for a put.
+        var type: String?
+        var kv: KeyValue?
+    }
+    var result: Result?
+    var error: GatewayError?
+}

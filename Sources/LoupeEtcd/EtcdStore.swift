@@ -1,0 +1,230 @@
+import Foundation
+import Logging
+import Loupe
+import NIOConcurrencyHelpers
+
+/// A store that keeps the value in etcd, so that daemons on many hosts share one live settings graph.
+///
+/// ```swift
+/// import LoupeEtcd
+/// let settings = try MutableLens(
+///     default: FleetSettings(),
+///     store: EtcdStore<FleetSettings>(
+///         endpoints: ["http://10.0.0.1:2379", "http://10.0.0.2:2379", "http://10.0.0.3:2379"],
+///         key: "/fleet/settings"))
+/// ```
+///
+/// The whole value is one etcd key, encoded as compact JSON with sorted keys, so `etcdctl get /fleet/settings`
+/// shows it and `etcdctl put` changes it.
+///
+/// - **Updates** are compare-and-swap transactions on the key's `mod_revision`: the put happens only if
+///   nobody wrote the key since this store last saw it. If somebody did, the same transaction returns the
+///   current value, and the lens re-runs the update closure on it and tries again (256 times at most, then
+///   ``LensError/conflict(path:attempts:)``). Concurrent updates from any number of processes are never lost.
+/// - **Watching**: a root lens watches the key, so a commit from any process reaches its observers in
+///   milliseconds. A broken watch reopens from the last revision the store saw, so no change is missed;
+///   if etcd compacted that revision, the store reloads the key.
+/// - **Faults**: while etcd cannot be reached, lenses keep serving the last value they saw, and updates
+///   fail at once with ``StoreError/Code/unavailable`` and change nothing. A call that cannot reach one
+///   endpoint moves to the next. An update whose connection broke after it was sent is not repeated (it
+///   may have landed): it fails, and the watch brings in whatever etcd holds.
+///
+/// Calls are synchronous, like every ``ValueStore``: an update waits for etcd's answer (bounded by
+/// ``requestTimeout``). They run on an event loop of their own, so calling from an application's event
+/// loop or a Swift concurrency task does not deadlock, though it does hold that thread for a round trip.
+///
+/// Neither values nor credentials ever appear in a log, an error or the description.
+public final class EtcdStore<Value: Codable & Sendable>: ValueStore {
+    /// The etcd key that holds the value.
+    public let key: String
+    /// The endpoints, in the order they are tried.
+    public var endpoints: [String] { client.endpoints }
+    /// The longest one call to etcd may take.
+    public var requestTimeout: Duration { client.requestTimeout }
+
+    private let client: EtcdClient
+    private let keyBytes: GatewayBytes
+    private let codec = JSONCodec(prettyPrinted: false)
+    private let logger: Logger
+    /// The key as this store last saw it, and which revision of it the lens holds.
+    private let state = NIOLockedValueBox(State())
+
+    private struct State {
+        /// The cluster revision at which the key was last observed (by a read, a write or the watch).
+        var revision: Int64 = 0
+        /// The key's `mod_revision` then; 0 when it did not exist.
+        var modRevision: Int64 = 0
+        /// The key's value then; nil when it did not exist.
+        var value: Data?
+        /// The `mod_revision` of the value the lens holds (last loaded or saved): the revision an update
+        /// compares against.
+        var handedRevision: Int64 = 0
+    }
+
+    /// Creates a store for `key` on the etcd cluster at `endpoints`.
+    ///
+    /// - Parameters:
+    ///   - endpoints: Client URLs of the cluster's members (`http://host:2379` or `https://host:2379`), in
+    ///     the order they are tried. Any member serves any call; list several so that one can fail.
+    ///   - key: The etcd key that holds the whole value, such as `/app/settings`.
+    ///   - tls: Certificate authority and client certificate for `https` endpoints.
+    ///   - credentials: User name and password, for clusters with authentication enabled.
+    ///   - connectTimeout: The longest a connection attempt to one member may take (2 seconds by default).
+    ///   - requestTimeout: The longest one call may take (5 seconds by default).
+    ///   - logger: Where loads, saves, fail-overs and watch interruptions are logged. Values and
+    ///     credentials never are.
+    /// - Throws: ``StoreError`` when an endpoint is not an `http`/`https` URL or a TLS file cannot be read.
+    public init(
+        endpoints: [String],
+        key: String,
+        tls: EtcdTLS? = nil,
+        credentials: EtcdCredentials? = nil,
+        connectTimeout: Duration = .seconds(2),
+        requestTimeout: Duration = .seconds(5),
+        logger: Logger = Logger(label: "loupe.etcd")
+    ) throws {
+        let provisionalName = "etcd key \(key)"
+        guard !key.isEmpty else {
+            throw StoreError(.unavailable, store: provisionalName, reason: "the key is empty")
+        }
+        let normalized = try EtcdClient.normalize(endpoints, storeName: provisionalName)
+        let name = Self.describe(key: key, endpoints: normalized)
+        self.key = key
+        self.keyBytes = GatewayBytes(key)
+        self.logger = logger
+        self.client = try EtcdClient(
+            endpoints: normalized, tls: tls, credentials: credentials, connectTimeout: connectTimeout,
+            requestTimeout: requestTimeout, storeName: name, logger: logger)
+    }
+
+    private static func describe(key: String, endpoints: [String]) -> String {
+        "etcd key \(key) at \(endpoints.joined(separator: ", "))"
+    }
+
+    /// Names the key and the endpoints; never the value or the credentials.
+    public var description: String { client.storeName }
+
+    // MARK: ValueStore
+
+    public func load() throws -> Value? {
+        _ = try fetch()
+        let current = state.withLockedValue { $0 }
+        guard let data = current.value else {
+            state.withLockedValue { $0.handedRevision = 0 }
+            logger.debug("etcd key does not exist yet", metadata: ["store": "\(description)"])
+            return nil
+        }
+        let value = try codec.decode(Value.self, from: data, store: description, revealingValues: true)
+        state.withLockedValue { $0.handedRevision = current.modRevision }
+        logger.debug("loaded etcd key", metadata: ["store": "\(description)", "revision": "\(current.modRevision)"])
+        return value
+    }
+
+    public func save(_ value: Value) throws {
+        let data: Data
+        do {
+            data = try codec.encode(value)
+        } catch {
+            throw StoreError(.unwritable, store: description, reason: "cannot encode the value as JSON: \(error)")
+        }
+        let expected = state.withLockedValue { $0.handedRevision }
+        let transaction = TxnRequest(
+            compare: [Compare(key: keyBytes, mod_revision: GatewayInt(expected))],
+            success: [RequestOp(request_put: PutRequest(key: keyBytes, value: GatewayBytes(data)))],
+            failure: [RequestOp(request_range: RangeRequest(key: keyBytes))])
+        let response = try client.call("/v3/kv/txn", transaction, as: TxnResponse.self, repetition: .once, refusal: .unwritable)
+        let revision = response.header?.revision?.value ?? 0
+        if response.succeeded == true {
+            _ = observe(revision: revision, modRevision: revision, value: data)
+            state.withLockedValue { $0.handedRevision = revision }
+            logger.debug("saved etcd key", metadata: ["store": "\(description)", "revision": "\(revision)"])
+            return
+        }
+        let current = response.responses?.first?.response_range?.kvs?.first
+        _ = observe(revision: revision, keyValue: current)
+        logger.debug("etcd key changed since it was read", metadata: ["store": "\(description)", "expected": "\(expected)"])
+        throw StoreError(.conflict, store: description, reason: "another writer changed the key after revision \(expected)")
+    }
+
+    public func remove() throws {
+        let response = try client.call(
+            "/v3/kv/deleterange", DeleteRangeRequest(key: keyBytes), as: DeleteRangeResponse.self, repetition: .safe,
+            refusal: .unwritable)
+        let revision = response.header?.revision?.value ?? 0
+        _ = observe(revision: revision, modRevision: 0, value: nil)
+        state.withLockedValue { $0.handedRevision = 0 }
+        logger.debug("deleted etcd key", metadata: ["store": "\(description)"])
+    }
+
+    /// What the watch (or a lost compare-and-swap) brought in since the lens last loaded or saved. Needs no
+    /// round trip: a stale view is caught by the next update's compare-and-swap.
+    public func loadIfChanged() throws -> StoreChange<Value> {
+        let current = state.withLockedValue { $0 }
+        guard current.modRevision != current.handedRevision else { return .unchanged }
+        var value: Value?
+        if let data = current.value {
+            // Decoded before it counts as handed over: a bad value must stop updates, not be overwritten.
+            value = try codec.decode(Value.self, from: data, store: description, revealingValues: true)
+        }
+        state.withLockedValue { $0.handedRevision = current.modRevision }
+        return .changed(value)
+    }
+
+    public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
+        let source = EtcdWatcher.Source(
+            lastSeenRevision: { [weak self] in self?.state.withLockedValue { $0.revision } ?? 0 },
+            apply: { [weak self] events in self?.apply(events) ?? false },
+            reload: { [weak self] in try self?.fetch() ?? false })
+        let watcher = EtcdWatcher(client: client, key: keyBytes, source: source, logger: logger, onChange: onChange)
+        watcher.start()
+        return watcher
+    }
+
+    // MARK: What the store has seen
+
+    /// Reads the key and records it; returns whether its value changed.
+    private func fetch() throws -> Bool {
+        let response = try client.call("/v3/kv/range", RangeRequest(key: keyBytes), as: RangeResponse.self, repetition: .safe, refusal: .unreadable)
+        return observe(revision: response.header?.revision?.value ?? 0, keyValue: response.kvs?.first)
+    }
+
+    private func apply(_ events: [WatchEnvelope.Event]) -> Bool {
+        var changed = false
+        for event in events {
+            guard let keyValue = event.kv, let revision = keyValue.mod_revision?.value else { continue }
+            if event.type == "DELETE" {
+                changed = observe(revision: revision, modRevision: 0, value: nil) || changed
+            } else {
+                changed = observe(revision: revision, keyValue: keyValue) || changed
+            }
+        }
+        return changed
+    }
+
+    private func observe(revision: Int64, keyValue: KeyValue?) -> Bool {
+        guard let keyValue else { return observe(revision: revision, modRevision: 0, value: nil) }
+        return observe(revision: revision, modRevision: keyValue.mod_revision?.value ?? revision, value: keyValue.value?.data ?? Data())
+    }
+
+    /// Records the key as seen at cluster `revision`, unless the store has already seen a later one
+    /// (answers and watch events can arrive out of order). Returns whether the key's value changed.
+    private func observe(revision: Int64, modRevision: Int64, value: Data?) -> Bool {
+        state.withLockedValue { state in
+            guard revision >= state.revision else { return false }
+            let changed = state.modRevision != modRevision
+            state.revision = revision
+            state.modRevision = modRevision
+            state.value = value
+            return changed
+        }
+    }
+}
+
+extension EtcdStore: CustomDebugStringConvertible {
+    /// The store's type, key, endpoints and timeouts, for a debugger; never its value or credentials.
+    public var debugDescription: String {
+        var options = ["key: \(key)", "endpoints: \(endpoints)", "requestTimeout: \(requestTimeout)"]
+        if let credentials = client.credentials { options.append("credentials: \(credentials)") }
+        return "EtcdStore<\(Value.self)>(\(options.joined(separator: ", ")))"
+    }
+}

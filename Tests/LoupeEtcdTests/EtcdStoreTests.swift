@@ -1,0 +1,287 @@
+import Foundation
+import InMemoryLogging
+import Logging
+import Loupe
+import LoupeEtcd
+import LoupeTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct FleetSettings: Codable, Sendable, Equatable {
+    struct Server: Codable, Sendable, Equatable {
+        var host = "localhost"
+        var port = 8080
+    }
+    var server = Server()
+    var features: [String: Bool] = [:]
+}
+
+struct Counter: Codable, Sendable, Equatable {
+    var count = 0
+}
+
+func uniqueKey() -> String { "/loupe-tests/\(UUID().uuidString)" }
+
+/// Decodes what `etcdctl get` printed.
+func decoded<T: Decodable>(_ type: T.Type, _ text: String?) throws -> T? {
+    try text.map { try JSONDecoder().decode(type, from: Data($0.utf8)) }
+}
+
+@Suite("EtcdStore against a real etcd")
+struct EtcdStoreTests {
+    @Test func aValueMakesARoundTrip() throws {
+        let etcd = try SharedEtcd()
+        let key = uniqueKey()
+        let root = try MutableLens(default: FleetSettings(), store: EtcdStore<FleetSettings>(endpoints: etcd.endpoints, key: key))
+        #expect(try etcd.value(of: key) == nil)  // the default is not written by itself
+
+        try root.server.port.set(9090)
+        try root[\.features["beta"]].set(true)
+        let stored = try decoded(FleetSettings.self, etcd.value(of: key))
+        #expect(stored?.server.port == 9090 && stored?.features["beta"] == true)
+
+        let other = try MutableLens(default: FleetSettings(), store: EtcdStore<FleetSettings>(endpoints: etcd.endpoints, key: key))
+        #expect(other.value == root.value)
+
+        try root.remove()
+        #expect(try etcd.value(of: key) == nil)
+        #expect(root.value == FleetSettings())
+    }
+
+    @Test func etcdctlReadsWhatLoupeWroteAndItsWritesReachObservers() throws {
+        let etcd = try SharedEtcd()
+        let key = uniqueKey()
+        let root = try MutableLens(default: FleetSettings(), store: EtcdStore<FleetSettings>(endpoints: etcd.endpoints, key: key))
+        try root.server.host.set("db.internal")
+        #expect(try etcd.value(of: key) == #"{"features":{},"server":{"host":"db.internal","port":8080}}"#)
+
+        let ports = Recorder<Int>()
+        let token = root.server.port.observe { ports.append($0) }
+        defer { token.cancel() }
+        try etcd.put(key, #"{"features":{},"server":{"host":"db.internal","port":7070}}"#)
+        #expect(eventually { ports.all.last == 7070 })
+        #expect(root.server.port.value == 7070)
+
+        // A delete from outside returns the lens to its default.
+        try etcd.etcdctl(["del", key])
+        #expect(eventually { root.value == FleetSettings() })
+    }
+
+    @Test func updatesFromManyThreadsAreNeverLost() throws {
+        let etcd = try SharedEtcd()
+        let key = uniqueKey()
+        let first = try MutableLens(default: Counter(), store: EtcdStore<Counter>(endpoints: etcd.endpoints, key: key))
+        let second = try MutableLens(default: Counter(), store: EtcdStore<Counter>(endpoints: etcd.endpoints, key: key))
+        concurrently(4) { thread in
+            let lens = thread % 2 == 0 ? first : second
+            for _ in 0..<25 { try! lens.count.update { $0 += 1 } }
+        }
+        #expect(try decoded(Counter.self, etcd.value(of: key))?.count == 100)
+        #expect(eventually { first.value.count == 100 && second.value.count == 100 })
+    }
+
+    @Test func aCorruptValueIsReportedByKeyAndPathAndNeverOverwritten() throws {
+        let etcd = try SharedEtcd()
+        let key = uniqueKey()
+        let bad = #"{"features":{},"server":{"host":"h","port":"80a"}}"#
+        try etcd.put(key, bad)
+        #expect {
+            try MutableLens(default: FleetSettings(), store: EtcdStore<FleetSettings>(endpoints: etcd.endpoints, key: key))
+        } throws: { error in
+            let message = "\(error)"
+            return (error as? StoreError)?.code == .corrupt && message.contains("etcd key \(key)")
+                && message.contains(#"server.port: expected Int, found String "80a""#)
+        }
+        #expect(try etcd.value(of: key) == bad)
+
+        // A bad outside edit to a running lens is reported, the good value kept, and nothing overwritten.
+        try etcd.put(key, #"{"features":{},"server":{"host":"h","port":1}}"#)
+        let root = try MutableLens(default: FleetSettings(), store: EtcdStore<FleetSettings>(endpoints: etcd.endpoints, key: key))
+        let errors = Recorder<String>()
+        let token = root.observeErrors { errors.append("\($0)") }
+        defer { token.cancel() }
+        try etcd.put(key, bad)
+        #expect(eventually { errors.count > 0 })
+        #expect(errors.all.first?.contains("server.port") == true)
+        #expect(root.server.port.value == 1)
+        #expect(throws: StoreError.self) { try root.server.port.set(2) }
+        #expect(try etcd.value(of: key) == bad)
+    }
+
+    @Test func withEtcdUnreachableAStoreFailsAtOnceWithAClearError() throws {
+        let endpoint = "http://127.0.0.1:\(freePort())"
+        #expect {
+            try MutableLens(default: Counter(), store: EtcdStore<Counter>(endpoints: [endpoint], key: "/k"))
+        } throws: { error in
+            let message = "\(error)"
+            return (error as? StoreError)?.code == .unavailable && message.contains("cannot reach etcd")
+                && message.contains(endpoint) && message.contains("connection refused")
+        }
+    }
+
+    @Test func badEndpointsAreRefusedAndCredentialsInThemNeverShown() throws {
+        #expect {
+            try EtcdStore<Counter>(endpoints: ["127.0.0.1:2379"], key: "/k")
+        } throws: { "\($0)".contains("expected http://host:port or https://host:port") }
+        #expect {
+            try EtcdStore<Counter>(endpoints: ["http://root:hunter2@127.0.0.1:2379"], key: "/k")
+        } throws: { "\($0)".contains("pass them as EtcdCredentials") && !"\($0)".contains("hunter2") }
+        #expect(throws: StoreError.self) { try EtcdStore<Counter>(endpoints: [], key: "/k") }
+        #expect(throws: StoreError.self) { try EtcdStore<Counter>(endpoints: ["http://127.0.0.1:2379"], key: "") }
+    }
+}
+
+/// The fault tests: each starts its own cluster, because it kills members.
+@Suite("EtcdStore when etcd fails", .serialized)
+struct EtcdFaultTests {
+    @Test func twoProcessesIncrementingThroughTwoEndpointsLoseNothing() throws {
+        let cluster = try EtcdCluster(size: 3)
+        defer { cluster.stop() }
+        let key = uniqueKey()
+        let writers = try [0, 1].map { member in
+            try ChildProcess(testHelper, ["etcd-increment", cluster.endpoints[member], key, "500"])
+        }
+        for writer in writers {
+            #expect(writer.wait(limit: .seconds(600)) == 0, "\(writer.errorOutput)")
+        }
+        #expect(try decoded(Counter.self, cluster.value(of: key))?.count == 1000)
+    }
+
+    @Test func whileEtcdIsDownReadsServeTheLastValueAndUpdatesFailFastAndChangeNothing() throws {
+        let cluster = try EtcdCluster()
+        defer { cluster.stop() }
+        let key = uniqueKey()
+        let root = try MutableLens(default: Counter(), store: EtcdStore<Counter>(endpoints: cluster.endpoints, key: key))
+        try root.count.set(5)
+        let seen = Recorder<Int>()
+        let token = root.count.observe { seen.append($0) }
+        defer { token.cancel() }
+
+        cluster.kill(0)
+        let started = ContinuousClock.now
+        #expect {
+            try root.count.update { $0 += 1 }
+        } throws: { error in
+            (error as? StoreError)?.code == .unavailable && "\(error)".contains(cluster.endpoints[0])
+        }
+        // Fail fast: a refused connection is an answer, not a timeout (a bound, not a benchmark).
+        #expect(ContinuousClock.now - started < .seconds(4))
+        #expect(root.count.value == 5)
+        #expect(seen.all.isEmpty)
+
+        try cluster.restart(0)
+        #expect(eventually(within: .seconds(20)) { (try? root.count.update { $0 += 1 }) != nil })
+        #expect(root.count.value == 6)
+        #expect(try decoded(Counter.self, cluster.value(of: key))?.count == 6)
+    }
+
+    @Test func etcdKilledAndRestartedDuringAStreamOfUpdatesLosesNothingCommitted() throws {
+        let cluster = try EtcdCluster()
+        defer { cluster.stop() }
+        let key = uniqueKey()
+        let root = try MutableLens(default: Counter(), store: EtcdStore<Counter>(endpoints: cluster.endpoints, key: key))
+
+        struct Tally { var succeeded = 0, unknown = 0, failed = 0, stop = false }
+        let tally = Locked(Tally())
+        let writer = Thread {
+            while !tally.withLock({ $0.stop }) {
+                do {
+                    try root.count.update { $0 += 1 }
+                    tally.withLock { $0.succeeded += 1 }
+                } catch let error as StoreError where "\(error)".contains("may or may not have been applied") {
+                    tally.withLock { $0.unknown += 1 }
+                } catch {
+                    tally.withLock { $0.failed += 1 }
+                    usleep(20_000)
+                }
+            }
+        }
+        writer.start()
+        #expect(eventually(within: .seconds(30)) { tally.withLock { $0.succeeded } >= 50 })
+        cluster.kill(0)
+        #expect(eventually(within: .seconds(30)) { tally.withLock { $0.failed } >= 5 })
+        let whileDown = tally.withLock { $0.succeeded }
+        try cluster.restart(0)
+        #expect(eventually(within: .seconds(30)) { tally.withLock { $0.succeeded } >= whileDown + 50 })
+        tally.withLock { $0.stop = true }
+        #expect(eventually(within: .seconds(30)) { writer.isFinished })
+
+        let final = tally.withLock { $0 }
+        let stored = try #require(try decoded(Counter.self, cluster.value(of: key)))
+        // Every acknowledged update is there; an update whose answer was lost in the crash may be too.
+        #expect(stored.count >= final.succeeded && stored.count <= final.succeeded + final.unknown)
+        #expect(eventually { root.count.value == stored.count })
+    }
+
+    @Test func whenAMemberDiesTheStoreMovesToTheNext() throws {
+        let cluster = try EtcdCluster(size: 3)
+        defer { cluster.stop() }
+        let key = uniqueKey()
+        let root = try MutableLens(default: Counter(), store: EtcdStore<Counter>(endpoints: cluster.endpoints, key: key))
+        try root.count.set(1)
+        let seen = Recorder<Int>()
+        let token = root.count.observe { seen.append($0) }
+        defer { token.cancel() }
+
+        cluster.kill(0)
+        #expect(eventually(within: .seconds(20)) { (try? root.count.update { $0 += 1 }) != nil })
+        #expect(root.count.value == 2)
+        // The watch moved too: a write through the third member reaches the observer.
+        try cluster.put(key, #"{"count":40}"#, endpoint: 2)
+        #expect(eventually(within: .seconds(20)) { seen.all.last == 40 })
+    }
+
+    @Test func aWatchResumesFromTheLastSeenRevisionAfterARestart() throws {
+        let cluster = try EtcdCluster(size: 3)
+        defer { cluster.stop() }
+        let key = uniqueKey()
+        // The lens talks to member 0 only; the changes are made through member 1 while member 0 is down.
+        let logs = InMemoryLogHandler()
+        var logger = Logger(label: "test") { _ in logs }
+        logger.logLevel = .debug
+        let root = try MutableLens(
+            default: Counter(), store: EtcdStore<Counter>(endpoints: [cluster.endpoints[0]], key: key, logger: logger))
+        let seen = Recorder<Int>()
+        let token = root.count.observe { seen.append($0) }
+        defer { token.cancel() }
+
+        cluster.kill(0)
+        try cluster.waitUntilServing(members: [1])  // member 0 may have been the leader
+        try cluster.put(key, #"{"count":1}"#, endpoint: 1)
+        try cluster.put(key, #"{"count":2}"#, endpoint: 1)
+        try cluster.restart(0)
+        #expect(eventually(within: .seconds(20)) { root.count.value == 2 })
+        #expect(seen.all.last == 2)
+        #expect(logs.entries.contains { "\($0.message)".contains("etcd watch lost") })
+        #expect(logs.entries.contains { "\($0.message)".contains("etcd watch resumed") })
+        #expect(!logs.entries.contains { "\($0.message)".contains("compacted") })
+    }
+
+    @Test func aWatchWhoseRevisionWasCompactedReloadsTheKey() throws {
+        let cluster = try EtcdCluster(size: 3)
+        defer { cluster.stop() }
+        let key = uniqueKey()
+        let logs = InMemoryLogHandler()
+        let root = try MutableLens(
+            default: Counter(),
+            store: EtcdStore<Counter>(endpoints: [cluster.endpoints[0]], key: key, logger: Logger(label: "test") { _ in logs }))
+        let seen = Recorder<Int>()
+        let token = root.count.observe { seen.append($0) }
+        defer { token.cancel() }
+
+        cluster.kill(0)
+        try cluster.waitUntilServing(members: [1])  // member 0 may have been the leader
+        try cluster.put(key, #"{"count":1}"#, endpoint: 1)
+        try cluster.put(key, #"{"count":2}"#, endpoint: 1)
+        try cluster.put("/loupe-tests/other", "x", endpoint: 1)
+        let compact = try cluster.etcdctl(["compact", "\(try cluster.revision())", "--physical"], endpoint: 1)
+        #expect(compact.status == 0, "\(compact.error)")
+        try cluster.restart(0)
+        #expect(eventually(within: .seconds(20)) { root.count.value == 2 })
+        #expect(seen.all.last == 2)
+        #expect(logs.entries.contains { "\($0.message)".contains("compacted") })
+    }
+}
