@@ -285,3 +285,130 @@ struct EtcdFaultTests {
         #expect(logs.entries.contains { "\($0.message)".contains("compacted") })
     }
 }
+
+/// Authentication and TLS, each against a cluster set up for it.
+@Suite("EtcdStore with authentication and TLS")
+struct EtcdSecurityTests {
+    @Test func anAuthenticatedClusterNeedsTheRightCredentialsWhichAreNeverShown() throws {
+        // Tokens expire after a second, so the store has to authenticate again.
+        let cluster = try EtcdCluster(extraArguments: ["--auth-token", "simple", "--auth-token-ttl", "1"])
+        defer { cluster.stop() }
+        let password = "s3cret-Pa55"
+        #expect(try cluster.etcdctl(["user", "add", "root:\(password)"]).status == 0)
+        #expect(try cluster.etcdctl(["auth", "enable"]).status == 0)
+        cluster.etcdctlArguments = ["--user", "root:\(password)"]
+        let key = uniqueKey()
+
+        let logs = InMemoryLogHandler()
+        var logger = Logger(label: "test") { _ in logs }
+        logger.logLevel = .trace
+        let credentials = EtcdCredentials(username: "root", password: password)
+        let store = try EtcdStore<Counter>(endpoints: cluster.endpoints, key: key, credentials: credentials, logger: logger)
+        let root = try MutableLens(default: Counter(), store: store, logger: logger)
+        try root.count.set(1)
+        #expect(try cluster.value(of: key) == #"{"count":1}"#)
+        let seen = Recorder<Int>()
+        let token = root.count.observe { seen.append($0) }
+        defer { token.cancel() }
+        try cluster.put(key, #"{"count":7}"#)
+        #expect(eventually { seen.all.last == 7 })
+
+        sleep(3)  // the token has expired
+        try root.count.update { $0 += 1 }
+        #expect(try cluster.value(of: key) == #"{"count":8}"#)
+
+        #expect {
+            try MutableLens(
+                default: Counter(),
+                store: EtcdStore<Counter>(endpoints: cluster.endpoints, key: key, credentials: EtcdCredentials(username: "root", password: "wrong-\(password)")))
+        } throws: { error in
+            "\(error)".contains("did not accept the credentials of user root") && !"\(error)".contains(password)
+        }
+        #expect {
+            try MutableLens(default: Counter(), store: EtcdStore<Counter>(endpoints: cluster.endpoints, key: key))
+        } throws: { "\($0)".contains("refused access without credentials") }
+
+        for text in ["\(store)", String(reflecting: store), "\(credentials)", String(reflecting: credentials)] {
+            #expect(!text.contains(password))
+        }
+        #expect(!logs.entries.isEmpty)
+        for entry in logs.entries {
+            #expect(!"\(entry.message) \(entry.metadata)".contains(password))
+        }
+    }
+
+    @Test func tlsWithAClientCertificate() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let pki = try TestPKI(in: directory)
+        let cluster = try EtcdCluster(
+            extraArguments: [
+                "--cert-file", pki.serverCertificate, "--key-file", pki.serverKey, "--client-cert-auth",
+                "--trusted-ca-file", pki.authority,
+            ],
+            scheme: "https", etcdctlArguments: ["--cacert", pki.authority, "--cert", pki.clientCertificate, "--key", pki.clientKey])
+        defer { cluster.stop() }
+        let key = uniqueKey()
+
+        let tls = EtcdTLS(certificateAuthorityFile: pki.authority, certificateFile: pki.clientCertificate, privateKeyFile: pki.clientKey)
+        let root = try MutableLens(default: Counter(), store: EtcdStore<Counter>(endpoints: cluster.endpoints, key: key, tls: tls))
+        try root.count.set(3)
+        #expect(try cluster.value(of: key) == #"{"count":3}"#)
+        let seen = Recorder<Int>()
+        let token = root.count.observe { seen.append($0) }
+        defer { token.cancel() }
+        try cluster.put(key, #"{"count":4}"#)
+        #expect(eventually { seen.all.last == 4 })
+
+        // Without a client certificate, or trusting the wrong authority, the handshake fails, clearly.
+        let withoutCertificate = EtcdTLS(certificateAuthorityFile: pki.authority)
+        #expect {
+            try MutableLens(default: Counter(), store: EtcdStore<Counter>(endpoints: cluster.endpoints, key: key, tls: withoutCertificate))
+        } throws: { ($0 as? StoreError)?.code == .unavailable && "\($0)".contains("cannot reach etcd") }
+        #expect {
+            try MutableLens(default: Counter(), store: EtcdStore<Counter>(endpoints: cluster.endpoints, key: key))
+        } throws: { "\($0)".contains("TLS") || "\($0)".contains("certificate") }
+        #expect {
+            try EtcdStore<Counter>(
+                endpoints: cluster.endpoints, key: key, tls: EtcdTLS(certificateAuthorityFile: directory.file("missing.pem")))
+        } throws: { "\($0)".contains("cannot read the CA certificate \(directory.file("missing.pem"))") }
+    }
+}
+
+/// A certificate authority, a server certificate for 127.0.0.1 and a client certificate, made with openssl.
+struct TestPKI {
+    let authority: String
+    let serverCertificate: String
+    let serverKey: String
+    let clientCertificate: String
+    let clientKey: String
+
+    init(in directory: TemporaryDirectory) throws {
+        func openssl(_ arguments: [String]) throws {
+            let result = try run("/usr/bin/env", ["openssl"] + arguments)
+            guard result.status == 0 else { throw EtcdTestError(message: "openssl \(arguments.first ?? ""): \(result.error)") }
+        }
+        let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        let authority = directory.file("ca.pem")
+        self.authority = authority
+        try openssl(["req", "-x509"] + key + ["-keyout", directory.file("ca.key"), "-out", authority, "-days", "2", "-subj", "/CN=Loupe test CA"])
+        func issue(_ name: String, extensions: String) throws -> (String, String) {
+            let certificate = directory.file("\(name).pem")
+            let privateKey = directory.file("\(name).key")
+            try extensions.write(toFile: directory.file("\(name).ext"), atomically: true, encoding: .utf8)
+            try openssl(["req"] + key + ["-keyout", privateKey, "-out", directory.file("\(name).csr"), "-subj", "/CN=\(name)"])
+            try openssl([
+                "x509", "-req", "-in", directory.file("\(name).csr"), "-CA", authority, "-CAkey", directory.file("ca.key"),
+                "-CAcreateserial", "-out", certificate, "-days", "2", "-extfile", directory.file("\(name).ext"),
+            ])
+            return (certificate, privateKey)
+        }
+        // etcd's gateway calls its own gRPC server with the server certificate, so that one needs clientAuth too.
+        let server = try issue("server", extensions: "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n")
+        let client = try issue("root", extensions: "extendedKeyUsage=clientAuth\n")
+        serverCertificate = server.0
+        serverKey = server.1
+        clientCertificate = client.0
+        clientKey = client.1
+    }
+}

@@ -180,6 +180,7 @@ extension EtcdControl {
 
 public struct EtcdTestError: Error, CustomStringConvertible {
     public let message: String
+    public init(message: String) { self.message = message }
     public var description: String { message }
 }
 
