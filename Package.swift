@@ -98,8 +98,9 @@ let package = Package(
         .executableTarget(
             name: "loupe-benchmarks",
             dependencies: [
-                "Loupe", "LoupeKeyring", "CLibSecret",
+                "Loupe", "LoupeKeyring", "CLibSecret", "LoupeEtcd",
                 .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             path: "Benchmarks/Sources/loupe-benchmarks"
         ),
