@@ -73,7 +73,7 @@ let package = Package(
         .executableTarget(
             name: "loupe-cli",
             dependencies: [
-                "Loupe", "LoupeYAML", "LoupeKeyring", "DaemonSettings",
+                "Loupe", "LoupeYAML", "LoupeKeyring", "LoupeEtcd", "DaemonSettings",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/loupe-cli"
@@ -81,7 +81,7 @@ let package = Package(
         .executableTarget(
             name: "settings-daemon",
             dependencies: [
-                "Loupe", "LoupeKeyring", "DaemonSettings",
+                "Loupe", "LoupeKeyring", "LoupeEtcd", "DaemonSettings",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -2,6 +2,7 @@ import ArgumentParser
 import DaemonSettings
 import Foundation
 import Loupe
+import LoupeEtcd
 import LoupeKeyring
 import LoupeYAML
 
@@ -25,8 +26,11 @@ struct StoreOptions: ParsableArguments {
     @Option(help: "A UserDefaults suite (with --key).")
     var defaults: String?
 
-    @Option(help: "The key in the UserDefaults suite.")
+    @Option(help: "The key in the UserDefaults suite, or in etcd.")
     var key: String?
+
+    @Option(help: "etcd endpoints, comma-separated (with --key): http://127.0.0.1:2379,...")
+    var etcd: String?
 
     @Option(help: "A keyring item, as SERVICE/ACCOUNT.")
     var keyring: String?
@@ -38,9 +42,12 @@ struct StoreOptions: ParsableArguments {
     var reveal = false
 
     func validate() throws {
-        let chosen = [file != nil, defaults != nil, keyring != nil].filter { $0 }.count
-        guard chosen == 1 else { throw ValidationError("choose one store: --file, --defaults (with --key) or --keyring") }
+        let chosen = [file != nil, defaults != nil, keyring != nil, etcd != nil].filter { $0 }.count
+        guard chosen == 1 else {
+            throw ValidationError("choose one store: --file, --defaults (with --key), --keyring or --etcd (with --key)")
+        }
         if defaults != nil && key == nil { throw ValidationError("--defaults needs --key") }
+        if etcd != nil && key == nil { throw ValidationError("--etcd needs --key") }
         if let keyring, keyring.split(separator: "/", maxSplits: 1).count != 2 {
             throw ValidationError("--keyring takes SERVICE/ACCOUNT")
         }
@@ -81,6 +88,10 @@ struct StoreOptions: ParsableArguments {
         }
         if let defaults, let key {
             return try MutableLens(default: defaultValue, store: DefaultsStore<Root>(suite: defaults, key: key), watch: watch)
+        }
+        if let etcd, let key {
+            let endpoints = etcd.split(separator: ",").map(String.init)
+            return try MutableLens(default: defaultValue, store: EtcdStore<Root>(endpoints: endpoints, key: key), watch: watch)
         }
         let parts = keyring!.split(separator: "/", maxSplits: 1).map(String.init)
         return try MutableLens(default: defaultValue, store: KeyringStore<Root>(service: parts[0], account: parts[1]), watch: watch)

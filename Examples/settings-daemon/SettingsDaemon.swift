@@ -3,6 +3,7 @@ import DaemonSettings
 import Foundation
 import Logging
 import Loupe
+import LoupeEtcd
 import LoupeKeyring
 import ServiceLifecycle
 import UnixSignals
@@ -12,7 +13,9 @@ import UnixSignals
 /// The settings file is one `MutableLens<DaemonSettings>` over a `FileStore`; each component receives only
 /// the lens of its own part and reconfigures itself when that part changes, logging a line for each
 /// change. Edit the file with `loupe --schema daemon --file FILE set PATH VALUE` (or any editor): the
-/// daemon picks the change up within a second. A bad edit is logged and ignored. SIGHUP forces a reload;
+/// daemon picks the change up within a second. With `--etcd`, the settings are one etcd key that a whole
+/// fleet of daemons shares, edited with `loupe --etcd ENDPOINTS --key KEY`; every daemon picks a change up
+/// within milliseconds. A bad edit is logged and ignored. SIGHUP forces a reload;
 /// SIGTERM shuts down gracefully and flushes the coalesced state file.
 @main
 struct SettingsDaemon: AsyncParsableCommand {
@@ -29,13 +32,25 @@ struct SettingsDaemon: AsyncParsableCommand {
     @Option(help: "The keyring item with the upstream's token, as SERVICE/ACCOUNT.")
     var keyring = "org.loupe.settings-daemon/upstream"
 
+    @Option(help: "Take the settings from etcd instead of the file, shared by a fleet: endpoints, comma-separated.")
+    var etcd: String?
+
+    @Option(help: "The etcd key that holds the settings (with --etcd).")
+    var etcdKey = "/settings-daemon/settings"
+
+    /// Where the settings live: the file, or one etcd key for the whole fleet.
+    private func settingsStore() throws -> any ValueStore<DaemonSettings> {
+        if let etcd {
+            return try EtcdStore<DaemonSettings>(endpoints: etcd.split(separator: ",").map(String.init), key: etcdKey)
+        }
+        return FileStore<DaemonSettings>(path: settings, permissions: 0o644)
+    }
+
     func run() async throws {
         LoggingSystem.bootstrap { label in DynamicLevelLogHandler(label: label) }
         let logger = Logger(label: "settings-daemon")
 
-        let settingsLens = try MutableLens(
-            default: DaemonSettings(), store: FileStore<DaemonSettings>(path: settings, permissions: 0o644),
-            logger: Logger(label: "loupe"))
+        let settingsLens = try MutableLens(default: DaemonSettings(), store: settingsStore(), logger: Logger(label: "loupe"))
         let stateLens = try MutableLens(
             default: DaemonState(),
             store: FileStore<DaemonState>(path: state ?? settings + ".state", writePolicy: .coalesced(.seconds(1))),
@@ -54,7 +69,7 @@ struct SettingsDaemon: AsyncParsableCommand {
         ]
         let group = ServiceGroup(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
-        logger.notice("settings-daemon started", metadata: ["settings": "\(settings)"])
+        logger.notice("settings-daemon started", metadata: ["settings": "\(etcd.map { "etcd key \(etcdKey) at \($0)" } ?? settings)"])
         try await group.run()
         try stateLens.flush()
         logger.notice("settings-daemon stopped", metadata: ["ticks": "\(stateLens.ticks.value)"])

@@ -25,12 +25,14 @@ final class Daemon {
     var state: String { directory.file("state.json") }
     var log: String { process.errorOutput }
 
-    init(settings initial: String? = nil, keyring: String = "org.loupe.tests.\(UUID().uuidString)/upstream") throws {
+    init(
+        settings initial: String? = nil, keyring: String = "org.loupe.tests.\(UUID().uuidString)/upstream", extraArguments: [String] = []
+    ) throws {
         directory = try TemporaryDirectory()
         if let initial { try Data(initial.utf8).write(to: URL(fileURLWithPath: directory.file("settings.json"))) }
         process = try ChildProcess(settingsDaemon, [
             "--settings", directory.file("settings.json"), "--state", directory.file("state.json"), "--keyring", keyring,
-        ])
+        ] + extraArguments)
         #expect(waitFor("settings-daemon started"), "\(log)")
     }
 
@@ -64,6 +66,20 @@ struct DaemonTests {
         #expect(daemon.waitFor("upstream is now http://example.org:8080"))
         #expect(try daemon.set("logLevel", "debug").status == 0)
         #expect(daemon.waitFor("log level is now debug"))
+    }
+
+    @Test func aFleetOfDaemonsSharesSettingsInEtcd() throws {
+        let etcd = try SharedEtcd()
+        let key = "/loupe-tests/\(UUID().uuidString)"
+        let endpoints = etcd.endpoints.joined(separator: ",")
+        let fleet = try (0..<2).map { _ in try Daemon(extraArguments: ["--etcd", endpoints, "--etcd-key", key]) }
+        let set = try loupe("--etcd", endpoints, "--key", key, "--schema", "daemon", "set", "ticker.greeting", "hej")
+        #expect(set.status == 0, "\(set.error)")
+        for daemon in fleet {
+            #expect(daemon.waitFor("greeting is now hej"), "\(daemon.log)")
+        }
+        #expect(try loupe("--etcd", endpoints, "--key", key, "get", "ticker.greeting").output == "\"hej\"\n")
+        #expect(try etcd.value(of: key)?.contains(#""greeting":"hej""#) == true)
     }
 
     @Test func aBadSetLeavesTheFileAndTheDaemonUntouched() throws {
