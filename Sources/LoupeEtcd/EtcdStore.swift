@@ -20,16 +20,16 @@ import NIOConcurrencyHelpers
 /// - **Updates** are compare-and-swap transactions on the key's `mod_revision`: the put happens only if
 ///   nobody wrote the key since this store last saw it. If somebody did, the same transaction returns the
 ///   current value, and the lens re-runs the update closure on it and tries again (256 times at most, then
-///   ``LensError/conflict(path:attempts:)``). Concurrent updates from any number of processes are never lost.
+///   `LensError.conflict(path:attempts:)`). Concurrent updates from any number of processes are never lost.
 /// - **Watching**: a root lens watches the key, so a commit from any process reaches its observers in
 ///   milliseconds. A broken watch reopens from the last revision the store saw, so no change is missed;
 ///   if etcd compacted that revision, the store reloads the key.
 /// - **Faults**: while etcd cannot be reached, lenses keep serving the last value they saw, and updates
-///   fail at once with ``StoreError/Code/unavailable`` and change nothing. A call that cannot reach one
+///   fail at once with `StoreError.Code.unavailable` and change nothing. A call that cannot reach one
 ///   endpoint moves to the next. An update whose connection broke after it was sent is not repeated (it
 ///   may have landed): it fails, and the watch brings in whatever etcd holds.
 ///
-/// Calls are synchronous, like every ``ValueStore``: an update waits for etcd's answer (bounded by
+/// Calls are synchronous, like every `ValueStore`: an update waits for etcd's answer (bounded by
 /// ``requestTimeout``). They run on an event loop of their own, so calling from an application's event
 /// loop or a Swift concurrency task does not deadlock, though it does hold that thread for a round trip.
 ///
@@ -73,7 +73,7 @@ public final class EtcdStore<Value: Codable & Sendable>: ValueStore {
     ///   - requestTimeout: The longest one call may take (5 seconds by default).
     ///   - logger: Where loads, saves, fail-overs and watch interruptions are logged. Values and
     ///     credentials never are.
-    /// - Throws: ``StoreError`` when an endpoint is not an `http`/`https` URL or a TLS file cannot be read.
+    /// - Throws: `StoreError` when an endpoint is not an `http`/`https` URL or a TLS file cannot be read.
     public init(
         endpoints: [String],
         key: String,
