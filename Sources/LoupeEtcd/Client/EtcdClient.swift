@@ -369,8 +369,9 @@ func describe(_ error: any Error, timeout: Duration) -> String {
         return "TLS failed: \(error)"
     case let error as BoringSSLError:
         return "TLS failed: \(error)"
-    case let error as ChannelError where error == .connectTimeout(.zero) || "\(error)".contains("connectTimeout"):
-        return "connection timed out"
+    case let error as ChannelError:
+        if case .connectTimeout = error { return "connection timed out" }
+        return "\(error)"
     default:
         return "\(error)"
     }
