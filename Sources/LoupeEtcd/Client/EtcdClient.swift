@@ -216,7 +216,8 @@ final class EtcdClient: Sendable {
             state.withLockedValue { _ = $0.tokens.removeValue(forKey: index) }
             logger.debug("etcd token no longer valid, authenticating again", metadata: ["store": "\(storeName)", "endpoint": "\(endpoints[index])"])
             return attempt(path, payload, endpoint: index, refusal: refusal, isRetry: true)
-        case .unauthenticated?, .permissionDenied?, .invalidArgument? where message.contains("user name is empty"):
+        case .unauthenticated?, .permissionDenied?,
+             .invalidArgument? where message.contains("user name is empty"):
             let user = credentials.map { " as \($0)" } ?? " without credentials"
             return .refused(StoreError(refusal, store: storeName, reason: "etcd at \(endpoints[index]) refused access\(user): \(message)"))
         case .unavailable? where message.contains("no leader") || message.contains("not capable"):
