@@ -35,10 +35,24 @@ public struct JSONCodec: ValueCodec {
 
     public var formatName: String { "JSON" }
 
+    /// The bytes for `value`: what Foundation's `JSONEncoder` writes with `.sortedKeys` (and, pretty,
+    /// `.prettyPrinted` and `.withoutEscapingSlashes`), written several times faster by Loupe's own
+    /// streaming encoder.
     public func encode<T: Encodable>(_ value: T) throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = prettyPrinted ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys]
-        var data = try encoder.encode(value)
+        try encode(value, memo: nil)
+    }
+
+    /// Encodes `value`, reusing from `memo` the bytes of large collections unchanged since the last encode.
+    func encode<T: Encodable>(_ value: T, memo: JSONEncodingMemo?) throws -> Data {
+        var data: Data
+        if let bytes = try JSONStreamEncoder.encode(value, pretty: prettyPrinted, memo: memo) {
+            data = Data(bytes)
+        } else {
+            // A value that uses the Codable API in a way the streaming encoder leaves to Foundation.
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = prettyPrinted ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys]
+            data = try encoder.encode(value)
+        }
         if prettyPrinted { data.append(0x0A) }  // end the file with a newline, as editors do
         return data
     }
