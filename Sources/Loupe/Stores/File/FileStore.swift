@@ -67,6 +67,8 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
     private let lock: FileLock
     private let state = Locked(State())
     private let flushQueue = DispatchQueue(label: "loupe.file-store.flush")
+    /// For JSON: the encoded bytes of the large collections last saved, reused while they stay unchanged.
+    private let jsonMemo = JSONEncodingMemo()
 
     private struct State {
         /// The version of the file this instance last read or wrote; nil: none (no file).
@@ -318,7 +320,11 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
     private func write(_ value: Value) throws {
         let data: Data
         do {
-            data = try codec.encode(value)
+            if let json = codec as? JSONCodec {
+                data = try json.encode(value, memo: jsonMemo)
+            } else {
+                data = try codec.encode(value)
+            }
         } catch {
             throw StoreError(.unwritable, store: description, reason: "cannot encode the value as \(codec.formatName): \(error)")
         }
