@@ -168,4 +168,21 @@ struct ObservationTests {
         try port.set(2)
         #expect(calls.load(ordering: .relaxed) == 10_000)
     }
+
+    @Test func observersOfOneLensAreCalledInTheOrderTheyWereAddedAndCancelledOnesAreSkipped() throws {
+        let root = MutableLens(Settings())
+        let port = root.server.port
+        let order = Recorder<Int>()
+        var tokens = (0..<100).map { index in port.observe { _ in order.append(index) } }
+        try port.set(1)
+        #expect(order.all == Array(0..<100))
+
+        // Cancel every third one, first, last and middle among them, in no particular order.
+        let cancelled = Set(stride(from: 0, to: 100, by: 3))
+        for index in cancelled.shuffled() { tokens[index].cancel() }
+        tokens.append(port.observeChanges { _, _ in order.append(100) })  // one of the other shape, added last
+        try port.set(2)
+        #expect(order.all == Array(0..<100) + (0..<100).filter { !cancelled.contains($0) } + [100])
+        tokens.forEach { $0.cancel() }
+    }
 }

@@ -17,7 +17,7 @@ protocol LensNode<Value>: AnyObject, Sendable, CustomStringConvertible {
     func appending<Part: Sendable>(_ step: any Step<Value, Part>, path: String) -> any LensNode<Part>
 
     func subscribe(
-        initial: ((Value) -> Void)?, _ handler: @escaping @Sendable (Value, Value) -> Void
+        initial: ((Value) -> Void)?, _ handler: ObserverHandler<Value>
     ) -> ObservationToken
     func observeErrors(_ handler: @escaping @Sendable (any Error) -> Void) -> ObservationToken
 
@@ -32,7 +32,7 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
     let step: any Step<Root, Value>
     let path: String
     /// Where the value lies inside the root, when the path is stored properties only (see
-    /// `MemoryLayout.offset(of:)`); reads then copy it out in place.
+    /// `MemoryLayout.offset(of:)`); reads then copy it out in place, and updates modify it there.
     private let offset: Int?
     private let channel = Locked<Channel<Root, Value>?>(nil)
 
@@ -62,7 +62,15 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
     }
 
     func update<R>(_ body: (inout Value) throws -> R) throws -> R {
-        try core.update(path: path) { root in try step.modify(&root, body) }
+        if let offset {
+            // A stored-property path: the part lies inline in the root, so it is modified in place there.
+            return try core.update(path: path) { root in
+                try withUnsafeMutablePointer(to: &root) { root in
+                    try body(&UnsafeMutableRawPointer(root).advanced(by: offset).assumingMemoryBound(to: Value.self).pointee)
+                }
+            }
+        }
+        return try core.update(path: path) { root in try step.modify(&root, body) }
     }
 
     func appending<Part: Sendable>(_ next: any Step<Value, Part>, path: String) -> any LensNode<Part> {
@@ -70,7 +78,7 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
     }
 
     func subscribe(
-        initial: ((Value) -> Void)?, _ handler: @escaping @Sendable (Value, Value) -> Void
+        initial: ((Value) -> Void)?, _ handler: ObserverHandler<Value>
     ) -> ObservationToken {
         let channel = channel.withLock { channel in
             if let channel { return channel }

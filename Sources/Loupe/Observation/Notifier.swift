@@ -27,16 +27,41 @@ final class Notifier<Root: Sendable>: Sendable {
 
     private let state = Locked(State())
     private let nextObserverID = Atomic<UInt64>(0)
+    /// Whether any channel is registered, mirrored from `state` (written under its lock) so that a commit
+    /// nobody observes costs one atomic load rather than a lock.
+    private let observed = Atomic<Bool>(false)
+    /// Whether commits may be queued, mirrored likewise, so that a drain with nothing to deliver is free.
+    private let mayHavePending = Atomic<Bool>(false)
+
+    /// Whether any lens has observers; when not, a committer need not even make a ``Commit``.
+    var isObserved: Bool { observed.load(ordering: .acquiring) }
 
     /// Queues `commit` for delivery. A commit that no lens observes is dropped at once: a channel
     /// registered later starts from the version current at that time, so it never needs older commits.
+    ///
+    /// The unlocked check is exact: a channel is marked observed under the lock before its starting
+    /// snapshot is read, and a commit is enqueued only after its root is swapped in, so a commit this
+    /// check drops is one every channel registered since has already seen as its starting point.
     func enqueue(_ commit: Commit<Root>) {
+        guard isObserved else { return }
         state.withLock { state in
-            if !state.channels.isEmpty { state.pending.append(commit) }
+            if !state.channels.isEmpty {
+                state.pending.append(commit)
+                mayHavePending.store(true, ordering: .releasing)
+            }
         }
     }
 
     func drain() {
+        // The updating thread's own commit is either still queued (and the flag set by this thread) or
+        // already taken by a drain running elsewhere, which delivers it.
+        guard mayHavePending.load(ordering: .acquiring) else { return }
+        deliverPending()
+    }
+
+    /// Out of line, so that a drain with nothing to deliver looks up no generic metadata.
+    @inline(never)
+    private func deliverPending() {
         let mine = state.withLock { state -> Bool in
             guard !state.draining, !state.pending.isEmpty else { return false }
             state.draining = true
@@ -51,6 +76,7 @@ final class Notifier<Root: Sendable>: Sendable {
                 }
                 var commits: [Commit<Root>] = []
                 swap(&commits, &state.pending)
+                mayHavePending.store(false, ordering: .releasing)
                 return (commits, state.channels)
             }
             guard let next else { return }
@@ -70,14 +96,15 @@ final class Notifier<Root: Sendable>: Sendable {
         to channel: Channel<Root, Value>,
         snapshot: () -> (root: Root, version: UInt64),
         initial: ((Value) -> Void)?,
-        handler: @escaping @Sendable (Value, Value) -> Void
+        handler: ObserverHandler<Value>
     ) -> UInt64 {
         let id = nextObserverID.add(1, ordering: .relaxed).newValue
         state.withLock { state in
+            observed.store(true, ordering: .sequentiallyConsistent)
             let (root, version) = snapshot()
             let isNew = !state.channels.contains { $0 === channel }
             if isNew { state.channels.append(channel) }
-            let value = channel.add(id, Observer(since: version, handler: handler), root: root, restart: isNew)
+            let value = channel.add(Observer(id: id, since: version, handler: handler), root: root, restart: isNew)
             initial?(value)
         }
         return id
@@ -86,14 +113,34 @@ final class Notifier<Root: Sendable>: Sendable {
     func remove(_ id: UInt64, from channel: AnyChannel<Root>) {
         state.withLock { state in
             if channel.removeObserver(id) { state.channels.removeAll { $0 === channel } }
+            observed.store(!state.channels.isEmpty, ordering: .releasing)
+        }
+    }
+}
+
+/// What an observer is called with: the new value, or the old and the new.
+///
+/// Two shapes rather than one, so that the common `observe { new in … }` is called directly, not through a
+/// closure that drops the old value.
+enum ObserverHandler<Value>: Sendable {
+    case newValue(@Sendable (_ new: Value) -> Void)
+    case change(@Sendable (_ old: Value, _ new: Value) -> Void)
+
+    @inline(__always)
+    func callAsFunction(_ old: Value, _ new: Value) {
+        switch self {
+        case .newValue(let handler): handler(new)
+        case .change(let handler): handler(old, new)
         }
     }
 }
 
 struct Observer<Value>: Sendable {
+    /// Observers are numbered in the order they were added, across the whole graph.
+    let id: UInt64
     /// The version the observer started from; it is sent only later commits.
     let since: UInt64
-    let handler: @Sendable (_ old: Value, _ new: Value) -> Void
+    let handler: ObserverHandler<Value>
 }
 
 /// The type-erased face of a ``Channel``, so the notifier can hold channels of every value type.
@@ -108,37 +155,38 @@ class AnyChannel<Root: Sendable>: @unchecked Sendable {
 /// is `Equatable`, otherwise on every commit) and only for commits after the one they started from.
 final class Channel<Root: Sendable, Value: Sendable>: AnyChannel<Root>, @unchecked Sendable {
     private struct State {
-        var observers: [UInt64: Observer<Value>] = [:]
+        /// In the order they were added, so by `id` and by `since`: a commit is delivered to a prefix.
+        var observers: [Observer<Value>] = []
         var last: Value?
         var lastVersion: UInt64 = 0
     }
 
     let step: any Step<Root, Value>
-    private let valuesEqual: (@Sendable (Value, Value) -> Bool)?
+    private let valuesEqual: RuntimeEquality<Value>?
     private let state = Locked(State())
 
     init(step: any Step<Root, Value>) {
         self.step = step
-        self.valuesEqual = runtimeEquality(for: Value.self)
+        self.valuesEqual = RuntimeEquality(Value.self)
     }
 
     /// Adds an observer; restarts the channel's memory from `root` if it had no observers. Returns the
     /// observer's starting value.
-    fileprivate func add(_ id: UInt64, _ observer: Observer<Value>, root: Root, restart: Bool) -> Value {
+    fileprivate func add(_ observer: Observer<Value>, root: Root, restart: Bool) -> Value {
         let value = step.get(root)
         state.withLock { state in
             if restart {
                 state.last = value
                 state.lastVersion = observer.since
             }
-            state.observers[id] = observer
+            state.observers.append(observer)  // ids are handed out under the notifier's lock, increasing
         }
         return value
     }
 
     override func deliver(_ commit: Commit<Root>) {
         let current = step.get(commit.new)
-        let delivery = state.withLock { state -> (Value, [UInt64: Observer<Value>])? in
+        let delivery = state.withLock { state -> (Value, [Observer<Value>])? in
             guard commit.version > state.lastVersion, let previous = state.last else { return nil }
             state.last = current
             state.lastVersion = commit.version
@@ -146,15 +194,24 @@ final class Channel<Root: Sendable, Value: Sendable>: AnyChannel<Root>, @uncheck
             return (previous, state.observers)
         }
         guard let (previous, observers) = delivery else { return }
-        for observer in observers.values where observer.since < commit.version {
-            observer.handler(previous, current)
+        observers.withUnsafeBufferPointer { observers in
+            for index in observers.indices {
+                guard observers[index].since < commit.version else { break }  // later ones started later
+                observers[index].handler(previous, current)
+            }
         }
     }
 
     /// Removes an observer; returns whether the channel is now empty.
     override func removeObserver(_ id: UInt64) -> Bool {
         state.withLock { state in
-            state.observers[id] = nil
+            // Sorted by id: find it by bisection.
+            var low = 0, high = state.observers.count
+            while low < high {
+                let middle = (low + high) / 2
+                if state.observers[middle].id < id { low = middle + 1 } else { high = middle }
+            }
+            if low < state.observers.count, state.observers[low].id == id { state.observers.remove(at: low) }
             return state.observers.isEmpty
         }
     }

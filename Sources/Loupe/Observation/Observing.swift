@@ -7,14 +7,14 @@ extension Lens {
     ///
     /// The observation lasts until the returned token is cancelled or released.
     public func observe(_ handler: @escaping @Sendable (_ newValue: Value) -> Void) -> ObservationToken {
-        node.subscribe(initial: nil) { _, new in handler(new) }
+        node.subscribe(initial: nil, .newValue(handler))
     }
 
     /// Like ``observe(_:)``, with the value before the change as well.
     public func observeChanges(
         _ handler: @escaping @Sendable (_ oldValue: Value, _ newValue: Value) -> Void
     ) -> ObservationToken {
-        node.subscribe(initial: nil, handler)
+        node.subscribe(initial: nil, .change(handler))
     }
 
     /// The current value, then each changed value, as an `AsyncSequence` that never throws.
@@ -70,7 +70,7 @@ public struct LensValues<Value: Sendable>: AsyncSequence, Sendable {
 
     public func makeAsyncIterator() -> AsyncIterator {
         let (stream, continuation) = AsyncStream<Value>.makeStream(bufferingPolicy: .unbounded)
-        let token = node.subscribe(initial: { continuation.yield($0) }) { _, new in continuation.yield(new) }
+        let token = node.subscribe(initial: { continuation.yield($0) }, .newValue { continuation.yield($0) })
         continuation.onTermination = { _ in token.cancel() }
         return AsyncIterator(base: stream.makeAsyncIterator())
     }
