@@ -182,6 +182,23 @@ struct LensUpdateTests {
         token.cancel()
     }
 
+    @Test func aRootThatIsNotEquatableIsComparedByItsEncodedForm() throws {
+        struct Plain: Codable, Sendable { var name = "a"; var sizes = [1, 2] }  // deliberately not Equatable
+        let store = RecordingStore<Plain>()
+        let root = try MutableLens(default: Plain(), store: store)
+        let names = Recorder<String>()
+        let roots = Recorder<[Int]>()
+        let tokens = [root.name.observe { names.append($0) }, root.observe { roots.append($0.sizes) }]
+        try root.name.set("a")  // unchanged: nothing saved, nothing committed
+        #expect(store.saves == 0)
+        try root.name.set("b")
+        try root.sizes.update { $0.append(3) }
+        #expect(store.saves == 2)
+        #expect(names.all == ["b"])
+        #expect(roots.all == [[1, 2], [1, 2, 3]], "a value that is not Equatable is reported on every commit")
+        tokens.forEach { $0.cancel() }
+    }
+
     @Test func storeErrorsReadWell() {
         let error = StoreError(.corrupt, store: "file /tmp/s.json", codingPath: "server.port", reason: "expected Int")
         #expect("\(error)" == "invalid data in file /tmp/s.json: server.port: expected Int")

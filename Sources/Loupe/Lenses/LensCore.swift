@@ -4,12 +4,11 @@ import Synchronization
 
 /// The state behind one root lens and every lens derived from it.
 ///
-/// Two locks guard it:
-/// - the *update lock* serialises updates. It is held while an update closure runs and while the store
+/// One ``GraphLock`` guards it:
+/// - its *update lock* serialises updates. It is held while an update closure runs and while the store
 ///   saves, so updates are one at a time and each sees the result of the last;
-/// - the *snapshot lock*, a readers–writer lock, is held for reading while a lens reads its part of the
-///   current root, and for writing only while a committed root is swapped in. Readers never wait for a
-///   closure or for disk I/O.
+/// - lenses read their part of the committed root under its *read lock*, many at once; readers are held
+///   back only while a committed root is swapped in, never while a closure runs or the store does I/O.
 ///
 /// Every commit gets the next version number and is handed to the ``Notifier`` in version order.
 final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
@@ -18,18 +17,18 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
     let notifier = Notifier<Root>()
     let logger: Logger
 
-    private let snapshotLock = ReadWriteLock()
-    private let updateLock = UpdateLock()
+    private let lock = GraphLock()
     /// The committed root, at a stable address so that lenses onto stored properties read their part in
-    /// place (``read(at:as:)``). Guarded by `snapshotLock`; written only by a thread that also holds
-    /// `updateLock`.
+    /// place (``read(at:as:)``). Read under the read lock, or by the update lock's holder; written only by
+    /// the update lock's holder, while publishing.
     private let rootStorage: UnsafeMutablePointer<Root>
-    private var root: Root {
-        get { rootStorage.pointee }
-        set { rootStorage.pointee = newValue }
-    }
-    private var version: UInt64 = 0
-    private let rootsEqual: @Sendable (Root, Root) -> Bool
+    /// The committed root's version, guarded like the root. (The locks already make access exclusive, so
+    /// the run-time exclusivity check is left out.)
+    @exclusivity(unchecked) private var version: UInt64 = 0
+    /// `==` on roots when `Root` is `Equatable`; otherwise roots are compared by their encoded form.
+    private let rootEquality: RuntimeEquality<Root>?
+    /// The store's ``ValueStore/hasOtherWriters``, read once.
+    private let storeHasOtherWriters: Bool
     private let watch = Locked<(any StoreWatch)?>(nil)
     private let errorHandlers = Locked<[UInt64: @Sendable (any Error) -> Void]>([:])
     private let nextErrorHandlerID = Atomic<UInt64>(0)
@@ -46,7 +45,8 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
         self.store = store
         self.defaultValue = defaultValue
         self.logger = logger
-        self.rootsEqual = runtimeEquality(for: Root.self) ?? encodedEquality()
+        self.rootEquality = RuntimeEquality(Root.self)
+        self.storeHasOtherWriters = store.hasOtherWriters
         let initial = try store.load() ?? defaultValue
         rootStorage = .allocate(capacity: 1)
         rootStorage.initialize(to: initial)
@@ -74,21 +74,21 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
     /// Runs `body` on the current root under the read lock.
     @inline(__always)
     func read<T>(_ body: (Root) throws -> T) rethrows -> T {
-        try snapshotLock.withReadLock { try body(rootStorage.pointee) }
+        try lock.withReadLock { try body(rootStorage.pointee) }
     }
 
     /// The part of the current root at byte `offset`, read in place under the read lock: for lenses whose
     /// path is stored properties only, which then need neither the key-path machinery nor a copy of the root.
     @inline(__always)
     func read<T>(at offset: Int, as type: T.Type) -> T {
-        snapshotLock.withReadLock {
+        lock.withReadLock {
             UnsafeRawPointer(rootStorage).advanced(by: offset).assumingMemoryBound(to: T.self).pointee
         }
     }
 
     /// The current root and its version, read together.
     func versionedSnapshot() -> (root: Root, version: UInt64) {
-        snapshotLock.withReadLock { (root, version) }
+        lock.withReadLock { (rootStorage.pointee, version) }
     }
 
     // MARK: Updating
@@ -105,12 +105,13 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
                 do {
                     return try store.withExclusiveAccess { () throws -> R in
                         try commitOutsideChange()
-                        let base = root
-                        var working = base
+                        // The root changes only under the update lock, which this thread holds, so it is
+                        // read here without the read lock.
+                        var working = rootStorage.pointee
                         let result = try body(&working)
-                        if !rootsEqual(base, working) {
+                        if !isCurrentRoot(&working) {
                             try store.save(working)
-                            publish(working)
+                            publish(&working)
                         }
                         return result
                     }
@@ -130,8 +131,8 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
         defer { notifier.drain() }
         try serialized(path: rootPathName) {
             try store.withExclusiveAccess {
-                let stored = try store.load() ?? defaultValue
-                if !rootsEqual(root, stored) { publish(stored) }
+                var stored = try store.load() ?? defaultValue
+                if !isCurrentRoot(&stored) { publish(&stored) }
             }
         }
     }
@@ -142,7 +143,8 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
         try serialized(path: rootPathName) {
             try store.withExclusiveAccess {
                 try store.remove()
-                if !rootsEqual(root, defaultValue) { publish(defaultValue) }
+                var value = defaultValue
+                if !isCurrentRoot(&value) { publish(&value) }
             }
         }
     }
@@ -161,27 +163,47 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
 
     /// Must be called with the update lock held.
     private func commitOutsideChange() throws {
-        guard case .changed(let stored) = try store.loadIfChanged() else { return }
-        let value = stored ?? defaultValue
-        guard !rootsEqual(root, value) else { return }
-        logger.info("picked up an outside change", metadata: ["store": "\(store)"])
-        publish(value)
+        // Checked before the call to the part that needs the store's answer: unspecialized generic code
+        // looks up the metadata of every generic type it uses (`StoreChange<Root>`) when it starts.
+        if storeHasOtherWriters { try loadOutsideChange() }
     }
 
-    /// Swaps in a committed root and queues its notification. Must be called with the update lock held,
-    /// so versions are handed to the notifier in order.
-    private func publish(_ newRoot: Root) {
-        let (old, newVersion) = snapshotLock.withWriteLock { () -> (Root, UInt64) in
-            let old = root
-            root = newRoot
-            version += 1
-            return (old, version)
+    @inline(never)
+    private func loadOutsideChange() throws {
+        guard case .changed(let stored) = try store.loadIfChanged() else { return }
+        var value = stored ?? defaultValue
+        guard !isCurrentRoot(&value) else { return }
+        logger.info("picked up an outside change", metadata: ["store": "\(store)"])
+        publish(&value)
+    }
+
+    /// Whether `value` equals the current root. Must be called with the update lock held.
+    @inline(__always)
+    private func isCurrentRoot(_ value: inout Root) -> Bool {
+        guard let rootEquality else { return encodedEqual(rootStorage.pointee, value) }
+        return withUnsafePointer(to: &value) { rootEquality($0, rootStorage) }
+    }
+
+    /// Swaps in `newRoot` as the committed root, leaving the previous root in its place, and queues the
+    /// commit's notification. Must be called with the update lock held, so versions are handed to the
+    /// notifier in order.
+    private func publish(_ newRoot: inout Root) {
+        lock.publishing {
+            swap(&rootStorage.pointee, &newRoot)
+            version &+= 1
         }
-        notifier.enqueue(Commit(old: old, new: newRoot, version: newVersion))
+        if notifier.isObserved { enqueue(old: newRoot) }
+    }
+
+    /// Out of line, so an update that nobody observes never looks up `Commit<Root>`'s metadata.
+    @inline(never)
+    private func enqueue(old: Root) {
+        // The root and `version` change only under the update lock, which this thread holds.
+        notifier.enqueue(Commit(old: old, new: rootStorage.pointee, version: version))
     }
 
     private func serialized<R>(path: String, _ body: () throws -> R) throws -> R {
-        try updateLock.withLock(orThrow: { LensError.reentrantUpdate(path: path) }, body)
+        try lock.withUpdateLock(orThrow: { LensError.reentrantUpdate(path: path) }, body)
     }
 
     func flush() throws {
@@ -207,11 +229,8 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
 
 /// Equality by encoded form, for roots that are not `Equatable`: two values are equal when they encode to
 /// the same bytes with sorted keys.
-private func encodedEquality<Root: Encodable & Sendable>() -> @Sendable (Root, Root) -> Bool {
-    { lhs, rhs in
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        guard let left = try? encoder.encode(lhs), let right = try? encoder.encode(rhs) else { return false }
-        return left == right
-    }
+private func encodedEqual<Root: Encodable>(_ lhs: Root, _ rhs: Root) -> Bool {
+    let codec = JSONCodec(prettyPrinted: false)
+    guard let left = try? codec.encode(lhs), let right = try? codec.encode(rhs) else { return false }
+    return left == right
 }

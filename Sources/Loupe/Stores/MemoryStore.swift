@@ -1,4 +1,4 @@
-import Synchronization
+import Foundation
 
 /// A store that keeps the value in memory only: for tests, previews, and state that must not outlive the
 /// process.
@@ -6,25 +6,54 @@ import Synchronization
 /// ```swift
 /// let root = try MutableLens(default: Settings(), store: MemoryStore<Settings>())
 /// ```
-public final class MemoryStore<Value: Sendable>: ValueStore {
-    private let stored: Locked<Value?>
+public final class MemoryStore<Value: Sendable>: ValueStore, @unchecked Sendable {
+    // Guarded by `lock`. The value lives behind a pointer, initialized while `hasValue`, rather than in a
+    // `Value?`, so that saving (once per update) builds no optional of a generic type.
+    private let lock = NSLock()
+    private let storage: UnsafeMutablePointer<Value> = .allocate(capacity: 1)
+    @exclusivity(unchecked) private var hasValue = false
 
     /// Creates a store that holds `value`, or nothing (the lens then starts from its default).
     public init(_ value: Value? = nil) {
-        stored = Locked(value)
+        if let value {
+            storage.initialize(to: value)
+            hasValue = true
+        }
+    }
+
+    deinit {
+        if hasValue { storage.deinitialize(count: 1) }
+        storage.deallocate()
     }
 
     public func load() throws -> Value? {
-        stored.withLock { $0 }
+        lock.lock()
+        defer { lock.unlock() }
+        return hasValue ? storage.pointee : nil
     }
 
     public func save(_ value: Value) throws {
-        stored.withLock { $0 = value }
+        lock.lock()
+        defer { lock.unlock() }
+        if hasValue {
+            storage.pointee = value
+        } else {
+            storage.initialize(to: value)
+            hasValue = true
+        }
     }
 
     public func remove() throws {
-        stored.withLock { $0 = nil }
+        lock.lock()
+        defer { lock.unlock() }
+        if hasValue {
+            storage.deinitialize(count: 1)
+            hasValue = false
+        }
     }
+
+    /// `false`: only this instance holds the value, so the lens never asks it for outside changes.
+    public var hasOtherWriters: Bool { false }
 
     public var description: String {
         "memory store of \(Value.self)"

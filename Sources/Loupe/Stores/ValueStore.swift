@@ -5,7 +5,8 @@
 ///
 /// 1. ``withExclusiveAccess(_:)`` around the whole read–modify–write, so a store shared between
 ///    processes can hold its lock (a `flock`, for example) for exactly that long;
-/// 2. inside it, ``loadIfChanged()``, so the update applies to what another process may have stored since;
+/// 2. inside it, ``loadIfChanged()`` (unless ``hasOtherWriters`` is false), so the update applies to what
+///    another process may have stored since;
 /// 3. ``save(_:)`` with the new value. The new value becomes visible in memory only after `save` returns;
 ///    if it throws, nothing changes. A store that detects a lost race (a compare-and-swap that failed)
 ///    throws ``StoreError`` with code ``StoreError/Code/conflict`` and the lens re-runs the update on the
@@ -43,6 +44,14 @@ public protocol ValueStore<Value>: AnyObject, Sendable, CustomStringConvertible 
     ///
     /// The default reports ``StoreChange/unchanged``, which is right for stores no other process writes.
     func loadIfChanged() throws -> StoreChange<Value>
+
+    /// Whether anything but this store instance may change the stored value: another process, another
+    /// host, another store instance over the same place. When it is `false`, the lens never calls
+    /// ``loadIfChanged()``.
+    ///
+    /// The default is `true`, which is always correct; a store that nothing else can write (``MemoryStore``)
+    /// returns `false` and so spares every update a call.
+    var hasOtherWriters: Bool { get }
 
     /// Starts reporting outside changes by calling `onChange` (on any thread) whenever the stored value may
     /// have changed; returns nil when the store cannot watch.
@@ -85,6 +94,8 @@ extension ValueStore {
     public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
         nil
     }
+
+    public var hasOtherWriters: Bool { true }
 
     public func flush() throws {}
 
