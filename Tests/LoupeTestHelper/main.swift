@@ -61,12 +61,15 @@ case "etcd-increment":
     print("done \(lens.value.count)")
 
 case "churn":
-    // churn PATH: updates forever, until killed.
+    // churn PATH: updates forever, until killed, or until the test process that started it is gone (a
+    // crashed test run must not leave it writing).
+    let parent = getppid()
     let lens = try root(arguments[2])
     FileHandle.standardOutput.write(Data("started\n".utf8))
-    while true {
+    while getppid() == parent {
         try lens.update { $0 = Record.written($0.count + 1) }
     }
+    exit(1)
 
 case "readonly-update":
     // readonly-update PATH: as an unprivileged user, an update in a directory it cannot write fails cleanly.
