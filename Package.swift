@@ -101,6 +101,7 @@ let package = Package(
                 "Loupe", "LoupeKeyring", "CLibSecret", "LoupeEtcd",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/Sources/loupe-benchmarks"
         ),
