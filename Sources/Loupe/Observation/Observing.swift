@@ -3,7 +3,8 @@ extension Lens {
     ///
     /// "Changes" means `!=` for `Equatable` values; for other values every commit counts. Handlers run in
     /// commit order, one at a time, never while a lock is held, on the thread that made the commit (or
-    /// the thread already delivering earlier commits); they may read and update lenses.
+    /// the thread already delivering earlier commits); they may read and update lenses. The observers of
+    /// one lens are called in the order they were added.
     ///
     /// The observation lasts until the returned token is cancelled or released.
     public func observe(_ handler: @escaping @Sendable (_ newValue: Value) -> Void) -> ObservationToken {
