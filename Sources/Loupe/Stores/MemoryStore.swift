@@ -1,5 +1,3 @@
-import Foundation
-
 /// A store that keeps the value in memory only: for tests, previews, and state that must not outlive the
 /// process.
 ///
@@ -9,7 +7,7 @@ import Foundation
 public final class MemoryStore<Value: Sendable>: ValueStore, @unchecked Sendable {
     // Guarded by `lock`. The value lives behind a pointer, initialized while `hasValue`, rather than in a
     // `Value?`, so that saving (once per update) builds no optional of a generic type.
-    private let lock = NSLock()
+    private let lock = PlainMutex()
     private let storage: UnsafeMutablePointer<Value> = .allocate(capacity: 1)
     @exclusivity(unchecked) private var hasValue = false
 

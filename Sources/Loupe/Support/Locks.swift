@@ -30,7 +30,7 @@ final class GraphLock: @unchecked Sendable {
     private static let stripeSize = 128  // two cache lines, against adjacent-line prefetching
     private let stripes: UnsafeMutableRawPointer
     private let publishing: UnsafeMutablePointer<Atomic<Bool>>
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let mutex = PlainMutex()
     private let owner = Atomic<UInt>(0)
     /// The process-wide key of each thread's stripe, copied here so reads skip the global's lazy check.
     private let stripeKey = readStripeKey
@@ -42,9 +42,6 @@ final class GraphLock: @unchecked Sendable {
         }
         publishing = .allocate(capacity: 1)
         publishing.initialize(to: Atomic(false))
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
     }
 
     deinit {
@@ -52,8 +49,6 @@ final class GraphLock: @unchecked Sendable {
         stripes.deallocate()
         publishing.deinitialize(count: 1)
         publishing.deallocate()
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
     }
 
     @inline(__always)
@@ -90,11 +85,11 @@ final class GraphLock: @unchecked Sendable {
     func withUpdateLock<R>(orThrow reentrancyError: () -> any Error, _ body: () throws -> R) throws -> R {
         let me = currentThreadID()
         if owner.load(ordering: .relaxed) == me { throw reentrancyError() }
-        pthread_mutex_lock(mutex)
+        mutex.lock()
         owner.store(me, ordering: .relaxed)
         defer {
             owner.store(0, ordering: .relaxed)
-            pthread_mutex_unlock(mutex)
+            mutex.unlock()
         }
         return try body()
     }
@@ -147,14 +142,41 @@ func currentThreadID() -> UInt {
     #endif
 }
 
-/// State guarded by a mutex.
+/// A `pthread_mutex_t` at a stable address: the one mutex every lock in Loupe is built on.
 ///
 /// Loupe uses this rather than `Synchronization.Mutex` because on Linux `Mutex` locks with a futex inside
 /// the standard library, which ThreadSanitizer cannot see; the test suite runs under TSan with no report,
-/// so every lock in Loupe is one it understands. `NSLock` is a `pthread_mutex_t` on Linux.
+/// so every lock in Loupe is one it understands. (`NSLock` is the same mutex behind a dynamically
+/// dispatched call.)
+final class PlainMutex: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    @inline(__always) func lock() { pthread_mutex_lock(mutex) }
+    @inline(__always) func unlock() { pthread_mutex_unlock(mutex) }
+
+    @inline(__always)
+    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+}
+
+/// State guarded by a ``PlainMutex``.
 final class Locked<State>: @unchecked Sendable {
-    private let lock = NSLock()
-    /// Only reached under `lock`, so the run-time exclusivity check is left out.
+    private let mutex = PlainMutex()
+    /// Only reached under `mutex`, so the run-time exclusivity check is left out.
     @exclusivity(unchecked) private var state: State
 
     init(_ state: State) {
@@ -163,8 +185,8 @@ final class Locked<State>: @unchecked Sendable {
 
     @inline(__always)
     func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
+        mutex.lock()
+        defer { mutex.unlock() }
         return try body(&state)
     }
 }
