@@ -1,3 +1,5 @@
+import Loupe
+
 /// A graph three levels deep, for reads.
 struct Deep: Codable, Sendable, Equatable {
     struct Inner: Codable, Sendable, Equatable {
@@ -62,4 +64,41 @@ struct Sized: Codable, Sendable, Equatable {
     init(count: Int) {
         entries = Dictionary(uniqueKeysWithValues: (0..<count).map { ("entry-\($0)", $0) })
     }
+}
+
+/// The in-memory update case: one leaf of a `Big` updated while an old snapshot is held, through Loupe and
+/// by hand. By hand is as thread-safe as Loupe's update (and as the read row's baseline): the struct held
+/// by a class, the snapshot read under a `pthread_rwlock` read lock, the copy-on-write mutation under its
+/// write lock.
+final class InMemoryUpdates {
+    let root = MutableLens(Big())
+    lazy var counter = root.counter
+    let bare = RWLocked(Big())
+    var held = Big()
+
+    func loupe(_ n: Int) throws {
+        for _ in 0..<n {
+            held = root.value  // an old snapshot, held while the update runs
+            try counter.update { $0 += 1 }
+        }
+    }
+
+    func byHand(_ n: Int) {
+        for _ in 0..<n {
+            held = bare.read { $0 }
+            bare.write { value in
+                var copy = value
+                copy.counter += 1
+                value = copy
+            }
+        }
+    }
+}
+
+/// Loupe's and the by-hand cost of one in-memory update, interleaved.
+func compareInMemoryUpdates(_ n: Int) throws -> (loupe: Double, byHand: Double) {
+    let updates = InMemoryUpdates()
+    let (loupe, byHand) = try compare(operations: n, loupe: { try updates.loupe(n) }, baseline: { updates.byHand(n) })
+    blackHole(updates.held)
+    return (loupe, byHand)
 }

@@ -26,7 +26,7 @@ try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirecto
 defer { try? FileManager.default.removeItem(atPath: scratch) }
 var rows: [Row] = []
 
-// `--profile read|update|coalesced` loops one operation for a profiler (perf record, callgrind).
+// `--profile read|read2|update|update-by-hand|update-ratio|observers|coalesced` loops one operation for a profiler (perf record, callgrind).
 if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.arguments.count > index + 1 {
     switch CommandLine.arguments[index + 1] {
     case "read":
@@ -36,52 +36,14 @@ if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.ar
         let port = MutableLens(Deep()).inner.leaf.port
         for _ in 0..<5 { blackHole(throughput(threads: 2, operations: 10_000_000) { blackHole(port.value) }) }
     case "update-ratio":
-        let root = MutableLens(Big())
-        let counter = root.counter
-        let bare = RWLocked(Big())
-        var held = root.value
-        let n = 200_000
-        let (loupe, byHand) = try compare(operations: n,
-            loupe: { for _ in 0..<n { held = root.value; try counter.update { $0 += 1 } } },
-            baseline: {
-                for _ in 0..<n {
-                    held = bare.read { $0 }
-                    bare.write { value in
-                        var copy = value
-                        copy.counter += 1
-                        value = copy
-                    }
-                }
-            })
-        blackHole(held)
+        let (loupe, byHand) = try compareInMemoryUpdates(200_000)
         print("update: \(duration(loupe)) vs \(duration(byHand)) by hand: \(format(loupe / byHand))×")
     case "update-by-hand":
-        let bare = RWLocked(Big())
-        var held = bare.value
-        let perUpdate = timeOnce(1_000_000) {
-            for _ in 0..<1_000_000 {
-                held = bare.read { $0 }
-                bare.write { value in
-                    var copy = value
-                    copy.counter += 1
-                    value = copy
-                }
-            }
-        }
-        blackHole(held)
-        print("update by hand: \(duration(perUpdate)) per update")
+        let updates = InMemoryUpdates()
+        print("update by hand: \(duration(timeOnce(1_000_000) { updates.byHand(1_000_000) }))")
     case "update":
-        let root = MutableLens(Big())
-        let counter = root.counter
-        var held = root.value
-        let perUpdate = try timeOnce(1_000_000) {
-            for _ in 0..<1_000_000 {
-                held = root.value
-                try counter.update { $0 += 1 }
-            }
-        }
-        blackHole(held)
-        print("update: \(duration(perUpdate)) per update")
+        let updates = InMemoryUpdates()
+        print("update: \(duration(try timeOnce(1_000_000) { try updates.loupe(1_000_000) })) per update")
     case "observers":
         final class Sink: @unchecked Sendable { var count = 0 }
         let sink = Sink()
@@ -188,34 +150,7 @@ do {
 // MARK: In-memory updates
 
 do {
-    let root = MutableLens(Big())
-    let counter = root.counter
-    var held = root.value
-    let n = 200_000 / scale
-    // By hand, as thread-safe as Loupe's update (and as the read row's baseline): the struct held by a
-    // class, the snapshot read under a pthread_rwlock read lock, the copy-on-write mutation under its
-    // write lock.
-    let bare = RWLocked(Big())
-    var heldByHand = bare.value
-    let (loupe, baseline) = try compare(operations: n,
-        loupe: {
-            for _ in 0..<n {
-                held = root.value  // an old snapshot, held while the update runs
-                try counter.update { $0 += 1 }
-            }
-        },
-        baseline: {
-            for _ in 0..<n {
-                heldByHand = bare.read { $0 }
-                bare.write { value in
-                    var copy = value
-                    copy.counter += 1
-                    value = copy
-                }
-            }
-        })
-    blackHole(held)
-    blackHole(heldByHand)
+    let (loupe, baseline) = try compareInMemoryUpdates(200_000 / scale)
     add("in-memory update of one leaf (1,000-element array + 1,000-entry dictionary, old snapshot held) vs by hand under a pthread_rwlock", loupe: loupe, baseline: baseline, .atMost(2))
 }
 
