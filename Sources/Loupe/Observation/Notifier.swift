@@ -33,17 +33,16 @@ final class Notifier<Root: Sendable>: Sendable {
     /// Whether commits may be queued, mirrored likewise, so that a drain with nothing to deliver is free.
     private let mayHavePending = Atomic<Bool>(false)
 
-    /// Whether any lens has observers; when not, a committer need not even make a ``Commit``.
-    var isObserved: Bool { observed.load(ordering: .acquiring) }
-
-    /// Queues `commit` for delivery. A commit that no lens observes is dropped at once: a channel
+    /// Whether any lens has observers. When not, a committer makes no ``Commit`` at all: a channel
     /// registered later starts from the version current at that time, so it never needs older commits.
     ///
     /// The unlocked check is exact: a channel is marked observed under the lock before its starting
-    /// snapshot is read, and a commit is enqueued only after its root is swapped in, so a commit this
-    /// check drops is one every channel registered since has already seen as its starting point.
+    /// snapshot is read, and a committer checks only after its root is swapped in, so a commit dropped
+    /// for this is one every channel registered since has already seen as its starting point.
+    var isObserved: Bool { observed.load(ordering: .acquiring) }
+
+    /// Queues `commit` for delivery; a committer calls it only while ``isObserved``.
     func enqueue(_ commit: Commit<Root>) {
-        guard isObserved else { return }
         state.withLock { state in
             if !state.channels.isEmpty {
                 state.pending.append(commit)
