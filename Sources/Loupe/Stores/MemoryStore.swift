@@ -25,28 +25,26 @@ public final class MemoryStore<Value: Sendable>: ValueStore, @unchecked Sendable
     }
 
     public func load() throws -> Value? {
-        lock.lock()
-        defer { lock.unlock() }
-        return hasValue ? storage.pointee : nil
+        lock.withLock { hasValue ? storage.pointee : nil }
     }
 
     public func save(_ value: Value) throws {
-        lock.lock()
-        defer { lock.unlock() }
-        if hasValue {
-            storage.pointee = value
-        } else {
-            storage.initialize(to: value)
-            hasValue = true
+        lock.withLock {
+            if hasValue {
+                storage.pointee = value
+            } else {
+                storage.initialize(to: value)
+                hasValue = true
+            }
         }
     }
 
     public func remove() throws {
-        lock.lock()
-        defer { lock.unlock() }
-        if hasValue {
-            storage.deinitialize(count: 1)
-            hasValue = false
+        lock.withLock {
+            if hasValue {
+                storage.deinitialize(count: 1)
+                hasValue = false
+            }
         }
     }
 
