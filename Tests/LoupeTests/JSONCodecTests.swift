@@ -53,9 +53,11 @@ struct JSONCodecTests {
         var uint: UInt = 0
         var float: Float = 0.1
         var floats: [Float] = [1, -0.0, 1e7, 16_777_216, 3.4028235e38, 1.1754944e-38, 0.5, 123.456]
+        // 2^53 + 1 is not representable: converted at run time it rounds to 2^53, as a literal would (with a
+        // compiler warning).
         var doubles: [Double] = [0, -0.0, 1, -1, 0.1, 1e-7, 1e14, 1e15, 1e16, 1e20, 123_456_789_012_345,
-                                 9_007_199_254_740_993, .pi, -.pi, .greatestFiniteMagnitude, .leastNonzeroMagnitude,
-                                 2.5e-324, 100, 1_000_000, 4_503_599_627_370_496.5]
+                                 Double(Int64(9_007_199_254_740_993)), .pi, -.pi, .greatestFiniteMagnitude,
+                                 .leastNonzeroMagnitude, 100, 1_000_000, 4_503_599_627_370_496.5]
         var level = Level.debug
         var date = Date(timeIntervalSinceReferenceDate: 123_456.789)
         var data = Data([0, 1, 2, 250, 251, 252, 253, 254, 255])
