@@ -19,9 +19,13 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
 
     private let lock = GraphLock()
     /// The committed root, at a stable address so that lenses onto stored properties read their part in
-    /// place (``read(at:as:)``). Read under the read lock, or by the update lock's holder; written only by
-    /// the update lock's holder, while publishing.
-    private let rootStorage: UnsafeMutablePointer<Root>
+    /// place (``read(at:as:)``). Read under the read lock, or by the update lock's holder; the pointer is
+    /// changed only by the update lock's holder, while publishing. (The locks make access exclusive, so the
+    /// run-time exclusivity check is left out.)
+    @exclusivity(unchecked) private var committed: UnsafeMutablePointer<Root>
+    /// Where an update builds the next root: uninitialized between updates. Publishing swaps it with
+    /// ``committed``, so a commit moves no root, and the root it replaces is destroyed in place.
+    @exclusivity(unchecked) private var spare: UnsafeMutablePointer<Root>
     /// The committed root's version, guarded like the root. (The locks already make access exclusive, so
     /// the run-time exclusivity check is left out.)
     @exclusivity(unchecked) private var version: UInt64 = 0
@@ -48,8 +52,9 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
         self.rootEquality = RuntimeEquality(Root.self)
         self.storeHasOtherWriters = store.hasOtherWriters
         let initial = try store.load() ?? defaultValue
-        rootStorage = .allocate(capacity: 1)
-        rootStorage.initialize(to: initial)
+        committed = .allocate(capacity: 1)
+        committed.initialize(to: initial)
+        spare = .allocate(capacity: 1)
         if shouldWatch {
             let handle = try store.watch { [weak self] in self?.refreshFromStore() }
             watch.withLock { $0 = handle }
@@ -58,8 +63,9 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
 
     deinit {
         defer {
-            rootStorage.deinitialize(count: 1)
-            rootStorage.deallocate()
+            committed.deinitialize(count: 1)
+            committed.deallocate()
+            spare.deallocate()
         }
         watch.withLock { $0?.cancel() }
         do {
@@ -74,7 +80,7 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
     /// Runs `body` on the current root under the read lock.
     @inline(__always)
     func read<T>(_ body: (Root) throws -> T) rethrows -> T {
-        try lock.withReadLock { try body(rootStorage.pointee) }
+        try lock.withReadLock { try body(committed.pointee) }
     }
 
     /// The part of the current root at byte `offset`, read in place under the read lock: for lenses whose
@@ -82,22 +88,23 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
     @inline(__always)
     func read<T>(at offset: Int, as type: T.Type) -> T {
         lock.withReadLock {
-            UnsafeRawPointer(rootStorage).advanced(by: offset).assumingMemoryBound(to: T.self).pointee
+            UnsafeRawPointer(committed).advanced(by: offset).assumingMemoryBound(to: T.self).pointee
         }
     }
 
     /// The current root and its version, read together.
     func versionedSnapshot() -> (root: Root, version: UInt64) {
-        lock.withReadLock { (rootStorage.pointee, version) }
+        lock.withReadLock { (committed.pointee, version) }
     }
 
     // MARK: Updating
 
     /// Applies `body` to a copy of the root, saves the result, then publishes it and notifies observers.
     ///
-    /// Either all of that happens or none of it: if `body` or the store throws, memory, store and observers
-    /// are as they were and the error propagates.
-    func update<R>(path: String, _ body: (inout Root) throws -> R) throws -> R {
+    /// `body` gets the address of the copy, which stays put while it runs. Either all of that happens or
+    /// none of it: if `body` or the store throws, memory, store and observers are as they were and the
+    /// error propagates.
+    func update<R>(path: String, _ body: (UnsafeMutablePointer<Root>) throws -> R) throws -> R {
         defer { notifier.drain() }
         return try serialized(path: path) { () throws -> R in
             var attempts = 0
@@ -107,23 +114,44 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
                         try commitOutsideChange()
                         // The root changes only under the update lock, which this thread holds, so it is
                         // read here without the read lock.
-                        var working = rootStorage.pointee
-                        let result = try body(&working)
-                        if !isCurrentRoot(&working) {
-                            try store.save(working)
-                            publish(&working)
+                        let working = spare
+                        working.initialize(to: committed.pointee)
+                        do {
+                            let result = try body(working)
+                            if isCurrentRoot(working) {
+                                destroy(working)
+                            } else {
+                                try save(&working.pointee)
+                                publishSpare()
+                            }
+                            return result
+                        } catch {
+                            destroy(working)
+                            throw error
                         }
-                        return result
                     }
                 } catch let error as StoreError where error.code == .conflict {
                     attempts += 1
                     guard attempts < Self.maximumConflictRetries else {
                         throw LensError.conflict(path: path, attempts: attempts)
                     }
-                    logger.debug("conflicting write, retrying", metadata: ["store": "\(store)", "attempt": "\(attempts)"])
+                    logRetry(attempts: attempts)
                 }
             }
         }
+    }
+
+    /// Saves the root at `value`. Reached through `inout`, the root is handed to the store in place; an
+    /// argument read from `pointee` would be copied first.
+    @inline(__always)
+    private func save(_ value: inout Root) throws {
+        try store.save(value)
+    }
+
+    /// Out of line: an update that meets no conflict then never touches the logger.
+    @inline(never)
+    private func logRetry(attempts: Int) {
+        logger.debug("conflicting write, retrying", metadata: ["store": "\(store)", "attempt": "\(attempts)"])
     }
 
     /// Re-reads the store and commits what it holds (the default when it holds nothing).
@@ -131,8 +159,8 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
         defer { notifier.drain() }
         try serialized(path: rootPathName) {
             try store.withExclusiveAccess {
-                var stored = try store.load() ?? defaultValue
-                if !isCurrentRoot(&stored) { publish(&stored) }
+                let stored = try store.load() ?? defaultValue
+                commitIfChanged(stored)
             }
         }
     }
@@ -143,8 +171,7 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
         try serialized(path: rootPathName) {
             try store.withExclusiveAccess {
                 try store.remove()
-                var value = defaultValue
-                if !isCurrentRoot(&value) { publish(&value) }
+                commitIfChanged(defaultValue)
             }
         }
     }
@@ -171,35 +198,52 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
     @inline(never)
     private func loadOutsideChange() throws {
         guard case .changed(let stored) = try store.loadIfChanged() else { return }
-        var value = stored ?? defaultValue
-        guard !isCurrentRoot(&value) else { return }
-        logger.info("picked up an outside change", metadata: ["store": "\(store)"])
-        publish(&value)
+        if commitIfChanged(stored ?? defaultValue) {
+            logger.info("picked up an outside change", metadata: ["store": "\(store)"])
+        }
     }
 
-    /// Whether `value` equals the current root. Must be called with the update lock held.
+    /// Commits `value` if it differs from the current root, and says whether it did. Must be called with
+    /// the update lock held.
+    @discardableResult
+    private func commitIfChanged(_ value: Root) -> Bool {
+        spare.initialize(to: value)
+        if isCurrentRoot(spare) {
+            destroy(spare)
+            return false
+        }
+        publishSpare()
+        return true
+    }
+
+    /// Whether the root at `value` equals the current root. Must be called with the update lock held.
     @inline(__always)
-    private func isCurrentRoot(_ value: inout Root) -> Bool {
-        guard let rootEquality else { return encodedEqual(rootStorage.pointee, value) }
-        return withUnsafePointer(to: &value) { rootEquality($0, rootStorage) }
+    private func isCurrentRoot(_ value: UnsafeMutablePointer<Root>) -> Bool {
+        guard let rootEquality else { return encodedEqual(committed.pointee, value.pointee) }
+        return rootEquality(value, committed)
     }
 
-    /// Swaps in `newRoot` as the committed root, leaving the previous root in its place, and queues the
-    /// commit's notification. Must be called with the update lock held, so versions are handed to the
-    /// notifier in order.
-    private func publish(_ newRoot: inout Root) {
+    /// Makes the root built in ``spare`` the committed root, queues the commit's notification, and
+    /// destroys the root it replaces. Must be called with the update lock held, so versions are handed to
+    /// the notifier in order.
+    private func publishSpare() {
+        let previous = committed
         lock.publishing {
-            swap(&rootStorage.pointee, &newRoot)
+            committed = spare
             version &+= 1
         }
-        if notifier.isObserved { enqueue(old: newRoot) }
+        // No reader is left inside `previous`: the readers that were have finished, and later ones read
+        // the new root.
+        spare = previous
+        if notifier.isObserved { enqueue(old: previous) }
+        destroy(previous)
     }
 
     /// Out of line, so an update that nobody observes never looks up `Commit<Root>`'s metadata.
     @inline(never)
-    private func enqueue(old: Root) {
+    private func enqueue(old: UnsafeMutablePointer<Root>) {
         // The root and `version` change only under the update lock, which this thread holds.
-        notifier.enqueue(Commit(old: old, new: rootStorage.pointee, version: version))
+        notifier.enqueue(Commit(old: old.pointee, new: committed.pointee, version: version))
     }
 
     private func serialized<R>(path: String, _ body: () throws -> R) throws -> R {
@@ -225,6 +269,13 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
         let handlers = errorHandlers.withLock { Array($0.values) }
         for handler in handlers { handler(error) }
     }
+}
+
+/// Destroys the one value at `pointer`, which is left uninitialized. (`deinitialize(count:)` goes through
+/// the run-time's array loop, twice the cost for a single value of a type only known at run time.)
+@inline(__always)
+private func destroy<Value>(_ pointer: UnsafeMutablePointer<Value>) {
+    _ = pointer.move()
 }
 
 /// Equality by encoded form, for roots that are not `Equatable`: two values are equal when they encode to

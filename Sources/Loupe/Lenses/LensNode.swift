@@ -65,12 +65,10 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
         if let offset {
             // A stored-property path: the part lies inline in the root, so it is modified in place there.
             return try core.update(path: path) { root in
-                try withUnsafeMutablePointer(to: &root) { root in
-                    try body(&UnsafeMutableRawPointer(root).advanced(by: offset).assumingMemoryBound(to: Value.self).pointee)
-                }
+                try body(&UnsafeMutableRawPointer(root).advanced(by: offset).assumingMemoryBound(to: Value.self).pointee)
             }
         }
-        return try core.update(path: path) { root in try step.modify(&root, body) }
+        return try core.update(path: path) { root in try step.modify(&root.pointee, body) }
     }
 
     func appending<Part: Sendable>(_ next: any Step<Value, Part>, path: String) -> any LensNode<Part> {
