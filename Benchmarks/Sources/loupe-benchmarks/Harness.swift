@@ -24,21 +24,33 @@ func median(_ values: [Double]) -> Double {
     return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
 }
 
-/// The median cost per operation of `loupe` and `baseline` over `repetitions` interleaved runs, so that
-/// noise on the machine hits both alike.
+/// Loupe's and the baseline's figures from runs that alternate between the two.
+struct Comparison {
+    /// Each run's figure (time per operation, or a rate), in the order run.
+    var loupe: [Double] = []
+    var baseline: [Double] = []
+
+    /// The median of each pair of neighbouring runs' `loupe / baseline`. This machine's speed drifts
+    /// over seconds (its cores are a virtual machine's, shared with other guests: a thread alone reads a
+    /// lens at 22 M/s in one second and 38 M/s a few seconds later); neighbours meet the same conditions,
+    /// so the ratio of each pair cancels the drift that a ratio of two medians keeps.
+    var ratio: Double { median(zip(loupe, baseline).map { $0 / $1 }) }
+}
+
+/// The cost per operation of `loupe` and `baseline` over `repetitions` interleaved runs of `operations`
+/// operations each.
 func compare(
-    repetitions: Int = 7, operations: Int,
+    repetitions: Int = 9, operations: Int,
     loupe: () throws -> Void, baseline: () throws -> Void
-) rethrows -> (loupe: Double, baseline: Double) {
+) rethrows -> Comparison {
     try loupe()  // warm up
     try baseline()
-    var loupeTimes: [Double] = []
-    var baselineTimes: [Double] = []
+    var comparison = Comparison()
     for _ in 0..<repetitions {
-        loupeTimes.append(try timeOnce(operations, loupe))
-        baselineTimes.append(try timeOnce(operations, baseline))
+        comparison.loupe.append(try timeOnce(operations, loupe))
+        comparison.baseline.append(try timeOnce(operations, baseline))
     }
-    return (median(loupeTimes), median(baselineTimes))
+    return comparison
 }
 
 /// One row of the results table.
@@ -123,6 +135,30 @@ func throughput(threads: Int, operations: Int, _ body: @escaping @Sendable () ->
     }
     let (seconds, attoseconds) = (ContinuousClock.now - start).components
     return Double(threads * operations) / (Double(seconds) + Double(attoseconds) / 1e18)
+}
+
+/// How much more work 2 threads do than 1 when they share nothing (a loop over a register): the
+/// machine's own limit for any 2-thread row, which a virtual machine's cores (hyperthreads of one core,
+/// or cores lent to other guests) can put well below 2.
+func machineScaling(operations: Int) -> Comparison {
+    let work: @Sendable () -> Void = {
+        var x: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for _ in 0..<100 { x = x &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407 }
+        blackHole(x)
+    }
+    return compareThreads(operations: operations / 4, work)
+}
+
+/// Throughput of `body` on 2 threads at once (as `loupe`) and on 1 (as `baseline`), in alternating runs
+/// of `operations` operations per thread.
+func compareThreads(repetitions: Int = 15, operations: Int, _ body: @escaping @Sendable () -> Void) -> Comparison {
+    _ = throughput(threads: 2, operations: operations / 10, body)  // warm up
+    var comparison = Comparison()
+    for _ in 0..<repetitions {
+        comparison.baseline.append(throughput(threads: 1, operations: operations, body))
+        comparison.loupe.append(throughput(threads: 2, operations: operations, body))
+    }
+    return comparison
 }
 
 /// A readers–writer lock held by a class, with a struct inside: the bare baseline for reads.

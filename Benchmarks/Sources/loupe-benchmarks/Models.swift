@@ -96,9 +96,9 @@ final class InMemoryUpdates {
 }
 
 /// Loupe's and the by-hand cost of one in-memory update, interleaved.
-func compareInMemoryUpdates(_ n: Int) throws -> (loupe: Double, byHand: Double) {
+func compareInMemoryUpdates(_ n: Int) throws -> Comparison {
     let updates = InMemoryUpdates()
-    let (loupe, byHand) = try compare(operations: n, loupe: { try updates.loupe(n) }, baseline: { updates.byHand(n) })
+    let comparison = try compare(operations: n, loupe: { try updates.loupe(n) }, baseline: { updates.byHand(n) })
     blackHole(updates.held)
-    return (loupe, byHand)
+    return comparison
 }
