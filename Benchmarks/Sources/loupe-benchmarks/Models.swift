@@ -1,4 +1,6 @@
+import Foundation
 import Loupe
+import Synchronization
 
 /// A graph three levels deep, for reads.
 struct Deep: Codable, Sendable, Equatable {
@@ -101,4 +103,33 @@ func compareInMemoryUpdates(_ n: Int) throws -> Comparison {
     let comparison = try compare(operations: n, loupe: { try updates.loupe(n) }, baseline: { updates.byHand(n) })
     blackHole(updates.held)
     return comparison
+}
+
+/// Reads per second from 1, 2 and 4 threads while one thread updates the same graph as fast as it can,
+/// with the updates per second it made meanwhile: one table row per reader count.
+func readsDuringUpdates(operations: Int) -> [[String]] {
+    final class Writer: @unchecked Sendable {
+        let stop = Atomic<Bool>(false)
+        let updates = Atomic<Int>(0)
+    }
+    let port = MutableLens(Deep()).inner.leaf.port
+    var rows: [[String]] = []
+    for threads in [1, 2, 4] {
+        let writer = Writer()
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            var i = 0
+            while !writer.stop.load(ordering: .relaxed) { i += 1; try? port.set(i) }
+            writer.updates.store(i, ordering: .relaxed)
+            done.signal()
+        }.start()
+        let start = ContinuousClock.now
+        let perSecond = median((0..<3).map { _ in throughput(threads: threads, operations: operations) { blackHole(port.value) } })
+        writer.stop.store(true, ordering: .relaxed)
+        done.wait()
+        let (seconds, attoseconds) = (ContinuousClock.now - start).components
+        let updates = Double(writer.updates.load(ordering: .relaxed)) / (Double(seconds) + Double(attoseconds) / 1e18)
+        rows.append(["\(threads)", rate(perSecond), rate(perSecond / Double(threads)), rate(updates)])
+    }
+    return rows
 }

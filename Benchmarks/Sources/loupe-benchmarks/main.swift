@@ -28,7 +28,7 @@ var rows: [Row] = []
 /// 2 threads of independent work against 1, measured next to the 2-reader row.
 var machine = Comparison()
 
-// `--profile read|read2|readers-ratio|update|update-by-hand|update-ratio|observers|coalesced` loops one operation for a profiler (perf record, callgrind).
+// `--profile read|read2|readers-ratio|steady|update|update-by-hand|update-ratio|observers|coalesced` loops one operation for a profiler (perf record, callgrind).
 if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.arguments.count > index + 1 {
     switch CommandLine.arguments[index + 1] {
     case "read":
@@ -45,6 +45,9 @@ if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.ar
         let machine = machineScaling(operations: 2_000_000)
         print("the machine: 2 threads of independent work do \(format(machine.ratio))× one",
               zip(machine.loupe, machine.baseline).map { format($0 / $1) })
+    case "steady":
+        printTable("Reads during updates", ["reader threads", "reads/s in all", "per thread", "updates/s meanwhile"],
+                   readsDuringUpdates(operations: 500_000))
     case "update-ratio":
         let updates = try compareInMemoryUpdates(200_000)
         print("update: \(duration(median(updates.loupe))) vs \(duration(median(updates.baseline))) by hand: \(format(updates.ratio))×")
@@ -387,24 +390,8 @@ if let etcdEndpoints {
                [[duration(median(latencies)), duration(sorted[Int(Double(sorted.count - 1) * 0.9)]), duration(sorted.last!), "under 100 ms"]])
 }
 
-do {
-    final class Flag: @unchecked Sendable { var stop = false }
-    let root = MutableLens(Deep())
-    let port = root.inner.leaf.port
-    var readers: [[String]] = []
-    for threads in [1, 2, 4] {
-        let flag = Flag()
-        let writer = Thread {
-            var i = 0
-            while !flag.stop { i += 1; try? port.set(i) }
-        }
-        writer.start()
-        let perSecond = median((0..<3).map { _ in throughput(threads: threads, operations: 500_000 / scale) { blackHole(port.value) } })
-        flag.stop = true
-        readers.append(["\(threads)", rate(perSecond), rate(perSecond / Double(threads))])
-    }
-    printTable("Reads per second during a steady stream of updates (2 cores)", ["reader threads", "reads/s in all", "per thread"], readers)
-}
+printTable("Reads per second during a steady stream of updates, as fast as one writer thread can make them (2 cores)",
+           ["reader threads", "reads/s in all", "per thread", "updates/s meanwhile"], readsDuringUpdates(operations: 500_000 / scale))
 
 do {
     let root = MutableLens(Deep())
