@@ -330,7 +330,8 @@ do {
         let update = median((0..<3).map { _ in try! timeOnce(updates) { for _ in 0..<updates { try counter.update { $0 += 1 } } } })
         let load = median((0..<3).map { _ in try! timeOnce(3) { for _ in 0..<3 { blackHole(try MutableLens(default: Sized(count: 0), store: FileStore<Sized>(path: path), watch: false)) } } })
         let memoryCounter = MutableLens(Sized(count: count)).counter
-        let inMemory = median((0..<3).map { _ in try! timeOnce(1_000) { for _ in 0..<1_000 { try memoryCounter.update { $0 += 1 } } } })
+        let inMemoryOps = 20_000 / scale
+        let inMemory = median((0..<5).map { _ in try! timeOnce(inMemoryOps) { for _ in 0..<inMemoryOps { try memoryCounter.update { $0 += 1 } } } })
         growth.append(["\(count)", duration(inMemory), duration(update), duration(load)])
     }
     printTable("Update and load cost by graph size (entries in a dictionary)",
