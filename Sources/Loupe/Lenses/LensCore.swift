@@ -114,21 +114,16 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
                         try commitOutsideChange()
                         // The root changes only under the update lock, which this thread holds, so it is
                         // read here without the read lock.
-                        let working = spare
-                        working.initialize(to: committed.pointee)
+                        spare.initialize(to: committed.pointee)
+                        let result: R
                         do {
-                            let result = try body(working)
-                            if isCurrentRoot(working) {
-                                destroy(working)
-                            } else {
-                                try save(&working.pointee)
-                                publishSpare()
-                            }
-                            return result
+                            result = try body(spare)
                         } catch {
-                            destroy(working)
+                            destroy(spare)
                             throw error
                         }
+                        try commitSpare(saving: true)
+                        return result
                     }
                 } catch let error as StoreError where error.code == .conflict {
                     attempts += 1
@@ -160,7 +155,7 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
         try serialized(path: rootPathName) {
             try store.withExclusiveAccess {
                 let stored = try store.load() ?? defaultValue
-                commitIfChanged(stored)
+                try commitIfChanged(stored)
             }
         }
     }
@@ -171,7 +166,7 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
         try serialized(path: rootPathName) {
             try store.withExclusiveAccess {
                 try store.remove()
-                commitIfChanged(defaultValue)
+                try commitIfChanged(defaultValue)
             }
         }
     }
@@ -198,7 +193,7 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
     @inline(never)
     private func loadOutsideChange() throws {
         guard case .changed(let stored) = try store.loadIfChanged() else { return }
-        if commitIfChanged(stored ?? defaultValue) {
+        if try commitIfChanged(stored ?? defaultValue) {
             logger.info("picked up an outside change", metadata: ["store": "\(store)"])
         }
     }
@@ -206,11 +201,28 @@ final class LensCore<Root: Codable & Sendable>: @unchecked Sendable {
     /// Commits `value` if it differs from the current root, and says whether it did. Must be called with
     /// the update lock held.
     @discardableResult
-    private func commitIfChanged(_ value: Root) -> Bool {
+    private func commitIfChanged(_ value: Root) throws -> Bool {
         spare.initialize(to: value)
+        return try commitSpare(saving: false)
+    }
+
+    /// Commits the root built in ``spare`` if it differs from the current root, saving it first when
+    /// `saving`, and says whether it did. A root that is not committed (unchanged, or the save threw) is
+    /// destroyed, and the error propagates. Must be called with the update lock held.
+    @inline(__always)
+    @discardableResult
+    private func commitSpare(saving: Bool) throws -> Bool {
         if isCurrentRoot(spare) {
             destroy(spare)
             return false
+        }
+        if saving {
+            do {
+                try save(&spare.pointee)
+            } catch {
+                destroy(spare)
+                throw error
+            }
         }
         publishSpare()
         return true

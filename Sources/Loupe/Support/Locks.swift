@@ -185,8 +185,6 @@ final class Locked<State>: @unchecked Sendable {
 
     @inline(__always)
     func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
-        mutex.lock()
-        defer { mutex.unlock() }
-        return try body(&state)
+        try mutex.withLock { try body(&state) }
     }
 }
