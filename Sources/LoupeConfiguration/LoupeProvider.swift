@@ -9,7 +9,7 @@ import Loupe
 /// import Configuration
 /// import LoupeConfiguration
 ///
-/// let root = try MutableLens(default: Settings(), store: FileStore<Settings>(path: "settings.json"))
+/// let root = try RootLens(default: Settings(), store: FileStore(path: "settings.json"))
 /// let config = ConfigReader(providers: [EnvironmentVariablesProvider(), LoupeProvider(root)])
 /// let port = config.int(forKey: "server.port", default: 8080)    // SERVER_PORT wins if it is set
 /// try await config.watchInt(forKey: "server.port") { updates in
@@ -20,7 +20,7 @@ import Loupe
 /// Keys are the lens value's `Codable` keys joined by dots (`server.port`). Strings, integers, floating
 /// point numbers and booleans map to their configuration types; arrays of one of those to the array
 /// types; elements of other arrays are reached by index (`items.0.name`). Every value is marked secret
-/// when the lens's store keeps secrets (`KeyringStore`), so `ConfigReader`'s access logs redact it.
+/// when the lens's store keeps secrets (a `SecretStore` such as `KeyringStore`), so `ConfigReader`'s access logs redact it.
 ///
 /// The provider keeps one flattened snapshot of the value, replaced on each commit, so a lookup is a
 /// dictionary access; watchers are sent each commit that changes what they watch, in commit order.
@@ -43,6 +43,15 @@ public struct LoupeProvider: ConfigProvider, CustomStringConvertible {
     ///   - name: How the provider names itself in `ConfigReader`'s logs; the lens's path and store by default.
     public init<Value: Codable & Sendable>(_ lens: MutableLens<Value>, name: String? = nil) {
         self.init(lens.readOnly, name: name)
+    }
+
+    /// A provider over a root's whole value.
+    ///
+    /// - Parameters:
+    ///   - root: The root whose value the provider serves; its changes reach watchers.
+    ///   - name: How the provider names itself in `ConfigReader`'s logs; the root's store by default.
+    public init<Value: Codable & Sendable>(_ root: RootLens<Value>, name: String? = nil) {
+        self.init(root.readOnly, name: name ?? "Loupe \(root.storeDescription)")
     }
 
     public var providerName: String { storage.name }
@@ -205,80 +214,71 @@ extension Array where Element == JSONValue {
 }
 
 /// What the provider shares between its copies: the current snapshot, and its watchers.
-private final class Storage: @unchecked Sendable {
+private final class Storage: Sendable {
     let name: String
-    private let lock = NSLock()
-    private var snapshot: LoupeSnapshot
-    private var watchers: [UInt64: @Sendable (LoupeSnapshot) -> Void] = [:]
-    private var nextID: UInt64 = 0
-    private var token: ObservationToken?
+    private struct State {
+        var snapshot: LoupeSnapshot
+        var watchers: [UInt64: @Sendable (LoupeSnapshot) -> Void] = [:]
+        var nextID: UInt64 = 0
+    }
+    private let state: Locked<State>
+    private let token = Locked<ObservationToken?>(nil)
 
     init<Value: Encodable & Sendable>(lens: Lens<Value>, name: String) {
         self.name = name
         let isSecret = lens.holdsSecrets
-        @Sendable func flatten(_ value: Value) -> LoupeSnapshot {
-            LoupeSnapshot(providerName: name, json: (try? JSONValue(encoding: value)) ?? .null, isSecret: isSecret)
+        @Sendable func snapshot() -> LoupeSnapshot {
+            LoupeSnapshot(providerName: name, json: (try? lens.value(atPath: "")) ?? .null, isSecret: isSecret)
         }
-        snapshot = flatten(lens.value)
-        token = lens.observe { [weak self] value in self?.publish(flatten(value)) }
+        state = Locked(State(snapshot: snapshot()))
+        let observation = lens.observe { [weak self] _ in self?.publish(snapshot()) }
+        token.withLock { $0 = observation }
         // A commit between reading the value and observing it would be missed: read once more.
-        let latest = flatten(lens.value)
-        lock.lock()
-        snapshot = latest
-        lock.unlock()
+        let latest = snapshot()
+        state.withLock { $0.snapshot = latest }
     }
 
-    deinit { token?.cancel() }
+    deinit { token.withLock { $0?.cancel() } }
 
-    var current: LoupeSnapshot {
-        lock.lock()
-        defer { lock.unlock() }
-        return snapshot
-    }
+    var current: LoupeSnapshot { state.withLock { $0.snapshot } }
 
     /// Registers `watcher`, which is called at once with the current snapshot, then after each commit.
     func addWatcher(_ watcher: @escaping @Sendable (LoupeSnapshot) -> Void) -> UInt64 {
-        lock.lock()
-        defer { lock.unlock() }
-        nextID += 1
-        watchers[nextID] = watcher
-        watcher(snapshot)
-        return nextID
+        state.withLock { state in
+            state.nextID += 1
+            state.watchers[state.nextID] = watcher
+            watcher(state.snapshot)
+            return state.nextID
+        }
     }
 
     func removeWatcher(_ id: UInt64) {
-        lock.lock()
-        watchers[id] = nil
-        lock.unlock()
+        state.withLock { $0.watchers[id] = nil }
     }
 
     /// Called by the lens's observation, one commit at a time, in commit order.
     private func publish(_ new: LoupeSnapshot) {
-        lock.lock()
-        snapshot = new
-        let current = Array(watchers.values)
-        lock.unlock()
+        let current = state.withLock { state in
+            state.snapshot = new
+            return state.watchers.sorted { $0.key < $1.key }.map(\.value)
+        }
         for watcher in current { watcher(new) }
     }
 }
 
 /// The last result a value watcher sent, so it sends changes only.
-private final class LastSent: @unchecked Sendable {
-    private let lock = NSLock()
-    private var last: LookupResult?
-    private var sent = false
+private final class LastSent: Sendable {
+    private let state = Locked<(sent: Bool, last: LookupResult?)>((false, nil))
 
     func isNew(_ result: Result<LookupResult, any Error>) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard case .success(let value) = result else {
-            sent = true
-            last = nil
+        state.withLock { state in
+            guard case .success(let value) = result else {
+                state = (true, nil)
+                return true
+            }
+            if state.sent && state.last == value { return false }
+            state = (true, value)
             return true
         }
-        if sent && last == value { return false }
-        sent = true
-        last = value
-        return true
     }
 }

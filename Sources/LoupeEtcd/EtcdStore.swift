@@ -1,20 +1,19 @@
 import Foundation
 import Logging
 import Loupe
-import NIOConcurrencyHelpers
 
-/// A store that keeps the value in etcd, so that daemons on many hosts share one live settings graph.
+/// A store that keeps the document in etcd, so that daemons on many hosts share one live settings graph.
 ///
 /// ```swift
 /// import LoupeEtcd
-/// let settings = try MutableLens(
+/// let settings = try RootLens(
 ///     default: FleetSettings(),
-///     store: EtcdStore<FleetSettings>(
+///     store: EtcdStore(
 ///         endpoints: ["http://10.0.0.1:2379", "http://10.0.0.2:2379", "http://10.0.0.3:2379"],
 ///         key: "/fleet/settings"))
 /// ```
 ///
-/// The whole value is one etcd key, encoded as compact JSON with sorted keys, so `etcdctl get /fleet/settings`
+/// The whole document is one etcd key, as compact JSON with sorted keys, so `etcdctl get /fleet/settings`
 /// shows it and `etcdctl put` changes it.
 ///
 /// - **Updates** are compare-and-swap transactions on the key's `mod_revision`: the put happens only if
@@ -29,12 +28,13 @@ import NIOConcurrencyHelpers
 ///   endpoint moves to the next. An update whose connection broke after it was sent is not repeated (it
 ///   may have landed): it fails, and the watch brings in whatever etcd holds.
 ///
-/// Calls are synchronous, like every `ValueStore`: an update waits for etcd's answer (bounded by
-/// ``requestTimeout``). They run on an event loop of their own, so calling from an application's event
-/// loop or a Swift concurrency task does not deadlock, though it does hold that thread for a round trip.
+/// A store's calls are synchronous: an update waits for etcd's answer (bounded by ``requestTimeout``) on
+/// the thread that runs it. The `async` forms of the root's updates run them on the graph's own queue, so
+/// async code never holds a thread of Swift's cooperative pool for a round trip. The HTTP traffic runs
+/// on an event loop of its own, so no caller's event loop is ever blocked.
 ///
 /// Neither values nor credentials ever appear in a log, an error or the description.
-public final class EtcdStore<Value: Codable & Sendable>: ValueStore {
+public final class EtcdStore: WritableDocumentStore, WatchingStore {
     /// The etcd key that holds the value.
     public let key: String
     /// The endpoints, in the order they are tried.
@@ -47,7 +47,7 @@ public final class EtcdStore<Value: Codable & Sendable>: ValueStore {
     private let codec = JSONCodec(prettyPrinted: false)
     private let logger: Logger
     /// The key as this store last saw it, and which revision of it the lens holds.
-    private let state = NIOLockedValueBox(State())
+    private let state = Locked(State())
 
     private struct State {
         /// The cluster revision at which the key was last observed (by a read, a write or the watch).
@@ -104,30 +104,25 @@ public final class EtcdStore<Value: Codable & Sendable>: ValueStore {
     /// Names the key and the endpoints; never the value or the credentials.
     public var description: String { client.storeName }
 
-    // MARK: ValueStore
+    // MARK: DocumentStore
 
-    public func load() throws -> Value? {
+    public func load() throws -> JSONValue? {
         _ = try fetch()
-        let current = state.withLockedValue { $0 }
+        let current = state.withLock { $0 }
         guard let data = current.value else {
-            state.withLockedValue { $0.handedRevision = 0 }
+            state.withLock { $0.handedRevision = 0 }
             logger.debug("etcd key does not exist yet", metadata: ["store": "\(description)"])
             return nil
         }
-        let value = try codec.decode(Value.self, from: data, store: description, revealingValues: true)
-        state.withLockedValue { $0.handedRevision = current.modRevision }
+        let value = try codec.parseDocument(data, store: description)
+        state.withLock { $0.handedRevision = current.modRevision }
         logger.debug("loaded etcd key", metadata: ["store": "\(description)", "revision": "\(current.modRevision)"])
         return value
     }
 
-    public func save(_ value: Value) throws {
-        let data: Data
-        do {
-            data = try codec.encode(value)
-        } catch {
-            throw StoreError(.unwritable, store: description, reason: "cannot encode the value as JSON: \(error)")
-        }
-        let expected = state.withLockedValue { $0.handedRevision }
+    public func save(_ document: JSONValue) throws {
+        let data = try codec.serializeDocument(document, store: description)
+        let expected = state.withLock { $0.handedRevision }
         let transaction = TxnRequest(
             compare: [Compare(key: keyBytes, mod_revision: GatewayInt(expected))],
             success: [RequestOp(request_put: PutRequest(key: keyBytes, value: GatewayBytes(data)))],
@@ -136,7 +131,7 @@ public final class EtcdStore<Value: Codable & Sendable>: ValueStore {
         let revision = response.header?.revision?.value ?? 0
         if response.succeeded == true {
             _ = observe(revision: revision, modRevision: revision, value: data)
-            state.withLockedValue { $0.handedRevision = revision }
+            state.withLock { $0.handedRevision = revision }
             logger.debug("saved etcd key", metadata: ["store": "\(description)", "revision": "\(revision)"])
             return
         }
@@ -152,27 +147,27 @@ public final class EtcdStore<Value: Codable & Sendable>: ValueStore {
             refusal: .unwritable)
         let revision = response.header?.revision?.value ?? 0
         _ = observe(revision: revision, modRevision: 0, value: nil)
-        state.withLockedValue { $0.handedRevision = 0 }
+        state.withLock { $0.handedRevision = 0 }
         logger.debug("deleted etcd key", metadata: ["store": "\(description)"])
     }
 
     /// What the watch (or a lost compare-and-swap) brought in since the lens last loaded or saved. Needs no
     /// round trip: a stale view is caught by the next update's compare-and-swap.
-    public func loadIfChanged() throws -> StoreChange<Value> {
-        let current = state.withLockedValue { $0 }
+    public func loadIfChanged() throws -> StoreChange {
+        let current = state.withLock { $0 }
         guard current.modRevision != current.handedRevision else { return .unchanged }
-        var value: Value?
+        var value: JSONValue?
         if let data = current.value {
-            // Decoded before it counts as handed over: a bad value must stop updates, not be overwritten.
-            value = try codec.decode(Value.self, from: data, store: description, revealingValues: true)
+            // Parsed before it counts as handed over: a bad value must stop updates, not be overwritten.
+            value = try codec.parseDocument(data, store: description)
         }
-        state.withLockedValue { $0.handedRevision = current.modRevision }
+        state.withLock { $0.handedRevision = current.modRevision }
         return .changed(value)
     }
 
     public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
         let source = EtcdWatcher.Source(
-            lastSeenRevision: { [weak self] in self?.state.withLockedValue { $0.revision } ?? 0 },
+            lastSeenRevision: { [weak self] in self?.state.withLock { $0.revision } ?? 0 },
             apply: { [weak self] events in self?.apply(events) ?? false },
             reload: { [weak self] in try self?.fetch() ?? false })
         let watcher = EtcdWatcher(client: client, key: keyBytes, source: source, logger: logger, onChange: onChange)
@@ -209,7 +204,7 @@ public final class EtcdStore<Value: Codable & Sendable>: ValueStore {
     /// Records the key as seen at cluster `revision`, unless the store has already seen a later one
     /// (answers and watch events can arrive out of order). Returns whether the key's value changed.
     private func observe(revision: Int64, modRevision: Int64, value: Data?) -> Bool {
-        state.withLockedValue { state in
+        state.withLock { state in
             guard revision >= state.revision else { return false }
             let changed = state.modRevision != modRevision
             state.revision = revision
@@ -225,6 +220,6 @@ extension EtcdStore: CustomDebugStringConvertible {
     public var debugDescription: String {
         var options = ["key: \(key)", "endpoints: \(endpoints)", "requestTimeout: \(requestTimeout)"]
         if let credentials = client.credentials { options.append("credentials: \(credentials)") }
-        return "EtcdStore<\(Value.self)>(\(options.joined(separator: ", ")))"
+        return "EtcdStore(\(options.joined(separator: ", ")))"
     }
 }

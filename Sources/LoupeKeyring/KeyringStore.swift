@@ -3,25 +3,25 @@ import Glibc
 import Logging
 import Loupe
 
-/// A store that keeps the value in the user's keyring (the freedesktop Secret Service: GNOME Keyring,
+/// A store that keeps the document in the user's keyring (the freedesktop Secret Service: GNOME Keyring,
 /// KeePassXC, KWallet) through libsecret, for credentials and tokens that do not belong in files.
 ///
 /// ```swift
 /// import LoupeKeyring
-/// let credentials = try MutableLens(
+/// let credentials = try RootLens(
 ///     default: Credentials(),
-///     store: KeyringStore<Credentials>(service: "com.example.app", account: "upstream"))
+///     store: KeyringStore(service: "com.example.app", account: "upstream"))
 /// ```
 ///
-/// The whole value is encoded as JSON and stored as one secret item whose attributes are `service` and
+/// The whole document is stored as compact JSON in one secret item whose attributes are `service` and
 /// `account`, so `secret-tool lookup service S account A` prints exactly what Loupe stored, and an item
 /// that `secret-tool store` wrote with those attributes is read by Loupe. Saving replaces the item
-/// atomically; `MutableLens/remove()` deletes it.
+/// atomically; `RootLens/remove()` deletes it.
 ///
 /// Nothing of the secret ever appears in an error, a log line, or this store's `description`; buffers
 /// the store owns are wiped after use. Every call to the Secret Service is bounded by ``timeout``: no
 /// service, a locked collection, a prompt nobody answers or a D-Bus error each give a `StoreError`.
-public final class KeyringStore<Value: Codable & Sendable>: ValueStore {
+public final class KeyringStore: WritableDocumentStore, SecretStore {
     /// Which keyring collection holds the item.
     public enum Collection: Sendable, Equatable {
         /// The user's default collection (usually `login`), which persists.
@@ -88,26 +88,26 @@ public final class KeyringStore<Value: Codable & Sendable>: ValueStore {
     /// Names the item, never its secret.
     public var description: String { "keyring item service=\(service) account=\(account)" }
 
-    /// A keyring holds secrets: tools mask its values, configuration readers mark them secret.
-    public var holdsSecrets: Bool { true }
+    /// The codec of the item's secret: compact JSON, through the same parser and writer as every store.
+    private static var codec: JSONCodec { JSONCodec(prettyPrinted: false) }
 
-    public func load() throws -> Value? {
+    public func load() throws -> JSONValue? {
         guard let secret = try secretService.lookup() else {
             logger.debug("no keyring item yet", metadata: ["item": "\(description)"])
             return nil
         }
         return try secret.withBytes { bytes in
             let data = Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), count: bytes.count, deallocator: .none)
-            return try JSONCodec().decode(Value.self, from: data, store: description, revealingValues: false)
+            return try Self.codec.parseDocument(data, store: description, revealingValues: false)
         }
     }
 
-    public func save(_ value: Value) throws {
+    public func save(_ document: JSONValue) throws {
         var data: Data
         do {
-            data = try JSONEncoder().encode(value)
+            data = try Self.codec.serialize(document)
         } catch {
-            throw StoreError(.unwritable, store: description, reason: "cannot encode the value as JSON")
+            throw StoreError(.unwritable, store: description, reason: "cannot write the value as JSON")
         }
         defer { wipe(&data) }
         try secretService.store(data, label: label)
@@ -128,5 +128,5 @@ public final class KeyringStore<Value: Codable & Sendable>: ValueStore {
 
 extension KeyringStore: CustomDebugStringConvertible {
     /// The store's type, place and policy, for a debugger; never its value.
-    public var debugDescription: String { "KeyringStore<\(Value.self)>(service: \(service), account: \(account), collection: \(collection), timeout: \(timeout))" }
+    public var debugDescription: String { "KeyringStore(service: \(service), account: \(account), collection: \(collection), timeout: \(timeout))" }
 }

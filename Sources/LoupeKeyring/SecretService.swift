@@ -173,18 +173,6 @@ final class SecretBuffer: @unchecked Sendable {
     }
 }
 
-/// State behind a mutex.
-private final class Locked<State>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var state: State
-    init(_ state: State) { self.state = state }
-    func withLock<R>(_ body: (inout State) -> R) -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&state)
-    }
-}
-
 extension Duration {
     var timeInterval: TimeInterval {
         let (seconds, attoseconds) = components

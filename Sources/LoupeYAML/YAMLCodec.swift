@@ -7,45 +7,85 @@ import Yams
 ///
 /// ```swift
 /// import LoupeYAML
-/// let store = FileStore<Settings>(path: "/etc/app/settings.yaml", format: YAMLCodec())
+/// let store = FileStore(path: "/etc/app/settings.yaml", format: YAMLCodec())
 /// ```
-public struct YAMLCodec: ValueCodec {
+///
+/// Scalars take the types YAML's core schema gives them (`8080` is a number, `"8080"` and `on` are
+/// strings, `~` is null). Aliases are expanded, up to ``maximumValues`` values in all, so a small file
+/// cannot expand into an unbounded document.
+public struct YAMLCodec: DocumentCodec {
+    /// How the typed value maps to documents: date and key strategies.
+    public var coding: DocumentCoding
+    /// The most values (scalars, mappings, sequences) a document may expand to, aliases included.
+    public var maximumValues: Int
+
     /// Creates a YAML codec.
-    public init() {}
+    public init(coding: DocumentCoding = DocumentCoding(), maximumValues: Int = 1_000_000) {
+        self.coding = coding
+        self.maximumValues = maximumValues
+    }
 
     public var formatName: String { "YAML" }
 
-    public func encode<T: Encodable>(_ value: T) throws -> Data {
-        var options = YAMLEncoder.Options()
-        options.sortKeys = true
-        let encoder = YAMLEncoder()
-        encoder.options = options
-        return Data(try encoder.encode(value).utf8)
-    }
-
-    public func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        try YAMLDecoder().decode(type, from: data)
-    }
-
-    public func describeValue(at codingPath: [any CodingKey], in data: Data) -> String? {
-        guard let text = String(data: data, encoding: .utf8), var node = try? Yams.compose(yaml: text) else { return nil }
-        for key in codingPath {
-            if let index = key.intValue, let sequence = node.sequence, sequence.indices.contains(index) {
-                node = sequence[index]
-            } else if let mapping = node.mapping, let child = mapping[key.stringValue] {
-                node = child
-            } else {
-                return nil
-            }
+    public func parse(_ data: Data) throws -> JSONValue {
+        guard let text = String(data: data, encoding: .utf8) else { throw DocumentSyntaxError("it is not UTF-8 text") }
+        let node: Node?
+        do {
+            node = try Yams.compose(yaml: text)
+        } catch {
+            throw DocumentSyntaxError("\(error)")
         }
-        guard let scalar = node.scalar else { return node.mapping != nil ? "a mapping" : "a sequence" }
-        if let number = Int(scalar.string) { return "number \(number)" }
-        if let flag = Bool(scalar.string) { return "Bool \(flag)" }
-        return "String \(String(reflecting: scalar.string))"
+        guard let node else { return .null }
+        var budget = maximumValues
+        return try document(node, budget: &budget)
+    }
+
+    public func serialize(_ document: JSONValue) throws -> Data {
+        Data(try Yams.serialize(node: node(document), sortKeys: true).utf8)
+    }
+
+    private func document(_ node: Node, budget: inout Int) throws -> JSONValue {
+        budget -= 1
+        guard budget >= 0 else {
+            throw DocumentSyntaxError("it expands to more than \(maximumValues) values (aliases nested too deeply?)")
+        }
+        switch node {
+        case .scalar(let scalar):
+            switch Tag.Name(rawValue: node.tag.description) {
+            case .null: return .null
+            case .bool: return node.bool.map(JSONValue.bool) ?? .string(scalar.string)
+            case .int: return node.int.map(JSONValue.integer) ?? node.float.map(JSONValue.double) ?? .string(scalar.string)
+            case .float: return node.float.map(JSONValue.double) ?? .string(scalar.string)
+            default: return .string(scalar.string)
+            }
+        case .mapping(let mapping):
+            var object: [String: JSONValue] = [:]
+            for (key, value) in mapping {
+                guard let name = key.string else { throw DocumentSyntaxError("a mapping key is not a string") }
+                object[name] = try document(value, budget: &budget)
+            }
+            return .object(object)
+        case .sequence(let sequence):
+            return .array(try sequence.map { try document($0, budget: &budget) })
+        case .alias:
+            throw DocumentSyntaxError("an alias that does not refer to an anchor")
+        }
+    }
+
+    private func node(_ document: JSONValue) -> Node {
+        switch document {
+        case .null: return Node("null", Tag(.null))
+        case .bool(let value): return Node(value ? "true" : "false", Tag(.bool))
+        case .integer(let value): return Node(String(value), Tag(.int))
+        case .double(let value): return Node(String(value), Tag(.float))
+        case .string(let value): return Node(value, Tag(.str))
+        case .array(let values): return Node(values.map(node))
+        case .object(let values): return Node(values.map { (Node($0.key, Tag(.str)), node($0.value)) })
+        }
     }
 }
 
-extension ValueCodec where Self == YAMLCodec {
+extension DocumentCodec where Self == YAMLCodec {
     /// YAML, keys sorted.
     public static var yaml: YAMLCodec { YAMLCodec() }
 }

@@ -21,10 +21,11 @@ public struct Lens<Value: Sendable>: Sendable {
     /// The current value: an immutable snapshot, safe to keep and read on any thread.
     ///
     /// Reading takes a read lock for as long as it takes to project this lens's part; many readers run at
-    /// once, and readers never wait for an update's closure or its disk I/O.
+    /// once, and readers never wait for an update's closure or its disk I/O. Inside
+    /// `withObservationTracking`, the read is tracked: the next commit of the graph calls its `onChange`.
     public var value: Value { node.read() }
 
-    /// The path from the root, as it appears in errors and logs (`server.port`; `<root>` for the root).
+    /// The path from the root, as ``ValuePath`` prints it (`server.port`); `<root>` for the root.
     public var path: String { node.path }
 
     /// Whether the store behind this lens keeps secrets (a keyring): tools should mask what they show.
@@ -36,6 +37,9 @@ public struct Lens<Value: Sendable>: Sendable {
     }
 
     /// A lens onto a part of this lens's value, by an explicit key path (`lens[\.features["beta"]]`).
+    ///
+    /// A key path through an array's subscript (`\.items[3]`) traps, as Swift's subscript does, once the
+    /// array is shorter; use ``subscript(index:)`` for elements.
     public subscript<Part: Sendable>(_ keyPath: KeyPath<Value, Part> & Sendable) -> Lens<Part> {
         let path = joinPath(node.path, keyPathName(keyPath))
         return Lens<Part>(node: node.appending(KeyPathStep(keyPath: keyPath, path: path), path: path))
@@ -44,6 +48,21 @@ public struct Lens<Value: Sendable>: Sendable {
     /// A lens that reads `defaultValue` while this optional part is `nil`.
     public func withDefault<Wrapped: Sendable>(_ defaultValue: Wrapped) -> Lens<Wrapped> where Value == Wrapped? {
         Lens<Wrapped>(node: node.appending(DefaultStep(defaultValue: defaultValue), path: node.path))
+    }
+
+    /// A lens onto the element at `index`: `nil` while the array has no such element, following the array
+    /// as it shrinks and grows. Never traps.
+    public subscript<Element: Sendable>(index index: Int) -> Lens<Element?> where Value == [Element] {
+        let path = joinPath(node.path, .index(index))
+        return Lens<Element?>(node: node.appending(IndexStep<Element>(index: index, path: path), path: path))
+    }
+
+    /// A lens onto the entry for `key`: `nil` while absent.
+    public subscript<Key: Hashable & Sendable, Element: Sendable>(key: Key) -> Lens<Element?>
+    where Value == [Key: Element] {
+        let path = joinPath(node.path, .key("\(key)"))
+        let keyPath: KeyPath<[Key: Element], Element?> & Sendable = \.[key]
+        return Lens<Element?>(node: node.appending(KeyPathStep(keyPath: keyPath, path: path), path: path))
     }
 }
 

@@ -1,19 +1,19 @@
-import Logging
-
 /// A view of one part of a settings graph that can also change it, atomically and durably.
 ///
-/// The root lens holds the whole value and its store:
-///
 /// ```swift
-/// let root = try MutableLens(default: Settings(), store: MemoryStore<Settings>())
+/// let root = try RootLens(default: Settings(), store: FileStore(path: "settings.json"))
 /// let port: MutableLens<Int> = root.server.port
 /// try port.set(9090)
-/// try root.update { $0.server.port += 1 }
+/// try await port.update { $0 += 1 }    // from async code: the store's I/O runs off the cooperative pool
 /// ```
 ///
-/// Derived lenses (`root.server.port`, `root[\.features["beta"]]`) name only their own value type and read
-/// the current root lazily. Every update runs under the graph's update lock on a copy of the root, is
-/// saved to the store, and only then becomes visible; if the closure or the store throws, nothing changes.
+/// Part lenses (`root.server.port`, `root[\.features["beta"]]`) name only their own value type and read
+/// the current root lazily: a component handed `MutableLens<Credentials>` can read, write and observe its
+/// part, and knows nothing else of the graph. Reloading, deleting and flushing belong to the
+/// ``RootLens``.
+///
+/// Every update runs under the graph's update lock on a copy of the root, is saved to the store, and only
+/// then becomes visible; if the closure or the store throws, nothing changes.
 @dynamicMemberLookup
 public struct MutableLens<Value: Sendable>: Sendable {
     let node: any LensNode<Value>
@@ -27,7 +27,7 @@ public struct MutableLens<Value: Sendable>: Sendable {
     /// The current value: an immutable snapshot, safe to keep and read on any thread.
     public var value: Value { node.read() }
 
-    /// The path from the root, as it appears in errors and logs (`server.port`; `<root>` for the root).
+    /// The path from the root, as ``ValuePath`` prints it (`server.port`); `<root>` for the root.
     public var path: String { node.path }
 
     /// Whether the store behind this lens keeps secrets (a keyring): tools should mask what they show.
@@ -52,6 +52,9 @@ public struct MutableLens<Value: Sendable>: Sendable {
 
     /// A lens onto a writable part, by an explicit key path: `root[\.server.port]`,
     /// `root[\.features["beta"]]` (an entry that may be absent: reads `nil`, writing `nil` removes it).
+    ///
+    /// A key path through an array's subscript (`\.items[3]`) traps, as Swift's subscript does, once the
+    /// array is shorter; use ``subscript(index:)`` for elements.
     public subscript<Part: Sendable>(_ keyPath: WritableKeyPath<Value, Part> & Sendable) -> MutableLens<Part> {
         let path = joinPath(node.path, keyPathName(keyPath))
         return MutableLens<Part>(node: node.appending(WritableKeyPathStep(keyPath: keyPath), path: path))
@@ -73,6 +76,12 @@ public struct MutableLens<Value: Sendable>: Sendable {
         try node.update { $0 = newValue }
     }
 
+    /// Replaces this lens's value, without holding the caller's thread while the store writes: the write
+    /// runs off Swift's cooperative pool. See ``set(_:)``.
+    public func set(_ newValue: Value) async throws {
+        try await node.updateOffPool { $0 = newValue }
+    }
+
     /// Changes this lens's value in place and returns what `body` returns.
     ///
     /// `body` runs under the graph's update lock, one update at a time, on a copy of the current value, so a
@@ -87,13 +96,22 @@ public struct MutableLens<Value: Sendable>: Sendable {
         try node.update(body)
     }
 
+    /// Changes this lens's value in place, without holding the caller's thread while the store writes:
+    /// `body` and the store's I/O run off Swift's cooperative pool, on the graph's own queue. See
+    /// ``update(_:)``.
+    @discardableResult
+    public func update<Result: Sendable>(_ body: @escaping @Sendable (inout Value) throws -> Result) async throws -> Result {
+        try await node.updateOffPool(body)
+    }
+
     // MARK: Defaults
 
     /// A lens onto this optional part that reads `defaultValue` while the part is `nil`.
     ///
     /// The default is never saved by itself. The first write through this lens (or a lens derived from it)
-    /// promotes the default into the graph and then applies the write, so no write is ever dropped.
-    /// Where a default is given at several levels for the same part, the one nearer the root wins.
+    /// that changes something promotes the default into the graph and then applies the write, so no write
+    /// is ever dropped. Where a default is given at several levels for the same part, the one nearer the
+    /// root wins.
     ///
     /// ```swift
     /// let protection = root.protection.withDefault(Protection())
@@ -104,34 +122,6 @@ public struct MutableLens<Value: Sendable>: Sendable {
     where Value == Wrapped? {
         MutableLens<Wrapped>(node: node.appending(DefaultStep(defaultValue: defaultValue), path: node.path))
     }
-
-    // MARK: The store
-
-    /// Re-reads the store and commits what it holds now (the default, if it holds nothing), notifying the
-    /// lenses whose values changed. Acts on the whole graph, whichever lens it is called on.
-    public func reload() throws {
-        try node.reload()
-    }
-
-    /// Deletes the stored value (the file, the keyring item, …) and returns the graph to its default.
-    ///
-    /// - Throws: ``LensError/notRoot(path:operation:)`` on a derived lens: a component handed one part of
-    ///   the graph cannot delete the whole.
-    public func remove() throws {
-        try node.removeStored()
-    }
-
-    /// Makes every saved change durable now, for stores that defer writes (a coalescing file store).
-    public func flush() throws {
-        try node.flush()
-    }
-
-    /// Calls `handler` with each error met while applying a change made outside this process (a corrupt
-    /// edit of the settings file, for example). The in-memory value is kept; the next good change is
-    /// picked up as usual.
-    public func observeErrors(_ handler: @escaping @Sendable (any Error) -> Void) -> ObservationToken {
-        node.observeErrors(handler)
-    }
 }
 
 // MARK: - Optional parts
@@ -139,8 +129,8 @@ public struct MutableLens<Value: Sendable>: Sendable {
 extension MutableLens {
     /// A lens onto a member of this optional part, `nil` while the part is `nil`.
     ///
-    /// Writing a value while the part is `nil` throws ``LensError/missingParent(path:parent:)``; give the
-    /// part a default with ``withDefault(_:)`` to have the write create it instead.
+    /// Writing a value while the part is `nil` throws ``LensError/Code/missingParent``; give the part a
+    /// default with ``withDefault(_:)`` to have the write create it instead.
     public subscript<Wrapped, Member: Sendable>(
         dynamicMember keyPath: WritableKeyPath<Wrapped, Member> & Sendable
     ) -> MutableLens<Member?> where Value == Wrapped? {
@@ -159,7 +149,7 @@ extension MutableLens {
     }
 }
 
-// MARK: - Dictionaries
+// MARK: - Collections
 
 extension MutableLens {
     /// A lens onto the entry for `key`: `nil` while absent; writing `nil` removes the entry.
@@ -169,40 +159,24 @@ extension MutableLens {
     /// ```
     public subscript<Key: Hashable & Sendable, Element: Sendable>(key: Key) -> MutableLens<Element?>
     where Value == [Key: Element] {
-        let path = node.path + "[\(String(reflecting: key))]"
+        let path = joinPath(node.path, .key("\(key)"))
         let keyPath: WritableKeyPath<[Key: Element], Element?> & Sendable = \.[key]
         return MutableLens<Element?>(node: node.appending(WritableKeyPathStep(keyPath: keyPath), path: path))
     }
-}
 
-// MARK: - Root lenses
-
-extension MutableLens where Value: Codable {
-    /// Creates a root lens over `store`: it starts from the stored value if the store holds one, else from
-    /// `defaultValue`, which is not written until an update.
+    /// A lens onto the element at `index`: `nil` while the array has no such element, following the array
+    /// as it shrinks and grows. Reading and observing never trap.
     ///
-    /// - Parameters:
-    ///   - defaultValue: The value while the store holds nothing; never saved by itself.
-    ///   - store: Where the value is kept. One store instance serves one root lens.
-    ///   - watch: Whether to pick up changes that other processes make to the store, for stores that can
-    ///     see them (files, etcd). On by default.
-    ///   - logger: Where loads, outside changes and recoveries are logged. Values are never logged.
-    /// - Throws: ``StoreError`` when the store holds something that cannot be read or decoded; the stored
-    ///   data is left as it is.
-    public init(
-        default defaultValue: Value,
-        store: some ValueStore<Value>,
-        watch: Bool = true,
-        logger: Logger = Logger(label: "loupe")
-    ) throws {
-        let core = try LensCore(default: defaultValue, store: store, watch: watch, logger: logger)
-        self.init(node: Focus<Value, Value>(core: core, step: IdentityStep(), path: rootPathName))
-    }
-
-    /// Creates a root lens over a new ``MemoryStore`` that starts from `value`.
-    public init(_ value: Value) {
-        // A memory store cannot fail to load.
-        try! self.init(default: value, store: MemoryStore<Value>(), watch: false)
+    /// Writing a value replaces the element; where there is no such element it throws
+    /// ``LensError/Code/outOfRange`` naming the path, and nothing changes. Remove elements through the
+    /// array itself: writing `nil` throws ``LensError/Code/notOptional``.
+    ///
+    /// ```swift
+    /// let third = root.items[index: 2]     // MutableLens<Item?>
+    /// ```
+    public subscript<Element: Sendable>(index index: Int) -> MutableLens<Element?> where Value == [Element] {
+        let path = joinPath(node.path, .index(index))
+        return MutableLens<Element?>(node: node.appending(IndexStep<Element>(index: index, path: path), path: path))
     }
 }
 

@@ -39,7 +39,7 @@ struct KeyPathStep<Whole, Part>: Step, @unchecked Sendable {
     func get(_ whole: Whole) -> Part { whole[keyPath: keyPath] }
     func modify<R>(_ whole: inout Whole, _ body: (inout Part) throws -> R) throws -> R {
         // Unreachable through the public API: only `Lens`, which cannot write, is built over this step.
-        preconditionFailure("\(path) is read-only")
+        throw LensError(.readOnly, path: path, reason: "cannot write \(path): it is read-only")
     }
 }
 
@@ -122,10 +122,40 @@ func compose<Whole, Middle, Part>(
     return ComposedStep(first: first, second: second)
 }
 
-/// The name of `keyPath` relative to its root, as people write it: `server.port`, `features[…]`.
+/// An element of an array by its index: `nil` while the index is out of range, following the array as it
+/// shrinks and grows. Reading never traps.
+///
+/// Writing a value in range replaces the element; out of range, it throws ``LensError/Code/outOfRange``.
+/// Writing `nil` throws ``LensError/Code/notOptional``: an element is removed through the array, not its
+/// index lens (the elements after it would move).
+struct IndexStep<Element>: Step, @unchecked Sendable {  // immutable: an index and two strings
+    let index: Int
+    let path: String
+
+    func get(_ whole: [Element]) -> Element? {
+        whole.indices.contains(index) ? whole[index] : nil
+    }
+
+    func modify<R>(_ whole: inout [Element], _ body: (inout Element?) throws -> R) throws -> R {
+        var element = get(whole)
+        let result = try body(&element)
+        switch (whole.indices.contains(index), element) {
+        case (true, .some(let element)): whole[index] = element
+        case (false, .some): throw LensError.outOfRange(path: path, index: index, count: whole.count)
+        case (true, nil):
+            throw LensError(
+                .notOptional, path: path,
+                reason: "cannot remove \(path) through its index lens: remove it from the array instead")
+        case (false, nil): break  // writing nil where there is nothing: already so
+        }
+        return result
+    }
+}
+
+/// The components of `keyPath` relative to its root, as ``ValuePath`` prints them: `server.port`.
 ///
 /// Swift prints key paths as `\Settings.server.port`; subscripts print as `<computed 0x… (Type)>`, which
-/// is replaced by `[…]` (lenses made with a known key name it exactly, as in `features["beta"]`).
+/// is shown as `[…]` (lenses made with a known key or index name it exactly, as in `features.beta`).
 func keyPathName(_ keyPath: AnyKeyPath) -> String {
     var text = String(describing: keyPath)
     if text.hasPrefix("\\") { text.removeFirst() }
@@ -150,12 +180,17 @@ func keyPathName(_ keyPath: AnyKeyPath) -> String {
     return name
 }
 
-/// `parent` followed by `member`, as a dotted path.
+/// `parent` followed by `member` (a dotted path, or a subscript such as `[3]` or `[…]`).
 func joinPath(_ parent: String, _ member: String) -> String {
     if member.isEmpty { return parent }
     if parent == rootPathName { return member }
     return member.hasPrefix("[") ? parent + member : parent + "." + member
 }
 
-/// How the root lens is named in messages.
-let rootPathName = "<root>"
+/// `parent` followed by one ``ValuePath`` component, printed as ``ValuePath`` prints it.
+func joinPath(_ parent: String, _ component: ValuePath.Component) -> String {
+    joinPath(parent, ValuePath([component]).description)
+}
+
+/// How the root lens is named in messages: the empty ``ValuePath``'s description.
+let rootPathName = ValuePath([]).description

@@ -10,39 +10,42 @@
 ///
 /// Paths are ``ValuePath``s: `server.port`, `items[3].name`, `"key.with.dots"`.
 extension Lens where Value: Encodable {
-    /// The JSON encoding of the part at `path` (relative to this lens's value).
+    /// The document of the part at `path` (relative to this lens's value), as the graph's coding writes it.
     ///
     /// - Throws: ``PathError`` when the path is malformed or names nothing; the error names the nearest
     ///   existing parent and its keys.
     public func value(atPath path: String) throws -> JSONValue {
-        try JSONValue(encoding: value).value(at: ValuePath(parsing: path))
+        try node.coding.encode(value).value(at: ValuePath(parsing: path))
     }
 }
 
 extension MutableLens where Value: Codable {
-    /// The JSON encoding of the part at `path`. See ``Lens/value(atPath:)``.
+    /// The document of the part at `path`. See ``Lens/value(atPath:)``.
     public func value(atPath path: String) throws -> JSONValue {
         try readOnly.value(atPath: path)
     }
 
     /// Replaces the part at `path` with `newValue`, type-checked against the Swift type.
     ///
-    /// The write is applied to the JSON encoding of the current value, which is then decoded again as a
-    /// whole, so `set(atPath: "server.port", to: .string("abc"))` fails with
-    /// `server.port: expected an integer, got "abc"` and changes nothing. Missing objects on the way are
+    /// The write is applied to the document of the current value, which is then decoded again as a whole,
+    /// so `set(atPath: "server.port", to: .string("abc"))` fails with
+    /// `server.port: expected Int, found String "abc"` and changes nothing. Missing objects on the way are
     /// created (so an optional part that is `nil` can be set member by member, if what results decodes).
     ///
-    /// - Throws: ``PathError`` (`invalidValue` when the type refuses the value, `notFound` when the path
-    ///   names a key the type does not have), or the store's error; either way nothing changes.
+    /// - Throws: ``PathError`` (``PathError/Code/invalidValue`` when the type refuses the value,
+    ///   ``PathError/Code/notFound`` when the path names a key the type does not have), or the store's
+    ///   error; either way nothing changes.
     public func set(atPath path: String, to newValue: JSONValue) throws {
         let path = try ValuePath(parsing: path)
+        let coding = node.coding
+        let revealing = !holdsSecrets
         try update { value in
-            var tree = try JSONValue(encoding: value)
+            var tree = try coding.encode(value)
             try tree.set(newValue, at: path)
-            let decoded = try decodeChecked(tree)
+            let decoded = try decodeChecked(tree, coding: coding, revealing: revealing)
             // A key the type does not have decodes without complaint and is dropped: report it.
             // (A nil optional is encoded as an absent key, so writing null has landed when the key is gone.)
-            let written = try JSONValue(encoding: decoded)
+            let written = try coding.encode(decoded)
             if newValue != .null, (try? written.value(at: path)) == nil { try written.throwNearestNotFound(path) }
             value = decoded
         }
@@ -50,29 +53,31 @@ extension MutableLens where Value: Codable {
 
     /// Removes the part at `path`: an optional becomes `nil`, a dictionary entry or array element goes.
     ///
-    /// - Throws: ``PathError/notRemovable(path:)`` when the type requires the part, ``PathError/notFound(path:parent:validKeys:)``
-    ///   when there is nothing at `path`.
+    /// - Throws: ``PathError`` with code ``PathError/Code/notRemovable`` when the type requires the part,
+    ///   ``PathError/Code/notFound`` when there is nothing at `path`.
     public func remove(atPath path: String) throws {
         let path = try ValuePath(parsing: path)
         guard !path.components.isEmpty else { throw PathError.notRemovable(path: path.description) }
+        let coding = node.coding
+        let revealing = !holdsSecrets
         try update { value in
-            var tree = try JSONValue(encoding: value)
+            var tree = try coding.encode(value)
             try tree.remove(at: path)
             do {
-                value = try tree.decode(Value.self)
+                value = try coding.decode(Value.self, from: tree)
             } catch DecodingError.keyNotFound, DecodingError.valueNotFound {
                 throw PathError.notRemovable(path: path.description)
             } catch let error as DecodingError {
-                throw invalidValue(error, in: tree)
+                throw invalidValue(error, in: tree, revealing: revealing)
             }
         }
     }
 
-    private func decodeChecked(_ tree: JSONValue) throws -> Value {
+    private func decodeChecked(_ tree: JSONValue, coding: DocumentCoding, revealing: Bool) throws -> Value {
         do {
-            return try tree.decode(Value.self)
+            return try coding.decode(Value.self, from: tree)
         } catch let error as DecodingError {
-            throw invalidValue(error, in: tree)
+            throw invalidValue(error, in: tree, revealing: revealing)
         }
     }
 }
@@ -92,43 +97,8 @@ extension JSONValue {
     }
 }
 
-/// A decoding error of a value written by path, as the user should read it: where, what was expected,
-/// and what came.
-private func invalidValue(_ error: DecodingError, in tree: JSONValue) -> PathError {
-    func at(_ codingPath: [any CodingKey]) -> ValuePath {
-        ValuePath(codingPath.map { key in key.intValue.map { .index($0) } ?? .key(key.stringValue) })
-    }
-    func got(_ path: ValuePath) -> String {
-        (try? tree.value(at: path)).map { $0.jsonText() } ?? "nothing"
-    }
-    switch error {
-    case .typeMismatch(let type, let context):
-        let path = at(context.codingPath)
-        return .invalidValue(path: path.description, reason: "expected \(kindName(type)), got \(got(path))")
-    case .valueNotFound(let type, let context):
-        let path = at(context.codingPath)
-        return .invalidValue(path: path.description, reason: "expected \(kindName(type)), got null")
-    case .keyNotFound(let key, let context):
-        return .invalidValue(path: at(context.codingPath + [key]).description, reason: "required, but missing")
-    case .dataCorrupted(let context):
-        let path = at(context.codingPath)
-        return .invalidValue(path: path.description, reason: "\(context.debugDescription) (got \(got(path)))")
-    @unknown default:
-        return .invalidValue(path: "<root>", reason: "\(error)")
-    }
-}
-
-/// `an integer`, `a string`, … for a Swift type in a message.
-private func kindName(_ type: Any.Type) -> String {
-    switch type {
-    case is String.Type, is Substring.Type: return "a string"
-    case is Bool.Type: return "a boolean"
-    case is any BinaryInteger.Type: return "an integer"
-    case is any BinaryFloatingPoint.Type: return "a number"
-    default:
-        let name = "\(type)"
-        if name.hasPrefix("Array<") || name.hasPrefix("Set<") { return "an array" }
-        if name.hasPrefix("Dictionary<") { return "an object" }
-        return "\(name)"
-    }
+/// A decoding error of a value written by path, in the one dialect of decoding failures.
+private func invalidValue(_ error: DecodingError, in tree: JSONValue, revealing: Bool) -> PathError {
+    let failure = DecodingFailure(error, in: tree, revealingValues: revealing)
+    return .invalidValue(path: failure.path.description, reason: failure.reason, cause: error)
 }

@@ -58,8 +58,6 @@ final class Notifier<Root: Sendable>: Sendable {
         deliverPending()
     }
 
-    /// Out of line, so that a drain with nothing to deliver looks up no generic metadata.
-    @inline(never)
     private func deliverPending() {
         let mine = state.withLock { state -> Bool in
             guard !state.draining, !state.pending.isEmpty else { return false }
@@ -125,7 +123,6 @@ enum ObserverHandler<Value>: Sendable {
     case newValue(@Sendable (_ new: Value) -> Void)
     case change(@Sendable (_ old: Value, _ new: Value) -> Void)
 
-    @inline(__always)
     func callAsFunction(_ old: Value, _ new: Value) {
         switch self {
         case .newValue(let handler): handler(new)
@@ -193,11 +190,9 @@ final class Channel<Root: Sendable, Value: Sendable>: AnyChannel<Root>, @uncheck
             return (previous, state.observers)
         }
         guard let (previous, observers) = delivery else { return }
-        observers.withUnsafeBufferPointer { observers in
-            for index in observers.indices {
-                guard observers[index].since < commit.version else { break }  // later ones started later
-                observers[index].handler(previous, current)
-            }
+        for observer in observers {
+            guard observer.since < commit.version else { break }  // later ones started later
+            observer.handler(previous, current)
         }
     }
 

@@ -1,19 +1,18 @@
 import Foundation
 import Logging
 
-/// A store that keeps the value in `UserDefaults`, under one key of a suite, as a property-list object,
-/// so the suite's file shows it as readable keys rather than an opaque blob.
+/// A store that keeps the document in `UserDefaults`, under one key of a suite, as a property-list
+/// object, so the suite's file shows it as readable keys rather than an opaque blob.
 ///
 /// ```swift
-/// let store = DefaultsStore<Settings>(suite: "com.example.app", key: "settings")
-/// let root = try MutableLens(default: Settings(), store: store)
+/// let root = try RootLens(default: Settings(), store: DefaultsStore(suite: "com.example.app", key: "settings"))
 /// ```
 ///
 /// On Linux the suite is the file `<suite>.plist` in `$XDG_CONFIG_HOME` (or `~/.config`). As with
-/// ``FileStore``, stored data that cannot be decoded is an error naming the key and the coding path, and
-/// is never replaced by a default. If the suite's file itself is not a valid property list, the store
+/// ``FileStore``, stored data that does not fit the type is an error naming the key and the coding path,
+/// and is never replaced by a default. If the suite's file itself is not a valid property list, the store
 /// refuses to load or save rather than let `UserDefaults` silently drop and overwrite it.
-public final class DefaultsStore<Value: Codable & Sendable>: ValueStore {
+public final class DefaultsStore: WritableDocumentStore {
     /// The suite's name.
     public let suite: String
     /// The key the value is stored under.
@@ -22,22 +21,20 @@ public final class DefaultsStore<Value: Codable & Sendable>: ValueStore {
     /// `UserDefaults` is documented as thread-safe.
     nonisolated(unsafe) private let defaults: UserDefaults
     private let logger: Logger
-    private let codec = PropertyListCodec(format: .binary)
     /// The version of the suite file last known to be a valid property list.
     private let knownGoodSuiteFile = Locked<FileIdentity?>(nil)
 
     /// Creates a store for `key` in the defaults suite `suite`.
     ///
-    /// - Precondition: `suite` is a valid suite name (not the app's own bundle identifier or
-    ///   `NSGlobalDomain`).
-    ///
     /// - Parameters:
     ///   - suite: The `UserDefaults` suite's name (on Linux, the file `<suite>.plist` in `~/.config`).
     ///   - key: The key the value is stored under.
     ///   - logger: Where loads and saves are logged (at debug level); values are never logged.
-    public init(suite: String, key: String, logger: Logger = Logger(label: "loupe.defaults")) {
+    /// - Throws: ``StoreError`` when `suite` cannot name a suite (the app's own bundle identifier,
+    ///   `NSGlobalDomain`).
+    public init(suite: String, key: String, logger: Logger = Logger(label: "loupe.defaults")) throws {
         guard let defaults = UserDefaults(suiteName: suite) else {
-            preconditionFailure("\(suite) cannot be used as a UserDefaults suite name")
+            throw StoreError(.unavailable, store: "defaults \(suite) key \(key)", reason: "\(suite) cannot be used as a UserDefaults suite name")
         }
         self.suite = suite
         self.key = key
@@ -59,32 +56,22 @@ public final class DefaultsStore<Value: Codable & Sendable>: ValueStore {
         #endif
     }
 
-    public func load() throws -> Value? {
+    public func load() throws -> JSONValue? {
         try checkSuiteFile()
         guard let object = defaults.object(forKey: key) else {
             logger.debug("nothing stored yet; starting from the default", metadata: ["store": "\(description)"])
             return nil
         }
-        let data: Data
-        do {
-            data = try PropertyListSerialization.data(fromPropertyList: object, format: .binary, options: 0)
-        } catch {
-            throw StoreError(.corrupt, store: description, reason: "the stored object is not a property list")
-        }
-        do {
-            return try codec.decode(Value.self, from: data)
-        } catch {
-            throw decodingFailure(error, data: data, codec: codec, store: description)
-        }
+        return JSONValue(propertyList: object)
     }
 
-    public func save(_ value: Value) throws {
+    public func save(_ document: JSONValue) throws {
         try checkSuiteFile()
         let object: Any
         do {
-            object = try PropertyListSerialization.propertyList(from: codec.encode(value), format: nil)
+            object = try document.propertyListObject()
         } catch {
-            throw StoreError(.unwritable, store: description, reason: "cannot encode the value as a property list: \(error)")
+            throw StoreError(.unwritable, store: description, reason: "cannot store the value as a property list: \(error)", cause: error)
         }
         defaults.set(object, forKey: key)
         try synchronize()
@@ -128,5 +115,5 @@ public final class DefaultsStore<Value: Codable & Sendable>: ValueStore {
 
 extension DefaultsStore: CustomDebugStringConvertible {
     /// The store's type, place and policy, for a debugger; never its value.
-    public var debugDescription: String { "DefaultsStore<\(Value.self)>(suite: \(suite), key: \(key))" }
+    public var debugDescription: String { "DefaultsStore(suite: \(suite), key: \(key))" }
 }

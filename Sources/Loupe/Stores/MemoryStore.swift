@@ -1,62 +1,31 @@
-/// A store that keeps the value in memory only: for tests, previews, and state that must not outlive the
-/// process.
+/// A store that keeps its document in memory only: for tests, previews, and state that must not outlive
+/// the process.
 ///
 /// ```swift
-/// let root = try MutableLens(default: Settings(), store: MemoryStore<Settings>())
+/// let root = try RootLens(default: Settings(), store: MemoryStore())
 /// ```
-public final class MemoryStore<Value: Sendable>: ValueStore, @unchecked Sendable {
-    // Guarded by `lock`. The value lives behind a pointer, initialized while `hasValue`, rather than in a
-    // `Value?`, so that saving (once per update) builds no optional of a generic type.
-    private let lock = PlainMutex()
-    private let storage: UnsafeMutablePointer<Value> = .allocate(capacity: 1)
-    @exclusivity(unchecked) private var hasValue = false
+///
+/// It goes through the document pipeline like any store, so what a test sees through it is what a file
+/// would hold. For a graph with no store at all, use ``RootLens/init(_:)``.
+public final class MemoryStore: WritableDocumentStore {
+    private let document: Locked<JSONValue?>
 
-    /// Creates a store that holds `value`, or nothing (the lens then starts from its default).
-    public init(_ value: Value? = nil) {
-        if let value {
-            storage.initialize(to: value)
-            hasValue = true
-        }
+    /// Creates a store that holds `document`, or nothing (the root then starts from its default).
+    public init(_ document: JSONValue? = nil) {
+        self.document = Locked(document)
     }
 
-    deinit {
-        if hasValue { storage.deinitialize(count: 1) }
-        storage.deallocate()
+    public func load() throws -> JSONValue? {
+        document.value
     }
 
-    public func load() throws -> Value? {
-        lock.withLock { hasValue ? storage.pointee : nil }
-    }
-
-    public func save(_ value: Value) throws {
-        lock.withLock {
-            if hasValue {
-                storage.pointee = value
-            } else {
-                storage.initialize(to: value)
-                hasValue = true
-            }
-        }
+    public func save(_ document: JSONValue) throws {
+        self.document.withLock { $0 = document }
     }
 
     public func remove() throws {
-        lock.withLock {
-            if hasValue {
-                storage.deinitialize(count: 1)
-                hasValue = false
-            }
-        }
+        document.withLock { $0 = nil }
     }
 
-    /// `false`: only this instance holds the value, so the lens never asks it for outside changes.
-    public var hasOtherWriters: Bool { false }
-
-    public var description: String {
-        "memory store of \(Value.self)"
-    }
-}
-
-extension MemoryStore: CustomDebugStringConvertible {
-    /// The store's type, place and policy, for a debugger; never its value.
-    public var debugDescription: String { "MemoryStore<\(Value.self)>" }
+    public var description: String { "memory store" }
 }

@@ -1,37 +1,36 @@
 /// `==` for a type that conforms to `Equatable` at run time.
 ///
-/// Lenses are generic over any `Sendable` value, so whether a value can be compared is only known at run
-/// time. This is made once per lens or graph; a comparison then costs one dynamically dispatched `==` and
-/// allocates nothing, whatever the size of the value.
-struct RuntimeEquality<Value>: @unchecked Sendable {  // a metatype is immutable, so sharing it is safe
-    private let type: any Equatable.Type
+/// Lenses are generic over any `Sendable` value, so whether a value can be compared is often only known at
+/// run time. This is made once per lens or graph; a comparison then costs two dynamic casts to the type
+/// the values already have and one `==`. Where the type is known to be `Equatable`, ``init(_:)-(Value,Value)->Bool``
+/// takes `==` directly.
+struct RuntimeEquality<Value>: @unchecked Sendable {  // holds a metatype or a @Sendable closure, both immutable
+    private let type: (any Equatable.Type)?
+    private let areEqual: (@Sendable (Value, Value) -> Bool)?
 
     /// `==` for `Value`, or nil when `Value` is not `Equatable`.
     init?(_ value: Value.Type) {
         guard let type = value as? any Equatable.Type else { return nil }
         self.type = type
+        areEqual = nil
     }
 
-    /// Compares the values behind two pointers, copying neither.
-    @inline(__always)
-    func callAsFunction(_ lhs: UnsafePointer<Value>, _ rhs: UnsafePointer<Value>) -> Bool {
-        type._loupeEqual(lhs, rhs)
+    /// `==` known statically.
+    init(_ areEqual: @escaping @Sendable (Value, Value) -> Bool) {
+        type = nil
+        self.areEqual = areEqual
     }
 
     func callAsFunction(_ lhs: Value, _ rhs: Value) -> Bool {
-        withUnsafePointer(to: lhs) { lhs in withUnsafePointer(to: rhs) { rhs in self(lhs, rhs) } }
+        if let areEqual { return areEqual(lhs, rhs) }
+        return type?.isEqual(lhs, rhs) ?? false
     }
 }
 
 extension Equatable {
-    /// `==` on two values of this type behind raw pointers; the caller guarantees the type.
-    fileprivate static func _loupeEqual(_ lhs: UnsafeRawPointer, _ rhs: UnsafeRawPointer) -> Bool {
-        // Reached as `inout`, the values are compared in place; a `pointee` read would copy both first.
-        // Nothing writes through these pointers.
-        isEqual(
-            &UnsafeMutableRawPointer(mutating: lhs).assumingMemoryBound(to: Self.self).pointee,
-            &UnsafeMutableRawPointer(mutating: rhs).assumingMemoryBound(to: Self.self).pointee)
+    /// `==` on two values that the caller guarantees are of this type.
+    fileprivate static func isEqual(_ lhs: Any, _ rhs: Any) -> Bool {
+        guard let lhs = lhs as? Self, let rhs = rhs as? Self else { return false }
+        return lhs == rhs
     }
-
-    private static func isEqual(_ lhs: inout Self, _ rhs: inout Self) -> Bool { lhs == rhs }
 }

@@ -2,7 +2,6 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import Loupe
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -32,7 +31,7 @@ final class EtcdClient: Sendable {
         /// Authentication tokens by endpoint: etcd's simple tokens are only valid on the member that issued them.
         var tokens: [Int: String] = [:]
     }
-    private let state = NIOLockedValueBox(State())
+    private let state = Locked(State())
 
     init(
         endpoints: [String], tls: EtcdTLS?, credentials: EtcdCredentials?, connectTimeout: Duration,
@@ -140,7 +139,7 @@ final class EtcdClient: Sendable {
         _ path: String, _ body: Body, as: Response.Type, repetition: Repetition, refusal: StoreError.Code
     ) throws -> Response {
         let payload = try JSONEncoder().encode(body)
-        let first = state.withLockedValue { $0.preferred }
+        let first = state.withLock { $0.preferred }
         var unreachable: [String] = []
         for offset in endpoints.indices {
             let index = (first + offset) % endpoints.count
@@ -149,7 +148,7 @@ final class EtcdClient: Sendable {
                 if offset > 0 {
                     logger.notice("moved to another etcd member", metadata: ["store": "\(storeName)", "endpoint": "\(endpoints[index])"])
                 }
-                state.withLockedValue { $0.preferred = index }
+                state.withLock { $0.preferred = index }
                 do {
                     return try JSONDecoder().decode(Response.self, from: data)
                 } catch {
@@ -213,7 +212,7 @@ final class EtcdClient: Sendable {
         switch GRPCStatus(rawValue: error?.status ?? -1) {
         case .unauthenticated? where credentials != nil && !isRetry:
             // The token expired (or the member restarted and forgot it): get a new one, once.
-            state.withLockedValue { _ = $0.tokens.removeValue(forKey: index) }
+            state.withLock { _ = $0.tokens.removeValue(forKey: index) }
             logger.debug("etcd token no longer valid, authenticating again", metadata: ["store": "\(storeName)", "endpoint": "\(endpoints[index])"])
             return attempt(path, payload, endpoint: index, refusal: refusal, isRetry: true)
         case .unauthenticated?, .permissionDenied?,
@@ -238,7 +237,7 @@ final class EtcdClient: Sendable {
     /// The token for `endpoint`, authenticating there first if there is none.
     func token(for index: Int) -> Result<String, Outcome> {
         guard let credentials else { return .failure(.refused(StoreErrorFactory.configuration(storeName, "no credentials"))) }
-        if let token = state.withLockedValue({ $0.tokens[index] }) { return .success(token) }
+        if let token = state.withLock({ $0.tokens[index] }) { return .success(token) }
         let payload: Data
         do {
             payload = try JSONEncoder().encode(AuthenticateRequest(name: credentials.username, password: credentials.password))
@@ -250,7 +249,7 @@ final class EtcdClient: Sendable {
             return .failure(.notDelivered(failure.reason))
         case .success(let reply):
             if reply.status == .ok, let token = (try? JSONDecoder().decode(AuthenticateResponse.self, from: reply.body))?.token {
-                state.withLockedValue { $0.tokens[index] = token }
+                state.withLock { $0.tokens[index] = token }
                 logger.debug("authenticated to etcd", metadata: ["store": "\(storeName)", "endpoint": "\(endpoints[index])", "user": "\(credentials.username)"])
                 return .success(token)
             }
@@ -264,11 +263,11 @@ final class EtcdClient: Sendable {
 
     /// Forgets the token for `endpoint`, so the next call authenticates again.
     func invalidateToken(for index: Int) {
-        state.withLockedValue { _ = $0.tokens.removeValue(forKey: index) }
+        state.withLock { _ = $0.tokens.removeValue(forKey: index) }
     }
 
     /// The endpoint calls start with.
-    var preferredEndpoint: Int { state.withLockedValue { $0.preferred } }
+    var preferredEndpoint: Int { state.withLock { $0.preferred } }
 
     // MARK: Transport
 
@@ -293,10 +292,10 @@ final class EtcdClient: Sendable {
         }
         let delegate = CollectingDelegate()
         let task = http.execute(request: request, delegate: delegate, eventLoop: .indifferent, deadline: .now() + TimeAmount(timeout))
-        let outcome = NIOLockedValueBox<Result<Reply, any Error>?>(nil)
+        let outcome = Locked<Result<Reply, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         task.futureResult.whenComplete { result in
-            outcome.withLockedValue { $0 = result }
+            outcome.withLock { $0 = result }
             done.signal()
         }
         // The deadline above ends the request; this bound only guards against a lost completion.
@@ -304,7 +303,7 @@ final class EtcdClient: Sendable {
             task.cancel()
             return .failure(SendFailure(sent: delegate.sent, reason: "no answer within \(timeout)"))
         }
-        switch outcome.withLockedValue({ $0 })! {
+        switch outcome.withLock({ $0 })! {
         case .success(let reply): return .success(reply)
         case .failure(let error): return .failure(SendFailure(sent: delegate.sent, reason: describe(error, timeout: timeout)))
         }
@@ -326,12 +325,12 @@ private final class CollectingDelegate: HTTPClientResponseDelegate {
     // Touched only on the request's event loop, one callback at a time.
     nonisolated(unsafe) private var status: HTTPResponseStatus = .ok
     nonisolated(unsafe) private var body = ByteBuffer()
-    private let requestSent = NIOLockedValueBox(false)
+    private let requestSent = Locked(false)
 
-    var sent: Bool { requestSent.withLockedValue { $0 } }
+    var sent: Bool { requestSent.withLock { $0 } }
 
     func didSendRequestHead(task: HTTPClient.Task<Response>, _ head: HTTPRequestHead) {
-        requestSent.withLockedValue { $0 = true }
+        requestSent.withLock { $0 = true }
     }
 
     func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {

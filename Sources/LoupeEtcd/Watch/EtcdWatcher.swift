@@ -2,7 +2,6 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import Loupe
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 
@@ -46,7 +45,7 @@ final class EtcdWatcher: StoreWatch {
         /// The last stream ended because etcd compacted the revision it asked for.
         var needsReload = false
     }
-    private let state: NIOLockedValueBox<State>
+    private let state: Locked<State>
 
     init(client: EtcdClient, key: GatewayBytes, source: Source, logger: Logger, onChange: @escaping @Sendable () -> Void) {
         self.client = client
@@ -55,7 +54,7 @@ final class EtcdWatcher: StoreWatch {
         self.onChange = onChange
         self.logger = logger
         self.queue = DispatchQueue(label: "loupe.etcd.watch")
-        self.state = NIOLockedValueBox(State(endpoint: client.preferredEndpoint))
+        self.state = Locked(State(endpoint: client.preferredEndpoint))
     }
 
     func start() {
@@ -63,7 +62,7 @@ final class EtcdWatcher: StoreWatch {
     }
 
     func cancel() {
-        let task = state.withLockedValue { state -> HTTPClient.Task<Void>? in
+        let task = state.withLock { state -> HTTPClient.Task<Void>? in
             state.cancelled = true
             defer { state.task = nil }
             return state.task
@@ -75,7 +74,7 @@ final class EtcdWatcher: StoreWatch {
 
     /// Opens a stream. Runs on `queue`.
     private func connect() {
-        let index = state.withLockedValue { $0.endpoint }
+        let index = state.withLock { $0.endpoint }
         var token: String?
         if client.credentials != nil {
             switch client.token(for: index) {
@@ -96,7 +95,7 @@ final class EtcdWatcher: StoreWatch {
         }
         let delegate = WatchStreamDelegate { [weak self] message in self?.receive(message, endpoint: index) ?? false }
         let task = client.http.execute(request: request, delegate: delegate, eventLoop: .indifferent, deadline: nil)
-        let cancelled = state.withLockedValue { state -> Bool in
+        let cancelled = state.withLock { state -> Bool in
             if !state.cancelled { state.task = task }
             return state.cancelled
         }
@@ -121,11 +120,11 @@ final class EtcdWatcher: StoreWatch {
         switch message {
         case .error(let error):
             if error.status == 16 { client.invalidateToken(for: index) }
-            state.withLockedValue { $0.endReason = "etcd at \(client.endpoints[index]) ended the watch: \(error.text)" }
+            state.withLock { $0.endReason = "etcd at \(client.endpoints[index]) ended the watch: \(error.text)" }
             return false
         case .response(let result):
             if result.created == true {
-                let failures = state.withLockedValue { state -> Int in
+                let failures = state.withLock { state -> Int in
                     defer { state.failures = 0 }
                     return state.failures
                 }
@@ -135,7 +134,7 @@ final class EtcdWatcher: StoreWatch {
             }
             if let compacted = result.compact_revision?.value, compacted > 0 {
                 logger.notice("etcd compacted the watched revisions; reloading the key", metadata: ["store": "\(storeName)", "compacted": "\(compacted)"])
-                state.withLockedValue {
+                state.withLock {
                     $0.needsReload = true
                     $0.endReason = "compacted"
                 }
@@ -143,7 +142,7 @@ final class EtcdWatcher: StoreWatch {
             }
             if result.canceled == true {
                 let reason = result.cancel_reason ?? "no reason given"
-                state.withLockedValue { $0.endReason = "etcd cancelled the watch: \(reason)" }
+                state.withLock { $0.endReason = "etcd cancelled the watch: \(reason)" }
                 return false
             }
             if let events = result.events, !events.isEmpty, source.apply(events) {
@@ -155,7 +154,7 @@ final class EtcdWatcher: StoreWatch {
 
     /// Reopens the watch after its stream ended. Runs on `queue`.
     private func streamEnded(endpoint index: Int, reason transportReason: String) {
-        let (cancelled, needsReload, reason, failures) = state.withLockedValue { state in
+        let (cancelled, needsReload, reason, failures) = state.withLock { state in
             defer {
                 state.task = nil
                 state.endReason = nil
@@ -174,7 +173,7 @@ final class EtcdWatcher: StoreWatch {
             }
         }
         let delay = min(50 << min(failures, 5), 1000)
-        state.withLockedValue {
+        state.withLock {
             $0.failures += 1
             $0.endpoint = (index + 1) % client.endpoints.count
         }

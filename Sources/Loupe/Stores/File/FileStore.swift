@@ -8,10 +8,11 @@ import Darwin
 import Foundation
 import Logging
 
-/// A store that keeps the value in one file, as pretty JSON (the default) or a property list.
+/// A store that keeps the document in one file, as pretty JSON (the default), a property list, or any
+/// other ``DocumentCodec``'s format.
 ///
 /// ```swift
-/// let root = try MutableLens(default: Settings(), store: FileStore<Settings>(path: "/etc/app/settings.json"))
+/// let root = try RootLens(default: Settings(), store: FileStore(path: "/etc/app/settings.json"))
 /// ```
 ///
 /// - **Atomic and durable.** Each save writes a new temporary file beside the target (created exclusively,
@@ -23,26 +24,27 @@ import Logging
 ///   each other's changes.
 /// - **Watched.** The root lens picks up outside edits (another process, an editor, `mv`, `sed -i`) and
 ///   notifies observers; an edit that does not decode is reported and ignored.
-/// - **Never overwritten by mistake.** A file that exists but cannot be read or decoded is an error naming
-///   the file and the coding path; it is never replaced by a default unless you ask for
-///   ``CorruptFileRecovery/moveAside``.
-public final class FileStore<Value: Codable & Sendable>: ValueStore {
+/// - **Never overwritten by mistake.** A file that exists but cannot be read or parsed is an error naming
+///   the file; one that parses but does not fit the type is an error naming the file and the coding path.
+///   Neither is ever replaced by a default unless you ask for ``CorruptFileRecovery/moveAside`` (which
+///   moves aside a file that does not parse).
+public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore, DeferredWriteStore {
     /// When saves reach the disk.
     public enum WritePolicy: Sendable, Equatable {
         /// Each update returns after its data is durable on disk (the default).
         case immediate
-        /// Updates change memory at once; the latest value is written durably at most once per interval,
-        /// on ``MutableLens/flush()``, and when the root lens or the store is released. For settings that
+        /// Updates change memory at once; the latest document is written durably at most once per
+        /// interval, on ``RootLens/flush()``, and when the root or the store is released. For settings that
         /// change many times a second; a crash loses at most one interval of changes.
         ///
         /// Updates then cost what an in-memory update costs: they do not take the file's lock or look at
         /// the file. Changes other processes make are picked up through the watch (or
-        /// ``MutableLens/reload()``), and the write at the end of an interval replaces the file (the last
+        /// ``RootLens/reload()``), and the write at the end of an interval replaces the file (the last
         /// writer wins), so use it for a file one process writes.
         case coalesced(Duration)
     }
 
-    /// What to do when the file exists but cannot be decoded as it is loaded.
+    /// What to do when the file exists but does not parse as it is loaded.
     public enum CorruptFileRecovery: Sendable, Equatable {
         /// Fail with a ``StoreError`` naming the file and what is wrong; leave the file alone (the default).
         case fail
@@ -53,12 +55,12 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
     /// The file's path as given (a symbolic link is followed on every access).
     public let path: String
     /// The format of the file.
-    public let codec: any ValueCodec
+    public let codec: any DocumentCodec
     /// When saves reach the disk.
     public let writePolicy: WritePolicy
     /// The mode of a newly created file; an existing file keeps its own.
     public let permissions: mode_t
-    /// What to do with a file that cannot be decoded as it is loaded.
+    /// What to do with a file that does not parse as it is loaded.
     public let recovery: CorruptFileRecovery
     /// How long an update waits for another process to release the file's lock.
     public let lockTimeout: Duration
@@ -67,14 +69,12 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
     private let lock: FileLock
     private let state = Locked(State())
     private let flushQueue = DispatchQueue(label: "loupe.file-store.flush")
-    /// For JSON: the encoded bytes of the large collections last saved, reused while they stay unchanged.
-    private let jsonMemo = JSONEncodingMemo()
 
     private struct State {
         /// The version of the file this instance last read or wrote; nil: none (no file).
         var lastSeen: FileIdentity?
-        /// With a coalescing write policy, the value saved but not yet written.
-        var pending: Value?
+        /// With a coalescing write policy, the document saved but not yet written.
+        var pending: JSONValue?
         var flushScheduled = false
         var cleanedTemporaryFiles = false
         /// With a coalescing write policy: the watch reported a change the store has not looked at yet.
@@ -89,7 +89,7 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
     ///
     /// - Parameters:
     ///   - path: The file. It need not exist; it is created, with its parent directories, by the first update.
-    ///   - format: JSON (the default), ``PropertyListCodec`` or any other ``ValueCodec``.
+    ///   - format: JSON (the default), ``PropertyListCodec`` or any other ``DocumentCodec``.
     ///   - writePolicy: ``WritePolicy/immediate`` (the default) or ``WritePolicy/coalesced(_:)``.
     ///   - permissions: The mode of a newly created file, 0600 by default (settings often hold tokens).
     ///   - recovery: ``CorruptFileRecovery/fail`` (the default) or ``CorruptFileRecovery/moveAside``.
@@ -98,7 +98,7 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
     ///     are logged. Values are never logged.
     public init(
         path: String,
-        format: some ValueCodec = JSONCodec(),
+        format: some DocumentCodec = JSONCodec(),
         writePolicy: WritePolicy = .immediate,
         permissions: mode_t = 0o600,
         recovery: CorruptFileRecovery = .fail,
@@ -120,7 +120,7 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
     /// Creates a store for the file at `url`; see ``init(path:format:writePolicy:permissions:recovery:lockTimeout:logger:)``.
     public convenience init(
         url: URL,
-        format: some ValueCodec = JSONCodec(),
+        format: some DocumentCodec = JSONCodec(),
         writePolicy: WritePolicy = .immediate,
         permissions: mode_t = 0o600,
         recovery: CorruptFileRecovery = .fail,
@@ -142,9 +142,12 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
 
     public var description: String { "\(codec.formatName) file \(path)" }
 
-    // MARK: ValueStore
+    /// The codec's date and key strategies.
+    public var coding: DocumentCoding { codec.coding }
 
-    public func load() throws -> Value? {
+    // MARK: DocumentStore
+
+    public func load() throws -> JSONValue? {
         let target = try resolvedPath()
         guard let (data, identity) = try readFile(target) else {
             state.withLock { $0.lastSeen = nil }
@@ -152,10 +155,10 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
             return nil
         }
         do {
-            let value = try decode(data)
+            let document = try parse(data)
             state.withLock { $0.lastSeen = identity }
             logger.debug("loaded settings", metadata: ["file": "\(path)", "bytes": "\(data.count)"])
-            return value
+            return document
         } catch let failure as StoreError where recovery == .moveAside {
             try withExclusiveAccess { try moveAside(target, because: failure) }
             state.withLock { $0.lastSeen = nil }
@@ -163,13 +166,13 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
         }
     }
 
-    public func save(_ value: Value) throws {
+    public func save(_ document: JSONValue) throws {
         switch writePolicy {
         case .immediate:
-            try write(value)
+            try write(document)
         case .coalesced(let interval):
             let schedule = state.withLock { state -> Bool in
-                state.pending = value
+                state.pending = document
                 defer { state.flushScheduled = true }
                 return !state.flushScheduled
             }
@@ -216,7 +219,7 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
         return try result.get()
     }
 
-    public func loadIfChanged() throws -> StoreChange<Value> {
+    public func loadIfChanged() throws -> StoreChange {
         if coalesces {
             let reported = state.withLock { state in
                 defer { state.outsideChangeReported = false }
@@ -234,7 +237,7 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
         let lastSeen = state.withLock { $0.lastSeen }
         if current == lastSeen { return .unchanged }
         logger.debug("the settings file changed outside this process", metadata: ["file": "\(path)"])
-        guard let (value, identity) = try readSettledFile(target) else {
+        guard let (document, identity) = try readSettledFile(target) else {
             state.withLock { state in
                 state.lastSeen = nil
                 state.pending = nil
@@ -245,7 +248,7 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
             state.lastSeen = identity
             state.pending = nil  // the outside write is newer than any change not yet written
         }
-        return .changed(value)
+        return .changed(document)
     }
 
     public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
@@ -290,16 +293,16 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
         }
     }
 
-    /// Reads and decodes the file, allowing for a writer that is still writing it in place (a shell
-    /// redirection, an editor that saves without renaming): contents that do not decode are read again,
-    /// a few times, while the file keeps changing. A file that does not decode and stays as it is, is an
+    /// Reads and parses the file, allowing for a writer that is still writing it in place (a shell
+    /// redirection, an editor that saves without renaming): contents that do not parse are read again,
+    /// a few times, while the file keeps changing. A file that does not parse and stays as it is, is an
     /// error. Returns nil when there is no file.
-    private func readSettledFile(_ target: String) throws -> (Value, FileIdentity)? {
+    private func readSettledFile(_ target: String) throws -> (JSONValue, FileIdentity)? {
         var attempt = 0
         while true {
             guard let (data, identity) = try readFile(target) else { return nil }
             do {
-                return (try decode(data), identity)
+                return (try parse(data), identity)
             } catch {
                 attempt += 1
                 usleep(50_000)
@@ -309,25 +312,12 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
         }
     }
 
-    private func decode(_ data: Data) throws -> Value {
-        do {
-            return try codec.decode(Value.self, from: data)
-        } catch {
-            throw decodingFailure(error, data: data, codec: codec, store: description)
-        }
+    private func parse(_ data: Data) throws -> JSONValue {
+        try codec.parseDocument(data, store: description)
     }
 
-    private func write(_ value: Value) throws {
-        let data: Data
-        do {
-            if let json = codec as? JSONCodec {
-                data = try json.encode(value, memo: jsonMemo)
-            } else {
-                data = try codec.encode(value)
-            }
-        } catch {
-            throw StoreError(.unwritable, store: description, reason: "cannot encode the value as \(codec.formatName): \(error)")
-        }
+    private func write(_ document: JSONValue) throws {
+        let data = try codec.serializeDocument(document, store: description)
         let target = try resolvedPath()
         let mode = FileSystem.permissions(of: target) ?? permissions
         do {
@@ -365,10 +355,9 @@ public final class FileStore<Value: Codable & Sendable>: ValueStore {
     private func storeError(_ code: StoreError.Code, _ error: SystemCallError) -> StoreError {
         let reason = String(cString: strerror(error.code))
         let target = (try? FileSystem.resolvingSymlinks(path)) ?? path
-        if error.path == target || error.path == path {
-            return StoreError(code, store: description, reason: "\(error.operation): \(reason)")
-        }
-        return StoreError(code, store: description, reason: "\(error.operation) \(error.path): \(reason)")
+        let place = error.path == target || error.path == path ? "" : " \(error.path)"
+        return StoreError(
+            code, store: description, reason: "\(error.operation)\(place): \(reason)", cause: error, errno: error.code)
     }
 }
 
@@ -382,5 +371,5 @@ extension Duration {
 
 extension FileStore: CustomDebugStringConvertible {
     /// The store's type, place and policy, for a debugger; never its value.
-    public var debugDescription: String { "FileStore<\(Value.self)>(\(codec.formatName), \(path), \(writePolicy), recovery: \(recovery))" }
+    public var debugDescription: String { "FileStore(\(codec.formatName), \(path), \(writePolicy), recovery: \(recovery))" }
 }

@@ -6,9 +6,10 @@ import Musl
 import Darwin
 #endif
 import Foundation
+import Synchronization
 
 /// A failed system call: which operation, on which path, and the system's reason.
-struct SystemCallError: Error, CustomStringConvertible {
+struct SystemCallError: Error, Sendable, CustomStringConvertible {
     let operation: String
     let path: String
     let code: Int32
@@ -201,48 +202,56 @@ enum FileSystem {
 /// the same file, and by every store instance in this process.
 ///
 /// `flock` locks belong to an open file description, so the lock also holds an in-process mutex: two
-/// threads of one process using one store exclude each other too. A process that dies releases its lock.
-final class FileLock: @unchecked Sendable {
+/// threads of one process using one store exclude each other too. The thread holding it may take it again
+/// (a load that moves a corrupt file aside inside a reload). A process that dies releases its lock.
+final class FileLock: Sendable {
     let path: String
-    private let mutex = NSRecursiveLock()
-    private var fd: Int32 = -1
-    private var depth = 0
+    /// The sidecar's descriptor, opened on first use; held, with the in-process exclusion, while locked.
+    private let descriptor = Locked<Int32>(-1)
+    /// The thread inside the lock, so that it may enter again.
+    private let owner = Atomic<UInt>(0)
 
     init(path: String) {
         self.path = path
     }
 
     deinit {
-        if fd >= 0 { close(fd) }
+        descriptor.withLock { if $0 >= 0 { close($0) } }
     }
 
     /// Runs `body` holding the in-process part of the lock only: excludes this process's other threads,
     /// not other processes.
     func withProcessLock<R>(_ body: () throws -> R) rethrows -> R {
-        mutex.lock()
-        defer { mutex.unlock() }
-        return try body()
+        let me = currentThreadID()
+        if owner.load(ordering: .relaxed) == me { return try body() }
+        return try descriptor.withLock { _ in
+            owner.store(me, ordering: .relaxed)
+            defer { owner.store(0, ordering: .relaxed) }
+            return try body()
+        }
     }
 
     /// Runs `body` holding the lock, waiting at most `timeout` for another process to release it.
     func withLock<R>(timeout: Duration, _ body: () throws -> R) throws -> R {
-        mutex.lock()
-        defer { mutex.unlock() }
-        if depth == 0 { try acquire(timeout: timeout) }
-        depth += 1
-        defer {
-            depth -= 1
-            if depth == 0 { flock(fd, LOCK_UN) }
+        let me = currentThreadID()
+        if owner.load(ordering: .relaxed) == me { return try body() }
+        return try descriptor.withLock { fd in
+            if fd < 0 {
+                try FileSystem.createDirectory(FileSystem.directory(of: path))
+                fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+                guard fd >= 0 else { throw SystemCallError("open lock file", path) }
+            }
+            try acquire(fd, timeout: timeout)
+            owner.store(me, ordering: .relaxed)
+            defer {
+                owner.store(0, ordering: .relaxed)
+                flock(fd, LOCK_UN)
+            }
+            return try body()
         }
-        return try body()
     }
 
-    private func acquire(timeout: Duration) throws {
-        if fd < 0 {
-            try FileSystem.createDirectory(FileSystem.directory(of: path))
-            fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-            guard fd >= 0 else { throw SystemCallError("open lock file", path) }
-        }
+    private func acquire(_ fd: Int32, timeout: Duration) throws {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         var pause = Duration.microseconds(50)

@@ -1,0 +1,183 @@
+import Foundation
+
+/// A format of stored bytes: turns them into a document (a ``JSONValue`` tree) and back.
+///
+/// Codecs decide the format only. What a document means for the typed value (defaults, unknown keys,
+/// dates) is decided once, by the root's document pipeline, for every store and format alike; how
+/// dates and keys are encoded is the codec's ``coding``.
+///
+/// Loupe ships ``JSONCodec`` and ``PropertyListCodec``; `LoupeYAML` adds `YAMLCodec`.
+public protocol DocumentCodec: Sendable {
+    /// The format's name in messages: `JSON`, `property list`.
+    var formatName: String { get }
+
+    /// How the typed value maps to documents in this format: date and key strategies.
+    var coding: DocumentCoding { get }
+
+    /// The document that `data` holds.
+    ///
+    /// - Throws: ``DocumentSyntaxError`` (or any error) when `data` is not a document in this format.
+    func parse(_ data: Data) throws -> JSONValue
+
+    /// The bytes of `document` in this format.
+    func serialize(_ document: JSONValue) throws -> Data
+}
+
+extension DocumentCodec {
+    public var coding: DocumentCoding { DocumentCoding() }
+
+    /// Parses `data`, or throws a ``StoreError`` with code ``StoreError/Code/corrupt`` naming `store` and,
+    /// unless `revealingValues` is false, what the format's parser said.
+    ///
+    /// Every store that keeps bytes parses through this, so every store reports bad bytes the same way.
+    public func parseDocument(_ data: Data, store: String, revealingValues: Bool = true) throws -> JSONValue {
+        if data.isEmpty {
+            throw StoreError(.corrupt, store: store, reason: "it is empty (expected a \(formatName) document)")
+        }
+        do {
+            return try parse(data)
+        } catch {
+            let detail = revealingValues ? ": \(error)" : ""
+            throw StoreError(.corrupt, store: store, reason: "it is not a valid \(formatName) document\(detail)", cause: error)
+        }
+    }
+
+    /// Serializes `document`, or throws a ``StoreError`` with code ``StoreError/Code/unwritable`` naming `store`.
+    public func serializeDocument(_ document: JSONValue, store: String) throws -> Data {
+        do {
+            return try serialize(document)
+        } catch {
+            throw StoreError(.unwritable, store: store, reason: "cannot write the value as \(formatName): \(error)", cause: error)
+        }
+    }
+}
+
+/// Bytes that are not a document in a codec's format, with what the parser said.
+public struct DocumentSyntaxError: Error, Sendable, CustomStringConvertible {
+    /// What is wrong, in words.
+    public var reason: String
+
+    /// Creates a syntax error.
+    public init(_ reason: String) {
+        self.reason = reason
+    }
+
+    public var description: String { reason }
+}
+
+/// JSON, pretty-printed with sorted keys by default, so files diff well and people can edit them.
+public struct JSONCodec: DocumentCodec {
+    /// Whether output is indented (on by default). Keys are always sorted.
+    public var prettyPrinted: Bool
+    /// How the typed value maps to JSON: date and key strategies.
+    public var coding: DocumentCoding
+
+    /// Creates a JSON codec.
+    ///
+    /// - Parameters:
+    ///   - prettyPrinted: Whether output is indented, one key per line (on by default).
+    ///   - coding: Date and key strategies, as `JSONEncoder` and `JSONDecoder` take them.
+    public init(prettyPrinted: Bool = true, coding: DocumentCoding = DocumentCoding()) {
+        self.prettyPrinted = prettyPrinted
+        self.coding = coding
+    }
+
+    public var formatName: String { "JSON" }
+
+    public func parse(_ data: Data) throws -> JSONValue {
+        guard String(data: data, encoding: .utf8) != nil else {
+            throw DocumentSyntaxError("it is not UTF-8 text")
+        }
+        do {
+            return JSONValue(foundation: try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]))
+        } catch {
+            let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
+            throw DocumentSyntaxError("\(text) (it may be truncated)")
+        }
+    }
+
+    public func serialize(_ document: JSONValue) throws -> Data {
+        var data = Data(document.jsonText(pretty: prettyPrinted).utf8)
+        if prettyPrinted { data.append(0x0A) }  // end the file with a newline, as editors do
+        return data
+    }
+}
+
+/// Property lists, XML (readable) or binary (compact).
+///
+/// Property lists have no `null`; a document holding one cannot be written. Data and dates read from a
+/// property list become what the typed value's coding expects of them: base64 strings and seconds since
+/// 2001 (as `JSONEncoder` writes them by default).
+public struct PropertyListCodec: DocumentCodec {
+    /// The property-list flavour written; both are read.
+    public var format: PropertyListSerialization.PropertyListFormat
+    /// How the typed value maps to documents: date and key strategies.
+    public var coding: DocumentCoding
+
+    /// Creates a property-list codec writing `format` (XML by default).
+    public init(format: PropertyListSerialization.PropertyListFormat = .xml, coding: DocumentCoding = DocumentCoding()) {
+        self.format = format
+        self.coding = coding
+    }
+
+    public var formatName: String { format == .binary ? "binary property list" : "property list" }
+
+    public func parse(_ data: Data) throws -> JSONValue {
+        let object: Any
+        do {
+            object = try PropertyListSerialization.propertyList(from: data, format: nil)
+        } catch {
+            let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
+            throw DocumentSyntaxError(text)
+        }
+        return JSONValue(propertyList: object)
+    }
+
+    public func serialize(_ document: JSONValue) throws -> Data {
+        try PropertyListSerialization.data(fromPropertyList: try document.propertyListObject(), format: format, options: 0)
+    }
+}
+
+extension DocumentCodec where Self == JSONCodec {
+    /// Pretty-printed JSON with sorted keys.
+    public static var json: JSONCodec { JSONCodec() }
+}
+
+extension DocumentCodec where Self == PropertyListCodec {
+    /// An XML property list.
+    public static var propertyList: PropertyListCodec { PropertyListCodec() }
+    /// A binary property list.
+    public static var binaryPropertyList: PropertyListCodec { PropertyListCodec(format: .binary) }
+}
+
+extension JSONValue {
+    /// A document from a property-list object: data becomes base64 text, dates seconds since 2001.
+    init(propertyList object: Any) {
+        switch object {
+        case let data as Data: self = .string(data.base64EncodedString())
+        case let date as Date: self = .double(date.timeIntervalSinceReferenceDate)
+        case let array as [Any]: self = .array(array.map(JSONValue.init(propertyList:)))
+        case let object as [String: Any]: self = .object(object.mapValues(JSONValue.init(propertyList:)))
+        default: self = JSONValue(foundation: object)
+        }
+    }
+
+    /// The property-list object for this document.
+    ///
+    /// - Throws: ``DocumentSyntaxError`` naming the first `null`, which property lists cannot hold.
+    func propertyListObject(at path: ValuePath = ValuePath([])) throws -> Any {
+        switch self {
+        case .null: throw DocumentSyntaxError("property lists cannot hold null (at \(path))")
+        case .bool(let value): return value
+        case .integer(let value): return value
+        case .double(let value): return value
+        case .string(let value): return value
+        case .array(let values):
+            return try values.enumerated().map { try $1.propertyListObject(at: ValuePath(path.components + [.index($0)])) }
+        case .object(let values):
+            var object: [String: Any] = [:]
+            for (key, value) in values { object[key] = try value.propertyListObject(at: ValuePath(path.components + [.key(key)])) }
+            return object
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+
+/// How a typed value maps to a document and back: the strategies `JSONEncoder` and `JSONDecoder` take,
+/// applied the same way whatever format the document is stored in.
+///
+/// ```swift
+/// let store = FileStore(path: "settings.json",
+///                       format: JSONCodec(coding: DocumentCoding(dates: .iso8601, keys: .snakeCase)))
+/// ```
+public struct DocumentCoding: Sendable {
+    /// How `Date`s are written.
+    public var dateEncodingStrategy: JSONEncoder.DateEncodingStrategy
+    /// How `Date`s are read.
+    public var dateDecodingStrategy: JSONDecoder.DateDecodingStrategy
+    /// How coding keys become document keys.
+    public var keyEncodingStrategy: JSONEncoder.KeyEncodingStrategy
+    /// How document keys become coding keys.
+    public var keyDecodingStrategy: JSONDecoder.KeyDecodingStrategy
+
+    /// Strategies given one by one; the defaults are `JSONEncoder`'s and `JSONDecoder`'s.
+    public init(
+        dateEncodingStrategy: JSONEncoder.DateEncodingStrategy = .deferredToDate,
+        dateDecodingStrategy: JSONDecoder.DateDecodingStrategy = .deferredToDate,
+        keyEncodingStrategy: JSONEncoder.KeyEncodingStrategy = .useDefaultKeys,
+        keyDecodingStrategy: JSONDecoder.KeyDecodingStrategy = .useDefaultKeys
+    ) {
+        self.dateEncodingStrategy = dateEncodingStrategy
+        self.dateDecodingStrategy = dateDecodingStrategy
+        self.keyEncodingStrategy = keyEncodingStrategy
+        self.keyDecodingStrategy = keyDecodingStrategy
+    }
+
+    /// How dates are written and read, both ways at once.
+    public enum Dates: Sendable {
+        /// `Date`'s own `Codable` form: seconds since 2001 (the default).
+        case deferredToDate
+        /// Seconds since 1970.
+        case secondsSince1970
+        /// Milliseconds since 1970.
+        case millisecondsSince1970
+        /// ISO 8601 text, such as `2026-11-23T10:00:00Z`.
+        case iso8601
+    }
+
+    /// How keys are written and read, both ways at once.
+    public enum Keys: Sendable {
+        /// The coding keys as they are (the default).
+        case useDefaultKeys
+        /// `camelCase` coding keys as `snake_case` document keys.
+        case snakeCase
+    }
+
+    /// Strategies for both directions at once.
+    public init(dates: Dates = .deferredToDate, keys: Keys = .useDefaultKeys) {
+        switch dates {
+        case .deferredToDate: self.init()
+        case .secondsSince1970: self.init(dateEncodingStrategy: .secondsSince1970, dateDecodingStrategy: .secondsSince1970)
+        case .millisecondsSince1970:
+            self.init(dateEncodingStrategy: .millisecondsSince1970, dateDecodingStrategy: .millisecondsSince1970)
+        case .iso8601: self.init(dateEncodingStrategy: .iso8601, dateDecodingStrategy: .iso8601)
+        }
+        if case .snakeCase = keys {
+            keyEncodingStrategy = .convertToSnakeCase
+            keyDecodingStrategy = .convertFromSnakeCase
+        }
+    }
+
+    /// The document for `value`.
+    public func encode<T: Encodable>(_ value: T) throws -> JSONValue {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = dateEncodingStrategy
+        encoder.keyEncodingStrategy = keyEncodingStrategy
+        let data = try encoder.encode(value)
+        return JSONValue(foundation: try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]))
+    }
+
+    /// The value `document` encodes.
+    ///
+    /// - Throws: `DecodingError`, whose coding path names the part that does not fit.
+    public func decode<T: Decodable>(_ type: T.Type, from document: JSONValue) throws -> T {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = dateDecodingStrategy
+        decoder.keyDecodingStrategy = keyDecodingStrategy
+        return try decoder.decode(type, from: try document.data())
+    }
+}

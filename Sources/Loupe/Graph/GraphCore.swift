@@ -1,0 +1,266 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// The committed root of a graph and its version, in a box of its own so that lenses read their part in
+/// place, through a key path rooted here, without copying the root.
+///
+/// Guarded by the graph's ``GraphLock``: read under its read lock (or by the update lock's holder),
+/// written only while publishing.
+final class CommittedRoot<Root: Sendable>: @unchecked Sendable {
+    var root: Root
+    var version: UInt64 = 0
+
+    init(_ root: Root) {
+        self.root = root
+    }
+}
+
+/// The state behind one root lens and every lens derived from it: the committed root, its store and the
+/// document pipeline between them, the observers.
+///
+/// Updates are serial (the update lock); each runs its closure on a copy of the root, saves the result's
+/// document, and only then publishes it, holding readers back just for the assignment. Every commit gets
+/// the next version number and is handed to the ``Notifier`` in version order; observers are called after
+/// every lock is released.
+final class GraphCore<Root: Codable & Sendable>: Sendable {
+    let store: (any DocumentStore)?
+    let defaultValue: Root
+    let notifier = Notifier<Root>()
+    let logger: Logger
+    let pipeline: DocumentPipeline<Root>
+    /// The store's refinements, found once.
+    private let writable: (any WritableDocumentStore)?
+    private let locking: (any LockingStore)?
+    private let changeDetecting: (any ChangeDetectingStore)?
+    private let deferred: (any DeferredWriteStore)?
+    let holdsSecrets: Bool
+
+    private let lock = GraphLock()
+    let committed: CommittedRoot<Root>
+    private let rootsEqual: RuntimeEquality<Root>?
+    private let watch = Locked<(any StoreWatch)?>(nil)
+    private let errorHandlers = Locked<[UInt64: @Sendable (any Error) -> Void]>([:])
+    private let nextErrorHandlerID = Atomic<UInt64>(0)
+    /// Where the `async` forms of updates, reloads and flushes run: off Swift's cooperative pool, whose few
+    /// threads must never wait for a disk, a keyring or a server. One serial queue per graph, so waiting
+    /// updates hold one thread, not one each.
+    let ioQueue: DispatchQueue
+    /// Swift Observation's view of the graph.
+    let observation = GraphObservation()
+
+    /// How many times an update is run before a store's conflict reports end it.
+    ///
+    /// A conflict hands the root the fresh document, so the update is re-run at once, with no back-off:
+    /// waiting would only make that document stale again. Under steady contention (two processes
+    /// incrementing one etcd key in tight loops) the writer behind a slower link loses dozens of rounds in
+    /// a row, measured up to 42; the bound is far above that and still ends a livelock.
+    static var maximumConflictRetries: Int { 256 }
+
+    init(
+        default defaultValue: Root, store: (any DocumentStore)?, watch shouldWatch: Bool,
+        equality: RuntimeEquality<Root>?, logger: Logger
+    ) throws {
+        self.store = store
+        self.defaultValue = defaultValue
+        self.logger = logger
+        self.rootsEqual = equality
+        writable = store as? any WritableDocumentStore
+        locking = store as? any LockingStore
+        changeDetecting = store as? any ChangeDetectingStore
+        deferred = store as? any DeferredWriteStore
+        holdsSecrets = store is any SecretStore
+        pipeline = DocumentPipeline(
+            coding: store?.coding ?? DocumentCoding(), storeName: store?.description ?? "memory",
+            revealsValues: !(store is any SecretStore))
+        ioQueue = DispatchQueue(label: "loupe.graph")
+
+        let initial = try store?.load().map(pipeline.decode) ?? defaultValue
+        committed = CommittedRoot(initial)
+        if shouldWatch, let watching = store as? any WatchingStore {
+            let handle = try watching.watch { [weak self] in self?.refreshFromStore() }
+            watch.withLock { $0 = handle }
+        }
+    }
+
+    deinit {
+        watch.withLock { $0?.cancel() }
+        do {
+            try deferred?.flush()
+        } catch {
+            logger.error("could not write pending settings", metadata: ["store": "\(storeName)", "error": "\(error)"])
+        }
+    }
+
+    var storeName: String { store?.description ?? "memory" }
+
+    // MARK: Reading
+
+    /// Runs `body` on the current root under the read lock.
+    @inline(__always)
+    func read<T>(_ body: (Root) throws -> T) rethrows -> T {
+        try lock.withReadLock { try body(committed.root) }
+    }
+
+    /// The part of the current root at `keyPath` (rooted at the box), read in place under the read lock.
+    @inline(__always)
+    func read<T>(_ keyPath: KeyPath<CommittedRoot<Root>, T>) -> T {
+        lock.withReadLock { committed[keyPath: keyPath] }
+    }
+
+    /// The current root and its version, read together.
+    func versionedSnapshot() -> (root: Root, version: UInt64) {
+        lock.withReadLock { (committed.root, committed.version) }
+    }
+
+    // MARK: Updating
+
+    /// Applies `body` to a copy of the root, saves the result, then publishes it and notifies observers.
+    ///
+    /// Either all of that happens or none of it: if `body` or the store throws, memory, store and observers
+    /// are as they were and the error propagates. `path` names the lens, for errors.
+    func update<R>(path: String, _ body: (inout Root) throws -> R) throws -> R {
+        if store != nil, writable == nil { throw LensError.readOnly(path: path, store: storeName) }
+        var committedAny = false
+        defer { afterCommits(committedAny) }
+        return try serialized(path: path) { () throws -> R in
+            var attempts = 0
+            while true {
+                do {
+                    return try withExclusiveAccess { () throws -> R in
+                        committedAny = try commitOutsideChange() || committedAny
+                        // The root changes only under the update lock, which this thread holds, so it is
+                        // read here without the read lock.
+                        var next = committed.root
+                        let result = try body(&next)
+                        committedAny = try commit(next, saving: true) || committedAny
+                        return result
+                    }
+                } catch let error as StoreError where error.code == .conflict {
+                    attempts += 1
+                    guard attempts < Self.maximumConflictRetries else {
+                        throw LensError.conflict(path: path, attempts: attempts, cause: error)
+                    }
+                    logger.debug("conflicting write, retrying", metadata: ["store": "\(storeName)", "attempt": "\(attempts)"])
+                }
+            }
+        }
+    }
+
+    /// Re-reads the store and commits what it holds (the default when it holds nothing).
+    func reload() throws {
+        guard let store else { return }
+        var committedAny = false
+        defer { afterCommits(committedAny) }
+        try serialized(path: rootPathName) {
+            try withExclusiveAccess {
+                let stored = try store.load().map(pipeline.decode) ?? defaultValue
+                committedAny = try commit(stored, saving: false)
+            }
+        }
+    }
+
+    /// Deletes the stored document and returns to the default.
+    func removeStored() throws {
+        if store != nil, writable == nil { throw LensError.readOnly(path: rootPathName, store: storeName) }
+        var committedAny = false
+        defer { afterCommits(committedAny) }
+        try serialized(path: rootPathName) {
+            try withExclusiveAccess {
+                try writable?.remove()
+                committedAny = try commit(defaultValue, saving: false)
+            }
+        }
+    }
+
+    /// Makes every saved change durable now (for stores that defer writes).
+    func flush() throws {
+        try deferred?.flush()
+    }
+
+    /// Answers a store's report of an outside change: commits what the store now holds, if it changed.
+    func refreshFromStore() {
+        var committedAny = false
+        do {
+            try serialized(path: rootPathName) {
+                try withExclusiveAccess { committedAny = try commitOutsideChange() }
+            }
+        } catch {
+            report(error)
+        }
+        afterCommits(committedAny)
+    }
+
+    /// Runs `work` on the graph's I/O queue and waits for it without holding a thread of the caller's.
+    func offPool<R: Sendable>(_ work: @escaping @Sendable () throws -> R) async throws -> R {
+        try await withCheckedThrowingContinuation { continuation in
+            ioQueue.async { continuation.resume(with: Result(catching: work)) }
+        }
+    }
+
+    private func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R {
+        guard let locking else { return try body() }
+        return try locking.withExclusiveAccess(body)
+    }
+
+    /// Commits what a store shared with other writers now holds, if that changed. Call it holding the
+    /// update lock.
+    private func commitOutsideChange() throws -> Bool {
+        guard let changeDetecting, case .changed(let document) = try changeDetecting.loadIfChanged() else { return false }
+        let value = try document.map(pipeline.decode) ?? defaultValue
+        guard try commit(value, saving: false) else { return false }
+        logger.info("picked up an outside change", metadata: ["store": "\(storeName)"])
+        return true
+    }
+
+    /// Commits `value` if it differs from the current root, saving its document first when `saving`, and
+    /// says whether it did. If the save throws, nothing changes and the error propagates. Call it holding
+    /// the update lock.
+    private func commit(_ value: Root, saving: Bool) throws -> Bool {
+        let current = committed.root
+        var document: JSONValue?
+        if let rootsEqual {
+            if rootsEqual(value, current) { return false }
+        } else {
+            // Not `Equatable`: roots are equal when their documents are.
+            document = try pipeline.encode(value)
+            if try document == pipeline.encode(current) { return false }
+        }
+        if saving, let writable {
+            try writable.save(document ?? pipeline.encode(value))
+        }
+        let version = lock.publishing { () -> UInt64 in
+            committed.root = value
+            committed.version &+= 1
+            return committed.version
+        }
+        if notifier.isObserved { notifier.enqueue(Commit(old: current, new: value, version: version)) }
+        return true
+    }
+
+    /// After the locks are released: delivers queued commits to observers and tells Swift Observation.
+    private func afterCommits(_ committedAny: Bool) {
+        notifier.drain()
+        if committedAny { observation.graphChanged() }
+    }
+
+    private func serialized<R>(path: String, _ body: () throws -> R) throws -> R {
+        try lock.withUpdateLock(orThrow: { LensError.reentrantUpdate(path: path) }, body)
+    }
+
+    // MARK: Errors from outside changes
+
+    func observeErrors(_ handler: @escaping @Sendable (any Error) -> Void) -> ObservationToken {
+        let id = nextErrorHandlerID.add(1, ordering: .relaxed).newValue
+        errorHandlers.withLock { $0[id] = handler }
+        return ObservationToken { [weak self] in
+            _ = self?.errorHandlers.withLock { $0.removeValue(forKey: id) }
+        }
+    }
+
+    private func report(_ error: any Error) {
+        logger.error("ignored an outside change that could not be applied", metadata: ["store": "\(storeName)", "error": "\(error)"])
+        let handlers = errorHandlers.withLock { $0.sorted { $0.key < $1.key }.map(\.value) }
+        for handler in handlers { handler(error) }
+    }
+}

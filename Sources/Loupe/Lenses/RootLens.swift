@@ -1,0 +1,250 @@
+import Logging
+
+/// The root of a settings graph: it owns the value, its store, the store's watch and its lifecycle, and
+/// hands out lenses onto the parts.
+///
+/// ```swift
+/// let root = try RootLens(default: Settings(), store: FileStore(path: "/etc/app/settings.json"))
+/// let port: MutableLens<Int> = root.server.port     // a part lens names only its own value type
+/// try port.set(9090)                                // saved, then visible, then observed
+/// try await root.update { $0.server.port += 1 }     // async: the store's I/O runs off the cooperative pool
+/// try root.reload()                                 // what only the root can do: reload, remove, flush
+/// ```
+///
+/// The root reads and writes like a `MutableLens<Root>` (``lens`` is exactly that). Only the root can
+/// ``reload()``, ``remove()`` and ``flush()``, and only it reports the failures of outside changes
+/// (``errors``, ``observeErrors(_:)``): part lenses read, write and observe, nothing else.
+///
+/// Between the store and the typed value runs the document pipeline: the store keeps a document, the
+/// root decodes it on load and encodes each commit into one. A store that other processes write is
+/// watched (unless `watch` is false), and their changes reach observers like local updates.
+///
+/// The graph lives as long as the root or any lens derived from it; when the last goes, the watch stops
+/// and deferred writes are flushed. With swift-service-lifecycle, `LoupeServiceLifecycle` makes a root a
+/// `Service` that flushes on graceful shutdown.
+@dynamicMemberLookup
+public final class RootLens<Root: Codable & Sendable>: Sendable {
+    let core: GraphCore<Root>
+
+    /// The whole graph as a lens, to hand to code that takes a `MutableLens<Root>`.
+    public let lens: MutableLens<Root>
+
+    private init(core: GraphCore<Root>) {
+        self.core = core
+        lens = MutableLens(node: Focus<Root, Root>(core: core, step: IdentityStep(), path: rootPathName))
+    }
+
+    /// Creates a root over `store`: it starts from the stored document if the store holds one, else from
+    /// `defaultValue`, which is not written until an update.
+    ///
+    /// - Parameters:
+    ///   - defaultValue: The value while the store holds nothing; never saved by itself.
+    ///   - store: Where the document is kept. One store instance serves one root. A store that is only a
+    ///     ``DocumentStore`` is read-only: writes throw ``LensError/Code/readOnly``.
+    ///   - watch: Whether to pick up changes that other processes make to the store, for stores that can
+    ///     see them (files, etcd). On by default.
+    ///   - logger: Where outside changes and their failures are logged. Values are never logged.
+    /// - Throws: ``StoreError`` when the store holds something that cannot be read or decoded; the stored
+    ///   data is left as it is.
+    public convenience init(
+        default defaultValue: Root, store: some DocumentStore, watch: Bool = true,
+        logger: Logger = Logger(label: "loupe")
+    ) throws {
+        try self.init(core: GraphCore(
+            default: defaultValue, store: store, watch: watch, equality: RuntimeEquality(Root.self), logger: logger))
+    }
+
+    /// Creates a root with no store: the value lives in memory only, and no update encodes or saves it.
+    public convenience init(_ value: Root) {
+        // With no store, loading cannot fail.
+        try! self.init(core: GraphCore(
+            default: value, store: nil, watch: false, equality: RuntimeEquality(Root.self), logger: Logger(label: "loupe")))
+    }
+
+    // MARK: Reading
+
+    /// The current value: an immutable snapshot, safe to keep and read on any thread.
+    public var value: Root { lens.value }
+
+    /// The whole graph as a read-only lens.
+    public var readOnly: Lens<Root> { lens.readOnly }
+
+    /// Whether the store keeps secrets (a keyring): tools should mask what they show.
+    public var holdsSecrets: Bool { core.holdsSecrets }
+
+    /// The store, as it describes itself (`JSON file /etc/app/settings.json`); never a value.
+    public var storeDescription: String { core.storeName }
+
+    /// A lens onto a writable part of the value.
+    public subscript<Part: Sendable>(dynamicMember keyPath: WritableKeyPath<Root, Part> & Sendable) -> MutableLens<Part> {
+        lens[keyPath]
+    }
+
+    /// A read-only lens onto a part that cannot be written (a `let`, a computed property).
+    public subscript<Part: Sendable>(dynamicMember keyPath: KeyPath<Root, Part> & Sendable) -> Lens<Part> {
+        lens.readOnly[keyPath]
+    }
+
+    /// A lens onto a writable part, by an explicit key path: `root[\.features["beta"]]`.
+    public subscript<Part: Sendable>(_ keyPath: WritableKeyPath<Root, Part> & Sendable) -> MutableLens<Part> {
+        lens[keyPath]
+    }
+
+    /// A read-only lens, by an explicit key path that cannot write: `root[\Settings.protection?.enabled]`.
+    public subscript<Part: Sendable>(_ keyPath: KeyPath<Root, Part> & Sendable) -> Lens<Part> {
+        lens.readOnly[keyPath]
+    }
+
+    // MARK: Updating
+
+    /// Replaces the whole value. See ``MutableLens/set(_:)``.
+    public func set(_ newValue: Root) throws {
+        try lens.set(newValue)
+    }
+
+    /// Replaces the whole value, off Swift's cooperative pool. See ``MutableLens/set(_:)``.
+    public func set(_ newValue: Root) async throws {
+        try await lens.set(newValue)
+    }
+
+    /// Changes the value in place and returns what `body` returns. See ``MutableLens/update(_:)``.
+    @discardableResult
+    public func update<Result>(_ body: (inout Root) throws -> Result) throws -> Result {
+        try lens.update(body)
+    }
+
+    /// Changes the value in place, off Swift's cooperative pool. See ``MutableLens/update(_:)``.
+    @discardableResult
+    public func update<Result: Sendable>(_ body: @escaping @Sendable (inout Root) throws -> Result) async throws -> Result {
+        try await lens.update(body)
+    }
+
+    // MARK: The store
+
+    /// Re-reads the store and commits what it holds now (the default, if it holds nothing), notifying the
+    /// lenses whose values changed.
+    public func reload() throws {
+        try core.reload()
+    }
+
+    /// Re-reads the store, off Swift's cooperative pool. See ``reload()``.
+    public func reload() async throws {
+        let core = core
+        try await core.offPool { try core.reload() }
+    }
+
+    /// Deletes the stored document (the file, the keyring item, …) and returns the graph to its default.
+    public func remove() throws {
+        try core.removeStored()
+    }
+
+    /// Deletes the stored document, off Swift's cooperative pool. See ``remove()``.
+    public func remove() async throws {
+        let core = core
+        try await core.offPool { try core.removeStored() }
+    }
+
+    /// Makes every saved change durable now, for stores that defer writes (a coalescing file store).
+    public func flush() throws {
+        try core.flush()
+    }
+
+    /// Makes every saved change durable now, off Swift's cooperative pool. See ``flush()``.
+    public func flush() async throws {
+        let core = core
+        try await core.offPool { try core.flush() }
+    }
+
+    // MARK: Errors from outside changes
+
+    /// Calls `handler` with each error met while applying a change made outside this process (a corrupt
+    /// edit of the settings file, for example). The in-memory value is kept; the next good change is
+    /// picked up as usual.
+    public func observeErrors(_ handler: @escaping @Sendable (any Error) -> Void) -> ObservationToken {
+        core.observeErrors(handler)
+    }
+
+    /// Each error met while applying a change made outside this process, as it happens.
+    ///
+    /// ```swift
+    /// for await error in root.errors { logger.error("ignored a bad edit: \(error)") }
+    /// ```
+    public var errors: OutsideChangeErrors { OutsideChangeErrors(core: core) }
+}
+
+// MARK: - Observing the whole value
+
+extension RootLens {
+    /// Calls `handler` with the new value after each commit. See ``Lens/observe(_:)``.
+    public func observe(_ handler: @escaping @Sendable (_ newValue: Root) -> Void) -> ObservationToken {
+        lens.observe(handler)
+    }
+
+    /// Like ``observe(_:)``, with the value before the change as well.
+    public func observeChanges(
+        _ handler: @escaping @Sendable (_ oldValue: Root, _ newValue: Root) -> Void
+    ) -> ObservationToken {
+        lens.observeChanges(handler)
+    }
+
+    /// The current value, then each changed value. See ``Lens/values``.
+    public var values: LensValues<Root> { lens.values }
+}
+
+extension RootLens: CustomStringConvertible, CustomDebugStringConvertible {
+    /// The root's value type and store; never its value, which may be a secret.
+    public var description: String { "RootLens<\(Root.self)>(\(core.storeName))" }
+    public var debugDescription: String { description }
+}
+
+/// The errors met while applying changes made outside the process, as an `AsyncSequence`: see
+/// ``RootLens/errors``. Each iteration sees the errors after it starts; it ends when its task is cancelled.
+public struct OutsideChangeErrors: AsyncSequence, Sendable {
+    public typealias Element = any Error
+    public typealias Failure = Never
+
+    private let subscribe: @Sendable (@escaping @Sendable (any Error) -> Void) -> ObservationToken
+
+    init<Root>(core: GraphCore<Root>) {
+        subscribe = { core.observeErrors($0) }
+    }
+
+    /// Iterates the errors.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: AsyncStream<any Error>.Iterator
+
+        public mutating func next() async -> (any Error)? {
+            await base.next()
+        }
+
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> (any Error)? {
+            await base.next(isolation: actor)
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        let (stream, continuation) = AsyncStream<any Error>.makeStream(bufferingPolicy: .bufferingNewest(100))
+        let token = subscribe { continuation.yield($0) }
+        continuation.onTermination = { _ in token.cancel() }
+        return AsyncIterator(base: stream.makeAsyncIterator())
+    }
+}
+
+extension RootLens where Root: Equatable {
+    /// Creates a root over `store`; see ``init(default:store:watch:logger:)``. An `Equatable` root is
+    /// compared with its own `==`, known statically.
+    public convenience init(
+        default defaultValue: Root, store: some DocumentStore, watch: Bool = true,
+        logger: Logger = Logger(label: "loupe")
+    ) throws {
+        try self.init(core: GraphCore(
+            default: defaultValue, store: store, watch: watch, equality: RuntimeEquality { $0 == $1 }, logger: logger))
+    }
+
+    /// Creates a root with no store; see ``init(_:)``.
+    public convenience init(_ value: Root) {
+        // With no store, loading cannot fail.
+        try! self.init(core: GraphCore(
+            default: value, store: nil, watch: false, equality: RuntimeEquality { $0 == $1 }, logger: Logger(label: "loupe")))
+    }
+}
