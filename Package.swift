@@ -1,18 +1,37 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+// A user of only `Loupe` resolves swift-log and nothing else. Each store or integration that needs another
+// package is a product of its own behind a package trait of the same concern, enabled where it is used:
+//
+//     .package(url: "https://github.com/…/loupe", from: "2.0.0", traits: ["YAML", "Etcd"])
+//
+// SwiftPM resolves a dependency only for the traits enabled, and never for test targets, examples or
+// plugins of a package it depends on. This package's own scripts build with `--enable-all-traits`.
+let traits: Set<Trait> = [
+    .trait(name: "YAML", description: "LoupeYAML: YAML files through Yams."),
+    .trait(name: "Etcd", description: "LoupeEtcd: settings a fleet shares in etcd, over async-http-client."),
+    .trait(name: "Configuration", description: "LoupeConfiguration: lenses as swift-configuration providers."),
+    .trait(name: "ServiceLifecycle", description: "LoupeServiceLifecycle: a root as a swift-service-lifecycle Service."),
+    .default(enabledTraits: []),
+]
+
 let package = Package(
     name: "Loupe",
     platforms: [.macOS(.v15)],
+    // The examples (`loupe`, `settings-daemon`) are executables of this package only, not products, so a
+    // dependent never resolves what they use.
     products: [
         .library(name: "Loupe", targets: ["Loupe"]),
+        .library(name: "LoupeTesting", targets: ["LoupeTesting"]),
         .library(name: "LoupeYAML", targets: ["LoupeYAML"]),
+        // Linux only: libsecret and the freedesktop Secret Service.
         .library(name: "LoupeKeyring", targets: ["LoupeKeyring"]),
-        .library(name: "LoupeConfiguration", targets: ["LoupeConfiguration"]),
         .library(name: "LoupeEtcd", targets: ["LoupeEtcd"]),
-        .executable(name: "loupe", targets: ["loupe-cli"]),
-        .executable(name: "settings-daemon", targets: ["settings-daemon"]),
+        .library(name: "LoupeConfiguration", targets: ["LoupeConfiguration"]),
+        .library(name: "LoupeServiceLifecycle", targets: ["LoupeServiceLifecycle"]),
     ],
+    traits: traits,
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
@@ -23,15 +42,22 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
+        // The core: lenses, the graph, the document pipeline, files, UserDefaults, memory.
         .target(
             name: "Loupe",
             dependencies: [.product(name: "Logging", package: "swift-log")]
         ),
+        // The conformance suite every store passes, for third-party stores too.
+        .target(
+            name: "LoupeTesting",
+            dependencies: ["Loupe"]
+        ),
         .target(
             name: "LoupeYAML",
-            dependencies: ["Loupe", .product(name: "Yams", package: "Yams")]
+            dependencies: ["Loupe", .product(name: "Yams", package: "Yams", condition: .when(traits: ["YAML"]))]
         ),
         .systemLibrary(
             name: "CLibSecret",
@@ -40,28 +66,36 @@ let package = Package(
         ),
         .target(
             name: "LoupeKeyring",
-            dependencies: ["Loupe", "CLibSecret", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "Loupe", .target(name: "CLibSecret", condition: .when(platforms: [.linux])),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // etcd, for settings shared by a fleet: its v3 HTTP/JSON gateway over async-http-client.
         .target(
             name: "LoupeEtcd",
             dependencies: [
                 "Loupe",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Etcd"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Etcd"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Etcd"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Etcd"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Etcd"])),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(
-            name: "LoupeEtcdTests",
+        .target(
+            name: "LoupeConfiguration",
             dependencies: [
-                "LoupeEtcd", "LoupeTestSupport", "LoupeTestHelper",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "InMemoryLogging", package: "swift-log"),
+                "Loupe",
+                .product(name: "Configuration", package: "swift-configuration", condition: .when(traits: ["Configuration"])),
+            ]
+        ),
+        .target(
+            name: "LoupeServiceLifecycle",
+            dependencies: [
+                "Loupe",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
             ]
         ),
 
@@ -71,7 +105,7 @@ let package = Package(
             path: "Examples/DaemonSettings"
         ),
         .executableTarget(
-            name: "loupe-cli",
+            name: "loupe",
             dependencies: [
                 "Loupe", "LoupeYAML", "LoupeKeyring", "LoupeEtcd", "DaemonSettings",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -81,17 +115,13 @@ let package = Package(
         .executableTarget(
             name: "settings-daemon",
             dependencies: [
-                "Loupe", "LoupeKeyring", "LoupeEtcd", "DaemonSettings",
+                "Loupe", "LoupeKeyring", "LoupeEtcd", "LoupeServiceLifecycle", "DaemonSettings",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Examples/settings-daemon"
-        ),
-        .testTarget(
-            name: "ExamplesTests",
-            dependencies: ["LoupeTestSupport", "loupe-cli", "settings-daemon"]
         ),
 
         // Loupe against its baselines and peers: Scripts/bench runs it in release mode.
@@ -106,33 +136,52 @@ let package = Package(
             path: "Benchmarks/Sources/loupe-benchmarks"
         ),
 
-        .target(
-            name: "LoupeConfiguration",
-            dependencies: ["Loupe", .product(name: "Configuration", package: "swift-configuration")]
-        ),
-        .testTarget(
-            name: "LoupeConfigurationTests",
-            dependencies: ["LoupeConfiguration", "LoupeTestSupport", .product(name: "Configuration", package: "swift-configuration")]
-        ),
-        .testTarget(
-            name: "LoupeYAMLTests",
-            dependencies: ["LoupeYAML"]
-        ),
         .testTarget(
             name: "LoupeTests",
             dependencies: [
-                "Loupe",
-                "LoupeTestSupport",
-                "LoupeTestHelper",
+                "Loupe", "LoupeTesting", "LoupeTestSupport", "LoupeTestHelper",
                 .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ]
+        ),
+        .testTarget(
+            name: "LoupeYAMLTests",
+            dependencies: ["LoupeYAML", "LoupeTesting", "LoupeTestSupport"]
         ),
         .testTarget(
             name: "LoupeKeyringTests",
             dependencies: [
-                "LoupeKeyring", "LoupeTestSupport", "LoupeTestHelper",
+                "LoupeKeyring", "LoupeTesting", "LoupeTestSupport", "LoupeTestHelper",
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .testTarget(
+            name: "LoupeEtcdTests",
+            dependencies: [
+                "LoupeEtcd", "LoupeTesting", "LoupeTestSupport", "LoupeTestHelper",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "LoupeConfigurationTests",
+            dependencies: [
+                "LoupeConfiguration", "LoupeTestSupport",
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "ConfigurationTesting", package: "swift-configuration"),
+            ]
+        ),
+        .testTarget(
+            name: "LoupeServiceLifecycleTests",
+            dependencies: [
+                "LoupeServiceLifecycle", "LoupeTestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "ExamplesTests",
+            dependencies: ["LoupeTestSupport", "loupe", "settings-daemon"]
         ),
         // What the test targets share: temporary directories, running processes, waiting for conditions.
         .target(

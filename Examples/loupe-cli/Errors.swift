@@ -32,14 +32,18 @@ enum ExitStatus {
     static func of(_ error: any Error) -> Int32 {
         switch error {
         case let error as PathError:
-            switch error {
+            switch error.code {
             case .invalidPath: usage
             case .notFound: notFound
-            case .invalidValue, .notRemovable: invalidValue
+            default: invalidValue
             }
         case let error as StoreError: error.code == .conflict || error.code == .timeout ? conflict : unavailable
         case let error as LensError:
-            if case .conflict = error { conflict } else { invalidValue }
+            switch error.code {
+            case .conflict: conflict
+            case .readOnly: unavailable
+            default: invalidValue
+            }
         case let error as CLIError:
             switch error {
             case .invalidValue: invalidValue

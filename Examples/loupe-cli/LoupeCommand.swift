@@ -123,18 +123,18 @@ extension LoupeCommand {
     }
 }
 
-/// The last value `watch` printed, so that it prints changes only.
-final class LastPrinted: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: JSONValue?
+/// The last value `watch` printed, so that it prints changes only: a root with no store is a thread-safe
+/// value.
+struct LastPrinted: Sendable {
+    private let last = RootLens<JSONValue?>(nil)
 
     /// Records `new`; returns whether it differs from the last one.
     func replace(with new: JSONValue) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard value != new else { return false }
-        value = new
-        return true
+        (try? last.update { last -> Bool in
+            guard last != new else { return false }
+            last = new
+            return true
+        }) ?? false
     }
 }
 

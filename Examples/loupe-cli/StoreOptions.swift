@@ -57,7 +57,7 @@ struct StoreOptions: ParsableArguments {
     var masksValues: Bool { keyring != nil && !reveal }
 
     /// The codec of the file store (JSON for the others).
-    var codec: any ValueCodec {
+    var codec: any DocumentCodec {
         switch format ?? file.map(Self.format(ofPath:)) ?? .json {
         case .json: JSONCodec()
         case .plist: PropertyListCodec(format: .xml)
@@ -82,19 +82,23 @@ struct StoreOptions: ParsableArguments {
         }
     }
 
-    private func makeRoot<Root: Codable & Sendable>(_ defaultValue: Root, watch: Bool) throws -> MutableLens<Root> {
+    private func makeRoot<Root: Codable & Sendable & Equatable>(_ defaultValue: Root, watch: Bool) throws -> RootLens<Root> {
+        try RootLens(default: defaultValue, store: makeStore(), watch: watch)
+    }
+
+    /// The chosen store.
+    private func makeStore() throws -> any DocumentStore {
         if let file {
-            return try MutableLens(default: defaultValue, store: FileStore<Root>(path: file, format: codec, permissions: 0o644), watch: watch)
+            return FileStore(path: file, format: codec, permissions: 0o644)
         }
         if let defaults, let key {
-            return try MutableLens(default: defaultValue, store: DefaultsStore<Root>(suite: defaults, key: key), watch: watch)
+            return try DefaultsStore(suite: defaults, key: key)
         }
         if let etcd, let key {
-            let endpoints = etcd.split(separator: ",").map(String.init)
-            return try MutableLens(default: defaultValue, store: EtcdStore<Root>(endpoints: endpoints, key: key), watch: watch)
+            return try EtcdStore(endpoints: etcd.split(separator: ",").map(String.init), key: key)
         }
         let parts = keyring!.split(separator: "/", maxSplits: 1).map(String.init)
-        return try MutableLens(default: defaultValue, store: KeyringStore<Root>(service: parts[0], account: parts[1]), watch: watch)
+        return KeyringStore(service: parts[0], account: parts[1])
     }
 }
 
@@ -115,12 +119,12 @@ protocol SettingsDocument {
 }
 
 struct Document<Root: Codable & Sendable & Equatable>: SettingsDocument {
-    let root: MutableLens<Root>
+    let root: RootLens<Root>
 
-    func value(atPath path: String) throws -> JSONValue { try root.value(atPath: path) }
-    func set(atPath path: String, to value: JSONValue) throws { try root.set(atPath: path, to: value) }
-    func remove(atPath path: String) throws { try root.remove(atPath: path) }
-    var json: JSONValue { get throws { try JSONValue(encoding: root.value) } }
+    func value(atPath path: String) throws -> JSONValue { try root.lens.value(atPath: path) }
+    func set(atPath path: String, to value: JSONValue) throws { try root.lens.set(atPath: path, to: value) }
+    func remove(atPath path: String) throws { try root.lens.remove(atPath: path) }
+    var json: JSONValue { get throws { try root.lens.value(atPath: "") } }
 
     func replace(_ original: JSONValue, with edited: JSONValue) throws {
         let expected = try original.decode(Root.self)
@@ -134,8 +138,9 @@ struct Document<Root: Codable & Sendable & Equatable>: SettingsDocument {
     func check(_ json: JSONValue) throws { _ = try json.decode(Root.self) }
 
     func observe(_ handler: @escaping @Sendable (JSONValue) -> Void) -> ObservationToken {
-        root.observe { value in
-            if let json = try? JSONValue(encoding: value) { handler(json) }
+        let lens = root.readOnly
+        return root.observe { _ in
+            if let json = try? lens.value(atPath: "") { handler(json) }
         }
     }
 

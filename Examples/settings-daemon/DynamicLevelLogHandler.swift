@@ -1,10 +1,11 @@
 import Foundation
 import Logging
+import Loupe
 
 /// Logs to standard error, at a level shared by the whole process and changed by the settings.
 struct DynamicLevelLogHandler: LogHandler {
-    /// The process-wide level.
-    static let level = SharedLevel()
+    /// The process-wide level: a root with no store is a thread-safe value anything can observe.
+    static let level = RootLens(Logger.Level.info)
 
     private var stream: StreamLogHandler
 
@@ -24,22 +25,11 @@ struct DynamicLevelLogHandler: LogHandler {
     }
 
     var logLevel: Logger.Level {
-        get { Self.level.withLock { $0 } }
-        set { Self.level.withLock { $0 = newValue } }
+        get { Self.level.value }
+        set { try? Self.level.set(newValue) }  // a root with no store cannot fail to set
     }
 
     func log(event: LogEvent) {
         stream.log(event: event)
-    }
-}
-
-/// A log level behind a lock.
-final class SharedLevel: @unchecked Sendable {
-    private let lock = NSLock()
-    private var level = Logger.Level.info
-    func withLock<R>(_ body: (inout Logger.Level) -> R) -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&level)
     }
 }

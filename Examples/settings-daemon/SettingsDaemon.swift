@@ -5,12 +5,13 @@ import Logging
 import Loupe
 import LoupeEtcd
 import LoupeKeyring
+import LoupeServiceLifecycle
 import ServiceLifecycle
 import UnixSignals
 
 /// A small long-running service whose settings change while it runs.
 ///
-/// The settings file is one `MutableLens<DaemonSettings>` over a `FileStore`; each component receives only
+/// The settings file is one `RootLens<DaemonSettings>` over a `FileStore`; each component receives only
 /// the lens of its own part and reconfigures itself when that part changes, logging a line for each
 /// change. Edit the file with `loupe --schema daemon --file FILE set PATH VALUE` (or any editor): the
 /// daemon picks the change up within a second. With `--etcd`, the settings are one etcd key that a whole
@@ -39,40 +40,39 @@ struct SettingsDaemon: AsyncParsableCommand {
     var etcdKey = "/settings-daemon/settings"
 
     /// Where the settings live: the file, or one etcd key for the whole fleet.
-    private func settingsStore() throws -> any ValueStore<DaemonSettings> {
+    private func settingsStore() throws -> any DocumentStore {
         if let etcd {
-            return try EtcdStore<DaemonSettings>(endpoints: etcd.split(separator: ",").map(String.init), key: etcdKey)
+            return try EtcdStore(endpoints: etcd.split(separator: ",").map(String.init), key: etcdKey)
         }
-        return FileStore<DaemonSettings>(path: settings, permissions: 0o644)
+        return FileStore(path: settings, permissions: 0o644)
     }
 
     func run() async throws {
         LoggingSystem.bootstrap { label in DynamicLevelLogHandler(label: label) }
         let logger = Logger(label: "settings-daemon")
 
-        let settingsLens = try MutableLens(default: DaemonSettings(), store: settingsStore(), logger: Logger(label: "loupe"))
-        let stateLens = try MutableLens(
+        let settingsRoot = try RootLens(default: DaemonSettings(), store: settingsStore(), logger: Logger(label: "loupe"))
+        // Written often, so coalesced; as a Service, the root flushes it on graceful shutdown.
+        let stateRoot = try RootLens(
             default: DaemonState(),
-            store: FileStore<DaemonState>(path: state ?? settings + ".state", writePolicy: .coalesced(.seconds(1))),
+            store: FileStore(path: state ?? settings + ".state", writePolicy: .coalesced(.seconds(1))),
             watch: false)
         let credentials = openCredentials(logger: logger)
-        let badEdits = settingsLens.observeErrors { error in
-            logger.error("ignored a bad settings edit: \(error)")
-        }
-        defer { badEdits.cancel() }
 
+        // Shut down in reverse order: the state root last, so it flushes the final tick.
         let services: [any Service] = [
-            LogLevelComponent(level: settingsLens.logLevel.readOnly, logger: logger),
-            TickerComponent(settings: settingsLens.ticker.readOnly, state: stateLens, logger: logger),
-            UpstreamComponent(settings: settingsLens.upstream.readOnly, credentials: credentials, logger: logger),
-            ReloadOnHangup(settings: settingsLens, logger: logger),
+            stateRoot,
+            LogLevelComponent(level: settingsRoot.logLevel.readOnly, logger: logger),
+            TickerComponent(settings: settingsRoot.ticker.readOnly, ticks: stateRoot.ticks, logger: logger),
+            UpstreamComponent(settings: settingsRoot.upstream.readOnly, credentials: credentials, logger: logger),
+            ReloadOnHangup(settings: settingsRoot, logger: logger),
+            BadEditReporter(settings: settingsRoot, logger: logger),
         ]
         let group = ServiceGroup(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
         logger.notice("settings-daemon started", metadata: ["settings": "\(etcd.map { "etcd key \(etcdKey) at \($0)" } ?? settings)"])
         try await group.run()
-        try stateLens.flush()
-        logger.notice("settings-daemon stopped", metadata: ["ticks": "\(stateLens.ticks.value)"])
+        logger.notice("settings-daemon stopped", metadata: ["ticks": "\(stateRoot.ticks.value)"])
     }
 
     /// The upstream's credentials from the keyring, or empty ones (with a warning) when there is none.
@@ -80,11 +80,11 @@ struct SettingsDaemon: AsyncParsableCommand {
         let parts = keyring.split(separator: "/", maxSplits: 1).map(String.init)
         do {
             guard parts.count == 2 else { throw ValidationError("--keyring takes SERVICE/ACCOUNT") }
-            let store = KeyringStore<UpstreamCredentials>(service: parts[0], account: parts[1], timeout: .seconds(3))
-            return try MutableLens(default: UpstreamCredentials(), store: store).readOnly
+            let store = KeyringStore(service: parts[0], account: parts[1], timeout: .seconds(3))
+            return try RootLens(default: UpstreamCredentials(), store: store).readOnly
         } catch {
             logger.warning("running without upstream credentials: \(error)")
-            return MutableLens(UpstreamCredentials()).readOnly
+            return RootLens(UpstreamCredentials()).readOnly
         }
     }
 }
@@ -96,7 +96,7 @@ struct LogLevelComponent: Service {
 
     func run() async {
         for await level in level.values.cancelOnGracefulShutdown() {
-            DynamicLevelLogHandler.level.withLock { $0 = Logger.Level(rawValue: level.rawValue) ?? .info }
+            try? await DynamicLevelLogHandler.level.set(Logger.Level(rawValue: level.rawValue) ?? .info)
             logger.notice("log level is now \(level.rawValue)")
         }
     }
@@ -105,16 +105,20 @@ struct LogLevelComponent: Service {
 /// Says its greeting every interval, and counts its ticks in the state file.
 struct TickerComponent: Service {
     let settings: Lens<DaemonSettings.Ticker>
-    let state: MutableLens<DaemonState>
+    @Lensed var ticks: Int
     let logger: Logger
 
+    init(settings: Lens<DaemonSettings.Ticker>, ticks: MutableLens<Int>, logger: Logger) {
+        self.settings = settings
+        _ticks = Lensed(ticks)
+        self.logger = logger
+    }
+
     func run() async throws {
-        let current = LockedTicker(settings.value)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                var previous = current.value
+                var previous = settings.value
                 for await ticker in settings.values.cancelOnGracefulShutdown() {
-                    current.value = ticker
                     if ticker.greeting != previous.greeting { logger.notice("greeting is now \(ticker.greeting)") }
                     if ticker.intervalSeconds != previous.intervalSeconds {
                         logger.notice("tick interval is now \(ticker.intervalSeconds) s")
@@ -125,14 +129,14 @@ struct TickerComponent: Service {
             group.addTask {
                 try await cancelWhenGracefulShutdown {
                     while true {
-                        let ticker = current.value
+                        let ticker = settings.value
                         // Cancellation (a graceful shutdown) ends the loop; it is not a failure.
                         do { try await Task.sleep(for: .seconds(max(ticker.intervalSeconds, 0.01))) } catch { return }
-                        let ticks = try state.ticks.update { ticks -> Int in
+                        let count = try await $ticks.update { ticks -> Int in
                             ticks += 1
                             return ticks
                         }
-                        logger.info("tick \(ticks): \(current.value.greeting)")
+                        logger.info("tick \(count): \(settings.value.greeting)")
                     }
                 }
             }
@@ -161,13 +165,13 @@ struct UpstreamComponent: Service {
 
 /// Re-reads the settings file on SIGHUP.
 struct ReloadOnHangup: Service {
-    let settings: MutableLens<DaemonSettings>
+    let settings: RootLens<DaemonSettings>
     let logger: Logger
 
     func run() async throws {
         for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
             do {
-                try settings.reload()
+                try await settings.reload()
                 logger.notice("reloaded settings on SIGHUP")
             } catch {
                 logger.error("could not reload settings on SIGHUP: \(error)")
@@ -176,13 +180,16 @@ struct ReloadOnHangup: Service {
     }
 }
 
-/// The ticker's current settings, shared between its two tasks.
-final class LockedTicker: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: DaemonSettings.Ticker
-    init(_ value: DaemonSettings.Ticker) { stored = value }
-    var value: DaemonSettings.Ticker {
-        get { lock.lock(); defer { lock.unlock() }; return stored }
-        set { lock.lock(); stored = newValue; lock.unlock() }
+/// Logs each outside edit of the settings that could not be applied (the last good settings stay).
+struct BadEditReporter: Service {
+    let settings: RootLens<DaemonSettings>
+    let logger: Logger
+
+    func run() async {
+        for await error in settings.errors.cancelOnGracefulShutdown() {
+            logger.error("ignored a bad settings edit: \(error)")
+        }
     }
 }
+
+

@@ -1,3 +1,4 @@
+#if Configuration
 import Configuration
 import Foundation
 import Loupe
@@ -282,3 +283,4 @@ private final class LastSent: Sendable {
         }
     }
 }
+#endif

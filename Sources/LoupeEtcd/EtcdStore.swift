@@ -1,3 +1,4 @@
+#if Etcd
 import Foundation
 import Logging
 import Loupe
@@ -223,3 +224,4 @@ extension EtcdStore: CustomDebugStringConvertible {
         return "EtcdStore(\(options.joined(separator: ", ")))"
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if os(Linux)
 import Foundation
 import Glibc
 import Logging
@@ -130,3 +131,4 @@ extension KeyringStore: CustomDebugStringConvertible {
     /// The store's type, place and policy, for a debugger; never its value.
     public var debugDescription: String { "KeyringStore(service: \(service), account: \(account), collection: \(collection), timeout: \(timeout))" }
 }
+#endif

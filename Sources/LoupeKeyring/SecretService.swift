@@ -1,3 +1,4 @@
+#if os(Linux)
 import CLibSecret
 import Foundation
 import Glibc
@@ -179,3 +180,4 @@ extension Duration {
         return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if YAML
 import Foundation
 import Loupe
 import Yams
@@ -89,3 +90,4 @@ extension DocumentCodec where Self == YAMLCodec {
     /// YAML, keys sorted.
     public static var yaml: YAMLCodec { YAMLCodec() }
 }
+#endif

@@ -53,15 +53,15 @@ public struct DocumentCoding: Sendable {
     /// Strategies for both directions at once.
     public init(dates: Dates = .deferredToDate, keys: Keys = .useDefaultKeys) {
         switch dates {
-        case .deferredToDate: self.init()
-        case .secondsSince1970: self.init(dateEncodingStrategy: .secondsSince1970, dateDecodingStrategy: .secondsSince1970)
+        case .deferredToDate: (dateEncodingStrategy, dateDecodingStrategy) = (.deferredToDate, .deferredToDate)
+        case .secondsSince1970: (dateEncodingStrategy, dateDecodingStrategy) = (.secondsSince1970, .secondsSince1970)
         case .millisecondsSince1970:
-            self.init(dateEncodingStrategy: .millisecondsSince1970, dateDecodingStrategy: .millisecondsSince1970)
-        case .iso8601: self.init(dateEncodingStrategy: .iso8601, dateDecodingStrategy: .iso8601)
+            (dateEncodingStrategy, dateDecodingStrategy) = (.millisecondsSince1970, .millisecondsSince1970)
+        case .iso8601: (dateEncodingStrategy, dateDecodingStrategy) = (.iso8601, .iso8601)
         }
-        if case .snakeCase = keys {
-            keyEncodingStrategy = .convertToSnakeCase
-            keyDecodingStrategy = .convertFromSnakeCase
+        switch keys {
+        case .useDefaultKeys: (keyEncodingStrategy, keyDecodingStrategy) = (.useDefaultKeys, .useDefaultKeys)
+        case .snakeCase: (keyEncodingStrategy, keyDecodingStrategy) = (.convertToSnakeCase, .convertFromSnakeCase)
         }
     }
 

@@ -1,3 +1,4 @@
+#if Etcd
 /// How an ``EtcdStore`` proves who it is and checks who it talks to over TLS (`https://` endpoints).
 ///
 /// All files are PEM. With none of them set, the server's certificate is checked against the system's
@@ -52,3 +53,4 @@ public struct EtcdCredentials: Sendable, Equatable, CustomStringConvertible, Cus
     public var description: String { "user \(username)" }
     public var debugDescription: String { "EtcdCredentials(username: \(username), password: <redacted>)" }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Etcd
 import AsyncHTTPClient
 import Foundation
 import Logging
@@ -390,3 +391,4 @@ enum StoreErrorFactory {
         StoreError(.unavailable, store: store, reason: reason)
     }
 }
+#endif

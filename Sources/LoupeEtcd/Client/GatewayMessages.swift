@@ -1,3 +1,4 @@
+#if Etcd
 import Foundation
 
 // The JSON messages of etcd's v3 HTTP gateway (grpc-gateway over the v3 gRPC API): field names as in the
@@ -165,3 +166,4 @@ struct WatchEnvelope: Decodable, Sendable {
     var result: Result?
     var error: GatewayError?
 }
+#endif

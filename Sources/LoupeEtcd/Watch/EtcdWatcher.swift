@@ -1,3 +1,4 @@
+#if Etcd
 import AsyncHTTPClient
 import Foundation
 import Logging
@@ -247,3 +248,4 @@ private final class WatchStreamDelegate: HTTPClientResponseDelegate {
         }
     }
 }
+#endif

@@ -1,0 +1,3 @@
+#if !Configuration
+#error("LoupeConfiguration needs the package trait \"Configuration\": depend on Loupe with traits: [\"Configuration\"]")
+#endif

@@ -1,0 +1,227 @@
+import Foundation
+public import Loupe
+import Testing
+
+/// Checks that a store keeps Loupe's store contract, in the store's own test suite: every store Loupe
+/// ships passes it, and a third-party store can run it the same way (as swift-configuration's
+/// `ProviderCompatTest`).
+///
+/// ```swift
+/// import LoupeTesting
+/// import Testing
+///
+/// @Test func myStoreKeepsTheContract() async throws {
+///     let place = temporaryPlace()
+///     try await StoreConformanceTest { try MyStore(place: place) }.run()
+/// }
+/// ```
+///
+/// `makeStore` returns a new store instance over the *same* place on every call, so that the suite can
+/// check that a second instance sees what the first saved, as two processes would. The suite starts by
+/// removing what the place holds. What it checks depends on what the store conforms to:
+///
+/// - every store: an empty place loads `nil`; a root over it starts from its default;
+/// - ``WritableDocumentStore``: documents round-trip (objects, arrays, strings, integers, fractions,
+///   booleans, nesting); a save replaces the whole document; `remove()` empties the place and removing
+///   nothing is no error; a second instance loads what the first saved; a ``RootLens`` over the store
+///   commits, persists, reloads and removes;
+/// - ``DeferredWriteStore``: what is saved is durable after `flush()`;
+/// - ``ChangeDetectingStore``: a second instance reports the first one's save once, then `.unchanged`;
+/// - ``WatchingStore``: a watching instance is told of another instance's save, and a root over it
+///   commits that change;
+/// - ``LockingStore``: `withExclusiveAccess` runs its body, returns its result and passes its error on;
+/// - ``SecretStore``: a secret saved never appears in the store's `description`, nor in the error of a
+///   write the type refuses.
+public struct StoreConformanceTest: Sendable {
+    /// What the suite may assume of the store.
+    public struct Configuration: Sendable {
+        /// How long a watching store may take to report a change made by another instance.
+        public var watchTimeout: Duration
+        /// Whether fractions keep their exact value (`0.25` stays `0.25`); false for a format that cannot.
+        public var keepsFractions: Bool
+
+        /// The defaults: 5 seconds for a watch to report; fractions kept.
+        public init(watchTimeout: Duration = .seconds(5), keepsFractions: Bool = true) {
+            self.watchTimeout = watchTimeout
+            self.keepsFractions = keepsFractions
+        }
+    }
+
+    private let makeStore: @Sendable () throws -> any DocumentStore
+    private let configuration: Configuration
+
+    /// A suite over the stores `makeStore` returns, all over the same place.
+    public init(configuration: Configuration = Configuration(), makeStore: @escaping @Sendable () throws -> any DocumentStore) {
+        self.makeStore = makeStore
+        self.configuration = configuration
+    }
+
+    /// Runs every check that applies to the store.
+    public func run() async throws {
+        let store = try makeStore()
+        if let writable = store as? any WritableDocumentStore {
+            try writable.remove()
+        }
+        #expect(try store.load() == nil, "an empty place loads nil")
+        #expect(try RootLens(default: Sample(), store: store, watch: false).value == Sample(), "a root over an empty place starts from its default")
+
+        guard let writable = store as? any WritableDocumentStore else { return }
+        try checkRoundTrips(writable)
+        try checkRemoval(writable)
+        try checkRoot()
+        if store is any LockingStore { try checkExclusiveAccess() }
+        if store is any ChangeDetectingStore { try checkChangeDetection() }
+        if store is any WatchingStore { try await checkWatch() }
+        if store is any SecretStore { try checkSecrets() }
+        try writable.remove()
+    }
+
+    // MARK: Checks
+
+    private func checkRoundTrips(_ store: any WritableDocumentStore) throws {
+        for document in sampleDocuments() {
+            try store.save(document)
+            try flush(store)
+            #expect(try store.load() == document, "a saved document loads as it was saved")
+            #expect(try makeStore().load() == document, "another instance over the same place loads what was saved")
+        }
+        // A save replaces the whole document: keys of the previous one do not survive.
+        try store.save(.object(["a": .integer(1), "b": .integer(2)]))
+        try store.save(.object(["a": .integer(3)]))
+        try flush(store)
+        #expect(try makeStore().load() == .object(["a": .integer(3)]), "a save replaces the whole document")
+    }
+
+    private func checkRemoval(_ store: any WritableDocumentStore) throws {
+        try store.save(.object(["a": .integer(1)]))
+        try flush(store)
+        try store.remove()
+        #expect(try store.load() == nil, "after remove() the store loads nil")
+        #expect(try makeStore().load() == nil, "after remove() another instance loads nil")
+        try store.remove()  // removing nothing is not an error
+    }
+
+    private func checkRoot() throws {
+        do {
+            let root = try RootLens(default: Sample(), store: makeStore(), watch: false)
+            try root.name.set("changed")
+            try root.items.update { $0.append(4) }
+            try root.flush()
+            #expect(root.value.name == "changed")
+        }
+        let reopened = try RootLens(default: Sample(), store: makeStore(), watch: false)
+        #expect(reopened.value.name == "changed", "a root over another instance loads what a root committed")
+        #expect(reopened.value.items == [1, 2, 3, 4])
+        try reopened.remove()
+        #expect(reopened.value == Sample(), "remove() returns the root to its default")
+        #expect(try makeStore().load() == nil, "remove() empties the place")
+    }
+
+    private func checkExclusiveAccess() throws {
+        guard let store = try makeStore() as? any LockingStore else { return }
+        #expect(try store.withExclusiveAccess { 42 } == 42, "withExclusiveAccess returns its body's result")
+        struct Marker: Error {}
+        #expect(throws: Marker.self, "withExclusiveAccess passes its body's error on") {
+            try store.withExclusiveAccess { throw Marker() }
+        }
+    }
+
+    private func checkChangeDetection() throws {
+        guard let first = try makeStore() as? any WritableDocumentStore,
+            let second = try makeStore() as? any ChangeDetectingStore
+        else { return }
+        _ = try second.load()
+        let document = JSONValue.object(["changed": .string("by another instance")])
+        try first.save(document)
+        try flush(first)
+        #expect(try eventually(timeout: configuration.watchTimeout) { try second.loadIfChanged() == .changed(document) },
+                "another instance's save is reported as a change")
+        #expect(try second.loadIfChanged() == .unchanged, "a change is reported once")
+    }
+
+    private func checkWatch() async throws {
+        guard let writer = try makeStore() as? any WritableDocumentStore else { return }
+        try writer.remove()
+        let root = try RootLens(default: Sample(), store: makeStore(), watch: true)
+        let seen = Seen()
+        let token = root.name.observe { seen.record($0) }
+        defer { token.cancel() }
+        let committer = try RootLens(default: Sample(), store: writer, watch: false)
+        try committer.name.set("from another root")
+        try committer.flush()
+        let deadline = ContinuousClock.now + configuration.watchTimeout
+        while !seen.contains("from another root"), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(seen.contains("from another root"), "a watching root commits another instance's change and notifies")
+        #expect(root.value.name == "from another root")
+    }
+
+    private func checkSecrets() throws {
+        let secret = "s3cr3t-\(UInt32.random(in: 0...UInt32.max))"
+        let root = try RootLens(default: Sample(), store: makeStore(), watch: false)
+        try root.name.set(secret)
+        try root.flush()
+        #expect(root.holdsSecrets, "a root over a secret store says it holds secrets")
+        #expect(!root.storeDescription.contains(secret) && !root.description.contains(secret))
+        do {
+            try root.lens.set(atPath: "items", to: .string(secret))
+            Issue.record("a write the type refuses must throw")
+        } catch {
+            #expect(!"\(error)".contains(secret), "an error about a secret store never quotes its value")
+        }
+    }
+
+    // MARK: Helpers
+
+    private func flush(_ store: any DocumentStore) throws {
+        try (store as? any DeferredWriteStore)?.flush()
+    }
+
+    private func sampleDocuments() -> [JSONValue] {
+        var documents: [JSONValue] = [
+            .object([:]),
+            .object(["name": .string("loupe"), "port": .integer(8080), "enabled": .bool(true), "off": .bool(false)]),
+            .object([
+                "nested": .object(["deeper": .object(["deepest": .array([.integer(1), .integer(2), .integer(3)])])]),
+                "unicode": .string("grüße, 世界, emoji 🔍, \"quotes\" and \\ backslash\nnew line"),
+                "list": .array([.object(["a": .integer(1)]), .object(["b": .array([])])]),
+                "negative": .integer(-42),
+                "big": .integer(9_007_199_254_740_993),
+                "key.with.dots": .string("dotted"),
+            ]),
+        ]
+        if configuration.keepsFractions {
+            documents.append(.object(["ratio": .double(0.25), "third": .double(1.0 / 3.0), "tiny": .double(1.5e-300)]))
+        }
+        return documents
+    }
+
+    private func eventually(timeout: Duration, _ condition: () throws -> Bool) throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if try condition() { return true }
+            if ContinuousClock.now > deadline { return false }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+    }
+}
+
+/// The typed value the suite's roots hold.
+private struct Sample: Codable, Sendable, Equatable {
+    var name = "sample"
+    var items = [1, 2, 3]
+    var nested = Nested()
+
+    struct Nested: Codable, Sendable, Equatable {
+        var enabled = false
+        var ratio = 0.5
+    }
+}
+
+/// Values an observer saw.
+private final class Seen: Sendable {
+    private let values = Locked<[String]>([])
+    func record(_ value: String) { values.withLock { $0.append(value) } }
+    func contains(_ value: String) -> Bool { values.withLock { $0.contains(value) } }
+}

@@ -1,0 +1,3 @@
+#if !YAML
+#error("LoupeYAML needs the package trait \"YAML\": depend on Loupe with traits: [\"YAML\"]")
+#endif
