@@ -19,7 +19,7 @@ import Loupe
 /// ```
 ///
 /// Keys are the lens value's `Codable` keys joined by dots (`server.port`). Strings, integers, floating
-/// point numbers and booleans map to their configuration types; arrays of one of those to the array
+/// point numbers and booleans map to their configuration types, `Data` (base64 text) to bytes; arrays of one of those to the array
 /// types; elements of other arrays are reached by index (`items.0.name`). Every value is marked secret
 /// when the lens's store keeps secrets (a `SecretStore` such as `KeyringStore`), so `ConfigReader`'s access logs redact it.
 ///
@@ -181,6 +181,11 @@ struct LoupeSnapshot: ConfigSnapshot {
         case (.stringArray([]), .intArray): return .intArray([])
         case (.stringArray([]), .doubleArray): return .doubleArray([])
         case (.stringArray([]), .boolArray): return .boolArray([])
+        // `Data` encodes as base64 text, so bytes are read from base64 strings.
+        case (.string(let text), .bytes): return Data(base64Encoded: text).map { .bytes(Array($0)) }
+        case (.stringArray(let texts), .byteChunkArray):
+            let chunks = texts.compactMap { Data(base64Encoded: $0).map(Array.init) }
+            return chunks.count == texts.count ? .byteChunkArray(chunks) : nil
         default: return nil
         }
     }

@@ -1,4 +1,5 @@
 import Configuration
+import ConfigurationTesting
 import Foundation
 import Loupe
 import LoupeConfiguration
@@ -21,19 +22,60 @@ struct ServiceSettings: Codable, Sendable, Equatable {
 }
 
 /// A store that keeps secrets, as the keyring does, without needing one.
-final class SecretMemoryStore<Value: Sendable>: ValueStore {
-    private let inner = MemoryStore<Value>()
-    func load() throws -> Value? { try inner.load() }
-    func save(_ value: Value) throws { try inner.save(value) }
+final class SecretMemoryStore: WritableDocumentStore, SecretStore {
+    private let inner = MemoryStore()
+    func load() throws -> JSONValue? { try inner.load() }
+    func save(_ document: JSONValue) throws { try inner.save(document) }
     func remove() throws { try inner.remove() }
-    var holdsSecrets: Bool { true }
     var description: String { "secret memory store" }
+}
+
+/// What swift-configuration's `ProviderCompatTest` expects a provider to hold.
+struct CompatSettings: Codable, Sendable, Equatable {
+    struct Strings: Codable, Sendable, Equatable { var array: [String] }
+    struct Ints: Codable, Sendable, Equatable { var array: [Int] }
+    struct Doubles: Codable, Sendable, Equatable { var array: [Double] }
+    struct Bools: Codable, Sendable, Equatable { var array: [Bool] }
+    struct Chunks: Codable, Sendable, Equatable { var array: [Data] }
+    struct Other: Codable, Sendable, Equatable {
+        var string = "Other Hello"
+        var int = 24
+        var double = 2.72
+        var bool = false
+        var bytes = Data("magic2".utf8)
+        var stringy = Strings(array: ["Hello", "Swift"])
+        var inty = Ints(array: [16, 32])
+        var doubly = Doubles(array: [0.9, 1.8])
+        var booly = Bools(array: [false, true, true])
+        var byteChunky = Chunks(array: [Data("magic".utf8), Data("magic2".utf8), Data("magic".utf8)])
+    }
+    var string = "Hello"
+    var int = 42
+    var double = 3.14
+    var bool = true
+    var bytes = Data("magic".utf8)
+    var stringy = Strings(array: ["Hello", "World"])
+    var inty = Ints(array: [42, 24])
+    var doubly = Doubles(array: [3.14, 2.72])
+    var booly = Bools(array: [true, false])
+    var byteChunky = Chunks(array: [Data("magic".utf8), Data("magic2".utf8)])
+    var other = Other()
 }
 
 @Suite("LoupeProvider through swift-configuration's ConfigReader")
 struct LoupeProviderTests {
+    @Test func passesSwiftConfigurationsProviderCompatTest() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        // Through a real file, so the values have been through the document pipeline both ways.
+        let writer = try RootLens(default: CompatSettings(), store: FileStore(path: directory.file("compat.json")), watch: false)
+        try await writer.set(CompatSettings())
+        let root = try RootLens(default: CompatSettings(), store: FileStore(path: directory.file("compat.json")))
+        try await ProviderCompatTest(provider: LoupeProvider(root)).runTest()
+    }
+
     @Test func readsNestedKeysOfEveryType() throws {
-        let root = MutableLens(ServiceSettings())
+        let root = RootLens(ServiceSettings())
         let config = ConfigReader(provider: LoupeProvider(root))
         #expect(config.string(forKey: "server.host") == "localhost")
         #expect(config.int(forKey: "server.port") == 8080)
@@ -48,7 +90,7 @@ struct LoupeProviderTests {
     }
 
     @Test func environmentVariablesOverrideLoupe() throws {
-        let root = MutableLens(ServiceSettings())
+        let root = RootLens(ServiceSettings())
         let config = ConfigReader(providers: [
             EnvironmentVariablesProvider(environmentVariables: ["SERVER_PORT": "9999"]),
             LoupeProvider(root),
@@ -58,7 +100,7 @@ struct LoupeProviderTests {
     }
 
     @Test func aWrongTypeIsAnError() throws {
-        let provider = LoupeProvider(MutableLens(ServiceSettings()))
+        let provider = LoupeProvider(RootLens(ServiceSettings()))
         #expect(throws: LoupeProviderError.self) {
             try provider.value(forKey: AbsoluteConfigKey(["server", "host"]), type: .int)
         }
@@ -67,14 +109,14 @@ struct LoupeProviderTests {
     }
 
     @Test func readsSeeEveryCommitAtOnce() throws {
-        let root = MutableLens(ServiceSettings())
+        let root = RootLens(ServiceSettings())
         let config = ConfigReader(provider: LoupeProvider(root))
         try root.server.port.set(1234)
         #expect(config.int(forKey: "server.port") == 1234)
     }
 
     @Test func watchIntSeesEveryCommit() async throws {
-        let root = MutableLens(ServiceSettings())
+        let root = RootLens(ServiceSettings())
         let config = ConfigReader(provider: LoupeProvider(root))
         let seen = try await config.watchInt(forKey: "server.port") { updates in
             var values: [Int?] = []
@@ -82,10 +124,10 @@ struct LoupeProviderTests {
                 values.append(port)
                 if values.count == 1 {
                     // The current value came first: now commit, including a commit that does not touch the port.
-                    try root.server.port.set(1)
-                    try root.server.host.set("elsewhere")
-                    try root.server.port.set(2)
-                    try root.server.port.set(3)
+                    try await root.server.port.set(1)
+                    try await root.server.host.set("elsewhere")
+                    try await root.server.port.set(2)
+                    try await root.server.port.set(3)
                 }
                 if port == 3 { break }
             }
@@ -95,17 +137,17 @@ struct LoupeProviderTests {
     }
 
     @Test func snapshotsAndWatchedSnapshots() async throws {
-        let root = MutableLens(ServiceSettings())
+        let root = RootLens(ServiceSettings())
         let config = ConfigReader(provider: LoupeProvider(root))
         let before = config.snapshot()
         #expect(before.int(forKey: "server.port") == 8080)
-        try root.server.port.set(81)
+        try await root.server.port.set(81)
         #expect(before.int(forKey: "server.port") == 8080, "a snapshot does not change")
         let ports = try await config.watchSnapshot { snapshots in
             var ports: [Int?] = []
             for await snapshot in snapshots {
                 ports.append(snapshot.int(forKey: "server.port"))
-                if ports.count == 1 { try root.server.port.set(82) }
+                if ports.count == 1 { try await root.server.port.set(82) }
                 if ports.count == 2 { break }
             }
             return ports
@@ -114,8 +156,8 @@ struct LoupeProviderTests {
     }
 
     @Test func valuesFromAStoreThatKeepsSecretsAreMarkedSecret() throws {
-        let secret = try MutableLens(default: ServiceSettings(), store: SecretMemoryStore<ServiceSettings>())
-        let plain = MutableLens(ServiceSettings())
+        let secret = try RootLens(default: ServiceSettings(), store: SecretMemoryStore())
+        let plain = RootLens(ServiceSettings())
         #expect(secret.holdsSecrets)
         let secretValue = try LoupeProvider(secret).value(forKey: AbsoluteConfigKey(["server", "host"]), type: .string)
         let plainValue = try LoupeProvider(plain).value(forKey: AbsoluteConfigKey(["server", "host"]), type: .string)

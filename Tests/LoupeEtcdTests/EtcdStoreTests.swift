@@ -35,7 +35,7 @@ struct EtcdStoreTests {
     @Test func aValueMakesARoundTrip() throws {
         let etcd = try SharedEtcd()
         let key = uniqueKey()
-        let root = try MutableLens(default: FleetSettings(), store: EtcdStore<FleetSettings>(endpoints: etcd.endpoints, key: key))
+        let root = try RootLens(default: FleetSettings(), store: EtcdStore(endpoints: etcd.endpoints, key: key))
         #expect(try etcd.value(of: key) == nil)  // the default is not written by itself
 
         try root.server.port.set(9090)
@@ -43,7 +43,7 @@ struct EtcdStoreTests {
         let stored = try decoded(FleetSettings.self, etcd.value(of: key))
         #expect(stored?.server.port == 9090 && stored?.features["beta"] == true)
 
-        let other = try MutableLens(default: FleetSettings(), store: EtcdStore<FleetSettings>(endpoints: etcd.endpoints, key: key))
+        let other = try RootLens(default: FleetSettings(), store: EtcdStore(endpoints: etcd.endpoints, key: key))
         #expect(other.value == root.value)
 
         try root.remove()
@@ -54,7 +54,7 @@ struct EtcdStoreTests {
     @Test func etcdctlReadsWhatLoupeWroteAndItsWritesReachObservers() throws {
         let etcd = try SharedEtcd()
         let key = uniqueKey()
-        let root = try MutableLens(default: FleetSettings(), store: EtcdStore<FleetSettings>(endpoints: etcd.endpoints, key: key))
+        let root = try RootLens(default: FleetSettings(), store: EtcdStore(endpoints: etcd.endpoints, key: key))
         try root.server.host.set("db.internal")
         #expect(try etcd.value(of: key) == #"{"features":{},"server":{"host":"db.internal","port":8080}}"#)
 
@@ -73,8 +73,8 @@ struct EtcdStoreTests {
     @Test func updatesFromManyThreadsAreNeverLost() throws {
         let etcd = try SharedEtcd()
         let key = uniqueKey()
-        let first = try MutableLens(default: Counter(), store: EtcdStore<Counter>(endpoints: etcd.endpoints, key: key))
-        let second = try MutableLens(default: Counter(), store: EtcdStore<Counter>(endpoints: etcd.endpoints, key: key))
+        let first = try RootLens(default: Counter(), store: EtcdStore(endpoints: etcd.endpoints, key: key))
+        let second = try RootLens(default: Counter(), store: EtcdStore(endpoints: etcd.endpoints, key: key))
         concurrently(4) { thread in
             let lens = thread % 2 == 0 ? first : second
             for _ in 0..<25 { try! lens.count.update { $0 += 1 } }
@@ -89,7 +89,7 @@ struct EtcdStoreTests {
         let bad = #"{"features":{},"server":{"host":"h","port":"80a"}}"#
         try etcd.put(key, bad)
         #expect {
-            try MutableLens(default: FleetSettings(), store: EtcdStore<FleetSettings>(endpoints: etcd.endpoints, key: key))
+            try RootLens(default: FleetSettings(), store: EtcdStore(endpoints: etcd.endpoints, key: key))
         } throws: { error in
             let message = "\(error)"
             return (error as? StoreError)?.code == .corrupt && message.contains("etcd key \(key)")
@@ -99,7 +99,7 @@ struct EtcdStoreTests {
 
         // A bad outside edit to a running lens is reported, the good value kept, and nothing overwritten.
         try etcd.put(key, #"{"features":{},"server":{"host":"h","port":1}}"#)
-        let root = try MutableLens(default: FleetSettings(), store: EtcdStore<FleetSettings>(endpoints: etcd.endpoints, key: key))
+        let root = try RootLens(default: FleetSettings(), store: EtcdStore(endpoints: etcd.endpoints, key: key))
         let errors = Recorder<String>()
         let token = root.observeErrors { errors.append("\($0)") }
         defer { token.cancel() }
@@ -114,7 +114,7 @@ struct EtcdStoreTests {
     @Test func withEtcdUnreachableAStoreFailsAtOnceWithAClearError() throws {
         let endpoint = "http://127.0.0.1:\(freePort())"
         #expect {
-            try MutableLens(default: Counter(), store: EtcdStore<Counter>(endpoints: [endpoint], key: "/k"))
+            try RootLens(default: Counter(), store: EtcdStore(endpoints: [endpoint], key: "/k"))
         } throws: { error in
             let message = "\(error)"
             return (error as? StoreError)?.code == .unavailable && message.contains("cannot reach etcd")
@@ -124,13 +124,13 @@ struct EtcdStoreTests {
 
     @Test func badEndpointsAreRefusedAndCredentialsInThemNeverShown() throws {
         #expect {
-            try EtcdStore<Counter>(endpoints: ["127.0.0.1:2379"], key: "/k")
+            try EtcdStore(endpoints: ["127.0.0.1:2379"], key: "/k")
         } throws: { "\($0)".contains("expected http://host:port or https://host:port") }
         #expect {
-            try EtcdStore<Counter>(endpoints: ["http://root:hunter2@127.0.0.1:2379"], key: "/k")
+            try EtcdStore(endpoints: ["http://root:hunter2@127.0.0.1:2379"], key: "/k")
         } throws: { "\($0)".contains("pass them as EtcdCredentials") && !"\($0)".contains("hunter2") }
-        #expect(throws: StoreError.self) { try EtcdStore<Counter>(endpoints: [], key: "/k") }
-        #expect(throws: StoreError.self) { try EtcdStore<Counter>(endpoints: ["http://127.0.0.1:2379"], key: "") }
+        #expect(throws: StoreError.self) { try EtcdStore(endpoints: [], key: "/k") }
+        #expect(throws: StoreError.self) { try EtcdStore(endpoints: ["http://127.0.0.1:2379"], key: "") }
     }
 }
 
@@ -154,7 +154,7 @@ struct EtcdFaultTests {
         let cluster = try EtcdCluster()
         defer { cluster.stop() }
         let key = uniqueKey()
-        let root = try MutableLens(default: Counter(), store: EtcdStore<Counter>(endpoints: cluster.endpoints, key: key))
+        let root = try RootLens(default: Counter(), store: EtcdStore(endpoints: cluster.endpoints, key: key))
         try root.count.set(5)
         let seen = Recorder<Int>()
         let token = root.count.observe { seen.append($0) }
@@ -182,7 +182,7 @@ struct EtcdFaultTests {
         let cluster = try EtcdCluster()
         defer { cluster.stop() }
         let key = uniqueKey()
-        let root = try MutableLens(default: Counter(), store: EtcdStore<Counter>(endpoints: cluster.endpoints, key: key))
+        let root = try RootLens(default: Counter(), store: EtcdStore(endpoints: cluster.endpoints, key: key))
 
         struct Tally { var succeeded = 0, unknown = 0, failed = 0, stop = false }
         let tally = Locked(Tally())
@@ -220,7 +220,7 @@ struct EtcdFaultTests {
         let cluster = try EtcdCluster(size: 3)
         defer { cluster.stop() }
         let key = uniqueKey()
-        let root = try MutableLens(default: Counter(), store: EtcdStore<Counter>(endpoints: cluster.endpoints, key: key))
+        let root = try RootLens(default: Counter(), store: EtcdStore(endpoints: cluster.endpoints, key: key))
         try root.count.set(1)
         let seen = Recorder<Int>()
         let token = root.count.observe { seen.append($0) }
@@ -242,8 +242,8 @@ struct EtcdFaultTests {
         let logs = InMemoryLogHandler()
         var logger = Logger(label: "test") { _ in logs }
         logger.logLevel = .debug
-        let root = try MutableLens(
-            default: Counter(), store: EtcdStore<Counter>(endpoints: [cluster.endpoints[0]], key: key, logger: logger))
+        let root = try RootLens(
+            default: Counter(), store: EtcdStore(endpoints: [cluster.endpoints[0]], key: key, logger: logger))
         let seen = Recorder<Int>()
         let token = root.count.observe { seen.append($0) }
         defer { token.cancel() }
@@ -266,9 +266,9 @@ struct EtcdFaultTests {
         defer { cluster.stop() }
         let key = uniqueKey()
         let logs = InMemoryLogHandler()
-        let root = try MutableLens(
+        let root = try RootLens(
             default: Counter(),
-            store: EtcdStore<Counter>(endpoints: [cluster.endpoints[0]], key: key, logger: Logger(label: "test") { _ in logs }))
+            store: EtcdStore(endpoints: [cluster.endpoints[0]], key: key, logger: Logger(label: "test") { _ in logs }))
         let seen = Recorder<Int>()
         let token = root.count.observe { seen.append($0) }
         defer { token.cancel() }
@@ -305,8 +305,8 @@ struct EtcdSecurityTests {
         var logger = Logger(label: "test") { _ in logs }
         logger.logLevel = .trace
         let credentials = EtcdCredentials(username: "root", password: password)
-        let store = try EtcdStore<Counter>(endpoints: cluster.endpoints, key: key, credentials: credentials, logger: logger)
-        let root = try MutableLens(default: Counter(), store: store, logger: logger)
+        let store = try EtcdStore(endpoints: cluster.endpoints, key: key, credentials: credentials, logger: logger)
+        let root = try RootLens(default: Counter(), store: store, logger: logger)
         try root.count.set(1)
         #expect(try cluster.value(of: key) == #"{"count":1}"#)
         let seen = Recorder<Int>()
@@ -320,14 +320,14 @@ struct EtcdSecurityTests {
         #expect(try cluster.value(of: key) == #"{"count":8}"#)
 
         #expect {
-            try MutableLens(
+            try RootLens(
                 default: Counter(),
-                store: EtcdStore<Counter>(endpoints: cluster.endpoints, key: key, credentials: EtcdCredentials(username: "root", password: "wrong-\(password)")))
+                store: EtcdStore(endpoints: cluster.endpoints, key: key, credentials: EtcdCredentials(username: "root", password: "wrong-\(password)")))
         } throws: { error in
             "\(error)".contains("did not accept the credentials of user root") && !"\(error)".contains(password)
         }
         #expect {
-            try MutableLens(default: Counter(), store: EtcdStore<Counter>(endpoints: cluster.endpoints, key: key))
+            try RootLens(default: Counter(), store: EtcdStore(endpoints: cluster.endpoints, key: key))
         } throws: { "\($0)".contains("refused access without credentials") }
 
         for text in ["\(store)", String(reflecting: store), "\(credentials)", String(reflecting: credentials)] {
@@ -353,7 +353,7 @@ struct EtcdSecurityTests {
         let key = uniqueKey()
 
         let tls = EtcdTLS(certificateAuthorityFile: pki.authority, certificateFile: pki.clientCertificate, privateKeyFile: pki.clientKey)
-        let root = try MutableLens(default: Counter(), store: EtcdStore<Counter>(endpoints: cluster.endpoints, key: key, tls: tls))
+        let root = try RootLens(default: Counter(), store: EtcdStore(endpoints: cluster.endpoints, key: key, tls: tls))
         try root.count.set(3)
         #expect(try cluster.value(of: key) == #"{"count":3}"#)
         let seen = Recorder<Int>()
@@ -365,13 +365,13 @@ struct EtcdSecurityTests {
         // Without a client certificate, or trusting the wrong authority, the handshake fails, clearly.
         let withoutCertificate = EtcdTLS(certificateAuthorityFile: pki.authority)
         #expect {
-            try MutableLens(default: Counter(), store: EtcdStore<Counter>(endpoints: cluster.endpoints, key: key, tls: withoutCertificate))
+            try RootLens(default: Counter(), store: EtcdStore(endpoints: cluster.endpoints, key: key, tls: withoutCertificate))
         } throws: { ($0 as? StoreError)?.code == .unavailable && "\($0)".contains("cannot reach etcd") }
         #expect {
-            try MutableLens(default: Counter(), store: EtcdStore<Counter>(endpoints: cluster.endpoints, key: key))
+            try RootLens(default: Counter(), store: EtcdStore(endpoints: cluster.endpoints, key: key))
         } throws: { "\($0)".contains("TLS") || "\($0)".contains("certificate") }
         #expect {
-            try EtcdStore<Counter>(
+            try EtcdStore(
                 endpoints: cluster.endpoints, key: key, tls: EtcdTLS(certificateAuthorityFile: directory.file("missing.pem")))
         } throws: { "\($0)".contains("cannot read the CA certificate \(directory.file("missing.pem"))") }
     }

@@ -26,13 +26,13 @@ struct KeyringStoreTests {
     @Test func roundTripsAndSecretToolPrintsExactlyWhatLoupeStored() throws {
         let service = uniqueService()
         let logs = LogCapture()
-        let store = KeyringStore<Credentials>(service: service, account: "upstream", logger: logs.logger)
-        let root = try MutableLens(default: Credentials(), store: store)
+        let store = KeyringStore(service: service, account: "upstream", logger: logs.logger)
+        let root = try RootLens(default: Credentials(), store: store)
         try root.update {
             $0.user = "bob"
             $0.token = "hunter2-round-trip"
         }
-        let reopened = try MutableLens(default: Credentials(), store: KeyringStore<Credentials>(service: service, account: "upstream"))
+        let reopened = try RootLens(default: Credentials(), store: KeyringStore(service: service, account: "upstream"))
         #expect(reopened.value == Credentials(user: "bob", token: "hunter2-round-trip"))
 
         let lookup = try secretTool(["lookup", "service", service, "account", "upstream"])
@@ -49,7 +49,7 @@ struct KeyringStoreTests {
             ["store", "--label=from secret-tool", "service", service, "account", "a"],
             input: #"{"user": "alice", "token": "hunter2-from-tool"}"#)
         #expect(stored.status == 0, "\(stored.error)")
-        let root = try MutableLens(default: Credentials(), store: KeyringStore<Credentials>(service: service, account: "a"))
+        let root = try RootLens(default: Credentials(), store: KeyringStore(service: service, account: "a"))
         #expect(root.value == Credentials(user: "alice", token: "hunter2-from-tool"))
 
         try root.token.set("rotated")
@@ -65,7 +65,7 @@ struct KeyringStoreTests {
 
     @Test func removeDeletesTheItem() throws {
         let service = uniqueService()
-        let root = try MutableLens(default: Credentials(), store: KeyringStore<Credentials>(service: service, account: "a"))
+        let root = try RootLens(default: Credentials(), store: KeyringStore(service: service, account: "a"))
         try root.user.set("dave")
         #expect(try secretTool(["lookup", "service", service, "account", "a"]).status == 0)
         try root.remove()
@@ -76,9 +76,9 @@ struct KeyringStoreTests {
 
     @Test func theSessionCollectionHoldsItemsToo() throws {
         let service = uniqueService()
-        let store = KeyringStore<Credentials>(service: service, account: "a", collection: .session)
-        try store.save(Credentials(user: "erin", token: "t"))
-        #expect(try KeyringStore<Credentials>(service: service, account: "a", collection: .session).load()?.user == "erin")
+        let store = KeyringStore(service: service, account: "a", collection: .session)
+        try store.save(DocumentCoding().encode(Credentials(user: "erin", token: "t")))
+        #expect(try KeyringStore(service: service, account: "a", collection: .session).load() == DocumentCoding().encode(Credentials(user: "erin", token: "t")))
         try store.remove()
         #expect(try store.load() == nil)
     }
@@ -92,7 +92,7 @@ struct KeyringStoreTests {
         let service = uniqueService()
         _ = try secretTool(["store", "--label=bad", "service", service, "account", "a"], input: secret)
         #expect {
-            _ = try MutableLens(default: Credentials(), store: KeyringStore<Credentials>(service: service, account: "a"))
+            _ = try RootLens(default: Credentials(), store: KeyringStore(service: service, account: "a"))
         } throws: { error in
             let message = "\(error) \(String(reflecting: error)) \(error.localizedDescription)"
             return (error as? StoreError)?.code == .corrupt && message.contains("service=\(service)") && !message.contains("hunter2")
@@ -103,7 +103,8 @@ struct KeyringStoreTests {
 }
 
 @Test func aKeyringStoreHoldsSecrets() {
-    #expect(KeyringStore<Credentials>(service: "s", account: "a").holdsSecrets)
+    let store: any DocumentStore = KeyringStore(service: "s", account: "a")
+    #expect(store is any SecretStore)
 }
 
 /// The failure paths run the test helper in an environment of their own: no session bus, a bus with no

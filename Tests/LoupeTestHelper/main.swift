@@ -18,12 +18,12 @@ struct Record: Codable, Sendable, Equatable {
     }
 }
 
-func root(_ path: String) throws -> MutableLens<Record> {
-    try MutableLens(default: Record(), store: FileStore<Record>(path: path), watch: false)
+func root(_ path: String) throws -> RootLens<Record> {
+    try RootLens(default: Record(), store: FileStore(path: path), watch: false)
 }
 
 /// Tries an update that must fail, and checks that memory and file are as before.
-func expectCleanFailure(_ path: String, _ update: (MutableLens<Record>) throws -> Void) throws -> Never {
+func expectCleanFailure(_ path: String, _ update: (RootLens<Record>) throws -> Void) throws -> Never {
     let lens = try root(path)
     let before = lens.value
     let fileBefore = try? Data(contentsOf: URL(fileURLWithPath: path))
@@ -53,8 +53,8 @@ case "etcd-increment":
     // etcd-increment ENDPOINTS KEY COUNT: COUNT increments of `count` through a root lens over etcd
     // (ENDPOINTS comma-separated), racing whoever else writes the key.
     struct Counter: Codable, Sendable { var count = 0 }
-    let store = try EtcdStore<Counter>(endpoints: arguments[2].split(separator: ",").map(String.init), key: arguments[3])
-    let lens = try MutableLens(default: Counter(), store: store, watch: false)
+    let store = try EtcdStore(endpoints: arguments[2].split(separator: ",").map(String.init), key: arguments[3])
+    let lens = try RootLens(default: Counter(), store: store, watch: false)
     for _ in 0..<Int(arguments[4])! {
         try lens.update { $0.count += 1 }
     }
@@ -94,14 +94,15 @@ case "keyring-save", "keyring-load":
     // keyring-save|keyring-load SERVICE ACCOUNT TIMEOUT_SECONDS: one call to the keyring; prints what
     // happened. The secret it saves is "hunter2-helper-secret"; it must never appear in an error.
     struct Credentials: Codable, Sendable { var user: String; var token: String }
-    let store = KeyringStore<Credentials>(
+    let store = KeyringStore(
         service: arguments[2], account: arguments[3], timeout: .seconds(Int(arguments[4])!))
     do {
         if arguments[1] == "keyring-save" {
-            try store.save(Credentials(user: "helper", token: "hunter2-helper-secret"))
+            try store.save(.object(["user": .string("helper"), "token": .string("hunter2-helper-secret")]))
             print("saved")
         } else {
-            print(try store.load().map { "user \($0.user)" } ?? "nothing")
+            let credentials = try store.load().map { try DocumentCoding().decode(Credentials.self, from: $0) }
+            print(credentials.map { "user \($0.user)" } ?? "nothing")
         }
     } catch {
         print("error: \(error)")

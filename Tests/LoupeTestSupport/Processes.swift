@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+@_exported import Loupe
 import Testing
 
 /// A fresh directory under the system's temporary directory, removed by `cleanUp()`.
@@ -175,16 +176,4 @@ public final class Recorder<Element: Sendable>: Sendable {
 /// Runs `body(i)` for i in 0..<count on `count` threads at once and waits for all of them.
 public func concurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     DispatchQueue.concurrentPerform(iterations: count, execute: body)
-}
-
-/// State behind an `NSLock`, which ThreadSanitizer understands (`Synchronization.Mutex` on Linux it cannot see).
-public final class Locked<State>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var state: State
-    public init(_ state: State) { self.state = state }
-    public func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&state)
-    }
 }

@@ -41,7 +41,7 @@ struct FileStoreProcessTests {
         }
         #expect(highest > 0, "the writer never committed")
         // The next writer clears what the last killed one left.
-        try MutableLens(default: Record(), store: FileStore<Record>(path: path), watch: false).count.update { $0 += 1 }
+        try RootLens(default: Record(), store: FileStore(path: path), watch: false).count.update { $0 += 1 }
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains(".tmp-") }
         #expect(leftovers.isEmpty)
     }
@@ -71,7 +71,7 @@ struct FileStoreProcessTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let path = directory.file("record.json")
-        let root = try MutableLens(default: Record(), store: FileStore<Record>(path: path))
+        let root = try RootLens(default: Record(), store: FileStore(path: path))
         let seen = Recorder<Int>()
         let token = root.count.observe { seen.append($0) }
         let result = try run(testHelper, ["increment", path, "5"])
@@ -88,7 +88,7 @@ struct FileStoreProcessTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let path = directory.file("settings.json")
-        let root = try MutableLens(default: Settings(), store: FileStore<Settings>(path: path))
+        let root = try RootLens(default: Settings(), store: FileStore(path: path))
         try root.server.port.set(1)
         let ports = Recorder<Int>()
         let token = root.server.port.observe { ports.append($0) }
@@ -118,7 +118,7 @@ struct FileStoreProcessTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let path = directory.file("settings.json")
-        let root = try MutableLens(default: Settings(), store: FileStore<Settings>(path: path))
+        let root = try RootLens(default: Settings(), store: FileStore(path: path))
         try root.server.port.set(1)
         let ports = Recorder<Int>()
         let errors = Recorder<String>()
@@ -145,7 +145,7 @@ struct FileStoreProcessTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let path = directory.file("settings.json")
-        let root = try MutableLens(default: Settings(), store: FileStore<Settings>(path: path))
+        let root = try RootLens(default: Settings(), store: FileStore(path: path))
         try root.server.port.set(1)
         unlink(path)
         #expect(eventually { root.server.port.value == 8080 })
@@ -158,8 +158,8 @@ struct CoalescedWriteTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let path = directory.file("settings.json")
-        let store = FileStore<Settings>(path: path, writePolicy: .coalesced(.seconds(30)))
-        let root = try MutableLens(default: Settings(), store: store)
+        let store = FileStore(path: path, writePolicy: .coalesced(.seconds(30)))
+        let root = try RootLens(default: Settings(), store: store)
         for port in 1...100 { try root.server.port.set(port) }
         #expect(root.server.port.value == 100)
         #expect(!FileManager.default.fileExists(atPath: path), "nothing written before the interval or a flush")
@@ -171,7 +171,7 @@ struct CoalescedWriteTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let path = directory.file("settings.json")
-        let root = try MutableLens(default: Settings(), store: FileStore<Settings>(path: path, writePolicy: .coalesced(.milliseconds(20))))
+        let root = try RootLens(default: Settings(), store: FileStore(path: path, writePolicy: .coalesced(.milliseconds(20))))
         for port in 1...50 { try root.server.port.set(port) }
         #expect(eventually {
             (try? JSONDecoder().decode(Settings.self, from: Data(contentsOf: URL(fileURLWithPath: path))))?.server.port == 50
@@ -182,7 +182,7 @@ struct CoalescedWriteTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let path = directory.file("settings.json")
-        let root = try MutableLens(default: Settings(), store: FileStore<Settings>(path: path, writePolicy: .coalesced(.seconds(30))))
+        let root = try RootLens(default: Settings(), store: FileStore(path: path, writePolicy: .coalesced(.seconds(30))))
         try root.server.host.set("local")
         let ports = Recorder<Int>()
         let token = root.server.port.observe { ports.append($0) }
@@ -198,7 +198,7 @@ struct CoalescedWriteTests {
         defer { directory.cleanUp() }
         let path = directory.file("settings.json")
         do {
-            let root = try MutableLens(default: Settings(), store: FileStore<Settings>(path: path, writePolicy: .coalesced(.seconds(60))))
+            let root = try RootLens(default: Settings(), store: FileStore(path: path, writePolicy: .coalesced(.seconds(60))))
             try root.server.port.set(42)
         }
         #expect(try JSONDecoder().decode(Settings.self, from: Data(contentsOf: URL(fileURLWithPath: path))).server.port == 42)
@@ -210,27 +210,27 @@ struct DefaultsStoreTests {
     /// A suite of its own per test, removed afterwards.
     private func withSuite(_ body: (String, URL?) throws -> Void) throws {
         let suite = "org.loupe.tests." + UUID().uuidString
-        let file = DefaultsStore<Settings>(suite: suite, key: "settings").suiteFile
+        let file = try DefaultsStore(suite: suite, key: "settings").suiteFile
         defer { file.map { try? FileManager.default.removeItem(at: $0) } }
         try body(suite, file)
     }
 
     @Test func storesReadableKeysThatPythonReads() throws {
         try withSuite { suite, file in
-            let root = try MutableLens(default: Settings(), store: DefaultsStore<Settings>(suite: suite, key: "settings"))
+            let root = try RootLens(default: Settings(), store: try DefaultsStore(suite: suite, key: "settings"))
             #expect(root.value == Settings())
             try root.update {
                 $0.server.port = 7070
                 $0.features["beta"] = true
             }
-            let again = try MutableLens(default: Settings(), store: DefaultsStore<Settings>(suite: suite, key: "settings"))
+            let again = try RootLens(default: Settings(), store: try DefaultsStore(suite: suite, key: "settings"))
             #expect(again.value == root.value)
             let path = try #require(file).path
             let fromPython = try python(
                 "import plistlib,sys; d=plistlib.load(open(sys.argv[1],'rb'))['settings']; print(d['server']['port'], d['features']['beta'])", [path])
             #expect(fromPython == "7070 True")
             try root.remove()
-            #expect(try DefaultsStore<Settings>(suite: suite, key: "settings").load() == nil)
+            #expect(try DefaultsStore(suite: suite, key: "settings").load() == nil)
         }
     }
 
@@ -240,7 +240,7 @@ struct DefaultsStoreTests {
             defaults.set(["server": ["host": "h", "port": "80a"], "features": [String: Bool]()], forKey: "settings")
             defaults.synchronize()
             #expect {
-                _ = try MutableLens(default: Settings(), store: DefaultsStore<Settings>(suite: suite, key: "settings"))
+                _ = try RootLens(default: Settings(), store: try DefaultsStore(suite: suite, key: "settings"))
             } throws: { error in
                 "\(error)".contains("defaults \(suite) key settings") && "\(error)".contains(#"server.port: expected Int, found String "80a""#)
             }
@@ -253,9 +253,9 @@ struct DefaultsStoreTests {
             let url = try #require(file)
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try Data("<plist><dict><key>settings".utf8).write(to: url)
-            let store = DefaultsStore<Settings>(suite: suite, key: "settings")
-            #expect(throws: StoreError.self) { _ = try MutableLens(default: Settings(), store: store) }
-            #expect(throws: StoreError.self) { try store.save(Settings()) }
+            let store = try DefaultsStore(suite: suite, key: "settings")
+            #expect(throws: StoreError.self) { _ = try RootLens(default: Settings(), store: store) }
+            #expect(throws: StoreError.self) { try store.save(DocumentCoding().encode(Settings())) }
             #expect(try String(contentsOf: url, encoding: .utf8) == "<plist><dict><key>settings")
         }
     }

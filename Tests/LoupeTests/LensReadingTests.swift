@@ -6,8 +6,8 @@ import Testing
 @Suite("Reading and deriving lenses")
 struct LensReadingTests {
     @Test func rootStartsFromTheDefaultWhenTheStoreIsEmpty() throws {
-        let store = RecordingStore<Settings>()
-        let root = try MutableLens(default: Settings(), store: store)
+        let store = RecordingStore()
+        let root = try RootLens(default: Settings(), store: store)
         #expect(root.value == Settings())
         #expect(try store.load() == nil, "a default is not written until an update")
         #expect(store.saves == 0)
@@ -16,12 +16,12 @@ struct LensReadingTests {
     @Test func rootStartsFromTheStoredValue() throws {
         var stored = Settings()
         stored.server.port = 1234
-        let root = try MutableLens(default: Settings(), store: MemoryStore(stored))
+        let root = try RootLens(default: Settings(), store: MemoryStore(DocumentCoding().encode(stored)))
         #expect(root.server.port.value == 1234)
     }
 
     @Test func derivedLensesNameOnlyTheirValueTypeAndReadLazily() throws {
-        let root = MutableLens(Settings())
+        let root = RootLens(Settings())
         let server: MutableLens<Server> = root.server
         let port: MutableLens<Int> = server.port
         let same: MutableLens<Int> = root[\.server.port]
@@ -32,7 +32,7 @@ struct LensReadingTests {
     }
 
     @Test func snapshotsAreNeverMutatedLater() throws {
-        let root = MutableLens(Settings())
+        let root = RootLens(Settings())
         let before = root.value
         try root.server.port.set(1)
         try root.features["beta"].set(true)
@@ -41,7 +41,7 @@ struct LensReadingTests {
     }
 
     @Test func readOnlyLensesReadAndObserve() throws {
-        let root = MutableLens(Settings())
+        let root = RootLens(Settings())
         let port: Lens<Int> = root.server.port.readOnly
         let host: Lens<String> = root.readOnly.server.host
         try root.server.port.set(7)
@@ -50,7 +50,7 @@ struct LensReadingTests {
     }
 
     @Test func optionalChainsGiveReadOnlyLensesThatReadNil() throws {
-        let root = MutableLens(Settings())
+        let root = RootLens(Settings())
         let deep: Lens<Bool?> = root[\Settings.protection?.enabled]
         #expect(deep.value == nil)
         try root.protection.set(Protection(enabled: true))
@@ -58,7 +58,7 @@ struct LensReadingTests {
     }
 
     @Test func dictionaryEntriesReadNilUntilPresent() throws {
-        let root = MutableLens(Settings())
+        let root = RootLens(Settings())
         let beta: MutableLens<Bool?> = root[\.features["beta"]]
         let alsoBeta: MutableLens<Bool?> = root.features["beta"]
         #expect(beta.value == nil)
@@ -69,26 +69,26 @@ struct LensReadingTests {
     }
 
     @Test func pathsNameThePartAsWritten() {
-        let root = MutableLens(Settings())
-        #expect(root.path == "<root>")
+        let root = RootLens(Settings())
+        #expect(root.lens.path == "<root>")
         #expect(root.server.port.path == "server.port")
         #expect(root[\.server.port].path == "server.port")
-        #expect(root.features["beta"].path == #"features["beta"]"#)
+        #expect(root.features["beta"].path == "features.beta", "printed as every path is: as ValuePath prints it")
         #expect(root.protection.enabled.path == "protection.enabled")
         #expect(root.protection.withDefault(Protection()).passcode.path == "protection.passcode")
     }
 
     @Test func descriptionsNamePathTypeAndStoreButNeverTheValue() throws {
-        let root = MutableLens(Settings())
+        let root = RootLens(Settings())
         try root.protection.withDefault(Protection()).passcode.set("hunter2")
         let text = "\(root.protection.passcode) \(root.readOnly) \(String(reflecting: root))"
         #expect(text.contains("protection.passcode"))
-        #expect(text.contains("memory store of Settings"))
+        #expect(text.contains("memory (no store)"))
         #expect(!text.contains("hunter2"))
     }
 
     @Test func manyReadersRunAlongsideAWriter() throws {
-        let root = MutableLens(Settings())
+        let root = RootLens(Settings())
         let port = root.server.port
         concurrently(8) { worker in
             for i in 0..<2_000 {

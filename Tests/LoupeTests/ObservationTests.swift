@@ -7,7 +7,7 @@ import Testing
 @Suite("Change notifications")
 struct ObservationTests {
     @Test func onlyLensesWhoseValueChangedAreNotified() throws {
-        let root = MutableLens(Settings())
+        let root = RootLens(Settings())
         let ports = Recorder<Int>()
         let hosts = Recorder<String>()
         let servers = Recorder<Server>()
@@ -26,7 +26,7 @@ struct ObservationTests {
     }
 
     @Test func observeChangesGivesOldAndNew() throws {
-        let root = MutableLens(Settings())
+        let root = RootLens(Settings())
         let changes = Recorder<[Int]>()
         let token = root.server.port.observeChanges { old, new in changes.append([old, new]) }
         try root.server.port.set(1)
@@ -36,7 +36,7 @@ struct ObservationTests {
     }
 
     @Test func cancelledAndReleasedTokensStopDelivery() throws {
-        let root = MutableLens(Settings())
+        let root = RootLens(Settings())
         let seen = Recorder<Int>()
         let token = root.server.port.observe { seen.append($0) }
         do {
@@ -51,7 +51,7 @@ struct ObservationTests {
     }
 
     @Test func dictionaryEntriesAndOptionalPartsFireWhenTheyAppearAndDisappear() throws {
-        let root = MutableLens(Settings())
+        let root = RootLens(Settings())
         let beta = Recorder<Bool?>()
         let enabled = Recorder<Bool?>()
         let defaulted = Recorder<Bool>()
@@ -71,7 +71,7 @@ struct ObservationTests {
     }
 
     @Test func callbacksMayReadAndUpdateLenses() throws {
-        let root = MutableLens(Settings())
+        let root = RootLens(Settings())
         let port = root.server.port
         let mirror = root.features["port-is-even"]
         let token = port.observe { value in
@@ -89,7 +89,7 @@ struct ObservationTests {
     }
 
     @Test func deliveryFollowsCommitOrderAcrossThreads() throws {
-        let root = MutableLens(Settings())
+        let root = RootLens(Settings())
         try root.server.port.set(0)
         let seen = Recorder<[Int]>()
         let inCallback = Atomic<Int>(0)
@@ -109,8 +109,8 @@ struct ObservationTests {
     }
 
     @Test func aLaterObserverNeverSeesAnOlderValue() async throws {
-        let root = MutableLens(Settings())
-        try root.server.port.set(0)
+        let root = RootLens(Settings())
+        try await root.server.port.set(0)
         let writer = Task.detached {
             for i in 1...2_000 { try root.server.port.set(i) }
         }
@@ -130,18 +130,18 @@ struct ObservationTests {
     }
 
     @Test func valuesStartWithTheCurrentValueThenEachChange() async throws {
-        let root = MutableLens(Settings())
+        let root = RootLens(Settings())
         var iterator = root.server.port.values.makeAsyncIterator()
         #expect(await iterator.next() == 8080)
-        try root.server.port.set(1)
-        try root.server.host.set("elsewhere")
-        try root.server.port.set(2)
+        try await root.server.port.set(1)
+        try await root.server.host.set("elsewhere")
+        try await root.server.port.set(2)
         #expect(await iterator.next() == 1)
         #expect(await iterator.next() == 2)
     }
 
     @Test func valuesEndWhenTheTaskIsCancelled() async throws {
-        let root = MutableLens(Settings())
+        let root = RootLens(Settings())
         let started = AsyncStream<Void>.makeStream()
         let consumer = Task {
             var seen: [Int] = []
@@ -158,7 +158,7 @@ struct ObservationTests {
     }
 
     @Test func oneCommitReachesManyObserversOfOneLens() throws {
-        let root = MutableLens(Settings())
+        let root = RootLens(Settings())
         let port = root.server.port
         let calls = Atomic<Int>(0)
         let tokens = (0..<10_000).map { _ in port.observe { _ in calls.add(1, ordering: .relaxed) } }
@@ -170,7 +170,7 @@ struct ObservationTests {
     }
 
     @Test func observersOfOneLensAreCalledInTheOrderTheyWereAddedAndCancelledOnesAreSkipped() throws {
-        let root = MutableLens(Settings())
+        let root = RootLens(Settings())
         let port = root.server.port
         let order = Recorder<Int>()
         var tokens = (0..<100).map { index in port.observe { _ in order.append(index) } }

@@ -8,27 +8,26 @@ import Testing
 private func tour() async throws {
     // README tour begin
     struct Server: Codable, Sendable, Equatable { var host = "localhost"; var port = 8080 }
-    struct Protection: Codable, Sendable, Equatable { var enabled = false; var passcode: String? }
     struct Settings: Codable, Sendable, Equatable {
         var server = Server()
         var features: [String: Bool] = [:]
-        var protection: Protection? = nil
+        var upstreams = ["https://a.example"]
     }
 
-    let root = try MutableLens(default: Settings(), store: MemoryStore<Settings>())
-    let port: MutableLens<Int> = root.server.port        // a lens names only its own value type
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("tour-\(UUID()).json").path
+    let root = try RootLens(default: Settings(), store: FileStore(path: file))
+    let port: MutableLens<Int> = root.server.port              // a lens names only its own value type
     let beta: MutableLens<Bool?> = root[\.features["beta"]]
-    let enabled: Lens<Bool?> = root[\Settings.protection?.enabled]  // read-only: nil while protection is nil
+    let second: MutableLens<String?> = root.upstreams[index: 1]  // nil while there is no second one
 
-    let token = port.observe { print("port is now", $0) }   // after each commit that changes it
-    try port.set(9090)                                      // saved, then visible, then observed
-    try root.update { $0.server.port += 1; $0.features["beta"] = true }
-    let protection = root.protection.withDefault(Protection())
-    try protection.enabled.set(true)                        // promotes the default into the graph
-
-    for await p in port.values { print(p); break }          // the current value, then each change
-    print(root.value.server.port, beta.value ?? false, enabled.value ?? false)  // 9091 true true
+    let token = port.observe { print("port is now", $0) }       // after each commit that changes it
+    try await port.set(9090)                                    // saved, then visible, then observed
+    try await root.update { $0.server.port += 1; $0.features["beta"] = true }
+    try await root.upstreams.update { $0.append("https://b.example") }
+    for await p in port.values { print(p); break }              // the current value, then each change
+    print(root.value.server.port, beta.value ?? false, second.value ?? "none")  // 9091 true https://b.example
     token.cancel()
+    try await root.remove()                                     // only the root: delete the file, back to defaults
     // README tour end
 }
 

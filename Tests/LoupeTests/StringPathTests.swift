@@ -32,7 +32,7 @@ struct StringPathTests {
     }
 
     @Test func readsByPath() throws {
-        let root = MutableLens(Graph())
+        let root = RootLens(Graph())
         #expect(try root.value(atPath: "server.port") == .integer(8080))
         #expect(try root.value(atPath: "items[1].name") == .string("b"))
         #expect(try root.value(atPath: #"labels["app.kubernetes.io/name"]"#) == .string("loupe"))
@@ -41,7 +41,7 @@ struct StringPathTests {
     }
 
     @Test func unknownPathsNameTheNearestParentAndItsKeys() throws {
-        let root = MutableLens(Graph())
+        let root = RootLens(Graph())
         #expect(throws: PathError.notFound(path: "server.prot", parent: "server", validKeys: ["host", "port"])) {
             try root.value(atPath: "server.prot")
         }
@@ -56,17 +56,17 @@ struct StringPathTests {
     }
 
     @Test func writesAreTypeCheckedAgainstTheSwiftType() throws {
-        let store = RecordingStore<Graph>()
-        let root = try MutableLens(default: Graph(), store: store)
+        let store = RecordingStore()
+        let root = try RootLens(default: Graph(), store: store)
         #expect {
             try root.set(atPath: "server.port", to: .string("abc"))
         } throws: { error in
-            "\(error)" == #"server.port: expected an integer, got "abc""#
+            "\(error)" == #"server.port: expected Int, found String "abc""#
         }
         #expect {
             try root.set(atPath: "items[0]", to: .object(["weight": .integer(2)]))
         } throws: { error in
-            "\(error)" == "items[0].name: required, but missing"
+            "\(error)" == "items[0].name: missing (a required key)"
         }
         #expect(root.value == Graph())
         #expect(store.saves == 0)
@@ -83,7 +83,7 @@ struct StringPathTests {
     }
 
     @Test func anOptionalPartCanBeSetMemberByMember() throws {
-        let root = MutableLens(Graph())
+        let root = RootLens(Graph())
         try root.set(atPath: "protection.enabled", to: .bool(true))
         #expect(root.value.protection == Protection(enabled: true))
         try root.set(atPath: "protection", to: .null)
@@ -91,7 +91,7 @@ struct StringPathTests {
     }
 
     @Test func removeDeletesOptionalsEntriesAndElementsButNotRequiredParts() throws {
-        let root = MutableLens(Graph())
+        let root = RootLens(Graph())
         try root.set(atPath: "features.beta", to: .bool(true))
         try root.set(atPath: "protection", to: .object(["enabled": .bool(true)]))
         try root.remove(atPath: "features.beta")

@@ -15,7 +15,7 @@ struct YAMLCodecTests {
         let directory = NSTemporaryDirectory() + "loupe-yaml-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/service.yaml"
-        let root = try MutableLens(default: Service(), store: FileStore<Service>(path: path, format: .yaml))
+        let root = try RootLens(default: Service(), store: FileStore(path: path, format: .yaml))
         try root.update {
             $0.port = 9090
             $0.tags = ["blue", "green"]
@@ -23,7 +23,7 @@ struct YAMLCodecTests {
         let text = try String(contentsOfFile: path, encoding: .utf8)
         #expect(text.contains("port: 9090"))
         #expect(text.contains("- blue"))
-        let reopened = try MutableLens(default: Service(), store: FileStore<Service>(path: path, format: YAMLCodec()))
+        let reopened = try RootLens(default: Service(), store: FileStore(path: path, format: YAMLCodec()))
         #expect(reopened.value == root.value)
     }
 
@@ -34,7 +34,7 @@ struct YAMLCodecTests {
         let path = directory + "/service.yaml"
         try Data("name: api\nport: 80a\ntags: []\n".utf8).write(to: URL(fileURLWithPath: path))
         #expect {
-            _ = try MutableLens(default: Service(), store: FileStore<Service>(path: path, format: .yaml))
+            _ = try RootLens(default: Service(), store: FileStore(path: path, format: .yaml))
         } throws: { error in
             "\(error)".contains("YAML file \(path): port: expected Int, found String \"80a\"")
         }

@@ -73,7 +73,7 @@ struct Sized: Codable, Sendable, Equatable {
 /// by a class, the snapshot read under a `pthread_rwlock` read lock, the copy-on-write mutation under its
 /// write lock.
 final class InMemoryUpdates {
-    let root = MutableLens(Big())
+    let root = RootLens(Big())
     lazy var counter = root.counter
     let bare = RWLocked(Big())
     var held = Big()
@@ -112,7 +112,7 @@ func readsDuringUpdates(operations: Int) -> [[String]] {
         let stop = Atomic<Bool>(false)
         let updates = Atomic<Int>(0)
     }
-    let port = MutableLens(Deep()).inner.leaf.port
+    let port = RootLens(Deep()).inner.leaf.port
     var rows: [[String]] = []
     for threads in [1, 2, 4] {
         let writer = Writer()

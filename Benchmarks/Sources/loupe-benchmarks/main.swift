@@ -32,13 +32,13 @@ var machine = Comparison()
 if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.arguments.count > index + 1 {
     switch CommandLine.arguments[index + 1] {
     case "read":
-        let port = MutableLens(Deep()).inner.leaf.port
+        let port = RootLens(Deep()).inner.leaf.port
         for _ in 0..<20_000_000 { blackHole(port.value) }
     case "read2":
-        let port = MutableLens(Deep()).inner.leaf.port
+        let port = RootLens(Deep()).inner.leaf.port
         for _ in 0..<5 { blackHole(throughput(threads: 2, operations: 10_000_000) { blackHole(port.value) }) }
     case "readers-ratio":
-        let port = MutableLens(Deep()).inner.leaf.port
+        let port = RootLens(Deep()).inner.leaf.port
         let readers = compareThreads(operations: 2_000_000) { blackHole(port.value) }
         print("2 readers: \(rate(median(readers.loupe))) vs \(rate(median(readers.baseline))) on 1 thread: \(format(readers.ratio))×",
               zip(readers.loupe, readers.baseline).map { format($0 / $1) })
@@ -60,7 +60,7 @@ if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.ar
     case "observers":
         final class Sink: @unchecked Sendable { var count = 0 }
         let sink = Sink()
-        let port = MutableLens(Deep()).inner.leaf.port
+        let port = RootLens(Deep()).inner.leaf.port
         let tokens = (0..<10_000).map { _ in port.observe { _ in sink.count &+= 1 } }
         var next = 0
         let perCommit = try timeOnce(2_000) {
@@ -69,7 +69,7 @@ if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.ar
         blackHole(tokens)
         print("observers: \(duration(perCommit)) per commit delivered to 10,000 observers")
     case "coalesced":
-        let root = try MutableLens(default: Small(), store: FileStore<Small>(path: scratch + "/p.json", writePolicy: .coalesced(.seconds(1))), watch: false)
+        let root = try RootLens(default: Small(), store: FileStore(path: scratch + "/p.json", writePolicy: .coalesced(.seconds(1))), watch: false)
         for _ in 0..<200_000 { try root.counter.update { $0 += 1 } }
     default: break
     }
@@ -102,7 +102,7 @@ func add(_ name: String, _ comparison: Comparison, _ target: Row.Target, _ figur
 // MARK: Reads
 
 do {
-    let root = MutableLens(Deep())
+    let root = RootLens(Deep())
     let port = root.inner.leaf.port
     let bare = RWLocked(Deep())
     let keyPath = \Deep.inner.leaf.port
@@ -121,7 +121,7 @@ do {
 
 do {
     let reader = ConfigReader(provider: InMemoryProvider(values: ["server.port": 8080]))
-    let root = MutableLens(Deep())
+    let root = RootLens(Deep())
     let port = root.inner.leaf.port
     let n = 500_000 / scale
     add("peer: swift-configuration ConfigReader (in-memory) vs lens", compare(operations: n,
@@ -131,8 +131,8 @@ do {
 
 do {
     let suite = "org.loupe.bench." + UUID().uuidString
-    let store = DefaultsStore<Deep>(suite: suite, key: "settings")
-    let root = try MutableLens(default: Deep(), store: store)
+    let store = try DefaultsStore(suite: suite, key: "settings")
+    let root = try RootLens(default: Deep(), store: store)
     try root.inner.leaf.port.set(9090)
     let defaults = UserDefaults(suiteName: suite)!
     let port = root.inner.leaf.port
@@ -199,7 +199,7 @@ let prettyEncoder: JSONEncoder = {
 }()
 
 do {
-    let root = try MutableLens(default: Small(), store: FileStore<Small>(path: scratch + "/small.json"), watch: false)
+    let root = try RootLens(default: Small(), store: FileStore(path: scratch + "/small.json"), watch: false)
     let counter = root.counter
     var byHand = Small()
     let n = 200 / scale
@@ -214,7 +214,7 @@ do {
 }
 
 do {
-    let root = try MutableLens(default: Large(), store: FileStore<Large>(path: scratch + "/large.json"), watch: false)
+    let root = try RootLens(default: Large(), store: FileStore(path: scratch + "/large.json"), watch: false)
     let counter = root.counter
     let bytes = try prettyEncoder.encode(Large())
     let n = 100 / scale
@@ -227,8 +227,8 @@ do {
 }
 
 do {
-    let immediate = try MutableLens(default: Small(), store: FileStore<Small>(path: scratch + "/immediate.json"), watch: false)
-    let coalesced = try MutableLens(default: Small(), store: FileStore<Small>(path: scratch + "/coalesced.json", writePolicy: .coalesced(.milliseconds(100))), watch: false)
+    let immediate = try RootLens(default: Small(), store: FileStore(path: scratch + "/immediate.json"), watch: false)
+    let coalesced = try RootLens(default: Small(), store: FileStore(path: scratch + "/coalesced.json", writePolicy: .coalesced(.milliseconds(100))), watch: false)
     let immediateOps = 200 / scale
     let coalescedOps = 200_000 / scale
     let (immediateCounter, coalescedCounter) = (immediate.counter, coalesced.counter)
@@ -246,7 +246,7 @@ do {
 if ProcessInfo.processInfo.environment["LOUPE_KEYRING"] == "1" {
     struct Token: Codable, Sendable, Equatable { var token = "" }
     let service = "org.loupe.bench.\(UUID().uuidString)"
-    let root = try MutableLens(default: Token(), store: KeyringStore<Token>(service: service, account: "loupe"))
+    let root = try RootLens(default: Token(), store: KeyringStore(service: service, account: "loupe"))
     let n = 100 / scale
     var counter = 0
     let updates = try compare(repetitions: 5, operations: n,
@@ -265,7 +265,7 @@ if ProcessInfo.processInfo.environment["LOUPE_KEYRING"] == "1" {
         })
     add("KeyringStore update vs libsecret store call by hand", updates, .atMost(1.2))
     try root.remove()
-    _ = try? KeyringStore<Token>(service: service, account: "by-hand").remove()
+    _ = try? KeyringStore(service: service, account: "by-hand").remove()
 } else {
     FileHandle.standardError.write(Data("skipped: the keyring row (run through Scripts/bench, which starts a keyring)\n".utf8))
 }
@@ -276,7 +276,7 @@ let etcdEndpoints = ProcessInfo.processInfo.environment["LOUPE_ETCD_ENDPOINTS"].
 if let etcdEndpoints {
     struct Flags: Codable, Sendable, Equatable { var generation = 0; var name = "fleet" }
     let key = "/loupe-bench/\(UUID().uuidString)"
-    let root = try MutableLens(default: Flags(), store: EtcdStore<Flags>(endpoints: etcdEndpoints, key: key), watch: false)
+    let root = try RootLens(default: Flags(), store: EtcdStore(endpoints: etcdEndpoints, key: key), watch: false)
     let raw = try RawEtcd(endpoint: etcdEndpoints[0], key: key + "-by-hand")
     let n = 200 / scale
     let updates = try compare(repetitions: 5, operations: n,
@@ -292,7 +292,7 @@ if let etcdEndpoints {
 do {
     final class Sink: @unchecked Sendable { var count = 0 }
     let sink = Sink()
-    let root = MutableLens(Deep())
+    let root = RootLens(Deep())
     let port = root.inner.leaf.port
     let tokens = (0..<10_000).map { _ in port.observe { _ in sink.count &+= 1 } }
     let closures: [@Sendable (Int) -> Void] = (0..<10_000).map { _ in { _ in sink.count &+= 1 } }
@@ -324,12 +324,12 @@ do {
     var growth: [[String]] = []
     for count in [10, 1_000, 100_000] {
         let path = scratch + "/sized-\(count).json"
-        let root = try MutableLens(default: Sized(count: count), store: FileStore<Sized>(path: path), watch: false)
+        let root = try RootLens(default: Sized(count: count), store: FileStore(path: path), watch: false)
         let counter = root.counter
         let updates = count >= 100_000 ? 5 : 50 / (quick ? 5 : 1)
         let update = median((0..<3).map { _ in try! timeOnce(updates) { for _ in 0..<updates { try counter.update { $0 += 1 } } } })
-        let load = median((0..<3).map { _ in try! timeOnce(3) { for _ in 0..<3 { blackHole(try MutableLens(default: Sized(count: 0), store: FileStore<Sized>(path: path), watch: false)) } } })
-        let memoryCounter = MutableLens(Sized(count: count)).counter
+        let load = median((0..<3).map { _ in try! timeOnce(3) { for _ in 0..<3 { blackHole(try RootLens(default: Sized(count: 0), store: FileStore(path: path), watch: false)) } } })
+        let memoryCounter = RootLens(Sized(count: count)).counter
         let inMemoryOps = 20_000 / scale
         let inMemory = median((0..<5).map { _ in try! timeOnce(inMemoryOps) { for _ in 0..<inMemoryOps { try memoryCounter.update { $0 += 1 } } } })
         growth.append(["\(count)", duration(inMemory), duration(update), duration(load)])
@@ -342,7 +342,7 @@ do {
     // How long an edit made outside the process (written and renamed over the file, as editors and other
     // processes do) takes to reach an observer through the FileStore's watch.
     let path = scratch + "/watched.json"
-    let root = try MutableLens(default: Small(), store: FileStore<Small>(path: path))
+    let root = try RootLens(default: Small(), store: FileStore(path: path))
     try root.counter.set(1)
     let arrived = DispatchSemaphore(value: 0)
     let token = root.counter.observe { _ in arrived.signal() }
@@ -371,7 +371,7 @@ if let etcdEndpoints {
     // takes to reach an observer through the EtcdStore's watch.
     struct Flags: Codable, Sendable, Equatable { var generation = 0 }
     let key = "/loupe-bench/\(UUID().uuidString)"
-    let root = try MutableLens(default: Flags(), store: EtcdStore<Flags>(endpoints: etcdEndpoints, key: key))
+    let root = try RootLens(default: Flags(), store: EtcdStore(endpoints: etcdEndpoints, key: key))
     let raw = try RawEtcd(endpoint: etcdEndpoints[0], key: key)
     let arrived = DispatchSemaphore(value: 0)
     let token = root.generation.observe { _ in arrived.signal() }
@@ -395,7 +395,7 @@ printTable("Reads per second during a steady stream of updates, as fast as one w
            ["reader threads", "reads/s in all", "per thread", "updates/s meanwhile"], readsDuringUpdates(operations: 500_000 / scale))
 
 do {
-    let root = MutableLens(Deep())
+    let root = RootLens(Deep())
     let count = 100_000
     // Resident memory before and after making 100,000 of each; the allocator's own slack is included.
     let residentBefore = residentBytes()

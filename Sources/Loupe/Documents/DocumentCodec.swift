@@ -53,7 +53,7 @@ extension DocumentCodec {
 }
 
 /// Bytes that are not a document in a codec's format, with what the parser said.
-public struct DocumentSyntaxError: Error, Sendable, CustomStringConvertible {
+public struct DocumentSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What is wrong, in words.
     public var reason: String
 
@@ -85,19 +85,14 @@ public struct JSONCodec: DocumentCodec {
     public var formatName: String { "JSON" }
 
     public func parse(_ data: Data) throws -> JSONValue {
-        guard String(data: data, encoding: .utf8) != nil else {
+        guard String(validating: data, as: UTF8.self) != nil else {
             throw DocumentSyntaxError("it is not UTF-8 text")
         }
-        do {
-            return JSONValue(foundation: try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]))
-        } catch {
-            let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
-            throw DocumentSyntaxError("\(text) (it may be truncated)")
-        }
+        return try JSONReader.document(from: Array(data))
     }
 
     public func serialize(_ document: JSONValue) throws -> Data {
-        var data = Data(document.jsonText(pretty: prettyPrinted).utf8)
+        var data = Data(try JSONWriter.text(of: document, pretty: prettyPrinted).utf8)
         if prettyPrinted { data.append(0x0A) }  // end the file with a newline, as editors do
         return data
     }

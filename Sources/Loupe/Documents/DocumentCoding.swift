@@ -70,8 +70,7 @@ public struct DocumentCoding: Sendable {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = dateEncodingStrategy
         encoder.keyEncodingStrategy = keyEncodingStrategy
-        let data = try encoder.encode(value)
-        return JSONValue(foundation: try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]))
+        return try JSONReader.document(from: Array(try encoder.encode(value)))
     }
 
     /// The value `document` encodes.

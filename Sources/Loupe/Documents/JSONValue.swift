@@ -18,15 +18,15 @@ public enum JSONValue: Sendable, Hashable {
     case object([String: JSONValue])
 
     /// Parses JSON text (any value, not only objects and arrays).
+    ///
+    /// - Throws: ``DocumentSyntaxError`` naming the line and column of what is wrong.
     public init(parsing text: String) throws {
-        let object = try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
-        self = JSONValue(foundation: object)
+        self = try JSONReader.document(from: Array(text.utf8))
     }
 
     /// The JSON encoding of `value`, as a tree.
     public init(encoding value: some Encodable) throws {
-        let data = try JSONEncoder().encode(value)
-        self = JSONValue(foundation: try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]))
+        self = try DocumentCoding().encode(value)
     }
 
     /// Decodes `type` from this tree.
@@ -36,15 +36,13 @@ public enum JSONValue: Sendable, Hashable {
 
     /// This value as JSON text: compact, or pretty-printed with sorted keys.
     public func jsonText(pretty: Bool = false) -> String {
-        var options: JSONSerialization.WritingOptions = [.fragmentsAllowed, .sortedKeys, .withoutEscapingSlashes]
-        let isEmpty = self == .object([:]) || self == .array([])
-        if pretty && !isEmpty { options.insert(.prettyPrinted) }
-        let data = (try? JSONSerialization.data(withJSONObject: foundation, options: options)) ?? Data("null".utf8)
-        return String(decoding: data, as: UTF8.self)
+        // Only NaN and infinity cannot be written, and no encoder puts them in a document.
+        (try? JSONWriter.text(of: self, pretty: pretty)) ?? "null"
     }
 
+    /// This value as compact JSON bytes.
     func data() throws -> Data {
-        try JSONSerialization.data(withJSONObject: foundation, options: [.fragmentsAllowed])
+        Data(try JSONWriter.text(of: self, pretty: false).utf8)
     }
 
     /// The kind of value, for messages: `an integer`, `a string`.

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Paths are written the way ``ValuePath`` prints them (`protection.enabled`, `items[3]`); the root itself
 /// is `<root>`. Switch on ``code``; show ``description`` to people.
-public struct LensError: Error, Sendable {
+public struct LensError: Error, Sendable, Equatable {
     /// What kind of failure this is. New codes may be added; a `switch` over them needs a `default`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         enum Base: String, Hashable, Sendable {
@@ -49,35 +49,41 @@ public struct LensError: Error, Sendable {
         self.cause = cause
     }
 
-    static func missingParent(path: String, parent: String) -> LensError {
+    /// A write through an optional part that is `nil` and has no default.
+    public static func missingParent(path: String, parent: String) -> LensError {
         LensError(
             .missingParent, path: path,
             reason: "cannot write \(path): \(parent) is nil and has no default (use withDefault(_:) or set \(parent) first)")
     }
 
-    static func notOptional(path: String) -> LensError {
+    /// A write of `nil` to a part that cannot be removed.
+    public static func notOptional(path: String) -> LensError {
         LensError(.notOptional, path: path, reason: "cannot remove \(path): it is not optional")
     }
 
-    static func reentrantUpdate(path: String) -> LensError {
+    /// An update started from inside another update of the same graph on the same thread.
+    public static func reentrantUpdate(path: String) -> LensError {
         LensError(
             .reentrantUpdate, path: path,
             reason: "cannot update \(path) from inside another update of the same settings on this thread")
     }
 
-    static func conflict(path: String, attempts: Int, cause: (any Error)?) -> LensError {
+    /// An update that gave up after `attempts` conflicting writes.
+    public static func conflict(path: String, attempts: Int, cause: (any Error)?) -> LensError {
         LensError(
             .conflict, path: path,
             reason: "gave up updating \(path): another writer changed it first, \(attempts) times in a row", cause: cause)
     }
 
-    static func outOfRange(path: String, index: Int, count: Int) -> LensError {
+    /// A write through an index lens to an element the array does not have.
+    public static func outOfRange(path: String, index: Int, count: Int) -> LensError {
         LensError(
             .outOfRange, path: path,
             reason: "cannot write \(path): the array has \(count) element\(count == 1 ? "" : "s"), so there is no index \(index)")
     }
 
-    static func readOnly(path: String, store: String) -> LensError {
+    /// A write to a graph whose store cannot be written.
+    public static func readOnly(path: String, store: String) -> LensError {
         LensError(.readOnly, path: path, reason: "cannot write \(path): \(store) is read-only")
     }
 }
@@ -85,4 +91,11 @@ public struct LensError: Error, Sendable {
 extension LensError: CustomStringConvertible, LocalizedError {
     public var description: String { reason }
     public var errorDescription: String? { description }
+}
+
+extension LensError {
+    /// Two errors are equal when they say the same thing; their ``cause``s are not compared.
+    public static func == (lhs: LensError, rhs: LensError) -> Bool {
+        lhs.code == rhs.code && lhs.path == rhs.path && lhs.reason == rhs.reason
+    }
 }

@@ -2,7 +2,7 @@ import Foundation
 
 /// A string path that could not be read or written: a malformed path, a part that does not exist, or a
 /// value the Swift type does not accept.
-public struct PathError: Error, Sendable {
+public struct PathError: Error, Sendable, Equatable {
     /// What kind of failure this is. New codes may be added; a `switch` over them needs a `default`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         enum Base: String, Hashable, Sendable {
@@ -49,22 +49,26 @@ public struct PathError: Error, Sendable {
         self.cause = cause
     }
 
-    static func invalidPath(_ text: String, reason: String) -> PathError {
+    /// A path whose text does not parse.
+    public static func invalidPath(_ text: String, reason: String) -> PathError {
         PathError(.invalidPath, path: text, reason: "invalid path \(String(reflecting: text)): \(reason)")
     }
 
-    static func notFound(path: String, parent: String, validKeys: [String]) -> PathError {
+    /// Nothing at `path`; `parent` is the nearest part that exists, `validKeys` its keys.
+    public static func notFound(path: String, parent: String, validKeys: [String]) -> PathError {
         let reason = validKeys.isEmpty
             ? "no \(path): \(parent) has nothing inside it"
             : "no \(path): \(parent) has \(validKeys.joined(separator: ", "))"
         return PathError(.notFound, path: path, reason: reason, parent: parent, validKeys: validKeys)
     }
 
-    static func invalidValue(path: String, reason: String, cause: (any Error)? = nil) -> PathError {
+    /// A value at `path` that the type refuses, for `reason`.
+    public static func invalidValue(path: String, reason: String, cause: (any Error)? = nil) -> PathError {
         PathError(.invalidValue, path: path, reason: "\(path): \(reason)", cause: cause)
     }
 
-    static func notRemovable(path: String) -> PathError {
+    /// A part the type requires, which cannot be removed.
+    public static func notRemovable(path: String) -> PathError {
         PathError(.notRemovable, path: path, reason: "\(path) is required and cannot be removed")
     }
 }
@@ -72,4 +76,11 @@ public struct PathError: Error, Sendable {
 extension PathError: CustomStringConvertible, LocalizedError {
     public var description: String { reason }
     public var errorDescription: String? { description }
+}
+
+extension PathError {
+    /// Two errors are equal when they say the same thing; their ``cause``s are not compared.
+    public static func == (lhs: PathError, rhs: PathError) -> Bool {
+        lhs.code == rhs.code && lhs.path == rhs.path && lhs.reason == rhs.reason && lhs.parent == rhs.parent && lhs.validKeys == rhs.validKeys
+    }
 }

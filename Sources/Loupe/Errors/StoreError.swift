@@ -10,7 +10,7 @@ import Foundation
 /// A failure of a store: what went wrong, in which store, and where in the value.
 ///
 /// The message never contains a value from a store that keeps secrets, so it is safe to log.
-public struct StoreError: Error, Sendable {
+public struct StoreError: Error, Sendable, Equatable {
     /// What kind of failure this is; callers switch on it (with a `default`: codes may be added), people
     /// read ``description``.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -81,4 +81,11 @@ extension StoreError: CustomStringConvertible, LocalizedError {
     }
 
     public var errorDescription: String? { description }
+}
+
+extension StoreError {
+    /// Two errors are equal when they say the same thing; their ``cause``s are not compared.
+    public static func == (lhs: StoreError, rhs: StoreError) -> Bool {
+        lhs.code == rhs.code && lhs.store == rhs.store && lhs.codingPath == rhs.codingPath && lhs.reason == rhs.reason && lhs.errno == rhs.errno
+    }
 }

@@ -40,6 +40,10 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     let committed: CommittedRoot<Root>
     private let rootsEqual: RuntimeEquality<Root>?
     private let watch = Locked<(any StoreWatch)?>(nil)
+    /// Why the document the store holds now could not be decoded, when an outside change brought one: an
+    /// update must not overwrite it (it may be a person's edit in progress, or a newer program's), so
+    /// updates fail with this until the store holds a document that decodes.
+    private let undecodableOutsideChange = Locked<(any Error)?>(nil)
     private let errorHandlers = Locked<[UInt64: @Sendable (any Error) -> Void]>([:])
     private let nextErrorHandlerID = Atomic<UInt64>(0)
     /// Where the `async` forms of updates, reloads and flushes run: off Swift's cooperative pool, whose few
@@ -71,7 +75,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         deferred = store as? any DeferredWriteStore
         holdsSecrets = store is any SecretStore
         pipeline = DocumentPipeline(
-            coding: store?.coding ?? DocumentCoding(), storeName: store?.description ?? "memory",
+            coding: store?.coding ?? DocumentCoding(), storeName: store?.description ?? Self.noStoreName,
             revealsValues: !(store is any SecretStore))
         ioQueue = DispatchQueue(label: "loupe.graph")
 
@@ -92,7 +96,10 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         }
     }
 
-    var storeName: String { store?.description ?? "memory" }
+    var storeName: String { store?.description ?? Self.noStoreName }
+
+    /// How a graph with no store names where its value is.
+    static var noStoreName: String { "memory (no store)" }
 
     // MARK: Reading
 
@@ -128,7 +135,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             while true {
                 do {
                     return try withExclusiveAccess { () throws -> R in
-                        committedAny = try commitOutsideChange() || committedAny
+                        committedAny = try commitOutsideChange(refusingUndecodable: true) || committedAny
                         // The root changes only under the update lock, which this thread holds, so it is
                         // read here without the read lock.
                         var next = committed.root
@@ -155,6 +162,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         try serialized(path: rootPathName) {
             try withExclusiveAccess {
                 let stored = try store.load().map(pipeline.decode) ?? defaultValue
+                undecodableOutsideChange.withLock { $0 = nil }
                 committedAny = try commit(stored, saving: false)
             }
         }
@@ -168,6 +176,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         try serialized(path: rootPathName) {
             try withExclusiveAccess {
                 try writable?.remove()
+                undecodableOutsideChange.withLock { $0 = nil }
                 committedAny = try commit(defaultValue, saving: false)
             }
         }
@@ -183,7 +192,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         var committedAny = false
         do {
             try serialized(path: rootPathName) {
-                try withExclusiveAccess { committedAny = try commitOutsideChange() }
+                try withExclusiveAccess { committedAny = try commitOutsideChange(refusingUndecodable: false) }
             }
         } catch {
             report(error)
@@ -191,9 +200,11 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         afterCommits(committedAny)
     }
 
-    /// Runs `work` on the graph's I/O queue and waits for it without holding a thread of the caller's.
+    /// Runs `work` on the graph's I/O queue and waits for it without holding a thread of the caller's. A
+    /// graph with no store does no I/O, so its work runs at once, on the caller's executor.
     func offPool<R: Sendable>(_ work: @escaping @Sendable () throws -> R) async throws -> R {
-        try await withCheckedThrowingContinuation { continuation in
+        if store == nil { return try work() }
+        return try await withCheckedThrowingContinuation { continuation in
             ioQueue.async { continuation.resume(with: Result(catching: work)) }
         }
     }
@@ -204,10 +215,22 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     }
 
     /// Commits what a store shared with other writers now holds, if that changed. Call it holding the
-    /// update lock.
-    private func commitOutsideChange() throws -> Bool {
-        guard let changeDetecting, case .changed(let document) = try changeDetecting.loadIfChanged() else { return false }
-        let value = try document.map(pipeline.decode) ?? defaultValue
+    /// update lock. With `refusingUndecodable` (before an update), it throws while the store still holds a
+    /// document an earlier outside change brought that could not be decoded.
+    private func commitOutsideChange(refusingUndecodable: Bool) throws -> Bool {
+        guard let changeDetecting else { return false }
+        guard case .changed(let document) = try changeDetecting.loadIfChanged() else {
+            if refusingUndecodable, let failure = undecodableOutsideChange.withLock({ $0 }) { throw failure }
+            return false
+        }
+        let value: Root
+        do {
+            value = try document.map(pipeline.decode) ?? defaultValue
+        } catch {
+            undecodableOutsideChange.withLock { $0 = error }
+            throw error
+        }
+        undecodableOutsideChange.withLock { $0 = nil }
         guard try commit(value, saving: false) else { return false }
         logger.info("picked up an outside change", metadata: ["store": "\(storeName)"])
         return true

@@ -119,6 +119,23 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
         try await lens.update(body)
     }
 
+    // MARK: Paths in text
+
+    /// The document of the part at `path`. See ``Lens/value(atPath:)``.
+    public func value(atPath path: String) throws -> JSONValue {
+        try lens.value(atPath: path)
+    }
+
+    /// Replaces the part at `path`, type-checked against `Root`. See ``MutableLens/set(atPath:to:)``.
+    public func set(atPath path: String, to newValue: JSONValue) throws {
+        try lens.set(atPath: path, to: newValue)
+    }
+
+    /// Removes the part at `path`. See ``MutableLens/remove(atPath:)``.
+    public func remove(atPath path: String) throws {
+        try lens.remove(atPath: path)
+    }
+
     // MARK: The store
 
     /// Re-reads the store and commits what it holds now (the default, if it holds nothing), notifying the

@@ -27,23 +27,32 @@ struct Opaque: Codable, Sendable {
 
 /// A real store over memory that counts saves and can be told to fail: it checks what the core asks of a
 /// store, and stands in for a store whose disk or server has gone away.
-final class RecordingStore<Value: Sendable>: ValueStore {
-    private let inner: MemoryStore<Value>
+final class RecordingStore: WritableDocumentStore {
+    private let inner: MemoryStore
     private let state = Locked((saves: 0, failure: StoreError.Code?.none))
 
-    init(_ value: Value? = nil) { inner = MemoryStore(value) }
+    init(_ document: JSONValue? = nil) { inner = MemoryStore(document) }
+
+    /// A store that holds `value`'s document.
+    convenience init<Value: Encodable>(holding value: Value) {
+        self.init(try! DocumentCoding().encode(value))
+    }
 
     var saves: Int { state.withLock { $0.saves } }
     /// Makes every save fail with `code` (a lost disk by default; `.conflict` for a writer that always wins).
     func fail(_ failing: Bool, with code: StoreError.Code = .unwritable) { state.withLock { $0.failure = failing ? code : nil } }
 
-    func load() throws -> Value? { try inner.load() }
-    func save(_ value: Value) throws {
+    func load() throws -> JSONValue? { try inner.load() }
+    /// The stored document decoded as `type`.
+    func load<Value: Decodable>(as type: Value.Type) throws -> Value? {
+        try inner.load().map { try DocumentCoding().decode(type, from: $0) }
+    }
+    func save(_ document: JSONValue) throws {
         try state.withLock { state in
             if let code = state.failure { throw StoreError(code, store: description, reason: "the disk is gone") }
             state.saves += 1
         }
-        try inner.save(value)
+        try inner.save(document)
     }
     func remove() throws { try inner.remove() }
     var description: String { "recording store" }

@@ -1,0 +1,231 @@
+/// Reads JSON text (RFC 8259) into a document.
+///
+/// Why not `JSONSerialization`: on Linux it reads some numbers inexactly (`1.0000000000000002e-06` comes
+/// back as `1.0000000000000004e-06`), it keeps the first of two equal keys without a word, and its errors
+/// do not say where. Here integers are read with `Int(_:)` (falling back to `Double` beyond its range),
+/// other numbers with `Double(_:)`, the correctly rounded conversion; a repeated key, a syntax error or
+/// nesting deeper than ``maximumDepth`` is an error naming the line and column.
+struct JSONReader {
+    /// The deepest nesting of arrays and objects read; deeper documents are refused rather than risk the
+    /// stack.
+    static let maximumDepth = 512
+
+    private let bytes: [UInt8]
+    private var position = 0
+
+    private init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    /// The document `bytes` hold: exactly one JSON value, with white space around it.
+    static func document(from bytes: [UInt8]) throws -> JSONValue {
+        var reader = JSONReader(bytes)
+        reader.skipWhitespace()
+        let value = try reader.value(depth: 0)
+        reader.skipWhitespace()
+        guard reader.position == bytes.count else { throw reader.error("unexpected text after the document") }
+        return value
+    }
+
+    private mutating func value(depth: Int) throws -> JSONValue {
+        guard depth <= Self.maximumDepth else {
+            throw error("nested more than \(Self.maximumDepth) levels deep")
+        }
+        guard let byte = peek() else { throw error("unexpected end of the document (it may be truncated)") }
+        switch byte {
+        case UInt8(ascii: "{"): return try object(depth: depth)
+        case UInt8(ascii: "["): return try array(depth: depth)
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
+        default: throw error("unexpected \(describe(byte))")
+        }
+    }
+
+    private mutating func object(depth: Int) throws -> JSONValue {
+        position += 1  // {
+        var members: [String: JSONValue] = [:]
+        skipWhitespace()
+        if peek() == UInt8(ascii: "}") { position += 1; return .object(members) }
+        while true {
+            skipWhitespace()
+            guard peek() == UInt8(ascii: "\"") else { throw error("expected a key in quotes") }
+            let keyStart = position
+            let key = try string()
+            guard members[key] == nil else {
+                throw error("the key \(String(reflecting: key)) appears twice in one object", at: keyStart)
+            }
+            skipWhitespace()
+            guard peek() == UInt8(ascii: ":") else { throw error("expected : after the key \(String(reflecting: key))") }
+            position += 1
+            skipWhitespace()
+            members[key] = try value(depth: depth + 1)
+            skipWhitespace()
+            switch peek() {
+            case UInt8(ascii: ","): position += 1
+            case UInt8(ascii: "}"): position += 1; return .object(members)
+            case nil: throw error("unexpected end of the document in an object (it may be truncated)")
+            case let byte?: throw error("expected , or } in an object, found \(describe(byte))")
+            }
+        }
+    }
+
+    private mutating func array(depth: Int) throws -> JSONValue {
+        position += 1  // [
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if peek() == UInt8(ascii: "]") { position += 1; return .array(elements) }
+        while true {
+            skipWhitespace()
+            elements.append(try value(depth: depth + 1))
+            skipWhitespace()
+            switch peek() {
+            case UInt8(ascii: ","): position += 1
+            case UInt8(ascii: "]"): position += 1; return .array(elements)
+            case nil: throw error("unexpected end of the document in an array (it may be truncated)")
+            case let byte?: throw error("expected , or ] in an array, found \(describe(byte))")
+            }
+        }
+    }
+
+    private mutating func string() throws -> String {
+        let start = position
+        position += 1  // "
+        var scalars = String.UnicodeScalarView()
+        var runStart = position
+        func flushRun(_ reader: JSONReader, upTo end: Int) {
+            scalars.append(contentsOf: String(decoding: reader.bytes[runStart..<end], as: UTF8.self).unicodeScalars)
+        }
+        while true {
+            guard let byte = peek() else { throw error("a string that never ends (it may be truncated)", at: start) }
+            switch byte {
+            case UInt8(ascii: "\""):
+                flushRun(self, upTo: position)
+                position += 1
+                return String(scalars)
+            case UInt8(ascii: "\\"):
+                flushRun(self, upTo: position)
+                position += 1
+                scalars.append(try escape())
+                runStart = position
+            case 0..<0x20:
+                throw error("a control character in a string (write it as an escape, such as \\n)")
+            default:
+                position += 1
+            }
+        }
+    }
+
+    private mutating func escape() throws -> Unicode.Scalar {
+        guard let byte = peek() else { throw error("unexpected end of the document in an escape") }
+        position += 1
+        switch byte {
+        case UInt8(ascii: "\""): return "\""
+        case UInt8(ascii: "\\"): return "\\"
+        case UInt8(ascii: "/"): return "/"
+        case UInt8(ascii: "b"): return "\u{8}"
+        case UInt8(ascii: "f"): return "\u{C}"
+        case UInt8(ascii: "n"): return "\n"
+        case UInt8(ascii: "r"): return "\r"
+        case UInt8(ascii: "t"): return "\t"
+        case UInt8(ascii: "u"):
+            let high = try hexQuad()
+            if (0xD800..<0xDC00).contains(high) {
+                guard peek() == UInt8(ascii: "\\"), position + 1 < bytes.count, bytes[position + 1] == UInt8(ascii: "u") else {
+                    throw error("a lone surrogate \\u\(String(high, radix: 16)) in a string")
+                }
+                position += 2
+                let low = try hexQuad()
+                guard (0xDC00..<0xE000).contains(low),
+                    let scalar = Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+                else { throw error("an invalid surrogate pair in a string") }
+                return scalar
+            }
+            guard let scalar = Unicode.Scalar(high) else { throw error("a lone surrogate \\u\(String(high, radix: 16)) in a string") }
+            return scalar
+        default:
+            throw error("an invalid escape \\\(describe(byte)) in a string")
+        }
+    }
+
+    private mutating func hexQuad() throws -> UInt32 {
+        guard position + 4 <= bytes.count,
+            let value = UInt32(String(decoding: bytes[position..<(position + 4)], as: UTF8.self), radix: 16)
+        else { throw error("expected four hexadecimal digits after \\u") }
+        position += 4
+        return value
+    }
+
+    private mutating func number() throws -> JSONValue {
+        let start = position
+        var isInteger = true
+        if peek() == UInt8(ascii: "-") { position += 1 }
+        guard let first = peek(), (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else {
+            throw error("expected a digit after -")
+        }
+        if first == UInt8(ascii: "0") {
+            position += 1
+        } else {
+            skipDigits()
+        }
+        if peek() == UInt8(ascii: ".") {
+            isInteger = false
+            position += 1
+            guard skipDigits() > 0 else { throw error("expected a digit after the decimal point") }
+        }
+        if peek() == UInt8(ascii: "e") || peek() == UInt8(ascii: "E") {
+            isInteger = false
+            position += 1
+            if peek() == UInt8(ascii: "+") || peek() == UInt8(ascii: "-") { position += 1 }
+            guard skipDigits() > 0 else { throw error("expected a digit in the exponent") }
+        }
+        let text = String(decoding: bytes[start..<position], as: UTF8.self)
+        if isInteger, let integer = Int(text) { return .integer(integer) }
+        guard let double = Double(text), double.isFinite else {
+            throw error("the number \(text) is too large for a 64-bit floating point number", at: start)
+        }
+        return .double(double)
+    }
+
+    @discardableResult
+    private mutating func skipDigits() -> Int {
+        let start = position
+        while let byte = peek(), (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) { position += 1 }
+        return position - start
+    }
+
+    private mutating func literal(_ word: String) throws {
+        let utf8 = Array(word.utf8)
+        guard position + utf8.count <= bytes.count, Array(bytes[position..<(position + utf8.count)]) == utf8 else {
+            throw error("unexpected text (expected \(word)?)")
+        }
+        position += utf8.count
+    }
+
+    private mutating func skipWhitespace() {
+        while let byte = peek(), byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { position += 1 }
+    }
+
+    private func peek() -> UInt8? {
+        position < bytes.count ? bytes[position] : nil
+    }
+
+    private func describe(_ byte: UInt8) -> String {
+        (0x21..<0x7F).contains(byte) ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(byte, radix: 16))"
+    }
+
+    /// An error at `offset` (the current position by default), with its line and column.
+    private func error(_ reason: String, at offset: Int? = nil) -> DocumentSyntaxError {
+        let offset = min(offset ?? position, bytes.count)
+        var line = 1
+        var lineStart = 0
+        for index in 0..<offset where bytes[index] == 0x0A {
+            line += 1
+            lineStart = index + 1
+        }
+        let column = String(decoding: bytes[lineStart..<offset], as: UTF8.self).count + 1
+        return DocumentSyntaxError("line \(line), column \(column): \(reason)")
+    }
+}
