@@ -11,8 +11,9 @@ import Yams
 /// let store = FileStore(path: "/etc/app/settings.yaml", format: YAMLCodec())
 /// ```
 ///
-/// Scalars take the types YAML's core schema gives them (`8080` is a number, `"8080"` and `on` are
-/// strings, `~` is null). Aliases are expanded, up to ``maximumValues`` values in all, so a small file
+/// Scalars take the types Yams's resolver gives them (`8080` is a number, `"8080"` a string, `~` null,
+/// and, as in YAML 1.1, `on`, `off`, `yes` and `no` booleans); strings that would read as another type
+/// are written quoted. Aliases are expanded, up to ``maximumValues`` values in all, so a small file
 /// cannot expand into an unbounded document.
 public struct YAMLCodec: DocumentCodec {
     /// How the typed value maps to documents: date and key strategies.

@@ -89,7 +89,7 @@ struct DaemonTests {
         let before = try Data(contentsOf: URL(fileURLWithPath: daemon.settings))
         let bad = try daemon.set("ticker.intervalSeconds", "abc")
         #expect(bad.status == 65)
-        #expect(bad.error == "loupe: ticker.intervalSeconds: expected a number, got \"abc\"\n")
+        #expect(bad.error == "loupe: ticker.intervalSeconds: expected a number, found String \"abc\"\n")
         let unknown = try daemon.set("ticker.colour", "red")
         #expect(unknown.status == 66)
         #expect(unknown.error == "loupe: no ticker.colour: ticker has greeting, intervalSeconds\n")

@@ -3,6 +3,7 @@ import InMemoryLogging
 import Logging
 import Loupe
 import LoupeEtcd
+import LoupeTesting
 import LoupeTestSupport
 import Testing
 
@@ -32,6 +33,13 @@ func decoded<T: Decodable>(_ type: T.Type, _ text: String?) throws -> T? {
 
 @Suite("EtcdStore against a real etcd")
 struct EtcdStoreTests {
+    @Test func passesTheStoreConformanceSuite() async throws {
+        let etcd = try SharedEtcd()
+        let key = uniqueKey()
+        let endpoints = etcd.endpoints
+        try await StoreConformanceTest { try EtcdStore(endpoints: endpoints, key: key) }.run()
+    }
+
     @Test func aValueMakesARoundTrip() throws {
         let etcd = try SharedEtcd()
         let key = uniqueKey()

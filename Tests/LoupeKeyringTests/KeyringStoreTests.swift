@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Loupe
 import LoupeKeyring
+import LoupeTesting
 import LoupeTestSupport
 import Testing
 
@@ -23,6 +24,11 @@ private func secretTool(_ arguments: [String], input: String? = nil) throws -> P
 
 @Suite("KeyringStore: the real Secret Service", .enabled(if: keyringAvailable, "run Scripts/test, which starts a keyring"))
 struct KeyringStoreTests {
+    @Test func passesTheStoreConformanceSuite() async throws {
+        let service = uniqueService()
+        try await StoreConformanceTest { KeyringStore(service: service, account: "conformance", collection: .session) }.run()
+    }
+
     @Test func roundTripsAndSecretToolPrintsExactlyWhatLoupeStored() throws {
         let service = uniqueService()
         let logs = LogCapture()

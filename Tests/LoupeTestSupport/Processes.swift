@@ -6,7 +6,7 @@ import Foundation
 import Testing
 
 /// A fresh directory under the system's temporary directory, removed by `cleanUp()`.
-public struct TemporaryDirectory {
+public struct TemporaryDirectory: Sendable {
     public let path: String
 
     public init() throws {

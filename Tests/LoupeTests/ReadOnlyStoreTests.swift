@@ -1,0 +1,77 @@
+import Foundation
+import Loupe
+import LoupeTestSupport
+import LoupeTesting
+import Testing
+
+/// A store that can only be read: a file another program owns, read through its bytes.
+final class ReadOnlyFile: DocumentStore {
+    let path: String
+    init(path: String) { self.path = path }
+    func load() throws -> JSONValue? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        return try JSONCodec().parseDocument(data, store: description)
+    }
+    var description: String { "read-only file \(path)" }
+}
+
+@Suite("Read-only stores are first-class")
+struct ReadOnlyStoreTests {
+    @Test func aRootOverAReadOnlyStoreReadsAndRefusesWrites() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("vendor.json")
+        try Data(#"{"server": {"host": "vendor", "port": 7}, "features": {"beta": true}}"#.utf8).write(to: URL(fileURLWithPath: path))
+        let root = try RootLens(default: Settings(), store: ReadOnlyFile(path: path))
+        #expect(root.server.host.value == "vendor")
+        #expect(root.features["beta"].value == true)
+        #expect(throws: LensError.readOnly(path: "server.port", store: "read-only file \(path)")) {
+            try root.server.port.set(1)
+        }
+        #expect(throws: LensError.self) { try root.remove() }
+        await #expect(throws: LensError.self) { try await root.update { $0.server.port = 2 } }
+        #expect(root.server.port.value == 7)
+        try await root.reload()
+        try await StoreConformanceTest { ReadOnlyFile(path: directory.file("absent.json")) }.run()
+    }
+}
+
+@Suite("The root's errors, as an AsyncSequence")
+struct OutsideChangeErrorTests {
+    @Test func aCorruptOutsideEditArrivesOnErrors() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        let root = try RootLens(default: Settings(), store: FileStore(path: path))
+        try await root.server.port.set(1)
+        var iterator = root.errors.makeAsyncIterator()
+        try Data(#"{"server": {"host": "h", "port": "eighty"}, "features": {}}"#.utf8).write(to: URL(fileURLWithPath: path))
+        let error = await iterator.next()
+        #expect((error as? StoreError)?.code == .corrupt)
+        #expect("\(error.map { "\($0)" } ?? "")".contains(#"server.port: expected Int, found String "eighty""#))
+        #expect(root.server.port.value == 1)
+    }
+}
+
+@Suite("JSON as Loupe reads it")
+struct JSONReaderTests {
+    @Test func syntaxErrorsNameTheLineAndColumn() throws {
+        #expect(throws: DocumentSyntaxError("line 3, column 5: expected , or } in an object, found '\"'")) {
+            try JSONValue(parsing: "{\n  \"a\": 1\n    \"b\": 2\n}")
+        }
+        #expect(throws: DocumentSyntaxError("line 1, column 8: the key \"a\" appears twice in one object")) {
+            try JSONValue(parsing: #"{"a":1,"a":2}"#)
+        }
+        #expect(throws: DocumentSyntaxError.self) { try JSONValue(parsing: String(repeating: "[", count: 10_000)) }
+        #expect(throws: DocumentSyntaxError.self) { try JSONValue(parsing: "1e999") }
+    }
+
+    @Test func numbersKeepTheirExactValue() throws {
+        #expect(try JSONValue(parsing: "1.0000000000000002e-06") == .double(1.0000000000000002e-06))
+        #expect(try JSONValue(parsing: "[9007199254740993, -0.5, 1e2, 0]") == .array([.integer(9_007_199_254_740_993), .double(-0.5), .double(100), .integer(0)]))
+        #expect(try JSONValue(parsing: #""\u00e9\ud83d\udd0d\n""#) == .string("é🔍\n"))
+        for number in [0.1, 1.0 / 3.0, 1e-300, 123_456.789, -2.5e15] {
+            #expect(try JSONValue(parsing: JSONValue.double(number).jsonText()) == .double(number))
+        }
+    }
+}
