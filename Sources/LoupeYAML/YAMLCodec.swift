@@ -80,7 +80,11 @@ public struct YAMLCodec: DocumentCodec {
         case .bool(let value): return Node(value ? "true" : "false", Tag(.bool))
         case .integer(let value): return Node(String(value), Tag(.int))
         case .double(let value): return Node(String(value), Tag(.float))
-        case .string(let value): return Node(value, Tag(.str))
+        case .string(let value):
+            // Plain text that would read back as a number, a boolean or null is written in quotes.
+            let plain = Node(value)
+            let readsAsString = !value.isEmpty && plain.tag.description == Tag.Name.str.rawValue
+            return Node(value, Tag(.str), readsAsString ? .any : .doubleQuoted)
         case .array(let values): return Node(values.map(node))
         case .object(let values): return Node(values.map { (Node($0.key, Tag(.str)), node($0.value)) })
         }
