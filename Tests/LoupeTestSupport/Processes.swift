@@ -53,8 +53,7 @@ public final class ChildProcess: @unchecked Sendable {
     /// The process ID.
     public let pid: pid_t
     private let directory: TemporaryDirectory
-    private let lock = NSLock()
-    private var exitStatus: Int32?
+    private let exitStatus = Locked<Int32?>(nil)
 
     /// Starts `executable` with `arguments`, the test's environment plus `environment`, and `input` as
     /// its standard input (none by default).
@@ -111,20 +110,20 @@ public final class ChildProcess: @unchecked Sendable {
     /// Waits at most `limit` for the process to exit; returns its exit status (128 + the signal's number
     /// if a signal ended it), or nil if it is still running.
     public func wait(limit: Duration) -> Int32? {
-        lock.lock()
-        defer { lock.unlock() }
-        if let exitStatus { return exitStatus }
-        let deadline = ContinuousClock.now + limit
-        repeat {
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid {
-                let signal = status & 0x7F
-                exitStatus = signal == 0 ? (status >> 8) & 0xFF : 128 + signal
-                return exitStatus
-            }
-            usleep(5_000)
-        } while ContinuousClock.now < deadline
-        return nil
+        exitStatus.withLock { exitStatus in
+            if let exitStatus { return exitStatus }
+            let deadline = ContinuousClock.now + limit
+            repeat {
+                var status: Int32 = 0
+                if waitpid(pid, &status, WNOHANG) == pid {
+                    let signal = status & 0x7F
+                    exitStatus = signal == 0 ? (status >> 8) & 0xFF : 128 + signal
+                    return exitStatus
+                }
+                usleep(5_000)
+            } while ContinuousClock.now < deadline
+            return nil
+        }
     }
 
     /// What the process has written to its standard output so far.

@@ -24,28 +24,23 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
     let core: GraphCore<Root>
     let step: any Step<Root, Value>
     let path: String
-    /// For a path of key paths only (the common case): the same path rooted at the committed-root box, so
-    /// a read projects the part in place instead of copying the root.
-    private let boxKeyPath: BoxKeyPath?
-    /// Key paths are immutable, so sharing one between threads is safe.
-    private struct BoxKeyPath: @unchecked Sendable {
-        let keyPath: KeyPath<CommittedRoot<Root>, Value>
-    }
+    /// For a path of stored properties only (the common case): where the value lies in the root
+    /// (`MemoryLayout.offset(of:)`), so that a read copies the part out in place.
+    private let offset: Int?
     private let channel = Locked<Channel<Root, Value>?>(nil)
 
     init(core: GraphCore<Root>, step: any Step<Root, Value>, path: String) {
         self.core = core
         self.step = step
         self.path = path
-        let box: KeyPath<CommittedRoot<Root>, Root> = \CommittedRoot<Root>.root
         if step is IdentityStep<Root> {
-            boxKeyPath = (box as? KeyPath<CommittedRoot<Root>, Value>).map(BoxKeyPath.init)
-        } else if let keyPath = (step as? WritableKeyPathStep<Root, Value>)?.keyPath {
-            boxKeyPath = BoxKeyPath(keyPath: box.appending(path: keyPath))
-        } else if let keyPath = (step as? KeyPathStep<Root, Value>)?.keyPath {
-            boxKeyPath = BoxKeyPath(keyPath: box.appending(path: keyPath))
+            offset = 0
+        } else if let keyPathStep = step as? WritableKeyPathStep<Root, Value> {
+            offset = MemoryLayout<Root>.offset(of: keyPathStep.keyPath)
+        } else if let keyPathStep = step as? KeyPathStep<Root, Value> {
+            offset = MemoryLayout<Root>.offset(of: keyPathStep.keyPath)
         } else {
-            boxKeyPath = nil
+            offset = nil
         }
     }
 
@@ -56,7 +51,7 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
     @inline(__always)
     func read() -> Value {
         core.observation.access()
-        if let boxKeyPath { return core.read(boxKeyPath.keyPath) }
+        if let offset { return core.read(at: offset, as: Value.self) }
         return core.read { step.get($0) }
     }
 

@@ -12,13 +12,15 @@ final class GraphObservation: Observable, Sendable {
 
     /// What accesses and mutations name: the graph's commits.
     private var commits: Void { () }
+    /// The key path, made once: a literal is fetched from the runtime on every read.
+    private let commitsKeyPath: KeyPath<GraphObservation, Void> & Sendable = \.commits
 
     @inline(__always)
     func access() {
-        registrar.access(self, keyPath: \.commits)
+        registrar.access(self, keyPath: commitsKeyPath)
     }
 
     func graphChanged() {
-        registrar.withMutation(of: self, keyPath: \.commits) {}
+        registrar.withMutation(of: self, keyPath: commitsKeyPath) {}
     }
 }

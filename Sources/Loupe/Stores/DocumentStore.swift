@@ -85,6 +85,17 @@ public protocol WatchingStore: ChangeDetectingStore {
 public protocol DeferredWriteStore: WritableDocumentStore {
     /// Makes every saved document durable now.
     func flush() throws
+
+    /// Saves the document `encode` makes, encoding it only when the write happens: a burst of commits
+    /// between two writes is encoded once. The root calls this rather than ``WritableDocumentStore/save(_:)``.
+    /// By default, encodes at once and saves.
+    func save(encoding encode: @escaping @Sendable () throws -> JSONValue) throws
+}
+
+extension DeferredWriteStore {
+    public func save(encoding encode: @escaping @Sendable () throws -> JSONValue) throws {
+        try save(encode())
+    }
 }
 
 /// A store that keeps secrets (the keyring): tools reading through it mask every value, configuration

@@ -73,8 +73,8 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
     private struct State {
         /// The version of the file this instance last read or wrote; nil: none (no file).
         var lastSeen: FileIdentity?
-        /// With a coalescing write policy, the document saved but not yet written.
-        var pending: JSONValue?
+        /// With a coalescing write policy, the document saved but not yet written (encoded when written).
+        var pending: (@Sendable () throws -> JSONValue)?
         var flushScheduled = false
         var cleanedTemporaryFiles = false
         /// With a coalescing write policy: the watch reported a change the store has not looked at yet.
@@ -167,12 +167,16 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
     }
 
     public func save(_ document: JSONValue) throws {
+        try save(encoding: { document })
+    }
+
+    public func save(encoding encode: @escaping @Sendable () throws -> JSONValue) throws {
         switch writePolicy {
         case .immediate:
-            try write(document)
+            try write(encode())
         case .coalesced(let interval):
             let schedule = state.withLock { state -> Bool in
-                state.pending = document
+                state.pending = encode
                 defer { state.flushScheduled = true }
                 return !state.flushScheduled
             }
@@ -268,7 +272,7 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
     public func flush() throws {
         try withFileLock {
             guard let pending = state.withLock({ $0.pending }) else { return }
-            try write(pending)
+            try write(pending())
             state.withLock { state in
                 state.pending = nil
             }
