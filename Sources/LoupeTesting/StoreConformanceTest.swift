@@ -21,16 +21,16 @@ import Testing
 /// removing what the place holds. What it checks depends on what the store conforms to:
 ///
 /// - every store: an empty place loads `nil`; a root over it starts from its default;
-/// - ``WritableDocumentStore``: documents round-trip (objects, arrays, strings, integers, fractions,
+/// - `WritableDocumentStore`: documents round-trip (objects, arrays, strings, integers, fractions,
 ///   booleans, nesting); a save replaces the whole document; `remove()` empties the place and removing
-///   nothing is no error; a second instance loads what the first saved; a ``RootLens`` over the store
+///   nothing is no error; a second instance loads what the first saved; a `RootLens` over the store
 ///   commits, persists, reloads and removes;
-/// - ``DeferredWriteStore``: what is saved is durable after `flush()`;
-/// - ``ChangeDetectingStore``: a second instance reports the first one's save once, then `.unchanged`;
-/// - ``WatchingStore``: a watching instance is told of another instance's save, and a root over it
+/// - `DeferredWriteStore`: what is saved is durable after `flush()`;
+/// - `ChangeDetectingStore`: a second instance reports the first one's save once, then `.unchanged`;
+/// - `WatchingStore`: a watching instance is told of another instance's save, and a root over it
 ///   commits that change;
-/// - ``LockingStore``: `withExclusiveAccess` runs its body, returns its result and passes its error on;
-/// - ``SecretStore``: a secret saved never appears in the store's `description`, nor in the error of a
+/// - `LockingStore`: `withExclusiveAccess` runs its body, returns its result and passes its error on;
+/// - `SecretStore`: a secret saved never appears in the store's `description`, nor in the error of a
 ///   write the type refuses.
 public struct StoreConformanceTest: Sendable {
     /// What the suite may assume of the store.

@@ -77,7 +77,7 @@ public struct MutableLens<Value: Sendable>: Sendable {
     }
 
     /// Replaces this lens's value, without holding the caller's thread while the store writes: the write
-    /// runs off Swift's cooperative pool. See ``set(_:)``.
+    /// runs off Swift's cooperative pool. See `set(_:)`.
     public func set(_ newValue: Value) async throws {
         try await node.updateOffPool { $0 = newValue }
     }
@@ -98,7 +98,7 @@ public struct MutableLens<Value: Sendable>: Sendable {
 
     /// Changes this lens's value in place, without holding the caller's thread while the store writes:
     /// `body` and the store's I/O run off Swift's cooperative pool, on the graph's own queue. See
-    /// ``update(_:)``.
+    /// `update(_:)`.
     @discardableResult
     public func update<Result: Sendable>(_ body: @escaping @Sendable (inout Value) throws -> Result) async throws -> Result {
         try await node.updateOffPool(body)

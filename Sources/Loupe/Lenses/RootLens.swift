@@ -12,7 +12,7 @@ import Logging
 /// ```
 ///
 /// The root reads and writes like a `MutableLens<Root>` (``lens`` is exactly that). Only the root can
-/// ``reload()``, ``remove()`` and ``flush()``, and only it reports the failures of outside changes
+/// `reload()`, `remove()` and `flush()`, and only it reports the failures of outside changes
 /// (``errors``, ``observeErrors(_:)``): part lenses read, write and observe, nothing else.
 ///
 /// Between the store and the typed value runs the document pipeline: the store keeps a document, the
@@ -97,23 +97,23 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
 
     // MARK: Updating
 
-    /// Replaces the whole value. See ``MutableLens/set(_:)``.
+    /// Replaces the whole value. See `MutableLens.set(_:)`.
     public func set(_ newValue: Root) throws {
         try lens.set(newValue)
     }
 
-    /// Replaces the whole value, off Swift's cooperative pool. See ``MutableLens/set(_:)``.
+    /// Replaces the whole value, off Swift's cooperative pool. See `MutableLens.set(_:)`.
     public func set(_ newValue: Root) async throws {
         try await lens.set(newValue)
     }
 
-    /// Changes the value in place and returns what `body` returns. See ``MutableLens/update(_:)``.
+    /// Changes the value in place and returns what `body` returns. See `MutableLens.update(_:)`.
     @discardableResult
     public func update<Result>(_ body: (inout Root) throws -> Result) throws -> Result {
         try lens.update(body)
     }
 
-    /// Changes the value in place, off Swift's cooperative pool. See ``MutableLens/update(_:)``.
+    /// Changes the value in place, off Swift's cooperative pool. See `MutableLens.update(_:)`.
     @discardableResult
     public func update<Result: Sendable>(_ body: @escaping @Sendable (inout Root) throws -> Result) async throws -> Result {
         try await lens.update(body)
@@ -144,7 +144,7 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
         try core.reload()
     }
 
-    /// Re-reads the store, off Swift's cooperative pool. See ``reload()``.
+    /// Re-reads the store, off Swift's cooperative pool. See `reload()`.
     public func reload() async throws {
         let core = core
         try await core.offPool { try core.reload() }
@@ -155,7 +155,7 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
         try core.removeStored()
     }
 
-    /// Deletes the stored document, off Swift's cooperative pool. See ``remove()``.
+    /// Deletes the stored document, off Swift's cooperative pool. See `remove()`.
     public func remove() async throws {
         let core = core
         try await core.offPool { try core.removeStored() }
@@ -166,7 +166,7 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
         try core.flush()
     }
 
-    /// Makes every saved change durable now, off Swift's cooperative pool. See ``flush()``.
+    /// Makes every saved change durable now, off Swift's cooperative pool. See `flush()`.
     public func flush() async throws {
         let core = core
         try await core.offPool { try core.flush() }
@@ -258,7 +258,7 @@ extension RootLens where Root: Equatable {
             default: defaultValue, store: store, watch: watch, equality: RuntimeEquality { $0 == $1 }, logger: logger))
     }
 
-    /// Creates a root with no store; see ``init(_:)``.
+    /// Creates a root with no store; see `init(_:)`.
     public convenience init(_ value: Root) {
         // With no store, loading cannot fail.
         try! self.init(core: GraphCore(

@@ -6,7 +6,7 @@
 /// ```
 ///
 /// It goes through the document pipeline like any store, so what a test sees through it is what a file
-/// would hold. For a graph with no store at all, use ``RootLens/init(_:)``.
+/// would hold. For a graph with no store at all, use `RootLens.init(_:)`.
 public final class MemoryStore: WritableDocumentStore {
     private let document: Locked<JSONValue?>
 

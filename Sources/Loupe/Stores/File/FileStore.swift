@@ -34,12 +34,12 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
         /// Each update returns after its data is durable on disk (the default).
         case immediate
         /// Updates change memory at once; the latest document is written durably at most once per
-        /// interval, on ``RootLens/flush()``, and when the root or the store is released. For settings that
+        /// interval, on `RootLens.flush()`, and when the root or the store is released. For settings that
         /// change many times a second; a crash loses at most one interval of changes.
         ///
         /// Updates then cost what an in-memory update costs: they do not take the file's lock or look at
         /// the file. Changes other processes make are picked up through the watch (or
-        /// ``RootLens/reload()``), and the write at the end of an interval replaces the file (the last
+        /// `RootLens.reload()`), and the write at the end of an interval replaces the file (the last
         /// writer wins), so use it for a file one process writes.
         case coalesced(Duration)
     }
