@@ -32,6 +32,12 @@ final class CommittedRoot<Root: Sendable>: @unchecked Sendable {
         set { storage.pointee = newValue }
     }
 
+    /// Runs `body` on the root where it lies, without copying it.
+    @inline(__always)
+    func withRoot<R>(_ body: (Root) throws -> R) rethrows -> R {
+        try body(storage.pointee)
+    }
+
     /// The stored property at byte `offset` in the root (from `MemoryLayout<Root>.offset(of:)`), copied
     /// out where it lies.
     @inline(__always)
@@ -159,7 +165,12 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             while true {
                 do {
                     return try withExclusiveAccess { () throws -> R in
-                        committedAny = try commitOutsideChange(refusingUndecodable: true) || committedAny
+                        // Checked here: unspecialized generic code looks up the metadata of the generic
+                        // types a function uses when it starts, so a store that nothing else writes
+                        // (the common in-memory case) skips the call altogether.
+                        if changeDetecting != nil {
+                            committedAny = try commitOutsideChange(refusingUndecodable: true) || committedAny
+                        }
                         // The root changes only under the update lock, which this thread holds, so it is
                         // read here without the read lock.
                         var next = committed.root
@@ -264,29 +275,34 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// says whether it did. If the save throws, nothing changes and the error propagates. Call it holding
     /// the update lock.
     private func commit(_ value: Root, saving: Bool) throws -> Bool {
-        let current = committed.root
         var document: JSONValue?
         if let rootsEqual {
-            if rootsEqual(value, current) { return false }
+            if committed.withRoot({ rootsEqual(value, $0) }) { return false }
         } else {
             // Not `Equatable`: roots are equal when their documents are.
             document = try pipeline.encode(value)
-            if try document == pipeline.encode(current) { return false }
+            if try document == pipeline.encode(committed.root) { return false }
         }
-        if saving, let deferred, document == nil {
-            // Encoded when the store writes, once for a burst of commits.
-            let pipeline = pipeline
-            try deferred.save(encoding: { try pipeline.encode(value) })
-        } else if saving, let writable {
-            try writable.save(document ?? pipeline.encode(value))
-        }
+        if saving, store != nil { try save(value, document: document) }
+        let old = notifier.isObserved ? committed.root : nil
         let version = lock.publishing { () -> UInt64 in
             committed.root = value
             committed.version &+= 1
             return committed.version
         }
-        if notifier.isObserved { notifier.enqueue(Commit(old: current, new: value, version: version)) }
+        if let old { notifier.enqueue(Commit(old: old, new: value, version: version)) }
         return true
+    }
+
+    /// Hands `value`'s document to the store (`document`, when it is already encoded).
+    private func save(_ value: Root, document: JSONValue?) throws {
+        if let deferred, document == nil {
+            // Encoded when the store writes, once for a burst of commits.
+            let pipeline = pipeline
+            try deferred.save(encoding: { try pipeline.encode(value) })
+        } else if let writable {
+            try writable.save(document ?? pipeline.encode(value))
+        }
     }
 
     /// After the locks are released: delivers queued commits to observers and tells Swift Observation.
