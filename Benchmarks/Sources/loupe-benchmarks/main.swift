@@ -28,7 +28,7 @@ var rows: [Row] = []
 /// 2 threads of independent work against 1, measured next to the 2-reader row.
 var machine = Comparison()
 
-// `--profile read|read2|readers-ratio|steady|update|update-by-hand|update-ratio|observers|coalesced` loops one operation for a profiler (perf record, callgrind).
+// `--profile read|read2|readers-ratio|steady|update|update-by-hand|update-ratio|observers|observed-set|coalesced` loops one operation for a profiler (perf record, callgrind).
 if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.arguments.count > index + 1 {
     switch CommandLine.arguments[index + 1] {
     case "read":
@@ -68,6 +68,13 @@ if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.ar
         }
         blackHole(tokens)
         print("observers: \(duration(perCommit)) per commit delivered to 10,000 observers")
+    case "observed-set":
+        final class Sink: @unchecked Sendable { var count = 0 }
+        let sink = Sink()
+        let counter = RootLens(Small()).counter
+        let token = counter.observe { _ in sink.count &+= 1 }
+        print("set with one observer: \(duration(try timeOnce(1_000_000) { for i in 0..<1_000_000 { try counter.set(i) } }))")
+        token.cancel()
     case "coalesced":
         let root = try RootLens(default: Small(), store: FileStore(path: scratch + "/p.json", writePolicy: .coalesced(.seconds(1))), watch: false)
         for _ in 0..<200_000 { try root.counter.update { $0 += 1 } }
