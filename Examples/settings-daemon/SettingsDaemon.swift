@@ -58,6 +58,11 @@ struct SettingsDaemon: AsyncParsableCommand {
             store: FileStore(path: state ?? settings + ".state", writePolicy: .coalesced(.seconds(1))),
             watch: false)
         let credentials = openCredentials(logger: logger)
+        // Registered before anything runs, so that no bad edit, however early, goes unreported.
+        let badEdits = settingsRoot.observeErrors { error in
+            logger.error("ignored a bad settings edit: \(error)")
+        }
+        defer { badEdits.cancel() }
 
         // Shut down in reverse order: the state root last, so it flushes the final tick.
         let services: [any Service] = [
@@ -66,7 +71,6 @@ struct SettingsDaemon: AsyncParsableCommand {
             TickerComponent(settings: settingsRoot.ticker.readOnly, ticks: stateRoot.ticks, logger: logger),
             UpstreamComponent(settings: settingsRoot.upstream.readOnly, credentials: credentials, logger: logger),
             ReloadOnHangup(settings: settingsRoot, logger: logger),
-            BadEditReporter(settings: settingsRoot, logger: logger),
         ]
         let group = ServiceGroup(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
@@ -179,17 +183,3 @@ struct ReloadOnHangup: Service {
         }
     }
 }
-
-/// Logs each outside edit of the settings that could not be applied (the last good settings stay).
-struct BadEditReporter: Service {
-    let settings: RootLens<DaemonSettings>
-    let logger: Logger
-
-    func run() async {
-        for await error in settings.errors.cancelOnGracefulShutdown() {
-            logger.error("ignored a bad settings edit: \(error)")
-        }
-    }
-}
-
-
