@@ -240,10 +240,7 @@ public struct OutsideChangeErrors: AsyncSequence, Sendable {
     }
 
     public func makeAsyncIterator() -> AsyncIterator {
-        let (stream, continuation) = AsyncStream<any Error>.makeStream(bufferingPolicy: .bufferingNewest(100))
-        let token = subscribe { continuation.yield($0) }
-        continuation.onTermination = { _ in token.cancel() }
-        return AsyncIterator(base: stream.makeAsyncIterator())
+        AsyncIterator(base: subscriptionStream(buffering: .bufferingNewest(100), subscribe))
     }
 }
 

@@ -70,9 +70,21 @@ public struct LensValues<Value: Sendable>: AsyncSequence, Sendable {
     }
 
     public func makeAsyncIterator() -> AsyncIterator {
-        let (stream, continuation) = AsyncStream<Value>.makeStream(bufferingPolicy: .unbounded)
-        let token = node.subscribe(initial: { continuation.yield($0) }, .newValue { continuation.yield($0) })
-        continuation.onTermination = { _ in token.cancel() }
-        return AsyncIterator(base: stream.makeAsyncIterator())
+        AsyncIterator(base: subscriptionStream(buffering: .unbounded) { yield in
+            node.subscribe(initial: { yield($0) }, .newValue { yield($0) })
+        })
     }
+}
+
+/// An `AsyncStream` fed by a subscription: `subscribe` registers a callback that yields into the stream,
+/// and the subscription is cancelled when the iteration ends. What ``LensValues`` and the root's
+/// ``OutsideChangeErrors`` are made of.
+func subscriptionStream<Element: Sendable>(
+    buffering: AsyncStream<Element>.Continuation.BufferingPolicy,
+    _ subscribe: (@escaping @Sendable (Element) -> Void) -> ObservationToken
+) -> AsyncStream<Element>.Iterator {
+    let (stream, continuation) = AsyncStream<Element>.makeStream(bufferingPolicy: buffering)
+    let token = subscribe { continuation.yield($0) }
+    continuation.onTermination = { _ in token.cancel() }
+    return stream.makeAsyncIterator()
 }
