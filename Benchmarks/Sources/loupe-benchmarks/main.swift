@@ -28,7 +28,7 @@ var rows: [Row] = []
 /// 2 threads of independent work against 1, measured next to the 2-reader row.
 var machine = Comparison()
 
-// `--profile read|read2|readers-ratio|steady|update|update-by-hand|update-ratio|observers|observed-set|coalesced` loops one operation for a profiler (perf record, callgrind).
+// `--profile read|read2|readers-ratio|steady|update|update-by-hand|update-ratio|observers|observed-set|large-ratio|coalesced` loops one operation for a profiler (perf record, callgrind).
 if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.arguments.count > index + 1 {
     switch CommandLine.arguments[index + 1] {
     case "read":
@@ -75,6 +75,17 @@ if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.ar
         let token = counter.observe { _ in sink.count &+= 1 }
         print("set with one observer: \(duration(try timeOnce(1_000_000) { for i in 0..<1_000_000 { try counter.set(i) } }))")
         token.cancel()
+    case "large-ratio":
+        let root = try RootLens(default: Large(), store: FileStore(path: scratch + "/large.json"), watch: false)
+        let counter = root.counter
+        let encoder = JSONEncoder()  // as prettyEncoder, which is not yet initialized here
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let bytes = try encoder.encode(Large())
+        let n = 100
+        let writes = try compare(operations: n,
+            loupe: { for _ in 0..<n { try counter.update { $0 += 1 } } },
+            baseline: { for _ in 0..<n { writeByHand(bytes, to: scratch + "/large-by-hand.json") } })
+        print("durable update of ~\(bytes.count / 1024) KB: \(duration(median(writes.loupe))) vs \(duration(median(writes.baseline))) by hand: \(format(writes.ratio))×")
     case "coalesced":
         let root = try RootLens(default: Small(), store: FileStore(path: scratch + "/p.json", writePolicy: .coalesced(.seconds(1))), watch: false)
         for _ in 0..<200_000 { try root.counter.update { $0 += 1 } }

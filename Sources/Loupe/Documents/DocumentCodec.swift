@@ -71,6 +71,8 @@ public struct JSONCodec: DocumentCodec {
     public var prettyPrinted: Bool
     /// How the typed value maps to JSON: date and key strategies.
     public var coding: DocumentCoding
+    /// The text of large parts written last time, reused where they have not changed.
+    private let memo = JSONWriter.Memo()
 
     /// Creates a JSON codec.
     ///
@@ -92,7 +94,7 @@ public struct JSONCodec: DocumentCodec {
     }
 
     public func serialize(_ document: JSONValue) throws -> Data {
-        var data = Data(try JSONWriter.text(of: document, pretty: prettyPrinted).utf8)
+        var data = Data(try JSONWriter.bytes(of: document, pretty: prettyPrinted, memo: memo))
         if prettyPrinted { data.append(0x0A) }  // end the file with a newline, as editors do
         return data
     }

@@ -67,6 +67,18 @@ public struct DocumentCoding: Sendable {
 
     /// The document for `value`.
     public func encode<T: Encodable>(_ value: T) throws -> JSONValue {
+        try encode(value, memo: nil)
+    }
+
+    /// The document for `value`, reusing from `memo` the documents of large collections that have not
+    /// changed since the last encode with it (see ``DocumentEncoder``).
+    func encode<T: Encodable>(_ value: T, memo: DocumentEncoder.Memo?) throws -> JSONValue {
+        if let document = try DocumentEncoder.encode(value, coding: self, memo: memo) { return document }
+        return try encodeWithJSONEncoder(value)
+    }
+
+    /// The document for `value`, by way of `JSONEncoder`'s text.
+    func encodeWithJSONEncoder<T: Encodable>(_ value: T) throws -> JSONValue {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = dateEncodingStrategy
         encoder.keyEncodingStrategy = keyEncodingStrategy

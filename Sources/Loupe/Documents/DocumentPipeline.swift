@@ -17,6 +17,8 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
     let storeName: String
     /// Whether errors may quote values found in documents (not for stores that keep secrets).
     let revealsValues: Bool
+    /// The documents of the large collections the last encode wrote, for the next one to reuse.
+    let memo = DocumentEncoder.Memo()
 
     /// The root that `document` holds.
     func decode(_ document: JSONValue) throws -> Root {
@@ -33,7 +35,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
     /// The document for `root`.
     func encode(_ root: Root) throws -> JSONValue {
         do {
-            return try coding.encode(root)
+            return try coding.encode(root, memo: memo)
         } catch {
             throw StoreError(.unwritable, store: storeName, reason: "cannot encode the value: \(error)", cause: error)
         }

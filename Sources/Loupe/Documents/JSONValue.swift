@@ -42,7 +42,7 @@ public enum JSONValue: Sendable, Hashable {
 
     /// This value as compact JSON bytes.
     func data() throws -> Data {
-        Data(try JSONWriter.text(of: self, pretty: false).utf8)
+        Data(try JSONWriter.bytes(of: self, pretty: false))
     }
 
     /// The kind of value, for messages: `an integer`, `a string`.

@@ -1,0 +1,285 @@
+import Foundation
+@testable import Loupe
+import PropertyBased
+import Testing
+
+/// The pipeline's own encoder builds the same document as `JSONEncoder` (read back by the pipeline) for
+/// every shape of value, reuses only what has not changed, and never builds a document from an encode
+/// that threw.
+@Suite("DocumentEncoder against JSONEncoder")
+struct DocumentEncoderTests {
+    struct Element: Codable, Equatable, Sendable {
+        var id: Int
+        var name: String
+        var weight: Double
+        var tags: [String]
+    }
+
+    enum Mode: Codable, Equatable, Sendable {
+        case off
+        case fixed(rate: Int, label: String)
+        case pair(Int, Double)
+    }
+
+    /// Every kind of value `Codable` types commonly hold.
+    struct Sample: Codable, Equatable, Sendable {
+        var int: Int
+        var int8: Int8
+        var uint: UInt
+        var uint64: UInt64
+        var int128: Int128
+        var uint128: UInt128
+        var double: Double
+        var float: Float
+        var text: String
+        var flag: Bool
+        var optional: Int?
+        var absent: String?
+        var date: Date
+        var data: Data
+        var url: URL
+        var decimal: Decimal
+        var list: [Element]
+        var table: [String: Element]
+        var byNumber: [Int: String]
+        var matrix: [[Double]]
+        var set: Set<String>
+        var mode: Mode
+        var optionals: [Int?]
+    }
+
+    static let codings: [(String, DocumentCoding)] = [
+        ("deferredToDate", DocumentCoding()),
+        ("secondsSince1970", DocumentCoding(dates: .secondsSince1970)),
+        ("millisecondsSince1970", DocumentCoding(dates: .millisecondsSince1970)),
+        ("iso8601", DocumentCoding(dates: .iso8601)),
+    ]
+
+    /// Doubles of every magnitude: whole, fractional, huge, tiny, negative zero.
+    static func double(_ kind: Int, _ seed: Double) -> Double {
+        switch kind % 6 {
+        case 0: seed.rounded()
+        case 1: seed
+        case 2: seed * 1e290
+        case 3: seed * 1e-300
+        case 4: -0.0
+        default: seed / 3
+        }
+    }
+
+    static let sample = zip(
+        Gen.int(in: .min ... .max), Gen.uint64(in: .min ... .max), Gen.int128(in: .min ... .max),
+        Gen.uint128(in: .min ... .max), Gen.int(in: 0...5), Gen.double(in: -1e6...1e6),
+        Gen.float(in: -1e6...1e6), Gen.latin1.string(of: 0...12), Gen.int(in: 0...80), Gen.int(in: 0...3)
+    ).map { int, uint64, int128, uint128, kind, seed, float, text, count, mode in
+        let elements = (0..<count).map {
+            Element(id: $0 &* int, name: "\(text)-\($0)", weight: double(kind &+ $0, seed), tags: [text])
+        }
+        return Sample(
+            int: int, int8: Int8(truncatingIfNeeded: int), uint: UInt(uint64), uint64: uint64, int128: int128,
+            uint128: uint128, double: double(kind, seed), float: float, text: text, flag: count % 2 == 0,
+            optional: count % 3 == 0 ? nil : int, absent: nil,
+            date: Date(timeIntervalSince1970: seed * 1000), data: Data(text.utf8),
+            url: URL(string: "https://example.org/\(count)?q=\(kind)")!,
+            decimal: Decimal(string: "\(Int64(seed * 100))")! / 100,
+            list: elements, table: Dictionary(uniqueKeysWithValues: elements.map { ("key \($0.id) \($0.name)", $0) }),
+            byNumber: Dictionary(uniqueKeysWithValues: (0..<count).map { ($0 - 40, "\($0)") }),
+            matrix: [[seed, double(kind, seed)], [], (0..<count).map { Double($0) / 7 }],
+            set: Set((0..<count).map { "\(text)\($0)" }),
+            mode: [Mode.off, .fixed(rate: int, label: text), .pair(count, seed), .off][mode],
+            optionals: (0..<count).map { $0 % 2 == 0 ? $0 : nil })
+    }
+
+    @Test("the same document as JSONEncoder read back, over generated values, in every date strategy", .tags(.property))
+    func sameDocumentAsJSONEncoder() async {
+        await propertyCheck(count: 150, input: Self.sample) { sample in
+            for (name, coding) in Self.codings {
+                let ours = try #require(try DocumentEncoder.encode(sample, coding: coding, memo: nil), "\(name)")
+                let theirs = try coding.encodeWithJSONEncoder(sample)
+                #expect(ours == theirs, "\(name)")
+                #expect(try coding.decode(Sample.self, from: ours) == sample, "\(name)")
+            }
+        }
+    }
+
+    @Test("the same document as JSONEncoder for superEncoder, nested containers and top-level scalars")
+    func sameDocumentForUnusualConformances() throws {
+        struct Unusual: Encodable {
+            enum Keys: String, CodingKey { case a, b, c }
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: Keys.self)
+                try container.encode(1, forKey: .a)
+                var nested = container.nestedContainer(keyedBy: Keys.self, forKey: .b)
+                try nested.encode("x", forKey: .c)
+                var list = container.nestedUnkeyedContainer(forKey: .c)
+                try list.encode(true)
+                var inner = list.nestedContainer(keyedBy: Keys.self)
+                try inner.encodeNil(forKey: .a)
+                var deeper = list.nestedUnkeyedContainer()
+                try deeper.encode(2.5)
+                var inArray = list.superEncoder().singleValueContainer()
+                try inArray.encode("in an array")
+                var parent = container.superEncoder().container(keyedBy: Keys.self)
+                try parent.encode(3, forKey: .a)
+                var named = container.superEncoder(forKey: .a).unkeyedContainer()
+                try named.encode(4)
+            }
+        }
+        let coding = DocumentCoding()
+        #expect(try DocumentEncoder.encode(Unusual(), coding: coding, memo: nil) == coding.encodeWithJSONEncoder(Unusual()))
+        for value in [JSONValue.integer(3), .string("text"), .double(2.5), .bool(true), .null] {
+            #expect(try DocumentEncoder.encode(value, coding: coding, memo: nil) == coding.encodeWithJSONEncoder(value))
+        }
+        #expect(try DocumentEncoder.encode(Date(timeIntervalSince1970: 0), coding: coding, memo: nil)
+            == coding.encodeWithJSONEncoder(Date(timeIntervalSince1970: 0)))
+    }
+
+    /// Counts how often elements are encoded.
+    final class Counter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = 0
+        func increment() { lock.withLock { value += 1 } }
+        func take() -> Int { lock.withLock { defer { value = 0 }; return value } }
+    }
+
+    static let encodes = Counter()
+
+    struct Counted: Codable, Equatable, Sendable {
+        var value: Int
+        init(value: Int) { self.value = value }
+        init(from decoder: any Decoder) throws { value = try decoder.singleValueContainer().decode(Int.self) }
+        func encode(to encoder: any Encoder) throws {
+            DocumentEncoderTests.encodes.increment()
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        }
+    }
+
+    struct Graph: Codable, Equatable, Sendable {
+        var counter = 0
+        var items = (0..<100).map(Counted.init(value:))
+        var small = (0..<3).map(Counted.init(value:))
+    }
+
+    @Test("a large collection that has not changed is not encoded again; one that changed is, in full")
+    func unchangedCollectionsAreReused() throws {
+        let memo = DocumentEncoder.Memo()
+        let coding = DocumentCoding()
+        var graph = Graph()
+        _ = Self.encodes.take()
+        _ = try #require(try DocumentEncoder.encode(graph, coding: coding, memo: memo))
+        #expect(Self.encodes.take() == 103)
+
+        graph.counter += 1
+        let second = try #require(try DocumentEncoder.encode(graph, coding: coding, memo: memo))
+        #expect(Self.encodes.take() == 3, "only the small array is encoded again")
+        #expect(second == (try coding.encodeWithJSONEncoder(graph)))
+        _ = Self.encodes.take()  // JSONEncoder's
+
+        graph.items[57].value = -1
+        let third = try #require(try DocumentEncoder.encode(graph, coding: coding, memo: memo))
+        #expect(Self.encodes.take() == 103)
+        #expect(third == (try coding.encodeWithJSONEncoder(graph)))
+        _ = Self.encodes.take()  // JSONEncoder's
+
+        // Equal contents in new storage are reused too: equality, not identity, decides.
+        graph.items = (0..<100).map(Counted.init(value:))
+        graph.items[57].value = -1
+        _ = try DocumentEncoder.encode(graph, coding: coding, memo: memo)
+        #expect(Self.encodes.take() == 3)
+    }
+
+    @Test("a file store writes every change to a large collection, through the memo")
+    func fileStoreWritesChangedCollections() throws {
+        let directory = NSTemporaryDirectory() + "loupe-encoder-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/graph.json"
+        struct Large: Codable, Equatable, Sendable {
+            var counter = 0
+            var items = (0..<100).map { Element(id: $0, name: "\($0)", weight: 0.5, tags: []) }
+        }
+        let root = try RootLens(default: Large(), store: FileStore(path: path), watch: false)
+        for round in 1...5 {
+            try root.counter.set(round)
+            try root.items.update { $0[round].weight = Double(round) }
+        }
+        let reread = try RootLens(default: Large(), store: FileStore(path: path), watch: false)
+        #expect(reread.value == root.value)
+        #expect(reread.items.value[5].weight == 5)
+    }
+
+    @Test("the writer's memo writes exactly what a fresh write writes, through a series of edits", .tags(.property))
+    func writerMemoMatchesAFreshWrite() async {
+        let edit = zip(Gen.int(in: 0...5), Gen.int(in: 0...99), Gen.int(in: -1000...1000))
+        await propertyCheck(count: 50, input: edit.array(of: 1...12)) { edits in
+            var items = (0..<100).map { JSONValue.object(["id": .integer($0), "name": .string("item \($0)")]) }
+            var table = Dictionary(uniqueKeysWithValues: (0..<40).map { ("key \($0)", JSONValue.integer($0)) })
+            var counter = 0
+            let memos = [true: JSONWriter.Memo(), false: JSONWriter.Memo()]
+            for (kind, index, number) in edits {
+                switch kind {
+                case 0: counter = number
+                case 1: items[index] = .object(["id": .integer(number), "name": .string("edited")])
+                case 2: table["key \(index % 40)"] = .double(Double(number) / 8)
+                case 3: table["new \(number)"] = .string("added \"quoted\"")
+                case 4: items.remove(at: index % items.count); items.append(.integer(number))
+                default: break  // the same document again
+                }
+                let document = JSONValue.object([
+                    "counter": .integer(counter), "items": .array(items), "table": .object(table),
+                    "nested": .object(["items": .array(items)]),
+                ])
+                for pretty in [true, false] {
+                    let remembered = try JSONWriter.bytes(of: document, pretty: pretty, memo: memos[pretty])
+                    #expect(try remembered == JSONWriter.bytes(of: document, pretty: pretty))
+                }
+            }
+        }
+    }
+
+    @Test("an encode that threw, even where the conformance caught it, is left to JSONEncoder")
+    func caughtErrorsFallBack() throws {
+        struct Forgiving: Encodable {
+            var ratio = Double.nan
+            var items = Array(0..<50)
+            enum CodingKeys: CodingKey { case ratio, items }
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                do { try container.encode(ratio, forKey: .ratio) } catch {}
+                try container.encode(items, forKey: .items)
+            }
+        }
+        let memo = DocumentEncoder.Memo()
+        #expect(try DocumentEncoder.encode(Forgiving(), coding: DocumentCoding(), memo: memo) == nil)
+        let document = try DocumentCoding().encode(Forgiving())
+        #expect(document == .object(["items": .array((0..<50).map(JSONValue.integer))]))
+    }
+
+    @Test("key strategies other than the default are left to JSONEncoder")
+    func unsupportedStrategiesFallBack() throws {
+        struct Named: Codable, Equatable { var serverPort = 80 }
+        let coding = DocumentCoding(keys: .snakeCase)
+        #expect(try DocumentEncoder.encode(Named(), coding: coding, memo: nil) == nil)
+        #expect(try coding.encode(Named()) == .object(["server_port": .integer(80)]))
+    }
+
+    @Test("a conformance that misuses its encoder is an error naming the path, not a crash")
+    func misuseIsAnError() throws {
+        struct Misuse: Encodable {
+            func encode(to encoder: any Encoder) throws {
+                var single = encoder.singleValueContainer()
+                try single.encode(1)
+                var keyed = encoder.container(keyedBy: DocumentCodingKey.self)
+                try keyed.encode(2, forKey: DocumentCodingKey("b"))
+            }
+        }
+        struct Holder: Encodable { var inner = Misuse() }
+        #expect {
+            _ = try DocumentCoding().encode(Holder())
+        } throws: { error in
+            guard case EncodingError.invalidValue(_, let context) = error else { return false }
+            return context.codingPath.map(\.stringValue) == ["inner"]
+        }
+    }
+}
