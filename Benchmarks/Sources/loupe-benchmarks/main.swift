@@ -45,6 +45,15 @@ if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.ar
         let machine = machineScaling(operations: 2_000_000)
         print("the machine: 2 threads of independent work do \(format(machine.ratio))× one",
               zip(machine.loupe, machine.baseline).map { format($0 / $1) })
+    case "read-ratio":
+        let port = RootLens(Deep()).inner.leaf.port
+        let bare = RWLocked(Deep())
+        let keyPath = \Deep.inner.leaf.port
+        let n = 2_000_000
+        let reads = compare(operations: n,
+            loupe: { for _ in 0..<n { blackHole(port.value) } },
+            baseline: { for _ in 0..<n { blackHole(bare.read { $0[keyPath: keyPath] }) } })
+        print("derived read: \(duration(median(reads.loupe))) vs \(duration(median(reads.baseline))) bare: \(format(reads.ratio))×")
     case "steady":
         printTable("Reads during updates", ["reader threads", "reads/s in all", "per thread", "updates/s meanwhile"],
                    readsDuringUpdates(operations: 500_000))

@@ -68,7 +68,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
 
     private let lock = GraphLock()
     let committed: CommittedRoot<Root>
-    private let rootsEqual: RuntimeEquality<Root>?
+    private let rootsEqual: (@Sendable (Root, Root) -> Bool)?
     private let watch = Locked<(any StoreWatch)?>(nil)
     /// Why the document the store holds now could not be decoded, when an outside change brought one: an
     /// update must not overwrite it (it may be a person's edit in progress, or a newer program's), so
@@ -98,7 +98,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         self.store = store
         self.defaultValue = defaultValue
         self.logger = logger
-        self.rootsEqual = equality
+        self.rootsEqual = equality?.areEqual
         writable = store as? any WritableDocumentStore
         locking = store as? any LockingStore
         changeDetecting = store as? any ChangeDetectingStore
@@ -284,14 +284,30 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             if try document == pipeline.encode(committed.root) { return false }
         }
         if saving, store != nil { try save(value, document: document) }
-        let old = notifier.isObserved ? committed.root : nil
+        publish(value)
+        return true
+    }
+
+    /// Makes `value` the committed root, with the next version, and queues the commit for its observers.
+    ///
+    /// The commit and the previous root are kept only when someone observes (the common in-memory update
+    /// has no observer, and unspecialized generic code pays a metadata lookup for each generic type it
+    /// touches).
+    private func publish(_ value: Root) {
+        guard notifier.isObserved else {
+            lock.publishing {
+                committed.root = value
+                committed.version &+= 1
+            }
+            return
+        }
+        let old = committed.root
         let version = lock.publishing { () -> UInt64 in
             committed.root = value
             committed.version &+= 1
             return committed.version
         }
-        if let old { notifier.enqueue(Commit(old: old, new: value, version: version)) }
-        return true
+        notifier.enqueue(old: old, new: value, version: version)
     }
 
     /// Hands `value`'s document to the store (`document`, when it is already encoded).

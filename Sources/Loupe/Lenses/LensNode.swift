@@ -28,11 +28,14 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
     /// (`MemoryLayout.offset(of:)`), so that a read copies the part out in place.
     private let offset: Int?
     private let channel = Locked<Channel<Root, Value>?>(nil)
+    /// The graph's, copied: read in place (see ``GraphObservation``).
+    private let observation: GraphObservation
 
     init(core: GraphCore<Root>, step: any Step<Root, Value>, path: String) {
         self.core = core
         self.step = step
         self.path = path
+        observation = core.observation
         if step is IdentityStep<Root> {
             offset = 0
         } else if let keyPathStep = step as? WritableKeyPathStep<Root, Value> {
@@ -50,7 +53,7 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
 
     @inline(__always)
     func read() -> Value {
-        core.observation.access()
+        observation.access()
         if let offset { return core.read(at: offset, as: Value.self) }
         return core.read { step.get($0) }
     }

@@ -1,4 +1,5 @@
 import Observation
+import Synchronization
 
 /// A graph as Swift Observation sees it: reading any lens's `value` registers an access, and each commit
 /// of the graph is a mutation, so `withObservationTracking { _ = lens.value }` fires on the next commit.
@@ -7,20 +8,27 @@ import Observation
 /// That is what Observation allows (an `onChange` says "may have changed"); it keeps a read at a few
 /// nanoseconds more, where tracking each lens would cost every read a lock. For exactly the changes of
 /// one part, use ``Lens/observe(_:)`` or ``Lens/values``.
-final class GraphObservation: Observable, Sendable {
-    private let registrar = ObservationRegistrar()
-
+///
+/// A value: the graph holds one and each lens's node a copy (all copies share one registrar). A lens
+/// reads through its own copy, which Swift borrows in place; reaching the graph's instead cost every read
+/// a retain and a release of an object that all reading threads share, and two threads reading at once
+/// did less than one. The subject named is an empty struct: Observation asks only for its type.
+struct GraphObservation: Sendable {
     /// What accesses and mutations name: the graph's commits.
-    private var commits: Void { () }
+    struct Commits: Observable {
+        var commits: Void { () }
+    }
+
+    private let registrar = ObservationRegistrar()
     /// The key path, made once: a literal is fetched from the runtime on every read.
-    private let commitsKeyPath: KeyPath<GraphObservation, Void> & Sendable = \.commits
+    private let commitsKeyPath: KeyPath<Commits, Void> & Sendable = \.commits
 
     @inline(__always)
     func access() {
-        registrar.access(self, keyPath: commitsKeyPath)
+        registrar.access(Commits(), keyPath: commitsKeyPath)
     }
 
     func graphChanged() {
-        registrar.withMutation(of: self, keyPath: commitsKeyPath) {}
+        registrar.withMutation(of: Commits(), keyPath: commitsKeyPath) {}
     }
 }

@@ -42,10 +42,10 @@ final class Notifier<Root: Sendable>: Sendable {
     var isObserved: Bool { observed.load(ordering: .acquiring) }
 
     /// Queues `commit` for delivery; a committer calls it only while ``isObserved``.
-    func enqueue(_ commit: Commit<Root>) {
+    func enqueue(old: Root, new: Root, version: UInt64) {
         state.withLock { state in
             if !state.channels.isEmpty {
-                state.pending.append(commit)
+                state.pending.append(Commit(old: old, new: new, version: version))
                 mayHavePending.store(true, ordering: .releasing)
             }
         }
@@ -65,20 +65,25 @@ final class Notifier<Root: Sendable>: Sendable {
             return true
         }
         guard mine else { return }
+        // Filled in place rather than returned as a tuple: unspecialized generic code looks up the
+        // metadata of every generic tuple and optional it makes, on each call.
+        var commits: [Commit<Root>] = []
+        var channels: [AnyChannel<Root>] = []
         while true {
-            let next = state.withLock { state -> (commits: [Commit<Root>], channels: [AnyChannel<Root>])? in
+            let more = state.withLock { state -> Bool in
                 guard !state.pending.isEmpty else {
                     state.draining = false
-                    return nil
+                    return false
                 }
-                var commits: [Commit<Root>] = []
+                commits.removeAll(keepingCapacity: true)
                 swap(&commits, &state.pending)
                 mayHavePending.store(false, ordering: .releasing)
-                return (commits, state.channels)
+                channels = state.channels
+                return true
             }
-            guard let next else { return }
-            for commit in next.commits {
-                for channel in next.channels {
+            guard more else { return }
+            for commit in commits {
+                for channel in channels {
                     channel.deliver(commit)
                 }
             }
@@ -158,12 +163,12 @@ final class Channel<Root: Sendable, Value: Sendable>: AnyChannel<Root>, @uncheck
     }
 
     let step: any Step<Root, Value>
-    private let valuesEqual: RuntimeEquality<Value>?
+    private let valuesEqual: (@Sendable (Value, Value) -> Bool)?
     private let state = Locked(State())
 
     init(step: any Step<Root, Value>) {
         self.step = step
-        self.valuesEqual = RuntimeEquality(Value.self)
+        self.valuesEqual = RuntimeEquality(Value.self)?.areEqual
     }
 
     /// Adds an observer; restarts the channel's memory from `root` if it had no observers. Returns the
@@ -182,14 +187,19 @@ final class Channel<Root: Sendable, Value: Sendable>: AnyChannel<Root>, @uncheck
 
     override func deliver(_ commit: Commit<Root>) {
         let current = step.get(commit.new)
-        let delivery = state.withLock { state -> (Value, [Observer<Value>])? in
-            guard commit.version > state.lastVersion, let previous = state.last else { return nil }
+        // Filled in place rather than returned as an optional tuple (see ``Notifier``).
+        var previous: Value?
+        var observers: [Observer<Value>] = []
+        let changed = state.withLock { state -> Bool in
+            guard commit.version > state.lastVersion, state.last != nil else { return false }
+            swap(&previous, &state.last)
             state.last = current
             state.lastVersion = commit.version
-            if let valuesEqual, valuesEqual(previous, current) { return nil }
-            return (previous, state.observers)
+            if let valuesEqual, let previous, valuesEqual(previous, current) { return false }
+            observers = state.observers
+            return true
         }
-        guard let (previous, observers) = delivery else { return }
+        guard changed, let previous else { return }
         for observer in observers {
             guard observer.since < commit.version else { break }  // later ones started later
             observer.handler(previous, current)

@@ -4,26 +4,28 @@
 /// run time. This is made once per lens or graph; a comparison then costs two dynamic casts to the type
 /// the values already have and one `==`. Where the type is known to be `Equatable`, ``init(_:)-(Value,Value)->Bool``
 /// takes `==` directly.
-struct RuntimeEquality<Value>: @unchecked Sendable {  // holds a metatype or a @Sendable closure, both immutable
-    private let type: (any Equatable.Type)?
-    private let areEqual: (@Sendable (Value, Value) -> Bool)?
+///
+/// Hot paths keep ``areEqual``, a plain closure: an optional closure is tested without looking up any
+/// generic type's metadata, where an optional `RuntimeEquality<Root>` is not.
+struct RuntimeEquality<Value>: Sendable {
+    /// `==` on two values of the type.
+    let areEqual: @Sendable (Value, Value) -> Bool
 
     /// `==` for `Value`, or nil when `Value` is not `Equatable`.
     init?(_ value: Value.Type) {
         guard let type = value as? any Equatable.Type else { return nil }
-        self.type = type
-        areEqual = nil
+        // A metatype is immutable; `any Equatable.Type` is only not declared `Sendable`.
+        nonisolated(unsafe) let equatable = type
+        areEqual = { equatable.isEqual($0, $1) }
     }
 
     /// `==` known statically.
     init(_ areEqual: @escaping @Sendable (Value, Value) -> Bool) {
-        type = nil
         self.areEqual = areEqual
     }
 
     func callAsFunction(_ lhs: Value, _ rhs: Value) -> Bool {
-        if let areEqual { return areEqual(lhs, rhs) }
-        return type?.isEqual(lhs, rhs) ?? false
+        areEqual(lhs, rhs)
     }
 }
 

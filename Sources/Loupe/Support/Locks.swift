@@ -53,29 +53,41 @@ extension Locked where State: Sendable {
 final class GraphLock: Sendable {
     private static let stripeCount = 16
 
-    /// One reader counter, alone on its cache lines: the padding keeps neighbouring objects away.
+    /// One reader counter, alone on its cache lines. A reader writes its stripe's counter and (retaining
+    /// it) its header; the padding keeps both more than 128 bytes from anything another thread reads, past
+    /// the pair of lines a processor's adjacent-line prefetcher fetches together.
     private final class Stripe: Sendable {
+        private let leading = InlineArray<16, Int>(repeating: 0)
         let readers = Atomic<Int>(0)
-        private let padding: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        private let trailing = InlineArray<16, Int>(repeating: 0)
     }
+
+    /// Keeps what every reader reads (the stripes, the publishing flag) off the lines of whatever object was
+    /// allocated just before this one.
+    private let leading = InlineArray<16, Int>(repeating: 0)
 
     private let stripes: [Stripe] = (0..<GraphLock.stripeCount).map { _ in Stripe() }
     private let isPublishing = Atomic<Bool>(false)
+    /// The process-wide key of each thread's stripe number, copied here: reaching the global on every read
+    /// cost a check that it was initialized.
+    private let stripeKey = readStripeKey.key
     private let mutex = NSLock()
     private let owner = Atomic<UInt>(0)
 
     /// Runs `body` while no root is being swapped in.
     @inline(__always)
     func withReadLock<R>(_ body: () throws -> R) rethrows -> R {
-        let stripe = stripes[currentStripe() & (Self.stripeCount - 1)]
+        // The stripe is reached by index on each use, a borrow: held in a local, it was retained and
+        // released on every read.
+        let index = currentStripe(stripeKey) & (Self.stripeCount - 1)
         while true {
-            stripe.readers.wrappingAdd(1, ordering: .sequentiallyConsistent)
+            stripes[index].readers.wrappingAdd(1, ordering: .sequentiallyConsistent)
             if !isPublishing.load(ordering: .sequentiallyConsistent) { break }
             // A root is being swapped in: step back, and wait until it is.
-            stripe.readers.wrappingSubtract(1, ordering: .releasing)
+            stripes[index].readers.wrappingSubtract(1, ordering: .releasing)
             waitWhilePublishing()
         }
-        defer { stripe.readers.wrappingSubtract(1, ordering: .releasing) }
+        defer { stripes[index].readers.wrappingSubtract(1, ordering: .releasing) }
         return try body()
     }
 
@@ -122,11 +134,11 @@ final class GraphLock: Sendable {
 /// The calling thread's read stripe, assigned round-robin on its first read and kept in a thread-specific
 /// slot as a number (stored plus one, since an empty slot reads as zero). No memory is reached through it.
 @inline(__always)
-private func currentStripe() -> Int {
-    let stored = Int(bitPattern: pthread_getspecific(readStripeKey.key))
+private func currentStripe(_ key: pthread_key_t) -> Int {
+    let stored = Int(bitPattern: pthread_getspecific(key))
     if stored != 0 { return stored - 1 }
     let assigned = nextStripe.add(1, ordering: .sequentiallyConsistent).oldValue
-    pthread_setspecific(readStripeKey.key, UnsafeRawPointer(bitPattern: assigned + 1))
+    pthread_setspecific(key, UnsafeRawPointer(bitPattern: assigned + 1))
     return assigned
 }
 
