@@ -28,42 +28,27 @@ final class DocumentEncoder {
     static let memoThreshold = 32
 
     /// What one encode found, and what the next may reuse.
-    final class Memo: Sendable {
-        /// A collection and its document. The collection is part of a `Sendable` root (the pipeline encodes
-        /// only those) and is never mutated here, only compared.
-        struct Entry: @unchecked Sendable {
-            let collection: Any
-            let document: JSONValue
-        }
-        private let entries = Locked<[String: Entry]>([:])
+    typealias Memo = PartMemo<MemoEntry>
 
-        init() {}
-
-        /// Takes every entry (a concurrent encode finds none and simply encodes everything).
-        fileprivate func take() -> [String: Entry] {
-            entries.withLock { entries in
-                defer { entries = [:] }
-                return entries
-            }
-        }
-
-        fileprivate func keep(_ kept: [String: Entry]) {
-            entries.withLock { $0 = kept }
-        }
+    /// A collection and its document. The collection is part of a `Sendable` root (the pipeline encodes
+    /// only those) and is never mutated here, only compared.
+    struct MemoEntry: @unchecked Sendable {
+        let collection: Any
+        let document: JSONValue
     }
 
     /// Why the encode must be handed to `JSONEncoder` instead.
     private struct Unsupported: Error {}
 
     fileprivate let dates: JSONEncoder.DateEncodingStrategy
-    fileprivate var previous: [String: Memo.Entry]
-    fileprivate var next: [String: Memo.Entry] = [:]
+    fileprivate var previous: [String: MemoEntry]
+    fileprivate var next: [String: MemoEntry] = [:]
     /// Set when this encoder threw, even if the conformance caught it.
     fileprivate var threw = false
     /// The first misuse of the encoder by a conformance, reported after the encode.
     fileprivate var misuse: EncodingError?
 
-    private init(dates: JSONEncoder.DateEncodingStrategy, previous: [String: Memo.Entry]) {
+    private init(dates: JSONEncoder.DateEncodingStrategy, previous: [String: MemoEntry]) {
         self.dates = dates
         self.previous = previous
     }
@@ -121,7 +106,7 @@ final class DocumentEncoder {
             return entry.document
         }
         let document = try encodeNested(value, at: codingPath)
-        next[key] = Memo.Entry(collection: value, document: document)
+        next[key] = MemoEntry(collection: value, document: document)
         return document
     }
 

@@ -19,33 +19,19 @@ struct JSONWriter {
     /// An entry is used only for a value `==` to the one it was written from, at the same place and
     /// depth: the comparison answers at once when both share their storage (the document of an unchanged
     /// collection, which ``DocumentEncoder`` reuses) and compares element by element otherwise.
-    final class Memo: Sendable {
-        struct Entry: Sendable {
-            let value: JSONValue
-            let text: [UInt8]
-        }
-        private let entries = Locked<[String: Entry]>([:])
+    typealias Memo = PartMemo<MemoEntry>
 
-        init() {}
-
-        /// Takes every entry (a concurrent write finds none and simply writes everything).
-        fileprivate func take() -> [String: Entry] {
-            entries.withLock { entries in
-                defer { entries = [:] }
-                return entries
-            }
-        }
-
-        fileprivate func keep(_ kept: [String: Entry]) {
-            entries.withLock { $0 = kept }
-        }
+    /// A large array or object and its text.
+    struct MemoEntry: Sendable {
+        let value: JSONValue
+        let text: [UInt8]
     }
 
     let pretty: Bool
     private(set) var bytes: [UInt8] = []
     private var path: [ValuePath.Component] = []
-    private var previous: [String: Memo.Entry] = [:]
-    private var next: [String: Memo.Entry] = [:]
+    private var previous: [String: MemoEntry] = [:]
+    private var next: [String: MemoEntry] = [:]
     /// A newline and the indentation of the deepest level written so far; a prefix of it starts a line.
     private var indentation: [UInt8] = [UInt8(ascii: "\n")]
 
@@ -88,7 +74,7 @@ struct JSONWriter {
         }
         let start = bytes.count
         try writeValue(value, depth: depth)
-        next[key] = Memo.Entry(value: value, text: Array(bytes[start...]))
+        next[key] = MemoEntry(value: value, text: Array(bytes[start...]))
     }
 
     private mutating func writeValue(_ value: JSONValue, depth: Int) throws {
