@@ -290,9 +290,8 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
 
     /// Makes `value` the committed root, with the next version, and queues the commit for its observers.
     ///
-    /// The commit and the previous root are kept only when someone observes (the common in-memory update
-    /// has no observer, and unspecialized generic code pays a metadata lookup for each generic type it
-    /// touches).
+    /// A commit is made only when someone observes (the common in-memory update has no observer, and
+    /// unspecialized generic code pays a metadata lookup for each generic type it touches).
     private func publish(_ value: Root) {
         guard notifier.isObserved else {
             lock.publishing {
@@ -301,13 +300,12 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             }
             return
         }
-        let old = committed.root
         let version = lock.publishing { () -> UInt64 in
             committed.root = value
             committed.version &+= 1
             return committed.version
         }
-        notifier.enqueue(old: old, new: value, version: version)
+        notifier.enqueue(value, version: version)
     }
 
     /// Hands `value`'s document to the store (`document`, when it is already encoded).

@@ -1,8 +1,7 @@
 import Synchronization
 
-/// One committed change of the root.
+/// One committed root. Observers need only the new root: each channel remembers its lens's last value.
 struct Commit<Root: Sendable>: Sendable {
-    let old: Root
     let new: Root
     let version: UInt64
 }
@@ -42,10 +41,10 @@ final class Notifier<Root: Sendable>: Sendable {
     var isObserved: Bool { observed.load(ordering: .acquiring) }
 
     /// Queues `commit` for delivery; a committer calls it only while ``isObserved``.
-    func enqueue(old: Root, new: Root, version: UInt64) {
+    func enqueue(_ new: Root, version: UInt64) {
         state.withLock { state in
             if !state.channels.isEmpty {
-                state.pending.append(Commit(old: old, new: new, version: version))
+                state.pending.append(Commit(new: new, version: version))
                 mayHavePending.store(true, ordering: .releasing)
             }
         }
