@@ -32,7 +32,7 @@ struct FileStoreProcessTests {
             // The file holds exactly what some committed update wrote: never torn, never empty.
             guard FileManager.default.fileExists(atPath: path) else { continue }
             let data = try Data(contentsOf: URL(fileURLWithPath: path))
-            let record = try JSONDecoder().decode(Record.self, from: data)
+            let record = try decodeStored(over: Record(), data)
             #expect(record == Record.written(record.count), "after kill \(kills)")
             #expect(record.count >= highest, "a committed update was lost after kill \(kills)")
             highest = record.count
@@ -62,7 +62,7 @@ struct FileStoreProcessTests {
             process.waitUntilExit()
             #expect(process.terminationStatus == 0)
         }
-        let record = try JSONDecoder().decode(Record.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+        let record = try decodeStored(over: Record(), Data(contentsOf: URL(fileURLWithPath: path)))
         #expect(record.count == 2_000)
         #expect(record == Record.written(2_000))
     }
@@ -80,7 +80,7 @@ struct FileStoreProcessTests {
         #expect(eventually { seen.all.last == 5 })
         #expect(seen.all == seen.all.sorted(), "in order")
         try root.count.update { $0 += 1 }
-        #expect(try JSONDecoder().decode(Record.self, from: Data(contentsOf: URL(fileURLWithPath: path))).count == 6)
+        #expect(try decodeStored(over: Record(), Data(contentsOf: URL(fileURLWithPath: path))).count == 6)
         token.cancel()
     }
 
@@ -164,7 +164,7 @@ struct CoalescedWriteTests {
         #expect(root.server.port.value == 100)
         #expect(!FileManager.default.fileExists(atPath: path), "nothing written before the interval or a flush")
         try root.flush()
-        #expect(try JSONDecoder().decode(Settings.self, from: Data(contentsOf: URL(fileURLWithPath: path))).server.port == 100)
+        #expect(try decodeStored(over: Settings(), Data(contentsOf: URL(fileURLWithPath: path))).server.port == 100)
     }
 
     @Test func theIntervalWritesTheLatestValue() throws {
@@ -174,7 +174,7 @@ struct CoalescedWriteTests {
         let root = try RootLens(default: Settings(), store: FileStore(path: path, writePolicy: .coalesced(.milliseconds(20))))
         for port in 1...50 { try root.server.port.set(port) }
         #expect(eventually {
-            (try? JSONDecoder().decode(Settings.self, from: Data(contentsOf: URL(fileURLWithPath: path))))?.server.port == 50
+            (try? decodeStored(over: Settings(), Data(contentsOf: URL(fileURLWithPath: path))))?.server.port == 50
         })
     }
 
@@ -201,7 +201,7 @@ struct CoalescedWriteTests {
             let root = try RootLens(default: Settings(), store: FileStore(path: path, writePolicy: .coalesced(.seconds(60))))
             try root.server.port.set(42)
         }
-        #expect(try JSONDecoder().decode(Settings.self, from: Data(contentsOf: URL(fileURLWithPath: path))).server.port == 42)
+        #expect(try decodeStored(over: Settings(), Data(contentsOf: URL(fileURLWithPath: path))).server.port == 42)
     }
 }
 

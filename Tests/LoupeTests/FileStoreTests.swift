@@ -82,7 +82,7 @@ struct FileStoreTests {
         try root.server.port.set(7)
         try root.server.port.set(8)
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == "real/settings.json")
-        let stored = try JSONDecoder().decode(Settings.self, from: Data(contentsOf: URL(fileURLWithPath: target)))
+        let stored = try decodeStored(over: Settings(), Data(contentsOf: URL(fileURLWithPath: target)))
         #expect(stored.server.port == 8)
     }
 
@@ -130,8 +130,9 @@ struct FileStoreBadInputTests {
              message: "(it may be truncated)"),
         Case(name: "empty", bytes: [], message: "it is empty"),
         Case(name: "non-UTF-8", bytes: [0x7B, 0x22, 0xFF, 0xFE, 0x22, 0x3A, 0x31, 0x7D], message: "not UTF-8 text"),
-        Case(name: "missing key", bytes: Array(#"{"server": {"host": "h"}, "features": {}}"#.utf8),
-             message: "server.port: missing"),
+        // Missing keys take the default's value; an optional part the default lacks has no defaults to take.
+        Case(name: "missing key", bytes: Array(#"{"protection": {"passcode": "1234"}}"#.utf8),
+             message: "protection.enabled: missing (a required key)"),
     ]
 
     @Test(arguments: cases)

@@ -12,7 +12,7 @@ struct LensUpdateTests {
         try root.server.port.set(9090)
         try root.update { $0.server.port += 1 }
         #expect(root.server.port.value == 9091)
-        #expect(try store.load(as: Settings.self)?.server.port == 9091)
+        #expect(try store.load(over: Settings())?.server.port == 9091)
         #expect(store.saves == 2)
     }
 
@@ -62,7 +62,7 @@ struct LensUpdateTests {
         }
         #expect(root.value.server.port == 1)
         #expect(root.value.features.isEmpty)
-        #expect(try store.load(as: Settings.self)?.server.port == 1)
+        #expect(try store.load(over: Settings())?.server.port == 1)
         #expect(store.saves == 1)
         #expect(notified.all.isEmpty)
         token.cancel()
@@ -82,7 +82,7 @@ struct LensUpdateTests {
             (error as? StoreError)?.code == .unwritable && "\(error)".contains("recording store")
         }
         #expect(root.value == before)
-        #expect(try store.load(as: Settings.self) == before)
+        #expect(try store.load(over: Settings()) == before)
         #expect(notified.all.isEmpty)
         store.fail(false)
         try root.server.port.set(3)
@@ -132,7 +132,7 @@ struct LensUpdateTests {
             }
         }
         #expect(root.server.port.value == threads * increments)
-        #expect(try store.load(as: Settings.self)?.server.port == threads * increments)
+        #expect(try store.load(over: Settings())?.server.port == threads * increments)
     }
 
     @Test func anUpdateInsideAnUpdateIsReportedNotDeadlocked() throws {
@@ -225,7 +225,7 @@ struct DefaultTests {
         let token = root.protection.observe { appeared.append($0) }
         try protection.enabled.set(true)
         #expect(root.protection.value == Protection(enabled: true, passcode: "0000"))
-        #expect(try store.load(as: Settings.self)?.protection == Protection(enabled: true, passcode: "0000"))
+        #expect(try store.load(over: Settings())?.protection == Protection(enabled: true, passcode: "0000"))
         #expect(appeared.all == [Protection(enabled: true, passcode: "0000")])
         token.cancel()
     }

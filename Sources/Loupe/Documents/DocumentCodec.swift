@@ -102,9 +102,11 @@ public struct JSONCodec: DocumentCodec {
 
 /// Property lists, XML (readable) or binary (compact).
 ///
-/// Property lists have no `null`; a document holding one cannot be written. Data and dates read from a
-/// property list become what the typed value's coding expects of them: base64 strings and seconds since
-/// 2001 (as `JSONEncoder` writes them by default).
+/// Property lists have no `null`, which a stored merge patch uses to remove a part the defaults have: it is
+/// written as the string `$null`, as `NSKeyedArchiver` writes `nil` (a string `$null` of the value's own is
+/// written `$$null`, and so on, so every string reads back as it was). Data and dates read from a property
+/// list become what the typed value's coding expects of them: base64 strings and seconds since 2001 (as
+/// `JSONEncoder` writes them by default).
 public struct PropertyListCodec: DocumentCodec {
     /// The property-list flavour written; both are read.
     public var format: PropertyListSerialization.PropertyListFormat
@@ -131,7 +133,7 @@ public struct PropertyListCodec: DocumentCodec {
     }
 
     public func serialize(_ document: JSONValue) throws -> Data {
-        try PropertyListSerialization.data(fromPropertyList: try document.propertyListObject(), format: format, options: 0)
+        try PropertyListSerialization.data(fromPropertyList: document.propertyListObject, format: format, options: 0)
     }
 }
 
@@ -152,6 +154,7 @@ extension JSONValue {
     init(propertyList object: Any) {
         switch object {
         case let data as Data: self = .string(data.base64EncodedString())
+        case let string as String: self = Self.propertyListNull.unescaping(string)
         case let date as Date: self = .double(date.timeIntervalSinceReferenceDate)
         case let array as [Any]: self = .array(array.map(JSONValue.init(propertyList:)))
         case let object as [String: Any]: self = .object(object.mapValues(JSONValue.init(propertyList:)))
@@ -159,22 +162,41 @@ extension JSONValue {
         }
     }
 
-    /// The property-list object for this document.
-    ///
-    /// - Throws: ``DocumentSyntaxError`` naming the first `null`, which property lists cannot hold.
-    func propertyListObject(at path: ValuePath = ValuePath([])) throws -> Any {
+    /// The property-list object for this document, with `null` as the string `$null`.
+    var propertyListObject: Any {
         switch self {
-        case .null: throw DocumentSyntaxError("property lists cannot hold null (at \(path))")
+        case .null: return Self.propertyListNull.marker
         case .bool(let value): return value
         case .integer(let value): return value
         case .double(let value): return value
-        case .string(let value): return value
+        case .string(let value): return Self.propertyListNull.escaping(value)
         case .array(let values):
-            return try values.enumerated().map { try $1.propertyListObject(at: ValuePath(path.components + [.index($0)])) }
+            return values.map(\.propertyListObject)
         case .object(let values):
-            var object: [String: Any] = [:]
-            for (key, value) in values { object[key] = try value.propertyListObject(at: ValuePath(path.components + [.key(key)])) }
-            return object
+            return values.mapValues(\.propertyListObject)
         }
     }
+}
+
+/// How `null` is written where a property list (or `UserDefaults`) holds a document: the string `$null`,
+/// and a string made of one or more `$` then `null` with one `$` more.
+struct PropertyListNull {
+    let marker = "$null"
+
+    private func isMarkerLike(_ string: String) -> Bool {
+        string.hasSuffix("null") && string.count > 4 && string.dropLast(4).allSatisfy { $0 == "$" }
+    }
+
+    func escaping(_ string: String) -> String {
+        isMarkerLike(string) ? "$" + string : string
+    }
+
+    func unescaping(_ string: String) -> JSONValue {
+        guard isMarkerLike(string) else { return .string(string) }
+        return string == marker ? .null : .string(String(string.dropFirst()))
+    }
+}
+
+extension JSONValue {
+    static var propertyListNull: PropertyListNull { PropertyListNull() }
 }

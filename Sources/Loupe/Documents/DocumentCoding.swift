@@ -89,6 +89,16 @@ public struct DocumentCoding: Sendable {
     ///
     /// - Throws: `DecodingError`, whose coding path names the part that does not fit.
     public func decode<T: Decodable>(_ type: T.Type, from document: JSONValue) throws -> T {
+        try DocumentDecoder.decode(type, from: document, coding: self)
+    }
+
+    /// The value `document` encodes, recording in `reads` which of its keys the value read.
+    func decode<T: Decodable>(_ type: T.Type, from document: JSONValue, reads: ReadKeys?) throws -> T {
+        try DocumentDecoder.decode(type, from: document, coding: self, reads: reads)
+    }
+
+    /// The value `document` encodes, by way of `JSONDecoder` and the document's text.
+    func decodeWithJSONDecoder<T: Decodable>(_ type: T.Type, from document: JSONValue) throws -> T {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = dateDecodingStrategy
         decoder.keyDecodingStrategy = keyDecodingStrategy

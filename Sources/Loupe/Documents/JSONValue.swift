@@ -31,7 +31,7 @@ public enum JSONValue: Sendable, Hashable {
 
     /// Decodes `type` from this tree.
     public func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        try JSONDecoder().decode(type, from: data())
+        try DocumentCoding().decode(type, from: self)
     }
 
     /// This value as JSON text: compact, or pretty-printed with sorted keys.

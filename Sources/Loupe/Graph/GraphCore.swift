@@ -74,6 +74,9 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// update must not overwrite it (it may be a person's edit in progress, or a newer program's), so
     /// updates fail with this until the store holds a document that decodes.
     private let undecodableOutsideChange = Locked<(any Error)?>(nil)
+    /// What the root knows of the document in the store (its unknown keys, its version), to write the next
+    /// one. Changed only under the update lock.
+    private let storedMemory = Locked(StoredMemory.empty)
     private let errorHandlers = Locked<[UInt64: @Sendable (any Error) -> Void]>([:])
     private let nextErrorHandlerID = Atomic<UInt64>(0)
     /// Where the `async` forms of updates, reloads and flushes run: off Swift's cooperative pool, whose few
@@ -92,8 +95,9 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     static var maximumConflictRetries: Int { 256 }
 
     init(
-        default defaultValue: Root, store: (any DocumentStore)?, watch shouldWatch: Bool,
-        equality: RuntimeEquality<Root>?, logger: Logger
+        default defaultValue: Root, store: (any DocumentStore)?, version: Int = 1,
+        migrations: [Int: DocumentPipeline<Root>.Migration] = [:], form: StoredForm = .differencesFromDefaults,
+        watch shouldWatch: Bool, equality: RuntimeEquality<Root>?, logger: Logger
     ) throws {
         self.store = store
         self.defaultValue = defaultValue
@@ -104,13 +108,26 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         changeDetecting = store as? any ChangeDetectingStore
         deferred = store as? any DeferredWriteStore
         holdsSecrets = store is any SecretStore
+        let coding = store?.coding ?? DocumentCoding()
+        let storeName = store?.description ?? Self.noStoreName
+        guard version >= 1 else {
+            throw StoreError(.corrupt, store: storeName, reason: "the program's version must be 1 or more, not \(version)")
+        }
+        let defaults: JSONValue
+        do {
+            // Only a store's documents lie over the defaults; a root in memory never encodes them.
+            defaults = store == nil ? .object([:]) : try coding.encode(defaultValue)
+        } catch {
+            throw StoreError(.unwritable, store: storeName, reason: "cannot encode the default value: \(error)", cause: error)
+        }
         pipeline = DocumentPipeline(
-            coding: store?.coding ?? DocumentCoding(), storeName: store?.description ?? Self.noStoreName,
-            revealsValues: !(store is any SecretStore))
+            coding: coding, storeName: storeName, revealsValues: !(store is any SecretStore), defaults: defaults,
+            version: version, migrations: migrations, form: form)
         ioQueue = DispatchQueue(label: "loupe.graph")
 
-        let initial = try store?.load().map(pipeline.decode) ?? defaultValue
-        committed = CommittedRoot(initial)
+        let initial = try store?.load().map(pipeline.load)
+        committed = CommittedRoot(initial?.root ?? defaultValue)
+        storedMemory.withLock { $0 = initial?.memory ?? .empty }
         if shouldWatch, let watching = store as? any WatchingStore {
             let handle = try watching.watch { [weak self] in self?.refreshFromStore() }
             watch.withLock { $0 = handle }
@@ -196,9 +213,10 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         defer { afterCommits(committedAny) }
         try serialized(path: rootPathName) {
             try withExclusiveAccess {
-                let stored = try store.load().map(pipeline.decode) ?? defaultValue
+                let stored = try store.load().map(pipeline.load)
                 undecodableOutsideChange.withLock { $0 = nil }
-                committedAny = try commit(stored, saving: false)
+                committedAny = try commit(stored?.root ?? defaultValue, saving: false)
+                storedMemory.withLock { $0 = stored?.memory ?? .empty }
             }
         }
     }
@@ -212,6 +230,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             try withExclusiveAccess {
                 try writable?.remove()
                 undecodableOutsideChange.withLock { $0 = nil }
+                storedMemory.withLock { $0 = .empty }
                 committedAny = try commit(defaultValue, saving: false)
             }
         }
@@ -258,15 +277,16 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             if refusingUndecodable, let failure = undecodableOutsideChange.withLock({ $0 }) { throw failure }
             return false
         }
-        let value: Root
+        let loaded: (root: Root, memory: StoredMemory)?
         do {
-            value = try document.map(pipeline.decode) ?? defaultValue
+            loaded = try document.map(pipeline.load)
         } catch {
             undecodableOutsideChange.withLock { $0 = error }
             throw error
         }
         undecodableOutsideChange.withLock { $0 = nil }
-        guard try commit(value, saving: false) else { return false }
+        storedMemory.withLock { $0 = loaded?.memory ?? .empty }
+        guard try commit(loaded?.root ?? defaultValue, saving: false) else { return false }
         logger.info("picked up an outside change", metadata: ["store": "\(storeName)"])
         return true
     }
@@ -308,15 +328,38 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         notifier.enqueue(value, version: version)
     }
 
-    /// Hands `value`'s document to the store (`document`, when it is already encoded).
+    /// Hands the store the document to keep for `value` (whose whole document is `document`, when it is
+    /// already encoded): the patch over the defaults, with the unknown keys and the version stamp.
     private func save(_ value: Root, document: JSONValue?) throws {
+        var memory = storedMemory.withLock { $0 }
         if let deferred, document == nil {
-            // Encoded when the store writes, once for a burst of commits.
+            // Encoded when the store writes, once for a burst of commits, from what the root knows of the
+            // store now. (Unknown keys that lose their place are dropped from that write; the root still
+            // remembers them, as no store has confirmed the write yet.)
             let pipeline = pipeline
-            try deferred.save(encoding: { try pipeline.encode(value) })
+            let logger = logger
+            let known = memory
+            try deferred.save(encoding: {
+                var memory = known
+                var dropped: [ValuePath] = []
+                let stored = pipeline.storedDocument(for: try pipeline.encode(value), memory: &memory, dropped: &dropped)
+                Self.logDropped(dropped, store: pipeline.storeName, logger: logger)
+                return stored
+            })
         } else if let writable {
-            try writable.save(document ?? pipeline.encode(value))
+            var dropped: [ValuePath] = []
+            let stored = pipeline.storedDocument(for: try document ?? pipeline.encode(value), memory: &memory, dropped: &dropped)
+            try writable.save(stored)
+            storedMemory.withLock { $0 = memory }
+            Self.logDropped(dropped, store: storeName, logger: logger)
         }
+    }
+
+    private static func logDropped(_ dropped: [ValuePath], store: String, logger: Logger) {
+        guard !dropped.isEmpty else { return }
+        logger.notice("dropped keys this program does not know: the arrays that held them changed length", metadata: [
+            "store": "\(store)", "paths": "\(dropped.map(\.description).joined(separator: ", "))",
+        ])
     }
 
     /// After the locks are released: delivers queued commits to observers and tells Swift Observation.

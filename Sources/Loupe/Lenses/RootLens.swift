@@ -34,24 +34,47 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
         lens = MutableLens(node: Focus<Root, Root>(core: core, step: IdentityStep(), path: rootPathName))
     }
 
-    /// Creates a root over `store`: it starts from the stored document if the store holds one, else from
-    /// `defaultValue`, which is not written until an update.
+    /// Creates a root over `store`: it starts from the stored document lying over `defaultValue`, or from
+    /// `defaultValue` when the store holds nothing. Loading never writes.
+    ///
+    /// A stored document is a JSON Merge Patch (RFC 7386) over the encoded default: a key it lacks takes
+    /// the default's value (`{}` is the default), keys the type does not know are kept and written back at
+    /// their place, and an update stores only what differs from the default (see `storing`). See
+    /// <doc:EvolvingYourSettings>.
+    ///
+    /// ```swift
+    /// let root = try RootLens(default: Settings(), store: FileStore(path: "settings.json"), version: 2,
+    ///                         migrations: [2: { try $0.move(from: "ticker.interval", to: "ticker.intervalSeconds") }])
+    /// ```
     ///
     /// - Parameters:
-    ///   - defaultValue: The value while the store holds nothing; never saved by itself.
+    ///   - defaultValue: What a stored document lies over, and the value while the store holds nothing;
+    ///     never saved by itself.
     ///   - store: Where the document is kept. One store instance serves one root. A store that is only a
     ///     ``DocumentStore`` is read-only: writes throw ``LensError/Code/readOnly``.
+    ///   - version: The version of the documents this program writes; 1 (the default) for a program that
+    ///     has never changed their shape. A document records its version as `"$version": N` (unstamped
+    ///     means 1); one stamped newer than `version` is read as far as the type allows, its unknown keys
+    ///     kept and its stamp never lowered.
+    ///   - migrations: For each version N from 2, the step that turns a version N−1 document into a
+    ///     version N one. They run on load, in order, on the stored document; the upgraded document is
+    ///     written, stamped, with the next update. A version without a step needs none.
+    ///   - storing: What the stored document holds: only the differences from the defaults (the default),
+    ///     or the whole value, for files that other programs read without the defaults.
     ///   - watch: Whether to pick up changes that other processes make to the store, for stores that can
     ///     see them (files, etcd). On by default.
     ///   - logger: Where outside changes and their failures are logged. Values are never logged.
-    /// - Throws: ``StoreError`` when the store holds something that cannot be read or decoded; the stored
-    ///   data is left as it is.
+    /// - Throws: ``StoreError`` when the store holds something that cannot be read, migrated or decoded;
+    ///   the stored data is left as it is.
     public convenience init(
-        default defaultValue: Root, store: some DocumentStore, watch: Bool = true,
+        default defaultValue: Root, store: some DocumentStore, version: Int = 1,
+        migrations: [Int: @Sendable (inout JSONValue) throws -> Void] = [:],
+        storing: StoredForm = .differencesFromDefaults, watch: Bool = true,
         logger: Logger = Logger(label: "loupe")
     ) throws {
         try self.init(core: GraphCore(
-            default: defaultValue, store: store, watch: watch, equality: RuntimeEquality(Root.self), logger: logger))
+            default: defaultValue, store: store, version: version, migrations: migrations, form: storing,
+            watch: watch, equality: RuntimeEquality(Root.self), logger: logger))
     }
 
     /// Creates a root with no store: the value lives in memory only, and no update encodes or saves it.
@@ -245,14 +268,17 @@ public struct OutsideChangeErrors: AsyncSequence, Sendable {
 }
 
 extension RootLens where Root: Equatable {
-    /// Creates a root over `store`; see ``init(default:store:watch:logger:)``. An `Equatable` root is
-    /// compared with its own `==`, known statically.
+    /// Creates a root over `store`; see ``init(default:store:version:migrations:storing:watch:logger:)``. An
+    /// `Equatable` root is compared with its own `==`, known statically.
     public convenience init(
-        default defaultValue: Root, store: some DocumentStore, watch: Bool = true,
+        default defaultValue: Root, store: some DocumentStore, version: Int = 1,
+        migrations: [Int: @Sendable (inout JSONValue) throws -> Void] = [:],
+        storing: StoredForm = .differencesFromDefaults, watch: Bool = true,
         logger: Logger = Logger(label: "loupe")
     ) throws {
         try self.init(core: GraphCore(
-            default: defaultValue, store: store, watch: watch, equality: RuntimeEquality { $0 == $1 }, logger: logger))
+            default: defaultValue, store: store, version: version, migrations: migrations, form: storing,
+            watch: watch, equality: RuntimeEquality { $0 == $1 }, logger: logger))
     }
 
     /// Creates a root with no store; see `init(_:)`.

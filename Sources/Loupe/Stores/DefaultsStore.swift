@@ -67,13 +67,7 @@ public final class DefaultsStore: WritableDocumentStore {
 
     public func save(_ document: JSONValue) throws {
         try checkSuiteFile()
-        let object: Any
-        do {
-            object = try document.propertyListObject()
-        } catch {
-            throw StoreError(.unwritable, store: description, reason: "cannot store the value as a property list: \(error)", cause: error)
-        }
-        defaults.set(object, forKey: key)
+        defaults.set(document.propertyListObject, forKey: key)
         try synchronize()
         logger.debug("saved settings", metadata: ["store": "\(description)"])
     }

@@ -43,9 +43,9 @@ final class RecordingStore: WritableDocumentStore {
     func fail(_ failing: Bool, with code: StoreError.Code = .unwritable) { state.withLock { $0.failure = failing ? code : nil } }
 
     func load() throws -> JSONValue? { try inner.load() }
-    /// The stored document decoded as `type`.
-    func load<Value: Decodable>(as type: Value.Type) throws -> Value? {
-        try inner.load().map { try DocumentCoding().decode(type, from: $0) }
+    /// The stored document read as a root over `defaultValue` reads it.
+    func load<Value: Codable>(over defaultValue: Value) throws -> Value? {
+        try inner.load().map { try decodeStored(over: defaultValue, $0) }
     }
     func save(_ document: JSONValue) throws {
         try state.withLock { state in

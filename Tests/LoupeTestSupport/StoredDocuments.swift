@@ -1,0 +1,15 @@
+import Foundation
+@_exported import Loupe
+
+/// A stored document read as a root reads it: merged (RFC 7386) over the encoded default, without its
+/// version stamp, then decoded. Stored documents hold only what differs from the default.
+public func decodeStored<Value: Codable>(over defaultValue: Value, _ document: JSONValue) throws -> Value {
+    var patch = document
+    patch[path: ValuePath([.key("$version")])] = nil
+    return try DocumentCoding().decode(Value.self, from: try DocumentCoding().encode(defaultValue).merging(patch: patch))
+}
+
+/// The JSON text `data` read as a root reads it; see `decodeStored(over:_:)`.
+public func decodeStored<Value: Codable>(over defaultValue: Value, _ data: Data) throws -> Value {
+    try decodeStored(over: defaultValue, JSONValue(parsing: String(decoding: data, as: UTF8.self)))
+}
