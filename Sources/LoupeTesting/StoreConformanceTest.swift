@@ -31,7 +31,13 @@ import Testing
 ///   commits that change;
 /// - `LockingStore`: `withExclusiveAccess` runs its body, returns its result and passes its error on;
 /// - `SecretStore`: a secret saved never appears in the store's `description`, nor in the error of a
-///   write the type refuses.
+///   write the type refuses;
+/// - documents across program versions (writable stores): a partial document takes the defaults for what
+///   it lacks, elements take their type's defaults, keys the type does not know survive every write at
+///   their place, a write stores only what differs from the defaults (or the whole value when asked), a
+///   default changed later reaches a document that never set it, a removed entry stays removed, a
+///   migration runs once and is written stamped, a failing migration writes nothing, and a newer stamp is
+///   never lowered.
 public struct StoreConformanceTest: Sendable {
     /// What the suite may assume of the store.
     public struct Configuration: Sendable {
@@ -73,6 +79,8 @@ public struct StoreConformanceTest: Sendable {
         if store is any ChangeDetectingStore { try checkChangeDetection() }
         if store is any WatchingStore { try await checkWatch() }
         if store is any SecretStore { try checkSecrets() }
+        try checkEvolution(writable)
+        try checkMigrations(writable)
         try writable.remove()
     }
 
@@ -176,7 +184,124 @@ public struct StoreConformanceTest: Sendable {
         }
     }
 
+    private func checkEvolution(_ store: any WritableDocumentStore) throws {
+        // A partial document, as a person writes it: the rest is the default's.
+        try save(.object(["count": .integer(7)]), in: store)
+        var root = try RootLens(default: Evolving(), store: makeStore(), watch: false)
+        #expect(root.value == Evolving(count: 7), "a key the document lacks takes the default's value")
+        #expect(try makeStore().load() == .object(["count": .integer(7)]), "loading never writes")
+        try save(.object([:]), in: store)
+        #expect(try RootLens(default: Evolving(), store: makeStore(), watch: false).value == Evolving(), "{} is the default")
+
+        // An element that lacks a key takes its type's default; one in the defaults merges with it.
+        try save(.object(["labels": .object(["new": .object(["text": .string("n")])])]), in: store)
+        root = try RootLens(default: Evolving(), store: makeStore(), watch: false)
+        #expect(root.value.labels == ["keep": Evolving.Label(), "new": Evolving.Label(text: "n", weight: 1)],
+                "an element lacking a key takes its type's default")
+
+        // Keys the type does not know survive a write, at their place, and only differences are written.
+        let future: JSONValue = .object([
+            "addedLater": .string("by a newer version"),
+            "labels": .object(["keep": .object(["colour": .string("red")])]),
+            "tags": .array([.string("a")]),
+        ])
+        try save(future, in: store)
+        root = try RootLens(default: Evolving(), store: makeStore(), watch: false)
+        try root.name.set("changed")
+        try root.flush()
+        #expect(try makeStore().load() == .object([
+            "name": .string("changed"),
+            "addedLater": .string("by a newer version"),
+            "labels": .object(["keep": .object(["colour": .string("red")])]),
+        ]), "a write keeps unknown keys at their place and stores only what differs from the defaults")
+
+        // A default changed in a later version reaches a document that never set that part.
+        let later = try RootLens(default: Evolving(count: 99), store: makeStore(), watch: false)
+        #expect(later.value.count == 99 && later.value.name == "changed", "a changed default reaches what was never set")
+
+        // A removed entry stays removed, with the unknown keys it held.
+        try root.labels.update { $0["keep"] = nil }
+        try root.flush()
+        let reopened = try RootLens(default: Evolving(), store: makeStore(), watch: false)
+        #expect(reopened.value.labels.isEmpty, "a removed entry of the defaults stays removed")
+        #expect(try makeStore().load()?[path: "labels.keep"] == .null, "its removal is stored as null (RFC 7386)")
+        #expect(try makeStore().load()?[path: "addedLater"] == .string("by a newer version"))
+
+        // Asked to, a root stores the whole value, still with the unknown keys.
+        let whole = try RootLens(default: Evolving(), store: makeStore(), storing: .wholeValue, watch: false)
+        try whole.count.set(8)
+        try whole.flush()
+        let stored = try makeStore().load()
+        #expect(stored?[path: "tags"] == .array([.string("a")]) && stored?[path: "name"] == .string("changed")
+                && stored?[path: "addedLater"] == .string("by a newer version"), "the whole value, with unknown keys")
+        try removeStored()
+    }
+
+    private func checkMigrations(_ store: any WritableDocumentStore) throws {
+        let runs = Counter()
+        let rename: [Int: @Sendable (inout JSONValue) throws -> Void] = [
+            2: { document in
+                runs.increment()
+                try document.move(from: "title", to: "name")
+            },
+        ]
+        // A version 1 document (unstamped) is migrated on load, in memory only.
+        try save(.object(["title": .string("old name"), "count": .integer(3)]), in: store)
+        let root = try RootLens(default: Evolving(), store: makeStore(), version: 2, migrations: rename, watch: false)
+        #expect(root.value.name == "old name" && root.value.count == 3, "a migration runs on load")
+        #expect(try makeStore().load()?[path: "title"] == .string("old name"), "loading never writes, migrated or not")
+        // The next commit writes the upgraded document, stamped.
+        try root.count.set(4)
+        try root.flush()
+        #expect(try makeStore().load() == .object([
+            "$version": .integer(2), "name": .string("old name"), "count": .integer(4),
+        ]), "the next commit writes the migrated document, stamped")
+        // Once stamped, the migration never runs again.
+        let before = runs.value
+        let again = try RootLens(default: Evolving(), store: makeStore(), version: 2, migrations: rename, watch: false)
+        #expect(runs.value == before && again.value.name == "old name", "a migration runs once and only once")
+
+        // A failing step is an error naming the store and the step, and nothing is written.
+        struct Refused: Error {}
+        let failing: [Int: @Sendable (inout JSONValue) throws -> Void] = [3: { _ in throw Refused() }]
+        let storedBefore = try makeStore().load()
+        #expect {
+            _ = try RootLens(default: Evolving(), store: makeStore(), version: 3, migrations: failing, watch: false)
+        } throws: { error in
+            let message = "\(error)"
+            return (error as? StoreError)?.code == .corrupt && message.contains(store.description)
+                && message.contains("migration to version 3")
+        }
+        #expect(try makeStore().load() == storedBefore, "a failing migration writes nothing")
+
+        // A document from a newer program: read as far as the type allows, its stamp never lowered.
+        try save(.object(["$version": .integer(5), "name": .string("new"), "future": .bool(true)]), in: store)
+        let older = try RootLens(default: Evolving(), store: makeStore(), version: 2, migrations: rename, watch: false)
+        #expect(older.value.name == "new")
+        try older.count.set(2)
+        try older.flush()
+        #expect(try makeStore().load() == .object([
+            "$version": .integer(5), "name": .string("new"), "future": .bool(true), "count": .integer(2),
+        ]), "a newer document keeps its stamp and its unknown keys")
+        try removeStored()
+    }
+
     // MARK: Helpers
+
+    /// Saves `document` through a fresh instance that has read the place first, as a person's editor or
+    /// another program would (a store that detects conflicts refuses a blind write over another's).
+    private func save(_ document: JSONValue, in _: any WritableDocumentStore) throws {
+        guard let writer = try makeStore() as? any WritableDocumentStore else { return }
+        _ = try writer.load()
+        try writer.save(document)
+        try flush(writer)
+    }
+
+    private func removeStored() throws {
+        guard let writer = try makeStore() as? any WritableDocumentStore else { return }
+        _ = try writer.load()
+        try writer.remove()
+    }
 
     private func flush(_ store: any DocumentStore) throws {
         try (store as? any DeferredWriteStore)?.flush()
@@ -221,6 +346,27 @@ private struct Sample: Codable, Sendable, Equatable {
         var enabled = false
         var ratio = 0.5
     }
+}
+
+/// The typed value of the checks across program versions.
+private struct Evolving: Codable, Sendable, Equatable {
+    var name = "sample"
+    var count = 1
+    var labels: [String: Label] = ["keep": Label()]
+    var tags = ["a"]
+
+    struct Label: Codable, Sendable, Equatable, DefaultProviding {
+        var text = "t"
+        var weight = 1
+        static var defaultValue: Label { Label() }
+    }
+}
+
+/// Counts calls from any thread.
+private final class Counter: Sendable {
+    private let count = Locked(0)
+    func increment() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
 }
 
 /// Values an observer saw.

@@ -26,9 +26,9 @@ struct Counter: Codable, Sendable, Equatable {
 
 func uniqueKey() -> String { "/loupe-tests/\(UUID().uuidString)" }
 
-/// Decodes what `etcdctl get` printed.
-func decoded<T: Decodable>(_ type: T.Type, _ text: String?) throws -> T? {
-    try text.map { try JSONDecoder().decode(type, from: Data($0.utf8)) }
+/// Decodes what `etcdctl get` printed, as a root over `defaultValue` reads it.
+func decoded<T: Codable>(over defaultValue: T, _ text: String?) throws -> T? {
+    try text.map { try decodeStored(over: defaultValue, Data($0.utf8)) }
 }
 
 @Suite("EtcdStore against a real etcd")
@@ -48,7 +48,7 @@ struct EtcdStoreTests {
 
         try root.server.port.set(9090)
         try root[\.features["beta"]].set(true)
-        let stored = try decoded(FleetSettings.self, etcd.value(of: key))
+        let stored = try decoded(over: FleetSettings(), etcd.value(of: key))
         #expect(stored?.server.port == 9090 && stored?.features["beta"] == true)
 
         let other = try RootLens(default: FleetSettings(), store: EtcdStore(endpoints: etcd.endpoints, key: key))
@@ -64,7 +64,8 @@ struct EtcdStoreTests {
         let key = uniqueKey()
         let root = try RootLens(default: FleetSettings(), store: EtcdStore(endpoints: etcd.endpoints, key: key))
         try root.server.host.set("db.internal")
-        #expect(try etcd.value(of: key) == #"{"features":{},"server":{"host":"db.internal","port":8080}}"#)
+        // Only what differs from the defaults is stored.
+        #expect(try etcd.value(of: key) == #"{"server":{"host":"db.internal"}}"#)
 
         let ports = Recorder<Int>()
         let token = root.server.port.observe { ports.append($0) }
@@ -87,7 +88,7 @@ struct EtcdStoreTests {
             let lens = thread % 2 == 0 ? first : second
             for _ in 0..<25 { try! lens.count.update { $0 += 1 } }
         }
-        #expect(try decoded(Counter.self, etcd.value(of: key))?.count == 100)
+        #expect(try decoded(over: Counter(), etcd.value(of: key))?.count == 100)
         #expect(eventually { first.value.count == 100 && second.value.count == 100 })
     }
 
@@ -155,7 +156,7 @@ struct EtcdFaultTests {
         for writer in writers {
             #expect(writer.wait(limit: .seconds(600)) == 0, "\(writer.errorOutput)")
         }
-        #expect(try decoded(Counter.self, cluster.value(of: key))?.count == 1000)
+        #expect(try decoded(over: Counter(), cluster.value(of: key))?.count == 1000)
     }
 
     @Test func whileEtcdIsDownReadsServeTheLastValueAndUpdatesFailFastAndChangeNothing() throws {
@@ -183,7 +184,7 @@ struct EtcdFaultTests {
         try cluster.restart(0)
         #expect(eventually(within: .seconds(20)) { (try? root.count.update { $0 += 1 }) != nil })
         #expect(root.count.value == 6)
-        #expect(try decoded(Counter.self, cluster.value(of: key))?.count == 6)
+        #expect(try decoded(over: Counter(), cluster.value(of: key))?.count == 6)
     }
 
     @Test func etcdKilledAndRestartedDuringAStreamOfUpdatesLosesNothingCommitted() throws {
@@ -218,7 +219,7 @@ struct EtcdFaultTests {
         #expect(eventually(within: .seconds(30)) { writer.isFinished })
 
         let final = tally.withLock { $0 }
-        let stored = try #require(try decoded(Counter.self, cluster.value(of: key)))
+        let stored = try #require(try decoded(over: Counter(), cluster.value(of: key)))
         // Every acknowledged update is there; an update whose answer was lost in the crash may be too.
         #expect(stored.count >= final.succeeded && stored.count <= final.succeeded + final.unknown)
         #expect(eventually { root.count.value == stored.count })

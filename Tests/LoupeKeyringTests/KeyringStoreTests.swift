@@ -92,7 +92,7 @@ struct KeyringStoreTests {
     @Test(arguments: [
         #"{"user": 5, "token": "hunter2-wrong-type"}"#,
         "hunter2-not-json-at-all",
-        #"{"token": "hunter2-missing-user"}"#,
+        #"{"user": ["hunter2-in-an-array"], "token": "t"}"#,
     ])
     func aBadItemIsAClearErrorThatNeverShowsTheSecret(_ secret: String) throws {
         let service = uniqueService()
