@@ -159,7 +159,7 @@ final class DocumentDecoder {
         let trailing = key[key.index(after: lastNonUnderscore)..<key.endIndex]
         let words = key[keyRange].split(separator: "_")
         guard words.count > 1 else { return key }
-        let joined = String(words[0]) + words.dropFirst().map { $0.capitalized }.joined()
+        let joined = words[0].lowercased() + words.dropFirst().map { $0.capitalized }.joined()
         return String(leading) + joined + String(trailing)
     }
 
