@@ -13,7 +13,7 @@ public struct DaemonSettings: Codable, Sendable, Equatable {
         /// What the ticker says.
         public var greeting = "hello"
         /// The defaults.
-    public init() {}
+        public init() {}
     }
 
     /// The upstream component: where it would connect (its token is in the keyring).
@@ -23,7 +23,7 @@ public struct DaemonSettings: Codable, Sendable, Equatable {
         /// How long a request to the upstream may take.
         public var timeoutSeconds = 5
         /// The defaults.
-    public init() {}
+        public init() {}
     }
 
     /// How much the daemon logs.

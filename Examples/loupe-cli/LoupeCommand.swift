@@ -66,26 +66,49 @@ extension LoupeCommand {
     }
 
     struct Unset: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Removes the value at a path (an optional part, an entry, an element).")
+        static let configuration = CommandConfiguration(
+            abstract: "Resets the value at a path to its default.",
+            discussion: """
+                With --schema, the part takes the schema's default again and is no longer stored, so a later \
+                change of the default reaches it; a part the default lacks (an optional, an entry, an \
+                element) is removed. Without a schema, the value at the path is removed.
+                """)
         @ParentCommand var loupe: LoupeCommand
         var store: StoreOptions { loupe.store }
-        @Argument(help: "The path, such as features.beta.") var path: String
+        @Argument(help: "The path, such as ticker.intervalSeconds or features.beta.") var path: String
 
         func run() throws {
             try reportingErrors {
-                try store.withRoot { try $0.remove(atPath: path) }
+                try store.withRoot { try $0.reset(atPath: path) }
             }
         }
     }
 
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Prints the whole value, as pretty JSON.")
+        static let configuration = CommandConfiguration(
+            abstract: "Prints the whole value, as pretty JSON.",
+            discussion: """
+                The effective value: with --schema, the stored document over the schema's defaults. With \
+                --stored, the document as the store holds it: only what differs from the defaults, keys \
+                the schema does not know, and the version stamp.
+                """)
         @ParentCommand var loupe: LoupeCommand
         var store: StoreOptions { loupe.store }
+        @Flag(help: "Print the document as stored rather than the effective value.") var stored = false
 
         func run() throws {
             try reportingErrors {
-                try store.withRoot { show(try $0.json, store) }
+                try store.withRoot { document in
+                    if stored {
+                        guard let stored = try document.storedDocument() else {
+                            FileHandle.standardError.write(Data("loupe: nothing is stored; the value is the default\n".utf8))
+                            return show(.object([:]), store)
+                        }
+                        show(stored, store)
+                    } else {
+                        show(try document.json, store)
+                    }
+                }
             }
         }
     }

@@ -107,6 +107,10 @@ protocol SettingsDocument {
     func value(atPath path: String) throws -> JSONValue
     func set(atPath path: String, to value: JSONValue) throws
     func remove(atPath path: String) throws
+    /// Resets the part at `path` to the default's.
+    func reset(atPath path: String) throws
+    /// The document as the store holds it.
+    func storedDocument() throws -> JSONValue?
     /// The whole value, as JSON.
     var json: JSONValue { get throws }
     /// Replaces the whole value with `edited`, if the value is still `original` (else: a conflict).
@@ -124,6 +128,8 @@ struct Document<Root: Codable & Sendable & Equatable>: SettingsDocument {
     func value(atPath path: String) throws -> JSONValue { try root.lens.value(atPath: path) }
     func set(atPath path: String, to value: JSONValue) throws { try root.lens.set(atPath: path, to: value) }
     func remove(atPath path: String) throws { try root.lens.remove(atPath: path) }
+    func reset(atPath path: String) throws { try root.reset(atPath: path) }
+    func storedDocument() throws -> JSONValue? { try root.storedDocument() }
     var json: JSONValue { get throws { try root.lens.value(atPath: "") } }
 
     func replace(_ original: JSONValue, with edited: JSONValue) throws {

@@ -256,3 +256,60 @@ struct CLITests {
         _ = try run("/usr/bin/env", ["secret-tool", "clear", "service", parts[0], "account", parts[1]])
     }
 }
+
+@Suite("Settings across program versions, through the example CLI and daemon")
+struct EvolvingSettingsTests {
+    /// The JSON document in the file at `path`.
+    func document(_ path: String) throws -> JSONValue {
+        try JSONValue(parsing: String(contentsOfFile: path, encoding: .utf8))
+    }
+
+    @Test func aHandWrittenPartialFileRunsTheDaemon() throws {
+        let written = #"{"ticker":{"greeting":"hi"}}"#
+        let daemon = try Daemon(settings: written, extraArguments: [])
+        #expect(daemon.waitFor(": hi"), "a tick with the file's greeting, every other setting the default's: \(daemon.log)")
+        #expect(try String(contentsOfFile: daemon.settings, encoding: .utf8) == written, "loading never writes")
+    }
+
+    @Test func loupeKeepsWhatItDoesNotKnowAndStoresOnlyWhatDiffers() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        // Written by a newer version of the daemon, or an administrator's tool.
+        try Data(#"{"logLevel": "info", "ticker": {"greeting": "hi", "colour": "red"}, "addedLater": {"x": 1}}"#.utf8)
+            .write(to: URL(fileURLWithPath: path))
+
+        let set = try loupe("--file", path, "--schema", "daemon", "set", "ticker.intervalSeconds", "2")
+        #expect(set.status == 0, "\(set.error)")
+        #expect(try document(path) == (try JSONValue(parsing: """
+            {"ticker": {"greeting": "hi", "colour": "red", "intervalSeconds": 2}, "addedLater": {"x": 1}}
+            """)), "unknown keys kept at their place; a value equal to the default (logLevel) is not stored")
+
+        let stored = try loupe("--file", path, "--schema", "daemon", "show", "--stored")
+        #expect(stored.status == 0)
+        #expect(try JSONValue(parsing: stored.output) == document(path), "show --stored prints the file's document")
+        let effective = try loupe("--file", path, "--schema", "daemon", "show")
+        let shown = try JSONValue(parsing: effective.output)
+        #expect(shown[path: "upstream.timeoutSeconds"] == .integer(5) && shown[path: "ticker.greeting"] == .string("hi"),
+                "show prints the effective value, defaults included")
+
+        let unset = try loupe("--file", path, "--schema", "daemon", "unset", "ticker.greeting")
+        #expect(unset.status == 0, "\(unset.error)")
+        #expect(try document(path) == (try JSONValue(parsing: """
+            {"ticker": {"colour": "red", "intervalSeconds": 2}, "addedLater": {"x": 1}}
+            """)), "unset returns the part to its default, which is then not stored")
+        #expect(try loupe("--file", path, "--schema", "daemon", "get", "ticker.greeting").output.contains("\"hello\""))
+    }
+
+    @Test func aWrongTypeNamesThePathAndLeavesTheFile() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        let written = #"{"upstream": {"timeoutSeconds": "eighty"}}"#
+        try Data(written.utf8).write(to: URL(fileURLWithPath: path))
+        let set = try loupe("--file", path, "--schema", "daemon", "set", "ticker.greeting", "hey")
+        #expect(set.status != 0 && set.error.contains(path)
+                && set.error.contains(#"upstream.timeoutSeconds: expected Int, found String "eighty""#), "\(set.error)")
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == written, "never overwritten")
+    }
+}

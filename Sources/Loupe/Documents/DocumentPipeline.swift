@@ -68,7 +68,9 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
                 }
             }
         }
-        let effective = defaults.merging(patch: document)
+        // Over no defaults at all (a root of any document), the stored document is the value as it is,
+        // `null`s included: a merge would take them for removals.
+        let effective = defaults == .object([:]) ? document : defaults.merging(patch: document)
         let reads = ReadKeys()
         let root = try decode(effective, reads: reads)
         return (root, StoredMemory(unknownKeys: UnknownKeys(in: effective, reads: reads), stamp: stamp))

@@ -159,6 +159,32 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
         try lens.remove(atPath: path)
     }
 
+    /// Resets the part at `path` to the default value's: the stored document then holds nothing there (only
+    /// the unknown keys it had below it), so a later change of the default reaches it. A part the default
+    /// does not have (an optional that is `nil`, an entry of a dictionary) is removed.
+    ///
+    /// ```swift
+    /// try root.reset(atPath: "ticker.intervalSeconds")
+    /// ```
+    ///
+    /// - Throws: ``PathError`` when the path is malformed or names nothing in the value or the default; or
+    ///   the store's error. Either way nothing changes.
+    public func reset(atPath path: String) throws {
+        let parsed = try ValuePath(parsing: path)
+        guard let defaultPart = try core.pipeline.coding.encode(core.defaultValue)[path: parsed] else {
+            if parsed.components.isEmpty { return try lens.set(core.defaultValue) }
+            return try lens.remove(atPath: path)
+        }
+        try lens.set(atPath: path, to: defaultPart)
+    }
+
+    /// The document the store holds now, as it is stored: what differs from the defaults, the keys the
+    /// type does not know, and the version stamp (`"$version"`) when there is one; nil when the store holds
+    /// nothing (the value is then the default). A root with no store holds no document.
+    public func storedDocument() throws -> JSONValue? {
+        try core.store?.load()
+    }
+
     // MARK: The store
 
     /// Re-reads the store and commits what it holds now (the default, if it holds nothing), notifying the
