@@ -133,3 +133,35 @@ func readsDuringUpdates(operations: Int) -> [[String]] {
     }
     return rows
 }
+
+/// A settings file as programs grow them: a few dozen top-level settings and 200 groups of eight, for
+/// loading. Groups take what they lack from their own default.
+struct Wide: Codable, Sendable, Equatable {
+    struct Group: Codable, Sendable, Equatable, DefaultProviding {
+        var name = "group"
+        var enabled = true
+        var limit = 100
+        var ratio = 0.5
+        var tags = ["a", "b"]
+        var url = "https://example.org/path"
+        var retries = 3
+        var label = "label"
+        static var defaultValue: Group { Group() }
+    }
+    var server = Small.Server()
+    var logging = Small.Logging()
+    var groups: [String: Group] = [:]
+
+    /// The value the files hold: every group differs from the default in every key.
+    static var stored: Wide {
+        var wide = Wide()
+        wide.server.port = 9090
+        wide.logging.level = "debug"
+        for index in 0..<200 {
+            wide.groups["group-\(index)"] = Group(
+                name: "group \(index)", enabled: index % 2 == 0, limit: index, ratio: Double(index) / 8,
+                tags: ["t\(index % 7)"], url: "https://example.org/\(index)", retries: index % 5, label: "l\(index)")
+        }
+        return wide
+    }
+}

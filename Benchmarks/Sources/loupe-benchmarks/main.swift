@@ -28,7 +28,7 @@ var rows: [Row] = []
 /// 2 threads of independent work against 1, measured next to the 2-reader row.
 var machine = Comparison()
 
-// `--profile read|read2|readers-ratio|steady|update|update-by-hand|update-ratio|observers|observed-set|large-ratio|coalesced` loops one operation for a profiler (perf record, callgrind).
+// `--profile read|read2|readers-ratio|steady|update|update-by-hand|update-ratio|observers|observed-set|large-ratio|load|coalesced` loops one operation for a profiler (perf record, callgrind).
 if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.arguments.count > index + 1 {
     switch CommandLine.arguments[index + 1] {
     case "read":
@@ -85,7 +85,8 @@ if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.ar
         print("set with one observer: \(duration(try timeOnce(1_000_000) { for i in 0..<1_000_000 { try counter.set(i) } }))")
         token.cancel()
     case "large-ratio":
-        let root = try RootLens(default: Large(), store: FileStore(path: scratch + "/large.json"), watch: false)
+        let root = try RootLens(default: Large(entries: []), store: FileStore(path: scratch + "/large.json"), watch: false)
+        try root.entries.set(Large().entries)
         let counter = root.counter
         let encoder = JSONEncoder()  // as prettyEncoder, which is not yet initialized here
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -95,6 +96,14 @@ if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.ar
             loupe: { for _ in 0..<n { try counter.update { $0 += 1 } } },
             baseline: { for _ in 0..<n { writeByHand(bytes, to: scratch + "/large-by-hand.json") } })
         print("durable update of ~\(bytes.count / 1024) KB: \(duration(median(writes.loupe))) vs \(duration(median(writes.baseline))) by hand: \(format(writes.ratio))×")
+    case "load":
+        let complete = try JSONEncoder().encode(Wide.stored)
+        try complete.write(to: URL(fileURLWithPath: scratch + "/wide.json"))
+        let n = 20
+        let loads = try compare(operations: n,
+            loupe: { for _ in 0..<n { blackHole(try RootLens(default: Wide(), store: FileStore(path: scratch + "/wide.json"), watch: false).value) } },
+            baseline: { for _ in 0..<n { blackHole(try JSONDecoder().decode(Wide.self, from: complete)) } })
+        print("load: \(duration(median(loads.loupe))) vs \(duration(median(loads.baseline))) JSONDecoder: \(format(loads.ratio))×")
     case "coalesced":
         let root = try RootLens(default: Small(), store: FileStore(path: scratch + "/p.json", writePolicy: .coalesced(.seconds(1))), watch: false)
         for _ in 0..<200_000 { try root.counter.update { $0 += 1 } }
@@ -266,11 +275,13 @@ let prettyEncoder: JSONEncoder = {
 }()
 
 do {
+    // The file holds only what differs from the defaults; by hand writes those same bytes.
+    struct Stored: Encodable { var counter: Int }
     let root = try RootLens(default: Small(), store: FileStore(path: scratch + "/small.json"), watch: false)
     let counter = root.counter
-    var byHand = Small()
+    var byHand = Stored(counter: 0)
     let n = 200 / scale
-    add("durable update, small graph (~20 fields), FileStore JSON", try compare(operations: n,
+    add("durable update, small graph (~20 fields, stores what differs from the defaults) vs writing the same bytes", try compare(operations: n,
         loupe: { for _ in 0..<n { try counter.update { $0 += 1 } } },
         baseline: {
             for _ in 0..<n {
@@ -281,7 +292,9 @@ do {
 }
 
 do {
-    let root = try RootLens(default: Large(), store: FileStore(path: scratch + "/large.json"), watch: false)
+    // Every entry differs from the (empty) default, so the whole graph is stored.
+    let root = try RootLens(default: Large(entries: []), store: FileStore(path: scratch + "/large.json"), watch: false)
+    try root.entries.set(Large().entries)
     let counter = root.counter
     let bytes = try prettyEncoder.encode(Large())
     let n = 100 / scale
@@ -291,6 +304,32 @@ do {
     let encodeOnly = timeOnce(n) { for _ in 0..<n { blackHole(try! prettyEncoder.encode(Large())) } }
     add("durable update, ~\(bytes.count / 1024) KB graph vs writing its encoded bytes (JSONEncoder alone: \(duration(encodeOnly)))",
         writes, .atMost(2))
+}
+
+// MARK: Loading
+
+do {
+    // A root's load reads the file, parses it, merges it over the encoded defaults, decodes it and notes
+    // which keys the type read; the baseline is JSONDecoder alone, on the complete file's bytes in memory.
+    let complete = try prettyEncoder.encode(Wide.stored)
+    try complete.write(to: URL(fileURLWithPath: scratch + "/wide.json"))
+    // Half the keys: each group and section holds every other key; the rest come from the defaults.
+    var half = try JSONValue(encoding: Wide.stored)
+    for (index, key) in ["name", "enabled", "limit", "ratio", "tags", "url", "retries", "label"].enumerated() where index % 2 == 1 {
+        for group in 0..<200 { half[path: ValuePath([.key("groups"), .key("group-\(group)"), .key(key)])] = nil }
+    }
+    for key in ["host", "tls", "maxConnections"] { half[path: ValuePath([.key("server"), .key(key)])] = nil }
+    try Data(half.jsonText(pretty: true).utf8).write(to: URL(fileURLWithPath: scratch + "/wide-half.json"))
+    let n = 20 / max(1, scale / 5)
+    let decoder = JSONDecoder()
+    let loads = try compare(operations: n,
+        loupe: { for _ in 0..<n { blackHole(try RootLens(default: Wide(), store: FileStore(path: scratch + "/wide.json"), watch: false).value) } },
+        baseline: { for _ in 0..<n { blackHole(try decoder.decode(Wide.self, from: complete)) } })
+    add("load a complete file (\(complete.count / 1024) KB) vs JSONDecoder alone on its bytes", loads, .atMost(1.5))
+    let halfLoads = try compare(operations: n,
+        loupe: { for _ in 0..<n { blackHole(try RootLens(default: Wide(), store: FileStore(path: scratch + "/wide-half.json"), watch: false).value) } },
+        baseline: { for _ in 0..<n { blackHole(try decoder.decode(Wide.self, from: complete)) } })
+    add("load a file holding half the keys vs JSONDecoder alone on the complete file's bytes", halfLoads, .atMost(2))
 }
 
 do {
