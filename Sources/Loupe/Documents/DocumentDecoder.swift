@@ -516,39 +516,39 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
 
 /// A type the decoder reads from a scalar document itself.
 private protocol DocumentScalar: Decodable {
-    init(document: JSONValue, decoder: DocumentDecoder, at codingPath: [any CodingKey]) throws
+    init(document: JSONValue, decoder: DocumentDecoder, at codingPath: @autoclosure () -> [any CodingKey]) throws
 }
 
 extension Bool: DocumentScalar {
-    fileprivate init(document: JSONValue, decoder: DocumentDecoder, at codingPath: [any CodingKey]) throws {
-        guard case .bool(let value) = document else { throw decoder.mismatch(Bool.self, document, codingPath) }
+    fileprivate init(document: JSONValue, decoder: DocumentDecoder, at codingPath: @autoclosure () -> [any CodingKey]) throws {
+        guard case .bool(let value) = document else { throw decoder.mismatch(Bool.self, document, codingPath()) }
         self = value
     }
 }
 
 extension String: DocumentScalar {
-    fileprivate init(document: JSONValue, decoder: DocumentDecoder, at codingPath: [any CodingKey]) throws {
-        guard case .string(let value) = document else { throw decoder.mismatch(String.self, document, codingPath) }
+    fileprivate init(document: JSONValue, decoder: DocumentDecoder, at codingPath: @autoclosure () -> [any CodingKey]) throws {
+        guard case .string(let value) = document else { throw decoder.mismatch(String.self, document, codingPath()) }
         self = value
     }
 }
 
 extension Double: DocumentScalar {
-    fileprivate init(document: JSONValue, decoder: DocumentDecoder, at codingPath: [any CodingKey]) throws {
+    fileprivate init(document: JSONValue, decoder: DocumentDecoder, at codingPath: @autoclosure () -> [any CodingKey]) throws {
         switch document {
         case .integer(let value): self = Double(value)
         case .double(let value): self = value
-        default: throw decoder.mismatch(Double.self, document, codingPath)
+        default: throw decoder.mismatch(Double.self, document, codingPath())
         }
     }
 }
 
 extension Float: DocumentScalar {
-    fileprivate init(document: JSONValue, decoder: DocumentDecoder, at codingPath: [any CodingKey]) throws {
-        let double = try Double(document: document, decoder: decoder, at: codingPath)
+    fileprivate init(document: JSONValue, decoder: DocumentDecoder, at codingPath: @autoclosure () -> [any CodingKey]) throws {
+        let double = try Double(document: document, decoder: decoder, at: codingPath())
         let value = Float(double)
         guard value.isFinite || !double.isFinite else {
-            throw decoder.corrupted(codingPath, "Parsed JSON number <\(double)> does not fit in Float.")
+            throw decoder.corrupted(codingPath(), "Parsed JSON number <\(double)> does not fit in Float.")
         }
         self = value
     }
@@ -558,15 +558,15 @@ extension Float: DocumentScalar {
 private protocol DocumentInteger: DocumentScalar, FixedWidthInteger {}
 
 extension DocumentInteger {
-    fileprivate init(document: JSONValue, decoder: DocumentDecoder, at codingPath: [any CodingKey]) throws {
+    fileprivate init(document: JSONValue, decoder: DocumentDecoder, at codingPath: @autoclosure () -> [any CodingKey]) throws {
         let exact: Self?
         switch document {
         case .integer(let value): exact = Self(exactly: value)
         case .double(let value): exact = Self(exactly: value)
-        default: throw decoder.mismatch(Self.self, document, codingPath)
+        default: throw decoder.mismatch(Self.self, document, codingPath())
         }
         guard let exact else {
-            throw decoder.corrupted(codingPath, "Parsed JSON number <\(document)> does not fit in \(Self.self).")
+            throw decoder.corrupted(codingPath(), "Parsed JSON number <\(document)> does not fit in \(Self.self).")
         }
         self = exact
     }

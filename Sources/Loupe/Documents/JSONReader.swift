@@ -54,14 +54,13 @@ struct JSONReader {
             guard peek() == UInt8(ascii: "\"") else { throw error("expected a key in quotes") }
             let keyStart = position
             let key = try string()
-            guard members[key] == nil else {
-                throw error("the key \(String(reflecting: key)) appears twice in one object", at: keyStart)
-            }
             skipWhitespace()
             guard peek() == UInt8(ascii: ":") else { throw error("expected : after the key \(String(reflecting: key))") }
             position += 1
             skipWhitespace()
-            members[key] = try value(depth: depth + 1)
+            guard members.updateValue(try value(depth: depth + 1), forKey: key) == nil else {
+                throw error("the key \(String(reflecting: key)) appears twice in one object", at: keyStart)
+            }
             skipWhitespace()
             switch peek() {
             case UInt8(ascii: ","): position += 1
@@ -93,22 +92,21 @@ struct JSONReader {
     private mutating func string() throws -> String {
         let start = position
         position += 1  // "
-        var scalars = String.UnicodeScalarView()
+        // Most strings hold no escape: made straight from their bytes.
         var runStart = position
-        func flushRun(_ reader: JSONReader, upTo end: Int) {
-            scalars.append(contentsOf: String(decoding: reader.bytes[runStart..<end], as: UTF8.self).unicodeScalars)
-        }
+        var utf8: [UInt8] = []
         while true {
             guard let byte = peek() else { throw error("a string that never ends (it may be truncated)", at: start) }
             switch byte {
             case UInt8(ascii: "\""):
-                flushRun(self, upTo: position)
-                position += 1
-                return String(scalars)
+                defer { position += 1 }
+                if utf8.isEmpty { return String(decoding: bytes[runStart..<position], as: UTF8.self) }
+                utf8.append(contentsOf: bytes[runStart..<position])
+                return String(decoding: utf8, as: UTF8.self)
             case UInt8(ascii: "\\"):
-                flushRun(self, upTo: position)
+                utf8.append(contentsOf: bytes[runStart..<position])
                 position += 1
-                scalars.append(try escape())
+                UTF8.encode(try escape()) { utf8.append($0) }
                 runStart = position
             case 0..<0x20:
                 throw error("a control character in a string (write it as an escape, such as \\n)")

@@ -14,23 +14,39 @@ extension JSONValue {
     /// ```
     public func merging(patch: JSONValue) -> JSONValue {
         guard case .object(let changes) = patch else { return patch }
-        guard case .object(var result) = self else { return JSONValue.object([:]).merging(patch: patch) }
+        guard case .object(var result) = self, !result.isEmpty else { return patch.withoutNullMembers }
         for (key, change) in changes {
             if case .null = change {
                 result[key] = nil
-            } else if let current = result[key] {
-                result[key] = current.merging(patch: change)
+            } else if let index = result.index(forKey: key) {
+                result.values[index] = result.values[index].merging(patch: change)
             } else {
-                result[key] = JSONValue.object([:]).mergingNew(change)
+                result[key] = change.withoutNullMembers
             }
         }
         return .object(result)
     }
 
-    /// `change` placed where nothing was: an object patch merged into nothing loses its `null`s.
-    private func mergingNew(_ change: JSONValue) -> JSONValue {
-        guard case .object = change else { return change }
-        return merging(patch: change)
+    /// This value as a patch merged into nothing makes it: without the `null` members of its objects, at
+    /// any depth (arrays are values, kept as they are). Unchanged, and not copied, when it has none.
+    private var withoutNullMembers: JSONValue {
+        guard case .object(let members) = self, members.values.contains(where: \.hasNullMembers) else { return self }
+        var result: [String: JSONValue] = [:]
+        result.reserveCapacity(members.count)
+        for (key, value) in members {
+            if case .null = value { continue }
+            result[key] = value.withoutNullMembers
+        }
+        return .object(result)
+    }
+
+    /// Whether this is `null`, or an object with a `null` member at any depth.
+    private var hasNullMembers: Bool {
+        switch self {
+        case .null: true
+        case .object(let members): members.values.contains(where: \.hasNullMembers)
+        default: false
+        }
     }
 
     /// The merge patch that turns this document into `target`: `merging(patch: mergePatch(to: target))`
