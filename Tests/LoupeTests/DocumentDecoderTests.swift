@@ -132,7 +132,7 @@ struct DocumentDecoderTests {
         shorter.list.removeLast()
         var again = unknown
         var shorterPatch: JSONValue? = nil
-        #expect(again.restore(into: &shorterPatch, full: try DocumentCoding().encode(shorter)) == ["list"])
+        #expect(again.restore(into: &shorterPatch, full: try DocumentCoding().encode(shorter)) == ["list[1]"])
         #expect(shorterPatch?[path: "list"] == nil && shorterPatch?[path: "inner.colour"] == .string("red"))
     }
 

@@ -82,7 +82,12 @@ struct UnknownKeys: Sendable, Equatable {
             }
             stored = .array(array)
         default:
-            if !isEmpty { dropped.append(path) }
+            // The array changed length, or the part changed kind: name each element or part dropped.
+            if !elements.isEmpty {
+                dropped += elements.keys.sorted().map { ValuePath(path.components + [.index($0)]) }
+            } else if !isEmpty {
+                dropped.append(path)
+            }
             self = UnknownKeys()
         }
         return dropped

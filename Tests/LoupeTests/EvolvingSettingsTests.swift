@@ -1,0 +1,81 @@
+import Foundation
+import InMemoryLogging
+import Logging
+import Loupe
+import LoupeTestSupport
+import Testing
+
+/// What the conformance suite checks for every store, checked here where the root meets outside edits,
+/// resets, roots that are not `Equatable`, and arrays that change length.
+@Suite("Documents across program versions: outside edits, resets, arrays")
+struct EvolvingSettingsTests {
+    func document(_ path: String) throws -> JSONValue {
+        try JSONValue(parsing: String(contentsOfFile: path, encoding: .utf8))
+    }
+
+    func write(_ text: String, to path: String) throws {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path + ".edit"))
+        rename(path + ".edit", path)
+    }
+
+    @Test func anOutsideEditsUnknownKeysSurviveTheNextLocalWrite() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        let root = try RootLens(default: Settings(), store: FileStore(path: path))
+        let ports = Recorder<Int>()
+        let token = root.server.port.observe { ports.append($0) }
+        defer { token.cancel() }
+        // A newer program writes a key this one does not know, and changes the port.
+        try write(#"{"server": {"port": 81, "weight": 3}, "addedLater": true}"#, to: path)
+        #expect(eventually { ports.all.last == 81 })
+        try root.server.host.set("example.org")
+        #expect(try document(path) == (try JSONValue(parsing: #"{"server": {"host": "example.org", "port": 81, "weight": 3}, "addedLater": true}"#)))
+        try root.reload()
+        #expect(root.value.server == Server(host: "example.org", port: 81))
+    }
+
+    @Test func resetReturnsAPartToItsDefaultAndStopsStoringIt() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        try write(#"{"server": {"port": 81, "colour": "red"}, "features": {"beta": true}}"#, to: path)
+        let root = try RootLens(default: Settings(), store: FileStore(path: path), watch: false)
+        try root.reset(atPath: "server.port")
+        #expect(root.value.server.port == 8080)
+        try root.reset(atPath: "features.beta")  // the default has no such entry: removed
+        #expect(root.value.features.isEmpty)
+        #expect(try document(path) == (try JSONValue(parsing: #"{"server": {"colour": "red"}}"#)))
+        #expect(try root.storedDocument() == (try document(path)))
+        #expect(throws: PathError.self) { try root.reset(atPath: "server.nothing") }
+    }
+
+    @Test func aRootThatIsNotEquatableStoresOnlyWhatDiffers() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("opaque.json")
+        let root = try RootLens(default: Opaque(), store: FileStore(path: path), watch: false)
+        try root.counter.set(3)
+        #expect(try document(path) == .object(["counter": .integer(3)]))
+    }
+
+    struct Fleet: Codable, Sendable, Equatable {
+        var hosts: [Host] = []
+        struct Host: Codable, Sendable, Equatable { var name = "h" }
+    }
+
+    @Test func unknownKeysInArrayElementsStayWhileTheArrayKeepsItsLength() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("fleet.json")
+        try write(#"{"hosts": [{"name": "a", "zone": "eu"}, {"name": "b"}]}"#, to: path)
+        let logs = InMemoryLogHandler()
+        let root = try RootLens(default: Fleet(), store: FileStore(path: path), watch: false,
+                                logger: Logger(label: "test") { _ in logs })
+        try root.hosts.update { $0[1].name = "c" }
+        #expect(try document(path) == (try JSONValue(parsing: #"{"hosts": [{"name": "a", "zone": "eu"}, {"name": "c"}]}"#)))
+        try root.hosts.update { $0.remove(at: 0) }
+        #expect(try document(path) == (try JSONValue(parsing: #"{"hosts": [{"name": "c"}]}"#)), "never put on the wrong element")
+        #expect(logs.entries.contains { "\($0.message)".contains("dropped keys this program does not know") && "\($0.metadata ?? [:])".contains("hosts[0]") })
+    }
+}
