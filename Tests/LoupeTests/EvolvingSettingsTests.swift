@@ -76,6 +76,6 @@ struct EvolvingSettingsTests {
         #expect(try document(path) == (try JSONValue(parsing: #"{"hosts": [{"name": "a", "zone": "eu"}, {"name": "c"}]}"#)))
         try root.hosts.update { $0.remove(at: 0) }
         #expect(try document(path) == (try JSONValue(parsing: #"{"hosts": [{"name": "c"}]}"#)), "never put on the wrong element")
-        #expect(logs.entries.contains { "\($0.message)".contains("dropped keys this program does not know") && "\($0.metadata ?? [:])".contains("hosts[0]") })
+        #expect(logs.entries.contains { "\($0.message)".contains("dropped keys this program does not know") && "\($0.metadata)".contains("hosts[0]") })
     }
 }
