@@ -39,6 +39,11 @@ func expectCleanFailure(_ path: String, _ update: (RootLens<Record>) throws -> V
     }
 }
 
+/// Prints `line` at once (stdout is a file, which `print` would buffer).
+@Sendable func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
 let arguments = CommandLine.arguments
 switch arguments.dropFirst().first {
 case "increment":
@@ -81,6 +86,29 @@ case "readonly-update":
     }
     try expectCleanFailure(arguments[2]) { try $0.update { $0 = Record.written($0.count + 1) } }
 
+case "follow":
+    // follow PATH COUNT: as whoever runs it (an unprivileged user, through setpriv), watches the file and
+    // prints each value of `count` it sees, then reloads and prints the value again; exits after COUNT
+    // changes, or with status 1 when none comes for 20 seconds.
+    let lens = try RootLens(default: Record(), store: FileStore(path: arguments[2]))
+    let seen = DispatchSemaphore(value: 0)
+    let errors = lens.observeErrors { say("error: \($0)") }
+    let token = lens.count.observe { value in
+        say("count \(value)")
+        seen.signal()
+    }
+    say("started \(lens.value.count)")
+    for _ in 0..<Int(arguments[3])! {
+        guard seen.wait(timeout: .now() + 20) == .success else {
+            say("timed out")
+            exit(1)
+        }
+    }
+    try lens.reload()
+    say("reloaded \(lens.value.count)")
+    token.cancel()
+    errors.cancel()
+
 case "fsize-update":
     // fsize-update PATH BYTES: with files limited to BYTES, a large update fails cleanly (as on a full disk).
     signal(SIGXFSZ, SIG_IGN)
@@ -110,6 +138,6 @@ case "keyring-save", "keyring-load":
     }
 
 default:
-    print("usage: LoupeTestHelper increment|churn|readonly-update|fsize-update|keyring-save|keyring-load ...")
+    print("usage: LoupeTestHelper increment|churn|readonly-update|follow|fsize-update|keyring-save|keyring-load ...")
     exit(2)
 }

@@ -211,13 +211,13 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         guard let store else { return }
         var committedAny = false
         defer { afterCommits(committedAny) }
+        // A read takes no lock across processes: stores replace documents atomically, and a reader that
+        // may only read (a daemon and its root-owned file) must not need to write a lock.
         try serialized(path: rootPathName) {
-            try withExclusiveAccess {
-                let stored = try store.load().map(pipeline.load)
-                undecodableOutsideChange.withLock { $0 = nil }
-                committedAny = try commit(stored?.root ?? defaultValue, saving: false)
-                storedMemory.withLock { $0 = stored?.memory ?? .empty }
-            }
+            let stored = try store.load().map(pipeline.load)
+            undecodableOutsideChange.withLock { $0 = nil }
+            committedAny = try commit(stored?.root ?? defaultValue, saving: false)
+            storedMemory.withLock { $0 = stored?.memory ?? .empty }
         }
     }
 
@@ -245,8 +245,9 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     func refreshFromStore() {
         var committedAny = false
         do {
+            // No lock across processes, as for `reload()`.
             try serialized(path: rootPathName) {
-                try withExclusiveAccess { committedAny = try commitOutsideChange(refusingUndecodable: false) }
+                committedAny = try commitOutsideChange(refusingUndecodable: false)
             }
         } catch {
             report(error)

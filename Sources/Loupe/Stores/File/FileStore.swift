@@ -21,9 +21,13 @@ import Logging
 ///   Missing parent directories are created; a symbolic link is followed and its target replaced.
 /// - **Safe between processes.** Every update holds an advisory lock (`flock` on `.NAME.lock` beside the
 ///   file) and applies to the file's current contents, so processes that update the same file never lose
-///   each other's changes.
+///   each other's changes. Reading, reloading and watching take no lock and write nothing, so a process
+///   that may only read the file (a daemon reading a root-owned `/etc` file) follows every change and
+///   leaves nothing in its directory.
 /// - **Watched.** The root lens picks up outside edits (another process, an editor, `mv`, `sed -i`) and
-///   notifies observers; an edit that does not decode is reported and ignored.
+///   notifies observers; an edit that does not decode is reported and ignored. The watch follows the path
+///   as given through every symbolic link, so a retargeted link (`ln -sfn`) and a Kubernetes ConfigMap's
+///   `..data` swap are seen every time.
 /// - **Never overwritten by mistake.** A file that exists but cannot be read or parsed is an error naming
 ///   the file; one that parses but does not fit the type is an error naming the file and the coding path.
 ///   Neither is ever replaced by a default unless you ask for ``CorruptFileRecovery/moveAside`` (which
@@ -256,10 +260,9 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
     }
 
     public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
-        let target = try resolvedPath()
         do {
-            try FileSystem.createDirectory(FileSystem.directory(of: target))
-            return try FileWatcher(path: target) { [weak self] in
+            // The path as given: the watch follows its symbolic links afresh after every change.
+            return try FileWatcher(path: path) { [weak self] in
                 self?.state.withLock { $0.outsideChangeReported = true }
                 onChange()
             }
@@ -270,6 +273,8 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
     }
 
     public func flush() throws {
+        // Nothing pending, nothing to lock: a reader that never saved never touches the lock file.
+        guard state.withLock({ $0.pending != nil }) else { return }
         try withFileLock {
             guard let pending = state.withLock({ $0.pending }) else { return }
             try write(pending())

@@ -7,40 +7,52 @@ import Darwin
 #endif
 import Foundation
 
-/// Reports changes to one file by calling `onChange` on a thread of its own.
+/// Reports changes to one file, named by a path that may pass through symbolic links, by calling
+/// `onChange` on a thread of its own.
 ///
-/// On Linux it watches the file's *directory* with inotify, because editors and Loupe itself replace
-/// files by renaming a new one over them, which a watch on the file would lose. It reacts to a finished
-/// write, a rename onto or away from the name, and a deletion; not to each partial write. Elsewhere it
-/// checks the file's identity every 100 ms.
+/// On Linux it watches, with inotify, every directory where a change can change what the path names: the
+/// file's directory (editors and Loupe itself replace files by renaming a new one over them, which a watch
+/// on the file itself would lose) and, for each symbolic link on the way, the directory holding the link.
+/// So a link retargeted (`ln -sfn b.json settings.json`) or a linked directory swapped (Kubernetes swaps
+/// `..data` to a new `..TIMESTAMP` directory on each ConfigMap update) is seen every time: after each
+/// relevant event the chain is resolved again and the watches follow it. A directory on the way that does
+/// not exist yet is waited for in its nearest existing parent. A check of the file's identity every
+/// second backs the watches up. It reacts to a finished write, a rename onto or away from a watched name,
+/// a creation and a deletion; not to each partial write. Elsewhere it checks the file's identity every
+/// 100 ms.
 final class FileWatcher: StoreWatch, @unchecked Sendable {
     /// A pipe: writing to `stopSignal.write` wakes the watching thread to stop.
     private let stopSignal: (read: Int32, write: Int32)
     private let watcherFD: Int32
     private let finished = DispatchSemaphore(value: 0)
     private let thread = Locked<(id: UInt, cancelled: Bool)>((0, false))
+    /// How often the identity check runs, on Linux.
+    static let backupInterval: Int32 = 1000
 
-    /// Starts watching `path`; its directory must exist.
+    /// Starts watching `path` (as given: its symbolic links are followed afresh after every change).
     init(path: String, onChange: @escaping @Sendable () -> Void) throws {
-        let directory = FileSystem.directory(of: path)
-        let name = FileSystem.fileName(of: path)
+        let path = Self.absolute(path)
         #if os(Linux)
         watcherFD = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard watcherFD >= 0 else { throw SystemCallError("watch", directory) }
-        let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_DELETE_SELF)
-        guard inotify_add_watch(watcherFD, directory, mask) >= 0 else {
-            let error = SystemCallError("watch", directory)
-            close(watcherFD)
-            throw error
-        }
+        guard watcherFD >= 0 else { throw SystemCallError("watch", path) }
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else {
-            let error = SystemCallError("watch", directory)
+            let error = SystemCallError("watch", path)
             close(watcherFD)
             throw error
         }
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         stopSignal = (ends[0], ends[1])
+        var following = Watches(fd: watcherFD)
+        do {
+            try following.follow(path)
+        } catch {
+            close(watcherFD)
+            close(ends[0])
+            close(ends[1])
+            throw error
+        }
+        let watches = following
         #else
         watcherFD = -1
         stopSignal = (-1, -1)
@@ -50,7 +62,7 @@ final class FileWatcher: StoreWatch, @unchecked Sendable {
             thread.withLock { $0.id = currentThreadID() }
             started.signal()
             #if os(Linux)
-            watchWithInotify(name: name, onChange: onChange)
+            watchWithInotify(path: path, watches: watches, onChange: onChange)
             #else
             watchByPolling(path: path, onChange: onChange)
             #endif
@@ -84,35 +96,124 @@ final class FileWatcher: StoreWatch, @unchecked Sendable {
 
     private var isCancelled: Bool { thread.withLock { $0.cancelled } }
 
+    static func absolute(_ path: String) -> String {
+        if path.hasPrefix("/") { return path }
+        return FileManager.default.currentDirectoryPath + "/" + path
+    }
+
+    /// Where a change can change what `path` names: for each directory, the names in it that matter (the
+    /// file's own name, each symbolic link followed on the way, or the first missing part of the path).
+    static func watchPoints(of path: String) -> [String: Set<String>] {
+        var points: [String: Set<String>] = [:]
+        var pending = absolute(path)
+        var hops = 0
+        resolving: while hops <= 40 {
+            let components = pending.split(separator: "/").map(String.init).filter { $0 != "." }
+            var current = "/"
+            for (index, component) in components.enumerated() {
+                if component == ".." {
+                    current = FileSystem.directory(of: current)
+                    continue
+                }
+                let next = current == "/" ? "/" + component : current + "/" + component
+                var info = stat()
+                guard lstat(next, &info) == 0 else {
+                    points[current, default: []].insert(component)  // wait for it to appear
+                    break resolving
+                }
+                if (info.st_mode & S_IFMT) == S_IFLNK {
+                    points[current, default: []].insert(component)
+                    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+                    let count = readlink(next, &buffer, buffer.count - 1)
+                    guard count >= 0 else { break resolving }
+                    let target = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                    let rest = components[(index + 1)...].joined(separator: "/")
+                    let base = target.hasPrefix("/") ? target : current + "/" + target
+                    pending = rest.isEmpty ? base : base + "/" + rest
+                    hops += 1
+                    continue resolving
+                }
+                if index == components.count - 1 { points[current, default: []].insert(component) }
+                current = next
+            }
+            break
+        }
+        return points
+    }
+
     #if os(Linux)
-    private func watchWithInotify(name: String, onChange: @Sendable () -> Void) {
+    /// The inotify watches on the directories of ``watchPoints(of:)``.
+    private struct Watches {
+        let fd: Int32
+        /// Watch descriptor → the directory and the names in it that matter.
+        var byDescriptor: [Int32: (directory: String, names: Set<String>)] = [:]
+
+        init(fd: Int32) { self.fd = fd }
+
+        /// Watches the directories `path` now passes through, and stops watching the others.
+        mutating func follow(_ path: String) throws {
+            let points = FileWatcher.watchPoints(of: path)
+            let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF)
+            var next: [Int32: (directory: String, names: Set<String>)] = [:]
+            var failure: SystemCallError?
+            for (directory, names) in points {
+                // Watching a directory twice gives its descriptor again, so a kept one simply carries on.
+                let descriptor = inotify_add_watch(fd, directory, mask)
+                if descriptor < 0 {
+                    failure = failure ?? SystemCallError("watch", directory)
+                    continue
+                }
+                next[descriptor, default: (directory, [])].names.formUnion(names)
+            }
+            for descriptor in byDescriptor.keys where next[descriptor] == nil {
+                inotify_rm_watch(fd, descriptor)
+            }
+            byDescriptor = next
+            if next.isEmpty, let failure { throw failure }
+        }
+    }
+
+    private func watchWithInotify(path: String, watches initial: Watches, onChange: @Sendable () -> Void) {
+        var watches = initial
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         var descriptors = [
             pollfd(fd: watcherFD, events: Int16(POLLIN), revents: 0),
             pollfd(fd: stopSignal.read, events: Int16(POLLIN), revents: 0),
         ]
+        var lastIdentity = try? FileSystem.identity(of: path)
         while !isCancelled {
-            let ready = poll(&descriptors, 2, -1)
+            let ready = poll(&descriptors, 2, Self.backupInterval)
             if ready < 0 && errno == EINTR { continue }
             if ready < 0 || descriptors[1].revents != 0 { return }
             var relevant = false
+            if ready == 0 {
+                // The backup check: what the path names now, against what it named at the last change.
+                let identity = try? FileSystem.identity(of: path)
+                let points = Self.watchPoints(of: path)
+                let watched = Dictionary(watches.byDescriptor.values.map { ($0.directory, $0.names) }, uniquingKeysWith: { $0.union($1) })
+                relevant = identity != lastIdentity || points != watched
+            }
             while true {
                 let count = buffer.withUnsafeMutableBytes { Glibc.read(watcherFD, $0.baseAddress, $0.count) }
                 if count <= 0 { break }
                 var offset = 0
                 while offset + MemoryLayout<inotify_event>.size <= count {
-                    let (length, eventName) = buffer.withUnsafeBytes { raw -> (Int, String) in
+                    let (event, name) = buffer.withUnsafeBytes { raw -> (inotify_event, String) in
                         let event = raw.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
                         let nameStart = offset + MemoryLayout<inotify_event>.size
                         let nameBytes = raw[nameStart..<(nameStart + Int(event.len))].prefix { $0 != 0 }
-                        let isSelf = event.mask & UInt32(IN_DELETE_SELF) != 0
-                        return (Int(event.len), isSelf ? name : String(decoding: nameBytes, as: UTF8.self))
+                        return (event, String(decoding: nameBytes, as: UTF8.self))
                     }
-                    if eventName == name { relevant = true }
-                    offset += MemoryLayout<inotify_event>.size + length
+                    let selfChanged = event.mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0
+                    // (A watch this thread removed reports IN_IGNORED too; it no longer matters.)
+                    if let watched = watches.byDescriptor[event.wd], selfChanged || watched.names.contains(name) { relevant = true }
+                    offset += MemoryLayout<inotify_event>.size + Int(event.len)
                 }
             }
-            if relevant && !isCancelled { onChange() }
+            guard relevant, !isCancelled else { continue }
+            try? watches.follow(path)
+            lastIdentity = try? FileSystem.identity(of: path)
+            onChange()
         }
     }
     #endif
