@@ -56,6 +56,9 @@ extension JSONValue {
     /// `{}` when the two are equal objects.
     public func mergePatch(to target: JSONValue) -> JSONValue {
         guard case .object(let old) = self, case .object(let new) = target else { return target }
+        // Over nothing, the patch is the target itself (not copied key by key: a large dictionary the
+        // defaults leave empty is stored whole on every update).
+        if old.isEmpty { return target }
         var patch: [String: JSONValue] = [:]
         for (key, value) in new {
             guard let previous = old[key] else {

@@ -1,9 +1,12 @@
 import Synchronization
 
 /// One committed root. Observers need only the new root: each channel remembers its lens's last value.
+///
+/// The version comes first, at a fixed offset: reading a field that follows a generic one makes
+/// unspecialized code look up the commit type's metadata for its offset.
 struct Commit<Root: Sendable>: Sendable {
-    let new: Root
     let version: UInt64
+    let new: Root
 }
 
 /// Delivers commits to observers: in commit order, one commit at a time, never while a lens lock is held.
@@ -44,7 +47,7 @@ final class Notifier<Root: Sendable>: Sendable {
     func enqueue(_ new: Root, version: UInt64) {
         state.withLock { state in
             if !state.channels.isEmpty {
-                state.pending.append(Commit(new: new, version: version))
+                state.pending.append(Commit(version: version, new: new))
                 mayHavePending.store(true, ordering: .releasing)
             }
         }
@@ -127,6 +130,7 @@ enum ObserverHandler<Value>: Sendable {
     case newValue(@Sendable (_ new: Value) -> Void)
     case change(@Sendable (_ old: Value, _ new: Value) -> Void)
 
+    @inline(__always)
     func callAsFunction(_ old: Value, _ new: Value) {
         switch self {
         case .newValue(let handler): handler(new)
@@ -199,8 +203,9 @@ final class Channel<Root: Sendable, Value: Sendable>: AnyChannel<Root>, @uncheck
             return true
         }
         guard changed, let previous else { return }
+        let version = commit.version
         for observer in observers {
-            guard observer.since < commit.version else { break }  // later ones started later
+            guard observer.since < version else { break }  // later ones started later
             observer.handler(previous, current)
         }
     }
