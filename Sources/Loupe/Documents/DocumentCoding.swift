@@ -96,12 +96,4 @@ public struct DocumentCoding: Sendable {
     func decode<T: Decodable>(_ type: T.Type, from document: JSONValue, reads: ReadKeys?) throws -> T {
         try DocumentDecoder.decode(type, from: document, coding: self, reads: reads)
     }
-
-    /// The value `document` encodes, by way of `JSONDecoder` and the document's text.
-    func decodeWithJSONDecoder<T: Decodable>(_ type: T.Type, from document: JSONValue) throws -> T {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = dateDecodingStrategy
-        decoder.keyDecodingStrategy = keyDecodingStrategy
-        return try decoder.decode(type, from: try document.data())
-    }
 }

@@ -245,7 +245,6 @@ final class ReadKeys {
         }
     }
 
-    func wasRead(_ key: String) -> Bool { leaves.contains(key) || children[key] != nil }
 }
 
 // MARK: - Decoders and containers
