@@ -13,3 +13,9 @@ public func decodeStored<Value: Codable>(over defaultValue: Value, _ document: J
 public func decodeStored<Value: Codable>(over defaultValue: Value, _ data: Data) throws -> Value {
     try decodeStored(over: defaultValue, JSONValue(parsing: String(decoding: data, as: UTF8.self)))
 }
+
+/// Replaces the file at `path` with `text` as editors and admins' tools do: a new file renamed over it.
+public func replaceFile(_ path: String, with text: String) throws {
+    try Data(text.utf8).write(to: URL(fileURLWithPath: path + ".edit"))
+    guard rename(path + ".edit", path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+}

@@ -17,12 +17,11 @@ struct DeploymentTests {
     /// Writes `count` to `path` as an editor or an admin's tool does: a new file renamed over the old one,
     /// or, `inPlace`, the file truncated and written again.
     static func write(_ count: Int, to path: String, inPlace: Bool = false) throws {
-        let data = Data(#"{"count": \#(count)}"#.utf8)
+        let text = #"{"count": \#(count)}"#
         if inPlace {
-            try data.write(to: URL(fileURLWithPath: path))
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
         } else {
-            try data.write(to: URL(fileURLWithPath: path + ".new"))
-            guard rename(path + ".new", path) == 0 else { throw POSIXError(.EIO) }
+            try replaceFile(path, with: text)
         }
     }
 

@@ -58,7 +58,7 @@ struct DocumentDecoderTests {
             struct Probe: Decodable {
                 let key: String
                 init(from decoder: any Decoder) throws {
-                    key = try decoder.container(keyedBy: DocumentKey.self).allKeys.first?.stringValue ?? ""
+                    key = try decoder.container(keyedBy: DocumentCodingKey.self).allKeys.first?.stringValue ?? ""
                 }
             }
             let expected = try decoder.decode(Probe.self, from: Data(#"{"\#(key)": 1}"#.utf8)).key

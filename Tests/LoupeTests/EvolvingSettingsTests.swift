@@ -13,11 +13,6 @@ struct EvolvingSettingsTests {
         try JSONValue(parsing: String(contentsOfFile: path, encoding: .utf8))
     }
 
-    func write(_ text: String, to path: String) throws {
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path + ".edit"))
-        rename(path + ".edit", path)
-    }
-
     @Test func anOutsideEditsUnknownKeysSurviveTheNextLocalWrite() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
@@ -27,7 +22,7 @@ struct EvolvingSettingsTests {
         let token = root.server.port.observe { ports.append($0) }
         defer { token.cancel() }
         // A newer program writes a key this one does not know, and changes the port.
-        try write(#"{"server": {"port": 81, "weight": 3}, "addedLater": true}"#, to: path)
+        try replaceFile(path, with: #"{"server": {"port": 81, "weight": 3}, "addedLater": true}"#)
         #expect(eventually { ports.all.last == 81 })
         try root.server.host.set("example.org")
         #expect(try document(path) == (try JSONValue(parsing: #"{"server": {"host": "example.org", "port": 81, "weight": 3}, "addedLater": true}"#)))
@@ -39,7 +34,7 @@ struct EvolvingSettingsTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let path = directory.file("settings.json")
-        try write(#"{"server": {"port": 81, "colour": "red"}, "features": {"beta": true}}"#, to: path)
+        try replaceFile(path, with: #"{"server": {"port": 81, "colour": "red"}, "features": {"beta": true}}"#)
         let root = try RootLens(default: Settings(), store: FileStore(path: path), watch: false)
         try root.reset(atPath: "server.port")
         #expect(root.value.server.port == 8080)
@@ -68,7 +63,7 @@ struct EvolvingSettingsTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let path = directory.file("fleet.json")
-        try write(#"{"hosts": [{"name": "a", "zone": "eu"}, {"name": "b"}]}"#, to: path)
+        try replaceFile(path, with: #"{"hosts": [{"name": "a", "zone": "eu"}, {"name": "b"}]}"#)
         let logs = InMemoryLogHandler()
         let root = try RootLens(default: Fleet(), store: FileStore(path: path), watch: false,
                                 logger: Logger(label: "test") { _ in logs })

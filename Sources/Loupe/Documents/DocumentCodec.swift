@@ -154,7 +154,7 @@ extension JSONValue {
     init(propertyList object: Any) {
         switch object {
         case let data as Data: self = .string(data.base64EncodedString())
-        case let string as String: self = Self.propertyListNull.unescaping(string)
+        case let string as String: self = PropertyListNull.unescaping(string)
         case let date as Date: self = .double(date.timeIntervalSinceReferenceDate)
         case let array as [Any]: self = .array(array.map(JSONValue.init(propertyList:)))
         case let object as [String: Any]: self = .object(object.mapValues(JSONValue.init(propertyList:)))
@@ -165,11 +165,11 @@ extension JSONValue {
     /// The property-list object for this document, with `null` as the string `$null`.
     var propertyListObject: Any {
         switch self {
-        case .null: return Self.propertyListNull.marker
+        case .null: return PropertyListNull.marker
         case .bool(let value): return value
         case .integer(let value): return value
         case .double(let value): return value
-        case .string(let value): return Self.propertyListNull.escaping(value)
+        case .string(let value): return PropertyListNull.escaping(value)
         case .array(let values):
             return values.map(\.propertyListObject)
         case .object(let values):
@@ -180,23 +180,19 @@ extension JSONValue {
 
 /// How `null` is written where a property list (or `UserDefaults`) holds a document: the string `$null`,
 /// and a string made of one or more `$` then `null` with one `$` more.
-struct PropertyListNull {
-    let marker = "$null"
+enum PropertyListNull {
+    static let marker = "$null"
 
-    private func isMarkerLike(_ string: String) -> Bool {
+    private static func isMarkerLike(_ string: String) -> Bool {
         string.hasSuffix("null") && string.count > 4 && string.dropLast(4).allSatisfy { $0 == "$" }
     }
 
-    func escaping(_ string: String) -> String {
+    static func escaping(_ string: String) -> String {
         isMarkerLike(string) ? "$" + string : string
     }
 
-    func unescaping(_ string: String) -> JSONValue {
+    static func unescaping(_ string: String) -> JSONValue {
         guard isMarkerLike(string) else { return .string(string) }
         return string == marker ? .null : .string(String(string.dropFirst()))
     }
-}
-
-extension JSONValue {
-    static var propertyListNull: PropertyListNull { PropertyListNull() }
 }

@@ -138,7 +138,7 @@ final class DocumentDecoder {
             return keys
         case .custom(let convert):
             var keys: [String: String] = [:]
-            for key in object.keys { keys[convert(codingPath + [DocumentKey(key)]).stringValue] = key }
+            for key in object.keys { keys[convert(codingPath + [DocumentCodingKey(key)]).stringValue] = key }
             return keys
         @unknown default:
             return nil
@@ -221,24 +221,25 @@ final class ReadKeys {
 
     /// Records that `key` was read; returns the node for its value when that is an object or an array.
     fileprivate func read(_ key: String, holding value: JSONValue) -> ReadKeys? {
-        switch value {
-        case .object, .array:
-            if let known = children[key] { return known }
-            let node = ReadKeys()
-            children[key] = node
-            return node
-        default:
+        guard let node = Self.node(for: key, holding: value, in: &children) else {
             leaves.insert(key)
             return nil
         }
+        return node
     }
 
+    /// Records that element `index` was read; returns the node for it when it is an object or an array.
     fileprivate func readElement(_ index: Int, holding value: JSONValue) -> ReadKeys? {
+        Self.node(for: index, holding: value, in: &elements)
+    }
+
+    /// The node under `key` in `nodes`, made if need be, when `value` is an object or an array.
+    private static func node<Key: Hashable>(for key: Key, holding value: JSONValue, in nodes: inout [Key: ReadKeys]) -> ReadKeys? {
         switch value {
         case .object, .array:
-            if let known = elements[index] { return known }
+            if let known = nodes[key] { return known }
             let node = ReadKeys()
-            elements[index] = node
+            nodes[key] = node
             return node
         default:
             return nil
@@ -248,19 +249,6 @@ final class ReadKeys {
 }
 
 // MARK: - Decoders and containers
-
-/// A coding key for a document key or an array index.
-struct DocumentKey: CodingKey {
-    let stringValue: String
-    let intValue: Int?
-
-    init(_ string: String) { stringValue = string; intValue = nil }
-    init(index: Int) { stringValue = "Index \(index)"; intValue = index }
-    init?(stringValue: String) { self.init(stringValue) }
-    init?(intValue: Int) { self.init(index: intValue) }
-
-    static let `super` = DocumentKey("super")
-}
 
 private final class ValueDecoder: Decoder, SingleValueDecodingContainer {
     let document: JSONValue
@@ -410,7 +398,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func superDecoder() throws -> any Decoder {
-        try superDecoder(named: DocumentKey.super)
+        try superDecoder(named: DocumentCodingKey.super)
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
@@ -439,7 +427,7 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
     var count: Int? { array.count }
     var isAtEnd: Bool { currentIndex >= array.count }
 
-    private var currentPath: [any CodingKey] { codingPath + [DocumentKey(index: currentIndex)] }
+    private var currentPath: [any CodingKey] { codingPath + [DocumentCodingKey(index: currentIndex)] }
 
     /// The next element, with the node for what is read in it; the index moves on only once it is read.
     private func element(_ type: Any.Type) throws -> (value: JSONValue, reads: ReadKeys?) {
@@ -598,7 +586,7 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Decodabl
         result.reserveCapacity(object.count)
         for (key, value) in object {
             result[key] = try decoder.value(
-                Value.self, from: value, at: codingPath + [DocumentKey(key)], reads: reads?.read(key, holding: value))
+                Value.self, from: value, at: codingPath + [DocumentCodingKey(key)], reads: reads?.read(key, holding: value))
         }
         self = result
     }

@@ -14,7 +14,8 @@
 /// ```
 extension JSONValue {
     /// The value at `path`, or nil when there is none; setting nil removes it, setting a value creates the
-    /// objects on the way.
+    /// objects on the way (and does nothing when the path passes through something that is not an object:
+    /// ``setValue(_:at:ifAbsent:)`` says so with an error).
     public subscript(path path: ValuePath) -> JSONValue? {
         get { try? value(at: path) }
         set {

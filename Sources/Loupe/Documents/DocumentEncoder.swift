@@ -337,7 +337,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 
     mutating func superEncoder() -> any Encoder {
-        SuperEncoder(root: root, codingPath: codingPath + [DocumentCodingKey("super")]) { [builder] in
+        SuperEncoder(root: root, codingPath: codingPath + [DocumentCodingKey.super]) { [builder] in
             builder.members["super"] = $0
         }
     }
@@ -457,8 +457,8 @@ private struct SuperSingleValue: SingleValueEncodingContainer {
     mutating func encode<T: Encodable>(_ value: T) throws { try then { try encoder.nested.encode(value) } }
 }
 
-/// A coding key the encoder makes itself: `super`, and array indices (`Index 3`, as `JSONEncoder` names
-/// them).
+/// A coding key the document encoder and decoder make themselves: `super`, a document's own keys, and
+/// array indices (`Index 3`, as `JSONEncoder` and `JSONDecoder` name them).
 struct DocumentCodingKey: CodingKey {
     let stringValue: String
     let intValue: Int?
@@ -475,4 +475,6 @@ struct DocumentCodingKey: CodingKey {
 
     init?(stringValue: String) { self.init(stringValue) }
     init?(intValue: Int) { self.init(index: intValue) }
+
+    static let `super` = DocumentCodingKey("super")
 }

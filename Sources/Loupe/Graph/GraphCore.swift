@@ -145,6 +145,11 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
 
     var storeName: String { store?.description ?? Self.noStoreName }
 
+    /// The encoded default value: the pipeline's, which only a root with a store encodes up front.
+    func defaultDocument() throws -> JSONValue {
+        store == nil ? try pipeline.coding.encode(defaultValue) : pipeline.defaults
+    }
+
     /// How a graph with no store names where its value is.
     static var noStoreName: String { "memory (no store)" }
 
@@ -358,7 +363,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
 
     private static func logDropped(_ dropped: [ValuePath], store: String, logger: Logger) {
         guard !dropped.isEmpty else { return }
-        logger.notice("dropped keys this program does not know: the arrays that held them changed length", metadata: [
+        logger.notice("dropped keys this program does not know: the arrays that held them changed length, or the parts that held them changed kind", metadata: [
             "store": "\(store)", "paths": "\(dropped.map(\.description).joined(separator: ", "))",
         ])
     }

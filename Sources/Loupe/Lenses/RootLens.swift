@@ -171,7 +171,7 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     ///   the store's error. Either way nothing changes.
     public func reset(atPath path: String) throws {
         let parsed = try ValuePath(parsing: path)
-        guard let defaultPart = try core.pipeline.coding.encode(core.defaultValue)[path: parsed] else {
+        guard let defaultPart = try core.defaultDocument()[path: parsed] else {
             if parsed.components.isEmpty { return try lens.set(core.defaultValue) }
             return try lens.remove(atPath: path)
         }

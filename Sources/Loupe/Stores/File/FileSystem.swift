@@ -55,13 +55,18 @@ enum FileSystem {
         for _ in 0..<40 {
             var info = stat()
             guard lstat(current, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK else { return current }
-            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            let count = readlink(current, &buffer, buffer.count - 1)
-            guard count >= 0 else { throw SystemCallError("readlink", current) }
-            let target = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let target = try linkTarget(of: current)
             current = target.hasPrefix("/") ? target : directory(of: current) + "/" + target
         }
         throw SystemCallError("resolve", path, code: ELOOP)
+    }
+
+    /// What the symbolic link at `path` points to, as written in the link (relative or absolute).
+    static func linkTarget(of path: String) throws -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count >= 0 else { throw SystemCallError("readlink", path) }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     static func directory(of path: String) -> String {

@@ -123,10 +123,7 @@ final class FileWatcher: StoreWatch, @unchecked Sendable {
                 }
                 if (info.st_mode & S_IFMT) == S_IFLNK {
                     points[current, default: []].insert(component)
-                    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-                    let count = readlink(next, &buffer, buffer.count - 1)
-                    guard count >= 0 else { break resolving }
-                    let target = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                    guard let target = try? FileSystem.linkTarget(of: next) else { break resolving }
                     let rest = components[(index + 1)...].joined(separator: "/")
                     let base = target.hasPrefix("/") ? target : current + "/" + target
                     pending = rest.isEmpty ? base : base + "/" + rest
