@@ -29,6 +29,8 @@ public struct YAMLCodec: DocumentCodec {
 
     public var formatName: String { "YAML" }
 
+    public var fileExtensions: [String] { ["yaml", "yml"] }
+
     public func parse(_ data: Data) throws -> JSONValue {
         guard let text = String(data: data, encoding: .utf8) else { throw DocumentSyntaxError("it is not UTF-8 text") }
         let node: Node?

@@ -11,6 +11,10 @@ public protocol DocumentCodec: Sendable {
     /// The format's name in messages: `JSON`, `property list`.
     var formatName: String { get }
 
+    /// The extensions of files in this format, the usual one first, without the dot: `["yaml", "yml"]`.
+    /// A drop-in directory of layers reads the files that end in one of them. By default, `["json"]`.
+    var fileExtensions: [String] { get }
+
     /// How the typed value maps to documents in this format: date and key strategies.
     var coding: DocumentCoding { get }
 
@@ -25,6 +29,8 @@ public protocol DocumentCodec: Sendable {
 
 extension DocumentCodec {
     public var coding: DocumentCoding { DocumentCoding() }
+
+    public var fileExtensions: [String] { ["json"] }
 
     /// Parses `data`, or throws a ``StoreError`` with code ``StoreError/Code/corrupt`` naming `store` and,
     /// unless `revealingValues` is false, what the format's parser said.
@@ -120,6 +126,8 @@ public struct PropertyListCodec: DocumentCodec {
     }
 
     public var formatName: String { format == .binary ? "binary property list" : "property list" }
+
+    public var fileExtensions: [String] { ["plist"] }
 
     public func parse(_ data: Data) throws -> JSONValue {
         let object: Any

@@ -49,55 +49,107 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
         self.form = form
     }
 
-    /// The root a stored document holds, and what the root must remember of it to store the next one.
+    /// The root a stack of layers holds (a store's document over nothing, for most stores), and what the
+    /// root must remember of it to store the next one.
     ///
-    /// The document's stamp is taken off, the migrations from its version to ``version`` run on it, and it
-    /// is merged over ``defaults`` before it is decoded. Nothing is written.
-    func load(_ stored: JSONValue) throws -> (root: Root, memory: StoredMemory) {
-        var document = stored
-        let stamp = try takeStamp(from: &document)
-        if stamp < version {
-            for step in (stamp + 1)...version {
-                guard let migration = migrations[step] else { continue }
-                do {
-                    try migration(&document)
-                } catch {
-                    let reason = revealsValues ? "\(error)" : "the migration threw"
-                    throw StoreError(.corrupt, store: storeName,
-                                     reason: "the migration to version \(step) failed: \(reason)", cause: error)
-                }
+    /// Each document's stamp is taken off and the migrations from its version to ``version`` run on it;
+    /// the top layer loses what it holds at locked paths; the defaults, the lower layers in order and the
+    /// top are merged (RFC 7386), and the result is decoded. Nothing is written.
+    ///
+    /// - Throws: ``LayerLoadFailure``, naming the layer at fault: for a document that does not decode,
+    ///   the topmost layer that sets the part that does not fit.
+    func load(_ stack: LayerStack) throws(LayerLoadFailure) -> Loaded<Root> {
+        var lower: [LayerDocument] = []
+        lower.reserveCapacity(stack.lower.count)
+        var base = defaults
+        for (index, layer) in stack.lower.enumerated() {
+            var document = layer.document
+            do {
+                _ = try migrate(&document, store: layer.name)
+            } catch {
+                throw LayerLoadFailure(layer: index, error: error)
+            }
+            lower.append(LayerDocument(source: layer.source, name: layer.name, document: document))
+            base = base.merging(patch: document)
+        }
+        let topName = storeName
+        var top = stack.top ?? .object([:])
+        var stamp = 1
+        if stack.top != nil {
+            do {
+                stamp = try migrate(&top, store: topName)
+            } catch {
+                throw LayerLoadFailure(layer: nil, error: error)
             }
         }
-        // Over no defaults at all (a root of any document), the stored document is the value as it is,
-        // `null`s included: a merge would take them for removals.
-        let effective = defaults == .object([:]) ? document : defaults.merging(patch: document)
+        var ignored: [(path: ValuePath, lock: SettingsLock)] = []
+        var heldAside: [HeldValue] = []
+        for lock in stack.locks {
+            guard let touched = top.firstPatched(under: lock.path), let held = top.removePatch(at: lock.path) else { continue }
+            ignored.append((touched, lock))
+            heldAside.append(held)
+        }
+        // Over no defaults and no layers (a root of any document), the stored document is the value as it
+        // is, `null`s included: a merge would take them for removals.
+        let effective = defaults == .object([:]) && lower.isEmpty ? top : base.merging(patch: top)
         let reads = ReadKeys()
-        let root = try decode(effective, reads: reads)
-        return (root, StoredMemory(unknownKeys: UnknownKeys(in: effective, reads: reads), stamp: stamp))
+        let root: Root
+        do {
+            root = try coding.decode(Root.self, from: effective, reads: reads)
+        } catch {
+            // The topmost layer that sets the part that does not fit is the one to fix.
+            var layer: Int?
+            var failure: (path: ValuePath, reason: String)?
+            if let error = error as? DecodingError {
+                let described = DecodingFailure(error, in: effective, revealingValues: revealsValues)
+                failure = (described.path, described.reason)
+                if !top.patchTouches(described.path) {
+                    layer = lower.lastIndex { $0.document.patchTouches(described.path) }
+                }
+            }
+            let name = layer.map { lower[$0].name } ?? topName
+            let storeError = failure.map {
+                StoreError(.corrupt, store: name, codingPath: $0.path.description, reason: $0.reason, cause: error)
+            } ?? StoreError(.corrupt, store: name, reason: revealsValues ? "\(error)" : "it cannot be read as \(Root.self)", cause: error)
+            throw LayerLoadFailure(layer: layer, error: storeError)
+        }
+        var memory = StoredMemory(unknownKeys: UnknownKeys(in: effective, reads: reads), stamp: stamp)
+        if !stack.lower.isEmpty || !stack.locks.isEmpty || stack.topSource != nil {
+            memory.layers = LayerMemory(
+                stored: stack.lower, lower: lower, base: base, locks: stack.locks, heldAside: heldAside,
+                topSource: stack.topSource ?? storeName)
+        }
+        return Loaded(root: root, memory: memory, ignored: ignored)
+    }
+
+    /// Takes the stamp off `document` and runs the migrations from its version to ``version`` on it;
+    /// returns the version it was stamped with. `store` names the document, for errors.
+    private func migrate(_ document: inout JSONValue, store: String) throws(StoreError) -> Int {
+        let stamp = try takeStamp(from: &document, store: store)
+        guard stamp < version else { return stamp }
+        for step in (stamp + 1)...version {
+            guard let migration = migrations[step] else { continue }
+            do {
+                try migration(&document)
+            } catch {
+                let reason = revealsValues ? "\(error)" : "the migration threw"
+                throw StoreError(.corrupt, store: store,
+                                 reason: "the migration to version \(step) failed: \(reason)", cause: error)
+            }
+        }
+        return stamp
     }
 
     /// The version `document` is stamped with (1 when unstamped), taking the stamp off.
-    private func takeStamp(from document: inout JSONValue) throws -> Int {
+    private func takeStamp(from document: inout JSONValue, store: String) throws(StoreError) -> Int {
         guard case .object(var object) = document, let stamp = object.removeValue(forKey: Self.stampKey) else { return 1 }
         guard case .integer(let number) = stamp, number >= 1 else {
             let found = revealsValues ? ", found \(stamp.shortDescription)" : ""
-            throw StoreError(.corrupt, store: storeName, codingPath: Self.stampKey,
+            throw StoreError(.corrupt, store: store, codingPath: Self.stampKey,
                              reason: "expected the document's version, a whole number from 1\(found)")
         }
         document = .object(object)
         return number
-    }
-
-    /// The root that `document` (already merged over the defaults) holds.
-    func decode(_ document: JSONValue, reads: ReadKeys? = nil) throws -> Root {
-        do {
-            return try coding.decode(Root.self, from: document, reads: reads)
-        } catch let error as DecodingError {
-            let failure = DecodingFailure(error, in: document, revealingValues: revealsValues)
-            throw StoreError(.corrupt, store: storeName, codingPath: failure.path.description, reason: failure.reason, cause: error)
-        } catch {
-            throw StoreError(.corrupt, store: storeName, reason: revealsValues ? "\(error)" : "it cannot be read as \(Root.self)", cause: error)
-        }
     }
 
     /// The document for `root`.
@@ -109,16 +161,32 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
         }
     }
 
-    /// The document to store for a value whose whole document is `full`: the patch from the defaults (or
-    /// `full` itself), with the unknown keys put back and the version stamped. Updates `memory` to what
-    /// the store holds once it is written; `dropped` lists unknown keys that had no place any more.
-    func storedDocument(for full: JSONValue, memory: inout StoredMemory, dropped: inout [ValuePath]) -> JSONValue {
-        var stored: JSONValue? = form == .wholeValue ? full : defaults.mergePatch(to: full)
+    /// The document to store for a value whose whole document is `full`: the patch from the layers below
+    /// (the defaults, for most stores), or `full` itself, with the unknown keys put back and the version
+    /// stamped. Updates `memory` to what the store holds once it is written; `dropped` lists unknown keys
+    /// that had no place any more.
+    ///
+    /// - Throws: ``LensError/Code/locked`` when the patch sets a path an administrator locked.
+    func storedDocument(for full: JSONValue, memory: inout StoredMemory, dropped: inout [ValuePath]) throws(LensError) -> JSONValue {
+        // The unknown keys go back into the value first, so that those a lower layer holds are not
+        // patched away, and those only the stored document holds are patched in.
+        var whole = full
         if var unknown = memory.unknownKeys {
-            dropped = unknown.restore(into: &stored, full: full)
+            var restored: JSONValue? = full
+            dropped = unknown.restore(into: &restored, full: full)
+            whole = restored ?? full
             memory.unknownKeys = unknown.isEmpty ? nil : unknown
         }
-        var document = stored ?? .object([:])
+        var document = form == .wholeValue ? whole : (memory.layers?.base ?? defaults).mergePatch(to: whole)
+        if let layers = memory.layers {
+            for lock in layers.locks {
+                if let touched = document.firstPatched(under: lock.path) { throw LensError.locked(path: touched.description, by: lock) }
+            }
+            // What the top layer held at locked paths stays there, ignored, for when the lock is lifted.
+            for held in layers.heldAside where document[path: held.path] == nil {
+                document[path: held.path] = held.value
+            }
+        }
         let stamp = max(memory.stamp, version)
         if stamp > 1, case .object(var object) = document {
             object[Self.stampKey] = .integer(stamp)
@@ -127,6 +195,75 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
         memory.stamp = stamp
         return document
     }
+
+    // MARK: Layers
+
+    /// The layers as `memory` records them, lowest first: the defaults, the read-only layers, and the top
+    /// layer's patch for the value whose whole document is `full`.
+    func layers(for full: JSONValue, memory: StoredMemory) -> [SettingsLayer] {
+        var layers = [SettingsLayer(source: .defaultValue, document: defaults, isWritable: false)]
+        for layer in memory.layers?.lower ?? [] {
+            layers.append(SettingsLayer(source: .layer(layer.source), document: layer.document, isWritable: false))
+        }
+        layers.append(SettingsLayer(source: .layer(memory.layers?.topSource ?? storeName), document: topPatch(for: full, memory: memory), isWritable: true))
+        return layers
+    }
+
+    /// Where the value at `path` comes from, for the value whose whole document is `full`.
+    func provenance(of path: ValuePath, full: JSONValue, memory: StoredMemory) -> Provenance {
+        let layers = self.layers(for: full, memory: memory)
+        var setters: [Provenance.Source] = []
+        for layer in layers {
+            let sets = layer.source == .defaultValue ? layer.document.contains(path) : layer.document.patchTouches(path)
+            if sets { setters.append(layer.source) }
+        }
+        var whole: JSONValue? = full
+        var unknown = memory.unknownKeys
+        _ = unknown?.restore(into: &whole, full: full)
+        return Provenance(
+            path: path, value: whole?[path: path], source: setters.last ?? .defaultValue,
+            overrides: setters.dropLast().reversed(), lock: memory.layers?.locks.first { $0.covers(path) })
+    }
+
+    /// What the top layer holds for the value whose whole document is `full`: the patch from the layers
+    /// below, without the unknown keys or the stamp.
+    private func topPatch(for full: JSONValue, memory: StoredMemory) -> JSONValue {
+        var whole: JSONValue? = full
+        var unknown = memory.unknownKeys
+        _ = unknown?.restore(into: &whole, full: full)
+        return form == .wholeValue ? whole ?? full : (memory.layers?.base ?? defaults).mergePatch(to: whole ?? full)
+    }
+}
+
+/// What ``DocumentPipeline/load(_:)`` gives.
+struct Loaded<Root: Sendable>: Sendable {
+    var root: Root
+    var memory: StoredMemory
+    /// What the top layer held at locked paths, and was ignored.
+    var ignored: [(path: ValuePath, lock: SettingsLock)]
+}
+
+/// A stack of layers that could not be loaded, and the layer at fault.
+struct LayerLoadFailure: Error {
+    /// The index of the read-only layer at fault; nil: the top layer (or the store's only document).
+    var layer: Int?
+    var error: StoreError
+}
+
+/// What a root remembers of the layers below its store's document.
+struct LayerMemory: Sendable, Equatable {
+    /// The read-only layers' documents as stored, to fall back on when a layer changes into one that
+    /// does not load.
+    var stored: [LayerDocument]
+    /// The same after migrations.
+    var lower: [LayerDocument]
+    /// The defaults merged with every read-only layer: what the top layer's patch lies over.
+    var base: JSONValue
+    var locks: [SettingsLock]
+    /// What the top layer's document holds at locked paths, ignored.
+    var heldAside: [HeldValue]
+    /// Where the top layer's document is.
+    var topSource: String
 }
 
 /// What a root remembers of the document its store holds, to write the next one: the keys its type did
@@ -136,6 +273,8 @@ struct StoredMemory: Sendable, Equatable {
     /// The stored document's version (1 when unstamped). Migrations from it ran in memory only; the next
     /// stored document carries the later of it and the program's version, so a stamp is never lowered.
     var stamp: Int = 1
+    /// The layers below the stored document, for a ``LayeredStore``; nil for other stores.
+    var layers: LayerMemory?
 
     /// A store that holds nothing.
     static var empty: StoredMemory { StoredMemory() }

@@ -8,7 +8,7 @@ public struct LensError: Error, Sendable, Equatable {
     /// What kind of failure this is. New codes may be added; a `switch` over them needs a `default`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         enum Base: String, Hashable, Sendable {
-            case missingParent, notOptional, reentrantUpdate, conflict, outOfRange, readOnly
+            case missingParent, notOptional, reentrantUpdate, conflict, outOfRange, readOnly, locked
         }
         let base: Base
 
@@ -30,6 +30,9 @@ public struct LensError: Error, Sendable, Equatable {
         public static let outOfRange = Code(base: .outOfRange)
         /// A write to a graph whose store cannot be written (a read-only store).
         public static let readOnly = Code(base: .readOnly)
+        /// A write to a path an administrator locked (see ``SettingsLock``): it keeps the value of the
+        /// layers below the writable one. The `loupe` CLI exits with 77 (`EX_NOPERM`).
+        public static let locked = Code(base: .locked)
     }
 
     /// What kind of failure this is.
@@ -80,6 +83,14 @@ public struct LensError: Error, Sendable, Equatable {
         LensError(
             .outOfRange, path: path,
             reason: "cannot write \(path): the array has \(count) element\(count == 1 ? "" : "s"), so there is no index \(index)")
+    }
+
+    /// A write that would set `path`, which `lock` keeps at the value of the layers below.
+    public static func locked(path: String, by lock: SettingsLock) -> LensError {
+        let under = lock.path.description == path ? "it is" : "\(lock.path.description.isEmpty ? "everything" : lock.path.description) is"
+        return LensError(
+            .locked, path: path,
+            reason: "cannot write \(path): \(under) locked by \(lock.file) (line \(lock.line)); ask an administrator to change it there")
     }
 
     /// A write to a graph whose store cannot be written.

@@ -64,6 +64,8 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     private let locking: (any LockingStore)?
     private let changeDetecting: (any ChangeDetectingStore)?
     private let deferred: (any DeferredWriteStore)?
+    /// The store, when it is layered: its changes are read layer by layer.
+    private let layered: LayeredStore?
     let holdsSecrets: Bool
 
     private let lock = GraphLock()
@@ -78,6 +80,9 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// one. Changed only under the update lock.
     private let storedMemory = Locked(StoredMemory.empty)
     private let errorHandlers = Locked<[UInt64: @Sendable (any Error) -> Void]>([:])
+    /// Errors met under the update lock (a layer that changed into something unreadable), reported once
+    /// it is released.
+    private let pendingErrors = Locked<[any Error]>([])
     private let nextErrorHandlerID = Atomic<UInt64>(0)
     /// Where the `async` forms of updates, reloads and flushes run: off Swift's cooperative pool, whose few
     /// threads must never wait for a disk, a keyring or a server. One serial queue per graph, so waiting
@@ -107,6 +112,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         locking = store as? any LockingStore
         changeDetecting = store as? any ChangeDetectingStore
         deferred = store as? any DeferredWriteStore
+        layered = store as? LayeredStore
         holdsSecrets = store is any SecretStore
         let coding = store?.coding ?? DocumentCoding()
         let storeName = store?.description ?? Self.noStoreName
@@ -125,9 +131,11 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             version: version, migrations: migrations, form: form)
         ioQueue = DispatchQueue(label: "loupe.graph")
 
-        let initial = try store?.load().map(pipeline.load)
-        committed = CommittedRoot(initial?.root ?? defaultValue)
-        storedMemory.withLock { $0 = initial?.memory ?? .empty }
+        committed = CommittedRoot(defaultValue)
+        if let initial = try loadStored() {
+            committed.root = initial.root
+            storedMemory.withLock { $0 = initial.memory }
+        }
         if shouldWatch, let watching = store as? any WatchingStore {
             let handle = try watching.watch { [weak self] in self?.refreshFromStore() }
             watch.withLock { $0 = handle }
@@ -213,13 +221,13 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
 
     /// Re-reads the store and commits what it holds (the default when it holds nothing).
     func reload() throws {
-        guard let store else { return }
+        guard store != nil else { return }
         var committedAny = false
         defer { afterCommits(committedAny) }
         // A read takes no lock across processes: stores replace documents atomically, and a reader that
         // may only read (a daemon and its root-owned file) must not need to write a lock.
         try serialized(path: rootPathName) {
-            let stored = try store.load().map(pipeline.load)
+            let stored = try loadStored()
             undecodableOutsideChange.withLock { $0 = nil }
             committedAny = try commit(stored?.root ?? defaultValue, saving: false)
             storedMemory.withLock { $0 = stored?.memory ?? .empty }
@@ -235,8 +243,12 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             try withExclusiveAccess {
                 try writable?.remove()
                 undecodableOutsideChange.withLock { $0 = nil }
-                storedMemory.withLock { $0 = .empty }
-                committedAny = try commit(defaultValue, saving: false)
+                // The value is what lies below the store's document: the defaults, or the lower layers.
+                let below = try storedMemory.withLock { $0 }.layers.map {
+                    try load(LayerStack(lower: $0.stored, topSource: $0.topSource, locks: $0.locks))
+                }
+                storedMemory.withLock { $0 = below?.memory ?? .empty }
+                committedAny = try commit(below?.root ?? defaultValue, saving: false)
             }
         }
     }
@@ -260,6 +272,32 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         afterCommits(committedAny)
     }
 
+    /// What the store holds now, read afresh (every layer of a layered store), as a root; nil when it holds
+    /// nothing (the root is then the default).
+    private func loadStored() throws -> Loaded<Root>? {
+        if let layered { return try load(layered.loadStack()) }
+        return try store?.load().map { try load(LayerStack(top: $0)) }
+    }
+
+    /// The root a stack of layers holds, logging what the top layer held at locked paths.
+    private func load(_ stack: LayerStack) throws -> Loaded<Root> {
+        do {
+            let loaded = try pipeline.load(stack)
+            logIgnored(loaded)
+            return loaded
+        } catch {
+            throw error.error
+        }
+    }
+
+    private func logIgnored(_ loaded: Loaded<Root>) {
+        for (path, lock) in loaded.ignored {
+            logger.warning("ignored a value at a locked path: the layers below decide it", metadata: [
+                "store": "\(storeName)", "path": "\(path)", "lock": "\(lock.file):\(lock.line)",
+            ])
+        }
+    }
+
     /// Runs `work` on the graph's I/O queue and waits for it without holding a thread of the caller's. A
     /// graph with no store does no I/O, so its work runs at once, on the caller's executor.
     func offPool<R: Sendable>(_ work: @escaping @Sendable () throws -> R) async throws -> R {
@@ -278,14 +316,15 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// update lock. With `refusingUndecodable` (before an update), it throws while the store still holds a
     /// document an earlier outside change brought that could not be decoded.
     private func commitOutsideChange(refusingUndecodable: Bool) throws -> Bool {
+        if let layered { return try commitLayerChanges(layered, refusingUndecodable: refusingUndecodable) }
         guard let changeDetecting else { return false }
         guard case .changed(let document) = try changeDetecting.loadIfChanged() else {
             if refusingUndecodable, let failure = undecodableOutsideChange.withLock({ $0 }) { throw failure }
             return false
         }
-        let loaded: (root: Root, memory: StoredMemory)?
+        let loaded: Loaded<Root>?
         do {
-            loaded = try document.map(pipeline.load)
+            loaded = try document.map { try load(LayerStack(top: $0)) }
         } catch {
             undecodableOutsideChange.withLock { $0 = error }
             throw error
@@ -293,6 +332,57 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         undecodableOutsideChange.withLock { $0 = nil }
         storedMemory.withLock { $0 = loaded?.memory ?? .empty }
         guard try commit(loaded?.root ?? defaultValue, saving: false) else { return false }
+        logger.info("picked up an outside change", metadata: ["store": "\(storeName)"])
+        return true
+    }
+
+    /// Commits what changed in a layered store's layers, locks and top. A read-only layer that changed into
+    /// something that cannot be read or decoded keeps its last good document, and its error is reported;
+    /// the other layers' changes apply. Call it holding the update lock.
+    private func commitLayerChanges(_ layered: LayeredStore, refusingUndecodable: Bool) throws -> Bool {
+        let changes = try layered.loadChanges()
+        pendingErrors.withLock { $0 += changes.errors as [any Error] }
+        if changes.isEmpty {
+            if refusingUndecodable, let failure = undecodableOutsideChange.withLock({ $0 }) { throw failure }
+            return false
+        }
+        let memory = storedMemory.withLock { $0 }
+        var stack = LayerStack(
+            lower: changes.lower ?? memory.layers?.stored ?? [], topSource: layered.topSource,
+            locks: changes.locks ?? memory.layers?.locks ?? [])
+        if case .changed(let document) = changes.top {
+            stack.top = document
+        } else {
+            // The top layer is as this root last wrote or read it (or has writes still to come): its
+            // document is the patch from the old layers to the current value.
+            var known = memory
+            var dropped: [ValuePath] = []
+            stack.top = try pipeline.storedDocument(for: pipeline.encode(committed.root), memory: &known, dropped: &dropped)
+        }
+        var loaded: Loaded<Root>
+        while true {
+            do {
+                loaded = try pipeline.load(stack)
+                break
+            } catch {
+                guard let index = error.layer else {
+                    undecodableOutsideChange.withLock { $0 = error.error }
+                    throw error.error
+                }
+                // That layer keeps its last good document (or, new, is left out) and the others apply.
+                pendingErrors.withLock { $0.append(error.error) }
+                let source = stack.lower[index].source
+                if let good = memory.layers?.stored.first(where: { $0.source == source }), good != stack.lower[index] {
+                    stack.lower[index] = good
+                } else {
+                    stack.lower.remove(at: index)
+                }
+            }
+        }
+        logIgnored(loaded)
+        if case .changed = changes.top { undecodableOutsideChange.withLock { $0 = nil } }
+        storedMemory.withLock { $0 = loaded.memory }
+        guard try commit(loaded.root, saving: false) else { return false }
         logger.info("picked up an outside change", metadata: ["store": "\(storeName)"])
         return true
     }
@@ -338,7 +428,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// already encoded): the patch over the defaults, with the unknown keys and the version stamp.
     private func save(_ value: Root, document: JSONValue?) throws {
         var memory = storedMemory.withLock { $0 }
-        if let deferred, document == nil {
+        if let deferred, document == nil, memory.layers?.locks.isEmpty ?? true {
             // Encoded when the store writes, once for a burst of commits, from what the root knows of the
             // store now. (Unknown keys that lose their place are dropped from that write; the root still
             // remembers them, as no store has confirmed the write yet.)
@@ -348,15 +438,20 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             try deferred.save(encoding: {
                 var memory = known
                 var dropped: [ValuePath] = []
-                let stored = pipeline.storedDocument(for: try pipeline.encode(value), memory: &memory, dropped: &dropped)
+                let stored = try pipeline.storedDocument(for: try pipeline.encode(value), memory: &memory, dropped: &dropped)
                 Self.logDropped(dropped, store: pipeline.storeName, logger: logger)
                 return stored
             })
         } else if let writable {
+            // Encoded now: a write to a locked path is refused before anything changes.
             var dropped: [ValuePath] = []
-            let stored = pipeline.storedDocument(for: try document ?? pipeline.encode(value), memory: &memory, dropped: &dropped)
-            try writable.save(stored)
-            storedMemory.withLock { $0 = memory }
+            let stored = try pipeline.storedDocument(for: try document ?? pipeline.encode(value), memory: &memory, dropped: &dropped)
+            if let deferred {
+                try deferred.save(encoding: { stored })
+            } else {
+                try writable.save(stored)
+                storedMemory.withLock { $0 = memory }
+            }
             Self.logDropped(dropped, store: storeName, logger: logger)
         }
     }
@@ -372,10 +467,46 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     private func afterCommits(_ committedAny: Bool) {
         notifier.drain()
         if committedAny { observation.graphChanged() }
+        let errors = pendingErrors.withLock { errors in
+            defer { errors = [] }
+            return errors
+        }
+        for error in errors { report(error) }
     }
 
     private func serialized<R>(path: String, _ body: () throws -> R) throws -> R {
         try lock.withUpdateLock(orThrow: { LensError.reentrantUpdate(path: path) }, body)
+    }
+
+    // MARK: Layers and provenance
+
+    /// What lies below the store's document: the defaults merged with every read-only layer.
+    func baseDocument() throws -> JSONValue {
+        try storedMemory.withLock { $0 }.layers?.base ?? defaultDocument()
+    }
+
+    /// Where the value at `path` comes from.
+    func provenance(of path: ValuePath) throws -> Provenance {
+        let (memory, full) = try consistentState()
+        return pipeline.provenance(of: path, full: full, memory: memory)
+    }
+
+    /// The layers as last read, lowest first, the top one as the current value makes it.
+    func layers() throws -> [SettingsLayer] {
+        let (memory, full) = try consistentState()
+        return pipeline.layers(for: full, memory: memory)
+    }
+
+    /// The locks in force.
+    var locks: [SettingsLock] {
+        storedMemory.withLock { $0.layers?.locks ?? [] }
+    }
+
+    /// What the root remembers of its store and the document of its value, read together.
+    private func consistentState() throws -> (StoredMemory, JSONValue) {
+        try serialized(path: rootPathName) {
+            (storedMemory.withLock { $0 }, try pipeline.encode(committed.root))
+        }
     }
 
     // MARK: Errors from outside changes

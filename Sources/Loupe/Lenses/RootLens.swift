@@ -161,7 +161,8 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
 
     /// Resets the part at `path` to the default value's: the stored document then holds nothing there (only
     /// the unknown keys it had below it), so a later change of the default reaches it. A part the default
-    /// does not have (an optional that is `nil`, an entry of a dictionary) is removed.
+    /// does not have (an optional that is `nil`, an entry of a dictionary) is removed. Over a
+    /// ``LayeredStore``, the part takes the value of the layers below the top one.
     ///
     /// ```swift
     /// try root.reset(atPath: "ticker.intervalSeconds")
@@ -171,7 +172,7 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     ///   the store's error. Either way nothing changes.
     public func reset(atPath path: String) throws {
         let parsed = try ValuePath(parsing: path)
-        guard let defaultPart = try core.defaultDocument()[path: parsed] else {
+        guard let defaultPart = try core.baseDocument()[path: parsed] else {
             if parsed.components.isEmpty { return try lens.set(core.defaultValue) }
             return try lens.remove(atPath: path)
         }
@@ -184,6 +185,37 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     public func storedDocument() throws -> JSONValue? {
         try core.store?.load()
     }
+
+    // MARK: Layers and provenance
+
+    /// Where the value at `path` comes from: the layer that set it (a file, a store, or the default), the
+    /// lower layers it overrides, and the lock that holds it, if any. For a store that is not a
+    /// ``LayeredStore``, the layers are the default and the store.
+    ///
+    /// ```swift
+    /// let origin = try root.provenance(ofPath: "upstream.url")
+    /// // upstream.url = "https://eu.example" from /etc/app/settings.d/10-site.json
+    /// //     (overrides /usr/share/app/settings.json, default)
+    /// ```
+    ///
+    /// - Throws: ``PathError`` when `path` is malformed.
+    public func provenance(ofPath path: String) throws -> Provenance {
+        try core.provenance(of: ValuePath(parsing: path))
+    }
+
+    /// Where the value at `path` comes from; see ``provenance(ofPath:)``.
+    public func provenance(of path: ValuePath) throws -> Provenance {
+        try core.provenance(of: path)
+    }
+
+    /// The layers of the value, lowest first: the default, each read-only layer's document (as last read,
+    /// after migrations), and the top layer's patch for the current value.
+    public func layers() throws -> [SettingsLayer] {
+        try core.layers()
+    }
+
+    /// The locks in force: paths the top layer of a ``LayeredStore`` may not set.
+    public var locks: [SettingsLock] { core.locks }
 
     // MARK: The store
 

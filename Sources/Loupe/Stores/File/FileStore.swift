@@ -302,22 +302,12 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
         }
     }
 
-    /// Reads and parses the file, allowing for a writer that is still writing it in place (a shell
-    /// redirection, an editor that saves without renaming): contents that do not parse are read again,
-    /// a few times, while the file keeps changing. A file that does not parse and stays as it is, is an
-    /// error. Returns nil when there is no file.
+    /// Reads and parses the file, allowing for a writer still writing it in place; nil when there is none.
     private func readSettledFile(_ target: String) throws -> (JSONValue, FileIdentity)? {
-        var attempt = 0
-        while true {
-            guard let (data, identity) = try readFile(target) else { return nil }
-            do {
-                return (try parse(data), identity)
-            } catch {
-                attempt += 1
-                usleep(50_000)
-                let now = try? FileSystem.identity(of: target)
-                guard now != identity, attempt < 5 else { throw error }
-            }
+        do {
+            return try FileSystem.readSettled(target, parse: parse)
+        } catch let error as SystemCallError {
+            throw storeError(.unreadable, error)
         }
     }
 
@@ -362,11 +352,18 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
     }
 
     private func storeError(_ code: StoreError.Code, _ error: SystemCallError) -> StoreError {
+        StoreError(code, store: description, path: path, error)
+    }
+}
+
+extension StoreError {
+    /// The failure of a system call on the file at `path` (as given; a symbolic link is followed), which
+    /// `store` keeps: `cannot read JSON file /etc/app/settings.json: open: Permission denied`.
+    init(_ code: Code, store: String, path: String, _ error: SystemCallError) {
         let reason = String(cString: strerror(error.code))
         let target = (try? FileSystem.resolvingSymlinks(path)) ?? path
         let place = error.path == target || error.path == path ? "" : " \(error.path)"
-        return StoreError(
-            code, store: description, reason: "\(error.operation)\(place): \(reason)", cause: error, errno: error.code)
+        self.init(code, store: store, reason: "\(error.operation)\(place): \(reason)", cause: error, errno: error.code)
     }
 }
 

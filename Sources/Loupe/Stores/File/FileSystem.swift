@@ -115,6 +115,48 @@ enum FileSystem {
         return (data, FileIdentity(info))
     }
 
+    /// Reads and parses the file at `path`, allowing for a writer that is still writing it in place (a shell
+    /// redirection, an editor that saves without renaming): contents that do not parse are read again, a
+    /// few times, while the file keeps changing. A file that does not parse and stays as it is, is an
+    /// error. Returns nil when there is no file.
+    static func readSettled<T>(_ path: String, parse: (Data) throws -> T) throws -> (T, FileIdentity)? {
+        var attempt = 0
+        while true {
+            guard let (data, identity) = try read(path) else { return nil }
+            do {
+                return (try parse(data), identity)
+            } catch {
+                attempt += 1
+                usleep(50_000)
+                let now = try? FileSystem.identity(of: path)
+                guard now != identity, attempt < 5 else { throw error }
+            }
+        }
+    }
+
+    /// The names in `directory` (without `.` and `..`), or nil when there is no such directory.
+    static func entries(of directory: String) throws -> [String]? {
+        guard let stream = opendir(directory) else {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw SystemCallError("list", directory)
+        }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// Whether `path` names a regular file, following symbolic links.
+    static func isRegularFile(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+    }
+
     /// Writes `data` to `path` so that a reader, a crash or a power cut sees the old file or the new one,
     /// never a mixture: a new temporary file in the same directory (created exclusively), written and
     /// flushed to disk, renamed over `path`, and the directory flushed. Missing parent directories are

@@ -20,6 +20,9 @@ import Foundation
 /// second backs the watches up. It reacts to a finished write, a rename onto or away from a watched name,
 /// a creation and a deletion; not to each partial write. Elsewhere it checks the file's identity every
 /// 100 ms.
+///
+/// Watching a directory's contents (a drop-in directory such as `/etc/app/settings.d`), it also reports
+/// each file written, created, renamed or deleted in the directory the path ends at.
 final class FileWatcher: StoreWatch, @unchecked Sendable {
     /// A pipe: writing to `stopSignal.write` wakes the watching thread to stop.
     private let stopSignal: (read: Int32, write: Int32)
@@ -29,8 +32,9 @@ final class FileWatcher: StoreWatch, @unchecked Sendable {
     /// How often the identity check runs, on Linux.
     static let backupInterval: Int32 = 1000
 
-    /// Starts watching `path` (as given: its symbolic links are followed afresh after every change).
-    init(path: String, onChange: @escaping @Sendable () -> Void) throws {
+    /// Starts watching `path` (as given: its symbolic links are followed afresh after every change), and
+    /// with `contents`, every name in the directory it names.
+    init(path: String, contents: Bool = false, onChange: @escaping @Sendable () -> Void) throws {
         let path = Self.absolute(path)
         #if os(Linux)
         watcherFD = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
@@ -43,7 +47,7 @@ final class FileWatcher: StoreWatch, @unchecked Sendable {
         }
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         stopSignal = (ends[0], ends[1])
-        var following = Watches(fd: watcherFD)
+        var following = Watches(fd: watcherFD, contents: contents)
         do {
             try following.follow(path)
         } catch {
@@ -64,7 +68,7 @@ final class FileWatcher: StoreWatch, @unchecked Sendable {
             #if os(Linux)
             watchWithInotify(path: path, watches: watches, onChange: onChange)
             #else
-            watchByPolling(path: path, onChange: onChange)
+            watchByPolling(path: path, contents: contents, onChange: onChange)
             #endif
             finished.signal()
         }
@@ -103,7 +107,8 @@ final class FileWatcher: StoreWatch, @unchecked Sendable {
 
     /// Where a change can change what `path` names: for each directory, the names in it that matter (the
     /// file's own name, each symbolic link followed on the way, or the first missing part of the path).
-    static func watchPoints(of path: String) -> [String: Set<String>] {
+    /// With `contents`, the directory `path` names, with every name in it (``anyName``).
+    static func watchPoints(of path: String, contents: Bool = false) -> [String: Set<String>] {
         var points: [String: Set<String>] = [:]
         var pending = absolute(path)
         var hops = 0
@@ -130,7 +135,10 @@ final class FileWatcher: StoreWatch, @unchecked Sendable {
                     hops += 1
                     continue resolving
                 }
-                if index == components.count - 1 { points[current, default: []].insert(component) }
+                if index == components.count - 1 {
+                    points[current, default: []].insert(component)
+                    if contents, (info.st_mode & S_IFMT) == S_IFDIR { points[next, default: []].insert(anyName) }
+                }
                 current = next
             }
             break
@@ -138,18 +146,26 @@ final class FileWatcher: StoreWatch, @unchecked Sendable {
         return points
     }
 
+    /// In ``watchPoints(of:contents:)``: every name in the directory matters.
+    static var anyName: String { "*" }
+
     #if os(Linux)
     /// The inotify watches on the directories of ``watchPoints(of:)``.
     private struct Watches {
         let fd: Int32
+        /// Whether the contents of the directory the path names matter too.
+        let contents: Bool
         /// Watch descriptor → the directory and the names in it that matter.
         var byDescriptor: [Int32: (directory: String, names: Set<String>)] = [:]
 
-        init(fd: Int32) { self.fd = fd }
+        init(fd: Int32, contents: Bool) {
+            self.fd = fd
+            self.contents = contents
+        }
 
         /// Watches the directories `path` now passes through, and stops watching the others.
         mutating func follow(_ path: String) throws {
-            let points = FileWatcher.watchPoints(of: path)
+            let points = FileWatcher.watchPoints(of: path, contents: contents)
             let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF)
             var next: [Int32: (directory: String, names: Set<String>)] = [:]
             var failure: SystemCallError?
@@ -186,7 +202,7 @@ final class FileWatcher: StoreWatch, @unchecked Sendable {
             if ready == 0 {
                 // The backup check: what the path names now, against what it named at the last change.
                 let identity = try? FileSystem.identity(of: path)
-                let points = Self.watchPoints(of: path)
+                let points = Self.watchPoints(of: path, contents: watches.contents)
                 let watched = Dictionary(watches.byDescriptor.values.map { ($0.directory, $0.names) }, uniquingKeysWith: { $0.union($1) })
                 relevant = identity != lastIdentity || points != watched
             }
@@ -203,7 +219,9 @@ final class FileWatcher: StoreWatch, @unchecked Sendable {
                     }
                     let selfChanged = event.mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0
                     // (A watch this thread removed reports IN_IGNORED too; it no longer matters.)
-                    if let watched = watches.byDescriptor[event.wd], selfChanged || watched.names.contains(name) { relevant = true }
+                    if let watched = watches.byDescriptor[event.wd], selfChanged || watched.names.contains(name) || watched.names.contains(Self.anyName) {
+                        relevant = true
+                    }
                     offset += MemoryLayout<inotify_event>.size + Int(event.len)
                 }
             }
@@ -215,11 +233,17 @@ final class FileWatcher: StoreWatch, @unchecked Sendable {
     }
     #endif
 
-    private func watchByPolling(path: String, onChange: @Sendable () -> Void) {
-        var last = try? FileSystem.identity(of: path)
+    private func watchByPolling(path: String, contents: Bool, onChange: @Sendable () -> Void) {
+        // A directory's identity changes as names come and go; its files' identities, as they are written.
+        func identities() -> [FileIdentity?] {
+            let own = try? FileSystem.identity(of: path)
+            guard contents, let names = try? FileSystem.entries(of: path) else { return [own] }
+            return [own] + names.sorted().map { try? FileSystem.identity(of: path + "/" + $0) }
+        }
+        var last = identities()
         while !isCancelled {
             usleep(100_000)
-            let now = try? FileSystem.identity(of: path)
+            let now = identities()
             if now != last {
                 last = now
                 if !isCancelled { onChange() }

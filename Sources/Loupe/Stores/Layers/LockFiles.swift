@@ -1,0 +1,68 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// Lock files, as dconf's lockdown has them: text, one locked path per line, `#` starting a comment.
+///
+/// ```
+/// # /etc/app/locks/security: users keep the administrator's upstream
+/// upstream.url
+/// /upstream/timeoutSeconds      # dconf's form works too
+/// ```
+enum LockFiles {
+    /// A lock file, or a directory of them (every file whose name does not start with `.` or end in `~`).
+    static func source(_ path: String) -> any LayerSource {
+        var info = stat()
+        if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+            return DropInDirectory(path: path, includes: { !$0.hasSuffix("~") }, makeFile: file)
+        }
+        return file(path)
+    }
+
+    /// One lock file: its document is an array of `{"path": P, "line": N}`.
+    @Sendable static func file(_ path: String) -> LayerFile {
+        LayerFile(path: path, name: "lock file \(path)") { data, name in
+            guard let text = String(data: data, encoding: .utf8) else {
+                throw StoreError(.corrupt, store: name, reason: "it is not UTF-8 text")
+            }
+            var locks: [JSONValue] = []
+            for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                guard !trimmed.isEmpty else { continue }
+                let path: ValuePath
+                do {
+                    path = try parsePath(trimmed)
+                } catch {
+                    throw StoreError(.corrupt, store: name, reason: "line \(index + 1): \(error)", cause: error)
+                }
+                locks.append(.object(["path": .string(path.description), "line": .integer(index + 1)]))
+            }
+            return .array(locks)
+        }
+    }
+
+    /// `upstream.url`, or dconf's `/upstream/url` (a trailing `/` locks a whole directory, which is what
+    /// any path locks here anyway).
+    static func parsePath(_ text: String) throws -> ValuePath {
+        guard text.hasPrefix("/") else { return try ValuePath(parsing: text) }
+        return ValuePath(text.split(separator: "/").map { .key(String($0)) })
+    }
+
+    /// The locks the documents of lock files hold.
+    static func locks(in documents: [LayerDocument]) -> [SettingsLock] {
+        documents.flatMap { file -> [SettingsLock] in
+            guard case .array(let entries) = file.document else { return [] }
+            return entries.compactMap { entry in
+                guard let text = entry[path: "path"]?.stringValue, let path = try? ValuePath(parsing: text),
+                      let line = entry[path: "line"]?.integerValue else { return nil }
+                return SettingsLock(path: path, file: file.source, line: line)
+            }
+        }
+    }
+}
