@@ -22,11 +22,13 @@ enum ExitStatus {
     static let notFound: Int32 = 66      // EX_NOINPUT: nothing at that path
     static let unavailable: Int32 = 69   // EX_UNAVAILABLE: the store cannot be read or written
     static let conflict: Int32 = 75      // EX_TEMPFAIL: another writer got there first; try again
+    static let locked: Int32 = 77        // EX_NOPERM: an administrator locked the path
 
     static let help = """
         Exit status: 0 success; 64 usage (bad arguments, malformed path); 65 invalid value (refused \
         by the type, or not JSON); 66 not found (nothing at the path); 69 store unavailable (unreadable \
-        or corrupt file, no keyring); 75 conflict (another writer got there first: try again).
+        or corrupt file, no keyring); 75 conflict (another writer got there first: try again); 77 locked \
+        (an administrator's lock file keeps the path at the value of the layers below).
         """
 
     static func of(_ error: any Error) -> Int32 {
@@ -42,6 +44,7 @@ enum ExitStatus {
             switch error.code {
             case .conflict: conflict
             case .readOnly: unavailable
+            case .locked: locked
             default: invalidValue
             }
         case let error as CLIError:

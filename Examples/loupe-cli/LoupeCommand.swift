@@ -12,9 +12,13 @@ struct LoupeCommand: ParsableCommand {
             Paths name parts of the settings: server.port, features.beta, items[3].name, "key.with.dots".
             Values are JSON; a bare word of letters, digits and -_.:/ is taken as a string.
 
+            Layers: --layer PATH (a file or a drop-in directory, lowest first, repeatable) under --file (the \
+            writable top layer), with --locks PATH for an administrator's locks. Every command sees the \
+            merged value; set and unset write the top layer only.
+
             \(ExitStatus.help)
             """,
-        subcommands: [Get.self, Set.self, Unset.self, Show.self, Edit.self, Watch.self])
+        subcommands: [Get.self, Set.self, Unset.self, Show.self, Explain.self, Edit.self, Watch.self])
 
     @OptionGroup(title: "Store") var store: StoreOptions
 }
@@ -90,16 +94,28 @@ extension LoupeCommand {
             discussion: """
                 The effective value: with --schema, the stored document over the schema's defaults. With \
                 --stored, the document as the store holds it: only what differs from the defaults, keys \
-                the schema does not know, and the version stamp.
+                the schema does not know, and the version stamp. With --layers, each layer, lowest first, \
+                then the locks.
                 """)
         @ParentCommand var loupe: LoupeCommand
         var store: StoreOptions { loupe.store }
         @Flag(help: "Print the document as stored rather than the effective value.") var stored = false
+        @Flag(help: "Print each layer (the default, each --layer, the top), lowest first, then the locks.") var layers = false
 
         func run() throws {
             try reportingErrors {
                 try store.withRoot { document in
-                    if stored {
+                    if layers {
+                        for layer in try document.layers() {
+                            printLine("# \(layer.source)\(layer.isWritable ? " (writable)" : "")")
+                            show(layer.document, store)
+                        }
+                        let locks = document.locks
+                        if !locks.isEmpty {
+                            printLine("# locks")
+                            for lock in locks { printLine("\(lock.path)  (\(lock.file), line \(lock.line))") }
+                        }
+                    } else if stored {
                         guard let stored = try document.storedDocument() else {
                             FileHandle.standardError.write(Data("loupe: nothing is stored; the value is the default\n".utf8))
                             return show(.object([:]), store)
@@ -110,6 +126,39 @@ extension LoupeCommand {
                     }
                 }
             }
+        }
+    }
+
+    struct Explain: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Says where the value at a path comes from: the layer that set it, and the layers it overrides.",
+            discussion: """
+                One line for the path, or for each value under it when it holds an object: \
+                `upstream.url = "https://a.example" from /etc/app/settings.json (overrides default)`, with the \
+                lock that holds it, if any. Sources are the default, each --layer's file, and the top file.
+                """)
+        @ParentCommand var loupe: LoupeCommand
+        var store: StoreOptions { loupe.store }
+        @Argument(help: "The path; the whole value when left out.") var path: String = ""
+
+        func run() throws {
+            try reportingErrors {
+                try store.withRoot { document in
+                    let start = try ValuePath(parsing: path)
+                    let value = try document.value(atPath: path)
+                    for leaf in leaves(of: value, at: start) {
+                        var origin = try document.provenance(atPath: leaf.description)
+                        if store.masksValues { origin.value = origin.value.map(masked) }
+                        printLine(origin.description)
+                    }
+                }
+            }
+        }
+
+        /// The paths of the values under `value` (itself, unless it is a non-empty object).
+        private func leaves(of value: JSONValue, at path: ValuePath) -> [ValuePath] {
+            guard case .object(let members) = value, !members.isEmpty else { return [path] }
+            return members.keys.sorted().flatMap { leaves(of: members[$0]!, at: ValuePath(path.components + [.key($0)])) }
         }
     }
 

@@ -17,8 +17,18 @@ struct StoreOptions: ParsableArguments {
         case daemon
     }
 
-    @Option(help: "A settings file; its format comes from its extension (.json, .plist, .yaml/.yml).")
+    @Option(help: "A settings file; its format comes from its extension (.json, .plist, .yaml/.yml). With --layer, the writable top layer (the user's file).")
     var file: String?
+
+    @Option(name: .customLong("layer"), help: ArgumentHelp(
+        "A read-only layer under --file: a file, or a drop-in directory whose *.json files are layers in name order. Repeat it, lowest first.",
+        valueName: "path"))
+    var layers: [String] = []
+
+    @Option(name: .customLong("locks"), help: ArgumentHelp(
+        "A lock file, or a directory of them: one locked path per line, # for comments, as dconf has them. A write to a locked path exits with 77. Repeatable.",
+        valueName: "path"))
+    var locks: [String] = []
 
     @Option(help: "The file's format, when its extension does not say it.")
     var format: Format?
@@ -47,6 +57,9 @@ struct StoreOptions: ParsableArguments {
             throw ValidationError("choose one store: --file, --defaults (with --key), --keyring or --etcd (with --key)")
         }
         if defaults != nil && key == nil { throw ValidationError("--defaults needs --key") }
+        if file == nil && !(layers.isEmpty && locks.isEmpty) {
+            throw ValidationError("--layer and --locks need --file, the writable top layer")
+        }
         if etcd != nil && key == nil { throw ValidationError("--etcd needs --key") }
         if let keyring, keyring.split(separator: "/", maxSplits: 1).count != 2 {
             throw ValidationError("--keyring takes SERVICE/ACCOUNT")
@@ -58,7 +71,11 @@ struct StoreOptions: ParsableArguments {
 
     /// The codec of the file store (JSON for the others).
     var codec: any DocumentCodec {
-        switch format ?? file.map(Self.format(ofPath:)) ?? .json {
+        Self.codec(of: format ?? file.map(Self.format(ofPath:)) ?? .json)
+    }
+
+    private static func codec(of format: Format) -> any DocumentCodec {
+        switch format {
         case .json: JSONCodec()
         case .plist: PropertyListCodec(format: .xml)
         case .binaryPlist: PropertyListCodec(format: .binary)
@@ -89,7 +106,11 @@ struct StoreOptions: ParsableArguments {
     /// The chosen store.
     private func makeStore() throws -> any DocumentStore {
         if let file {
-            return FileStore(path: file, format: codec, permissions: 0o644)
+            let top = FileStore(path: file, format: codec, permissions: 0o644)
+            if layers.isEmpty && locks.isEmpty { return top }
+            return LayeredStore(
+                layers: layers.map { .fileOrDirectory($0, format: Self.codec(of: format ?? Self.format(ofPath: $0))) },
+                top: top, locks: locks)
         }
         if let defaults, let key {
             return try DefaultsStore(suite: defaults, key: key)
@@ -111,6 +132,11 @@ protocol SettingsDocument {
     func reset(atPath path: String) throws
     /// The document as the store holds it.
     func storedDocument() throws -> JSONValue?
+    /// Where the value at `path` comes from.
+    func provenance(atPath path: String) throws -> Provenance
+    /// The layers, lowest first, and the locks.
+    func layers() throws -> [SettingsLayer]
+    var locks: [SettingsLock] { get }
     /// The whole value, as JSON.
     var json: JSONValue { get throws }
     /// Replaces the whole value with `edited`, if the value is still `original` (else: a conflict).
@@ -130,6 +156,9 @@ struct Document<Root: Codable & Sendable & Equatable>: SettingsDocument {
     func remove(atPath path: String) throws { try root.lens.remove(atPath: path) }
     func reset(atPath path: String) throws { try root.reset(atPath: path) }
     func storedDocument() throws -> JSONValue? { try root.storedDocument() }
+    func provenance(atPath path: String) throws -> Provenance { try root.provenance(ofPath: path) }
+    func layers() throws -> [SettingsLayer] { try root.layers() }
+    var locks: [SettingsLock] { root.locks }
     var json: JSONValue { get throws { try root.lens.value(atPath: "") } }
 
     func replace(_ original: JSONValue, with edited: JSONValue) throws {

@@ -39,6 +39,11 @@ func expectCleanFailure(_ path: String, _ update: (RootLens<Record>) throws -> V
     }
 }
 
+/// Where `count` comes from.
+func provenance(_ lens: RootLens<Record>) throws -> String {
+    try lens.provenance(ofPath: "count").source.description
+}
+
 /// Prints `line` at once (stdout is a file, which `print` would buffer).
 @Sendable func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
@@ -107,6 +112,38 @@ case "follow":
     try lens.reload()
     say("reloaded \(lens.value.count)")
     token.cancel()
+    errors.cancel()
+
+case "follow-layers":
+    // follow-layers ETC USERFILE COUNT: as whoever runs it, a layered root over ETC/settings.json and the
+    // drop-ins in ETC/settings.d, locked by ETC/locks, under USERFILE; prints each value of `count` it
+    // sees; after COUNT changes, tries a write to the locked `payload` and one to `count`, then exits.
+    let store = LayeredStore(
+        layers: [.file(arguments[2] + "/settings.json"), .directory(arguments[2] + "/settings.d")],
+        top: FileStore(path: arguments[3]), locks: [arguments[2] + "/locks"])
+    let lens = try RootLens(default: Record(), store: store)
+    let seen = DispatchSemaphore(value: 0)
+    let errors = lens.observeErrors { say("error: \($0)") }
+    let token = lens.count.observe { value in
+        say("count \(value)")
+        seen.signal()
+    }
+    say("started \(lens.value.count)")
+    for _ in 0..<Int(arguments[4])! {
+        guard seen.wait(timeout: .now() + 20) == .success else {
+            say("timed out")
+            exit(1)
+        }
+    }
+    do {
+        try lens.payload.set(["mine"])
+        say("locked write succeeded")
+    } catch let error as LensError where error.code == .locked {
+        say("locked write refused: \(error)")
+    }
+    token.cancel()
+    try lens.count.set(1000)
+    say("wrote \(try provenance(lens))")
     errors.cancel()
 
 case "fsize-update":

@@ -25,6 +25,17 @@ struct DeploymentTests {
         }
     }
 
+    /// Copies the test helper where an unprivileged user can run it, whatever the build directory's
+    /// permissions. `cp` copies it, in a process of its own: a file this process had open for writing
+    /// would leak into a child another test starts meanwhile, and running the copy would then fail with
+    /// "text file busy".
+    static func installHelper(in directory: TemporaryDirectory) throws -> String {
+        let helper = directory.file("LoupeTestHelper")
+        let copy = try ChildProcess("/bin/cp", [testHelper, helper])
+        guard copy.wait(limit: .seconds(30)) == 0 else { throw POSIXError(.EIO) }
+        return helper
+    }
+
     static func symlink(_ target: String, at link: String) throws {
         guard Glibc.symlink(target, link) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     }
@@ -46,9 +57,7 @@ struct DeploymentTests {
         let path = etc.file("settings.json")
         try Self.write(1, to: path)
         chmod(path, 0o644)
-        // The helper where the unprivileged user can run it, whatever the build directory's permissions.
-        let helper = bin.file("LoupeTestHelper")
-        try FileManager.default.copyItem(atPath: testHelper, toPath: helper)
+        let helper = try Self.installHelper(in: bin)
         let reader = try ChildProcess("/usr/bin/setpriv", [
             "--reuid=65534", "--regid=65534", "--clear-groups", "--", helper, "follow", path, "4",
         ])
@@ -62,6 +71,45 @@ struct DeploymentTests {
         #expect(reader.output.contains("reloaded 5"), "reload() needs no lock either")
         #expect(!reader.output.contains("error") && !reader.errorOutput.contains("Permission denied"), "\(reader.output) \(reader.errorOutput)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: etc.path) == ["settings.json"],
+                "a reader leaves nothing in a directory it only reads")
+    }
+
+    @Test(.enabled(if: getuid() == 0, "running a reader as an unprivileged user takes root (setpriv)"))
+    func anUnprivilegedLayeredDaemonFollowsRootOwnedLayersAndLocks() throws {
+        let etc = try TemporaryDirectory()  // root's, 0755: others may read, not write
+        let home = try TemporaryDirectory()
+        let bin = try TemporaryDirectory()
+        defer { etc.cleanUp(); home.cleanUp(); bin.cleanUp() }
+        for directory in [etc.path, bin.path] { chmod(directory, 0o755) }
+        chown(home.path, 65534, 65534)
+        for folder in ["settings.d", "locks"] {
+            try FileManager.default.createDirectory(atPath: etc.file(folder), withIntermediateDirectories: false)
+            chmod(etc.file(folder), 0o755)
+        }
+        func publish(_ text: String, _ name: String) throws {
+            try replaceFile(etc.file(name), with: text)
+            chmod(etc.file(name), 0o644)
+        }
+        try publish(#"{"count": 1}"#, "settings.json")
+        try publish("payload\n", "locks/admin")
+        let helper = try Self.installHelper(in: bin)
+        let reader = try ChildProcess("/usr/bin/setpriv", [
+            "--reuid=65534", "--regid=65534", "--clear-groups", "--", helper, "follow-layers", etc.path,
+            home.file("settings.json"), "3",
+        ])
+        #expect(eventually { reader.output.contains("started 1") }, "\(reader.output) \(reader.errorOutput)")
+        try publish(#"{"count": 2}"#, "settings.d/10-site.json")  // a new drop-in
+        #expect(eventually { reader.output.contains("count 2") }, "\(reader.output) \(reader.errorOutput)")
+        try publish(#"{"count": 3}"#, "settings.d/20-later.json")  // a later one overrides it
+        #expect(eventually { reader.output.contains("count 3") }, "\(reader.output) \(reader.errorOutput)")
+        #expect(unlink(etc.file("settings.d/20-later.json")) == 0)  // removed: the earlier one again
+        #expect(eventually { reader.output.contains("count 2\n") && reader.output.components(separatedBy: "count 2").count == 3 },
+                "\(reader.output) \(reader.errorOutput)")
+        #expect(reader.wait(limit: .seconds(30)) == 0, "\(reader.output) \(reader.errorOutput)")
+        #expect(reader.output.contains("locked write refused: cannot write payload"), "\(reader.output)")
+        #expect(reader.output.contains("wrote \(home.file("settings.json"))"), "the user's own file takes the write")
+        #expect(!reader.output.contains("error") && !reader.errorOutput.contains("Permission denied"), "\(reader.output) \(reader.errorOutput)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: etc.path).sorted() == ["locks", "settings.d", "settings.json"],
                 "a reader leaves nothing in a directory it only reads")
     }
 

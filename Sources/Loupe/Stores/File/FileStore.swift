@@ -102,7 +102,7 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
     ///     are logged. Values are never logged.
     public init(
         path: String,
-        format: some DocumentCodec = JSONCodec(),
+        format: any DocumentCodec = JSONCodec(),
         writePolicy: WritePolicy = .immediate,
         permissions: mode_t = 0o600,
         recovery: CorruptFileRecovery = .fail,
@@ -124,7 +124,7 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
     /// Creates a store for the file at `url`; see ``init(path:format:writePolicy:permissions:recovery:lockTimeout:logger:)``.
     public convenience init(
         url: URL,
-        format: some DocumentCodec = JSONCodec(),
+        format: any DocumentCodec = JSONCodec(),
         writePolicy: WritePolicy = .immediate,
         permissions: mode_t = 0o600,
         recovery: CorruptFileRecovery = .fail,

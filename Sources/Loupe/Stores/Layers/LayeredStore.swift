@@ -54,19 +54,19 @@ public final class LayeredStore: WritableDocumentStore, LockingStore, WatchingSt
         let label: String
 
         /// A file, in `format`. A missing file is an empty layer, and is read when it appears.
-        public static func file(_ path: String, format: some DocumentCodec = JSONCodec()) -> Layer {
+        public static func file(_ path: String, format: any DocumentCodec = JSONCodec()) -> Layer {
             Layer(source: LayerFile(path: path, codec: format), label: path)
         }
 
         /// A drop-in directory: each file named with one of `format`'s extensions (`*.json`), in name order,
         /// is a layer over the ones before, as systemd reads `*.conf.d`. Hidden files are skipped; a missing
         /// directory holds no layers, and files are read as they appear.
-        public static func directory(_ path: String, format: some DocumentCodec = JSONCodec()) -> Layer {
+        public static func directory(_ path: String, format: any DocumentCodec = JSONCodec()) -> Layer {
             Layer(source: DropInDirectory(path: path, codec: format), label: path + "/")
         }
 
         /// ``directory(_:format:)`` when `path` names a directory now, else ``file(_:format:)``.
-        public static func fileOrDirectory(_ path: String, format: some DocumentCodec = JSONCodec()) -> Layer {
+        public static func fileOrDirectory(_ path: String, format: any DocumentCodec = JSONCodec()) -> Layer {
             var info = stat()
             let isDirectory = stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
             return isDirectory ? directory(path, format: format) : file(path, format: format)
