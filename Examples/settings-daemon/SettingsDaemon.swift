@@ -14,7 +14,9 @@ import UnixSignals
 /// The settings file is one `RootLens<DaemonSettings>` over a `FileStore`; each component receives only
 /// the lens of its own part and reconfigures itself when that part changes, logging a line for each
 /// change. Edit the file with `loupe --schema daemon --file FILE set PATH VALUE` (or any editor): the
-/// daemon picks the change up within a second. With `--etcd`, the settings are one etcd key that a whole
+/// daemon picks the change up within a second. With `--layer` (and `--locks`), it runs as Linux deploys
+/// settings: the vendor's defaults (`Examples/vendor/settings-daemon.json`), the administrator's file and
+/// drop-ins, and the settings file on top, where its user's edits go; an edit in any layer reaches it. With `--etcd`, the settings are one etcd key that a whole
 /// fleet of daemons shares, edited with `loupe --etcd ENDPOINTS --key KEY`; every daemon picks a change up
 /// within milliseconds. A bad edit is logged and ignored. SIGHUP forces a reload;
 /// SIGTERM shuts down gracefully and flushes the coalesced state file.
@@ -24,8 +26,17 @@ struct SettingsDaemon: AsyncParsableCommand {
         commandName: "settings-daemon",
         abstract: "The Loupe example daemon: reconfigures itself live as its settings file changes.")
 
-    @Option(help: "The settings file (JSON).")
+    @Option(help: "The settings file (JSON); with --layer, the writable top layer.")
     var settings = "settings.json"
+
+    @Option(name: .customLong("layer"), help: ArgumentHelp(
+        "A read-only layer under the settings file: a file, or a drop-in directory of *.json files. Repeat it, lowest first.",
+        valueName: "path"))
+    var layers: [String] = []
+
+    @Option(name: .customLong("locks"), help: ArgumentHelp(
+        "A lock file, or a directory of them: paths the settings file may not change. Repeatable.", valueName: "path"))
+    var locks: [String] = []
 
     @Option(help: "The state file the daemon writes (coalesced, once a second at most).")
     var state: String?
@@ -44,7 +55,9 @@ struct SettingsDaemon: AsyncParsableCommand {
         if let etcd {
             return try EtcdStore(endpoints: etcd.split(separator: ",").map(String.init), key: etcdKey)
         }
-        return FileStore(path: settings, permissions: 0o644)
+        let file = FileStore(path: settings, permissions: 0o644)
+        if layers.isEmpty && locks.isEmpty { return file }
+        return LayeredStore(layers: layers.map { .fileOrDirectory($0) }, top: file, locks: locks)
     }
 
     func run() async throws {
@@ -74,7 +87,7 @@ struct SettingsDaemon: AsyncParsableCommand {
         ]
         let group = ServiceGroup(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
-        logger.notice("settings-daemon started", metadata: ["settings": "\(etcd.map { "etcd key \(etcdKey) at \($0)" } ?? settings)"])
+        logger.notice("settings-daemon started", metadata: ["settings": "\(etcd.map { "etcd key \(etcdKey) at \($0)" } ?? settingsRoot.storeDescription)"])
         try await group.run()
         logger.notice("settings-daemon stopped", metadata: ["ticks": "\(stateRoot.ticks.value)"])
     }

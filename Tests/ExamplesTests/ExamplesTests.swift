@@ -313,3 +313,58 @@ struct EvolvingSettingsTests {
         #expect(try String(contentsOfFile: path, encoding: .utf8) == written, "never overwritten")
     }
 }
+
+@Suite("Layered settings, as Linux deploys them, through the example CLI and daemon")
+struct LayeredSettingsTests {
+    /// The vendor's defaults the example ships.
+    static let vendor = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../Examples/vendor/settings-daemon.json").standardized.path
+
+    @Test func aLayeredDaemonMergesVendorAdminDropInsAndUserAndRefusesALockedWrite() throws {
+        let etc = try TemporaryDirectory()
+        defer { etc.cleanUp() }
+        for folder in ["settings.d", "locks"] {
+            try FileManager.default.createDirectory(atPath: etc.file(folder), withIntermediateDirectories: false)
+        }
+        try replaceFile(etc.file("settings.json"), with: #"{"upstream": {"timeoutSeconds": 3}}"#)
+        let layers = ["--layer", Self.vendor, "--layer", etc.file("settings.json"), "--layer", etc.file("settings.d"), "--locks", etc.file("locks")]
+        let daemon = try Daemon(extraArguments: layers)
+        // The vendor's upstream, with the administrator's timeout over it.
+        #expect(daemon.waitFor("upstream is now https://upstream.vendor.example (timeout 3 s"), "\(daemon.log)")
+        func cli(_ arguments: String...) throws -> ProcessOutput {
+            try run(loupe, layers + ["--file", daemon.settings, "--schema", "daemon"] + arguments)
+        }
+
+        // An administrator's drop-in reaches the running daemon.
+        try replaceFile(etc.file("settings.d/50-site.json"), with: #"{"upstream": {"url": "https://site.example"}}"#)
+        #expect(daemon.waitFor("upstream is now https://site.example"), "\(daemon.log)")
+        // The user's edit goes to the user's file only, as the patch over the layers below.
+        #expect(try cli("set", "ticker.greeting", "bonjour").status == 0)
+        #expect(daemon.waitFor("greeting is now bonjour"), "\(daemon.log)")
+        #expect(try String(contentsOfFile: daemon.settings, encoding: .utf8).replacingOccurrences(of: " ", with: "")
+                    .replacingOccurrences(of: "\n", with: "") == #"{"ticker":{"greeting":"bonjour"}}"#)
+
+        // A lock refuses the user's write, with exit status 77 and the lock's file named.
+        try replaceFile(etc.file("locks/site"), with: "# the site's upstream\nupstream.url\n")
+        let refused = try cli("set", "upstream.url", "https://mine.example")
+        #expect(refused.status == 77, "\(refused.error)")
+        #expect(refused.error.contains("cannot write upstream.url") && refused.error.contains(etc.file("locks/site")), "\(refused.error)")
+
+        // explain names where each value came from.
+        let explained = try cli("explain")
+        #expect(explained.status == 0, "\(explained.error)")
+        #expect(explained.output.contains(#"upstream.url = "https://site.example" from \#(etc.file("settings.d/50-site.json")) (overrides \#(Self.vendor), default), locked by \#(etc.file("locks/site")) line 2"#), "\(explained.output)")
+        #expect(explained.output.contains(#"ticker.greeting = "bonjour" from \#(daemon.settings) (overrides \#(Self.vendor), default)"#), "\(explained.output)")
+        #expect(explained.output.contains(#"upstream.timeoutSeconds = 3 from \#(etc.file("settings.json")) (overrides \#(Self.vendor), default)"#), "\(explained.output)")
+        #expect(explained.output.contains("ticker.intervalSeconds = 2 from \(Self.vendor) (overrides default)"), "\(explained.output)")
+        let one = try cli("explain", "logLevel")
+        #expect(one.output == #"logLevel = "notice" from \#(Self.vendor) (overrides default)"# + "\n", "\(one.output)")
+
+        let shown = try cli("show", "--layers")
+        #expect(shown.output.contains("# default\n") && shown.output.contains("# \(Self.vendor)\n")
+                && shown.output.contains("# \(daemon.settings) (writable)\n") && shown.output.contains("# locks\nupstream.url  (\(etc.file("locks/site")), line 2)"),
+                "\(shown.output)")
+        // --layer without --file is a usage error.
+        #expect(try run(loupe, ["--layer", Self.vendor, "get", "logLevel"]).status == 64)
+    }
+}
