@@ -40,6 +40,29 @@ struct EtcdStoreTests {
         try await StoreConformanceTest { try EtcdStore(endpoints: endpoints, key: key) }.run()
     }
 
+    @Test func aFleetsDefaultsInEtcdAreAWatchedLayerUnderAHostsFile() throws {
+        let etcd = try SharedEtcd()
+        let key = uniqueKey()
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        try etcd.put(key, #"{"server":{"host":"fleet.internal"},"features":{"beta":true}}"#)
+        let fleet = try EtcdStore(endpoints: etcd.endpoints, key: key)
+        let store = LayeredStore(layers: [.store(fleet)], top: FileStore(path: directory.file("host.json")))
+        let root = try RootLens(default: FleetSettings(), store: store)
+        #expect(root.value.server.host == "fleet.internal" && root.value.features == ["beta": true])
+
+        // The host's own change goes to its file; etcd is only read.
+        try root.server.port.set(9999)
+        #expect(try etcd.value(of: key) == #"{"server":{"host":"fleet.internal"},"features":{"beta":true}}"#)
+        #expect(try String(contentsOfFile: directory.file("host.json"), encoding: .utf8).contains("9999"))
+        // A fleet-wide change reaches the host where the host did not override it.
+        try etcd.put(key, #"{"server":{"host":"fleet2.internal","port":1},"features":{}}"#)
+        #expect(eventually { root.value.server.host == "fleet2.internal" })
+        #expect(root.value.server.port == 9999)
+        #expect(try root.provenance(ofPath: "server.host").source == .layer(fleet.description))
+        #expect(try root.provenance(ofPath: "server.port").overrides == [.layer(fleet.description), .defaultValue])
+    }
+
     @Test func aValueMakesARoundTrip() throws {
         let etcd = try SharedEtcd()
         let key = uniqueKey()

@@ -39,9 +39,26 @@ func expectCleanFailure(_ path: String, _ update: (RootLens<Record>) throws -> V
     }
 }
 
-/// Where `count` comes from.
-func provenance(_ lens: RootLens<Record>) throws -> String {
-    try lens.provenance(ofPath: "count").source.description
+/// Prints `started N`, then each value of `count` it sees and each outside change's error; returns after
+/// `changes` changes, or exits with status 1 when none comes for 20 seconds.
+func follow(_ lens: RootLens<Record>, changes: Int) {
+    let seen = DispatchSemaphore(value: 0)
+    let errors = lens.observeErrors { say("error: \($0)") }
+    let token = lens.count.observe { value in
+        say("count \(value)")
+        seen.signal()
+    }
+    defer {
+        token.cancel()
+        errors.cancel()
+    }
+    say("started \(lens.value.count)")
+    for _ in 0..<changes {
+        guard seen.wait(timeout: .now() + 20) == .success else {
+            say("timed out")
+            exit(1)
+        }
+    }
 }
 
 /// Prints `line` at once (stdout is a file, which `print` would buffer).
@@ -96,23 +113,9 @@ case "follow":
     // prints each value of `count` it sees, then reloads and prints the value again; exits after COUNT
     // changes, or with status 1 when none comes for 20 seconds.
     let lens = try RootLens(default: Record(), store: FileStore(path: arguments[2]))
-    let seen = DispatchSemaphore(value: 0)
-    let errors = lens.observeErrors { say("error: \($0)") }
-    let token = lens.count.observe { value in
-        say("count \(value)")
-        seen.signal()
-    }
-    say("started \(lens.value.count)")
-    for _ in 0..<Int(arguments[3])! {
-        guard seen.wait(timeout: .now() + 20) == .success else {
-            say("timed out")
-            exit(1)
-        }
-    }
+    follow(lens, changes: Int(arguments[3])!)
     try lens.reload()
     say("reloaded \(lens.value.count)")
-    token.cancel()
-    errors.cancel()
 
 case "follow-layers":
     // follow-layers ETC USERFILE COUNT: as whoever runs it, a layered root over ETC/settings.json and the
@@ -122,29 +125,15 @@ case "follow-layers":
         layers: [.file(arguments[2] + "/settings.json"), .directory(arguments[2] + "/settings.d")],
         top: FileStore(path: arguments[3]), locks: [arguments[2] + "/locks"])
     let lens = try RootLens(default: Record(), store: store)
-    let seen = DispatchSemaphore(value: 0)
-    let errors = lens.observeErrors { say("error: \($0)") }
-    let token = lens.count.observe { value in
-        say("count \(value)")
-        seen.signal()
-    }
-    say("started \(lens.value.count)")
-    for _ in 0..<Int(arguments[4])! {
-        guard seen.wait(timeout: .now() + 20) == .success else {
-            say("timed out")
-            exit(1)
-        }
-    }
+    follow(lens, changes: Int(arguments[4])!)
     do {
         try lens.payload.set(["mine"])
         say("locked write succeeded")
     } catch let error as LensError where error.code == .locked {
         say("locked write refused: \(error)")
     }
-    token.cancel()
     try lens.count.set(1000)
-    say("wrote \(try provenance(lens))")
-    errors.cancel()
+    say("wrote \(try lens.provenance(ofPath: "count").source)")
 
 case "fsize-update":
     // fsize-update PATH BYTES: with files limited to BYTES, a large update fails cleanly (as on a full disk).
