@@ -197,6 +197,12 @@ struct DocumentDecoderTests {
             }
             #expect(from.mergePatch(to: from) == .object([:]))
         }
+        // Numbers spelled differently (a person's `2.0`, the encoder's `2`) are the same value: no patch.
+        let spelled = try JSONValue(parsing: #"{"a": 2.0, "b": {"c": 1.0, "d": 1}, "e": [1.0, 2]}"#)
+        let encoded = try JSONValue(parsing: #"{"a": 2, "b": {"c": 1, "d": 1}, "e": [1, 2.0]}"#)
+        #expect(spelled.mergePatch(to: encoded) == .object([:]))
+        #expect(spelled.mergePatch(to: try JSONValue(parsing: #"{"a": 2.5, "b": {"c": 1, "d": 1}, "e": [1, 2]}"#))
+                == (try JSONValue(parsing: #"{"a": 2.5}"#)))
     }
 
     @Test("migration helpers take a sparse document as it comes")

@@ -257,6 +257,17 @@ struct LayeredStoreTests {
         #expect(eventually { root.value.greeting == "mine" })
     }
 
+    @Test func numbersAnAdministratorSpellsDifferentlyAreNeitherCopiedUpNorTakenForALockedWrite() throws {
+        let site = try Deployment()
+        defer { site.cleanUp() }
+        try Self.write(#"{"upstream": {"timeoutSeconds": 30.0}}"#, to: site.admin)
+        try Self.write("upstream\n", to: site.locks + "/admin")
+        let root = try site.root(watch: false)
+        try root.greeting.set("mine")
+        #expect(try Self.stored(site.user) == JSONValue(parsing: #"{"greeting": "mine"}"#))
+        #expect(root.value.upstream.timeoutSeconds == 30)
+    }
+
     @Test func aLockFileThatDoesNotParseIsAnErrorNamingItsLine() throws {
         let site = try Deployment()
         defer { site.cleanUp() }

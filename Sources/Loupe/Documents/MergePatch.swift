@@ -49,6 +49,19 @@ extension JSONValue {
         }
     }
 
+    /// Whether this and `other` are the same numbers, spelled differently: `.integer(2)` and `.double(2.0)`,
+    /// or arrays of such, element by element. (Objects are compared key by key by `mergePatch(to:)`.)
+    func isSameNumbers(as other: JSONValue) -> Bool {
+        switch (self, other) {
+        case (.integer(let integer), .double(let double)), (.double(let double), .integer(let integer)):
+            return Int(exactly: double) == integer
+        case (.array(let left), .array(let right)):
+            return left.count == right.count && zip(left, right).allSatisfy { $0 == $1 || $0.isSameNumbers(as: $1) }
+        default:
+            return false
+        }
+    }
+
     /// The merge patch that turns this document into `target`: `merging(patch: mergePatch(to: target))`
     /// equals `target` wherever `target` holds no `null` inside an object (which a merge patch cannot
     /// set, only remove).
@@ -65,8 +78,11 @@ extension JSONValue {
                 patch[key] = value
                 continue
             }
-            if previous == value { continue }
-            patch[key] = previous.mergePatch(to: value)
+            if previous == value || previous.isSameNumbers(as: value) { continue }
+            let change = previous.mergePatch(to: value)
+            // Objects that differ only in how numbers are spelled (`2.0` in a file, `2` encoded) need no patch.
+            if case .object(let members) = change, members.isEmpty, case .object = previous { continue }
+            patch[key] = change
         }
         for key in old.keys where new[key] == nil {
             patch[key] = .null
