@@ -15,7 +15,8 @@ public final class EtcdCluster: EtcdControl, @unchecked Sendable {
         public let dataDirectory: String
     }
 
-    public let members: [Member]
+    /// Set once, by `init` (again only when a port it chose was taken meanwhile).
+    public private(set) var members: [Member] = []
     private let directory: TemporaryDirectory
     private let extraArguments: [String]
     private let processes = Locked<[Int: ChildProcess]>([:])
@@ -40,17 +41,24 @@ public final class EtcdCluster: EtcdControl, @unchecked Sendable {
         clientArguments = Locked(etcdctlArguments)
         self.extraArguments = extraArguments
         let directory = self.directory
-        members = (0..<size).map { index in
-            Member(
-                name: "member\(index)", clientURL: "\(scheme)://127.0.0.1:\(freePort())",
-                peerURL: "http://127.0.0.1:\(freePort())", dataDirectory: directory.file("member\(index)"))
-        }
-        for index in members.indices { try start(index) }
-        do {
-            try waitUntilServing()
-        } catch {
-            stop()
-            throw error
+        // A port found free may be taken by another process before etcd binds it: then start again on
+        // other ports.
+        for attempt in 1...3 {
+            members = (0..<size).map { index in
+                Member(
+                    name: "member\(index)", clientURL: "\(scheme)://127.0.0.1:\(freePort())",
+                    peerURL: "http://127.0.0.1:\(freePort())", dataDirectory: directory.file("attempt\(attempt)-member\(index)"))
+            }
+            for index in members.indices { try start(index) }
+            do {
+                try waitUntilServing()
+                return
+            } catch let error as EtcdTestError where attempt < 3 && error.message.contains("address already in use") {
+                for index in members.indices { kill(index) }
+            } catch {
+                stop()
+                throw error
+            }
         }
     }
 
@@ -94,12 +102,18 @@ public final class EtcdCluster: EtcdControl, @unchecked Sendable {
     /// Waits (at most 30 s) until `members` (all by default) answer a linearizable read.
     public func waitUntilServing(members indices: [Int]? = nil) throws {
         for index in indices ?? Array(members.indices) {
+            var failedToBind = false
             let served = eventually(within: .seconds(30)) {
-                guard processes.withLock({ $0[index] }) != nil else { return false }
+                guard let process = processes.withLock({ $0[index] }) else { return false }
+                // A member that could not bind its port has exited: no use waiting for it.
+                if process.errorOutput.contains("address already in use") {
+                    failedToBind = true
+                    return true
+                }
                 let result = try? etcdctl(["get", "/loupe-tests/ready"], endpoint: index)
                 return result?.status == 0
             }
-            if !served {
+            if !served || failedToBind {
                 let log = processes.withLock { $0[index]?.errorOutput } ?? ""
                 throw EtcdTestError(message: "etcd \(members[index].name) did not start serving:\n\(log.suffix(2000))")
             }

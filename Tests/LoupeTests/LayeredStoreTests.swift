@@ -268,6 +268,17 @@ struct LayeredStoreTests {
         #expect(root.value.upstream.timeoutSeconds == 30)
     }
 
+    @Test func aTopLayerStoringTheWholeValueIsRefusedOnlyWhereItChangesALockedPath() throws {
+        let site = try Deployment()
+        defer { site.cleanUp() }
+        try Self.write(#"{"upstream": {"url": "https://admin.example"}}"#, to: site.admin)
+        try Self.write("upstream.url\n", to: site.locks + "/admin")
+        let root = try RootLens(default: Settings(), store: site.store, storing: .wholeValue, watch: false)
+        try root.greeting.set("mine")
+        #expect(try Self.stored(site.user)[path: "upstream.url"] == .string("https://admin.example"))
+        #expect(throws: LensError.self) { try root.upstream.url.set("https://mine.example") }
+    }
+
     @Test func aLockFileThatDoesNotParseIsAnErrorNamingItsLine() throws {
         let site = try Deployment()
         defer { site.cleanUp() }

@@ -177,10 +177,13 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
             whole = restored ?? full
             memory.unknownKeys = unknown.isEmpty ? nil : unknown
         }
-        var document = form == .wholeValue ? whole : (memory.layers?.base ?? defaults).mergePatch(to: whole)
-        if let layers = memory.layers {
+        let base = memory.layers?.base ?? defaults
+        var document = form == .wholeValue ? whole : base.mergePatch(to: whole)
+        if let layers = memory.layers, !layers.locks.isEmpty {
+            // What the value changes over the layers below, whatever the stored form.
+            let changes = form == .wholeValue ? base.mergePatch(to: whole) : document
             for lock in layers.locks {
-                if let touched = document.firstPatched(under: lock.path) { throw LensError.locked(path: touched.description, by: lock) }
+                if let touched = changes.firstPatched(under: lock.path) { throw LensError.locked(path: touched.description, by: lock) }
             }
             // What the top layer held at locked paths stays there, ignored, for when the lock is lifted.
             for held in layers.heldAside where document[path: held.path] == nil {
