@@ -102,6 +102,7 @@ let package = Package(
         // The examples: a CLI that edits settings by path, and a daemon whose settings change live.
         .target(
             name: "DaemonSettings",
+            dependencies: ["Loupe"],
             path: "Examples/DaemonSettings"
         ),
         .executableTarget(

@@ -1,3 +1,5 @@
+import Loupe
+
 /// The settings of the example `settings-daemon`, shared with `loupe --schema daemon`, which validates
 /// every edit against this type.
 public struct DaemonSettings: Codable, Sendable, Equatable {
@@ -35,6 +37,15 @@ public struct DaemonSettings: Codable, Sendable, Equatable {
 
     /// The defaults.
     public init() {}
+}
+
+extension DaemonSettings: Validated {
+    /// The daemon's rules, checked on every commit: by code, by `loupe`, by an outside edit, at load.
+    public static let rules: [Rule<DaemonSettings>] = [
+        Rule(\.ticker.intervalSeconds, at: "ticker.intervalSeconds", .greaterThan(0)),
+        Rule(\.upstream.timeoutSeconds, at: "upstream.timeoutSeconds", .within(1...300)),
+        Rule(\.upstream.url, at: "upstream.url", .matching("^https?://", "an http or https URL")),
+    ]
 }
 
 /// The upstream's credentials, kept in the keyring rather than the settings file.

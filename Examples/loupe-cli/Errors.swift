@@ -53,7 +53,7 @@ enum ExitStatus {
             case .conflict: conflict
             case .usage: usage
             }
-        case is DecodingError: invalidValue
+        case is DecodingError, is RuleViolation: invalidValue
         default: unavailable
         }
     }

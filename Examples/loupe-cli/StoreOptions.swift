@@ -170,7 +170,10 @@ struct Document<Root: Codable & Sendable & Equatable>: SettingsDocument {
         }
     }
 
-    func check(_ json: JSONValue) throws { _ = try json.decode(Root.self) }
+    func check(_ json: JSONValue) throws {
+        let value = try json.decode(Root.self)
+        try (value as? any Validated)?.check()
+    }
 
     func observe(_ handler: @escaping @Sendable (JSONValue) -> Void) -> ObservationToken {
         let lens = root.readOnly

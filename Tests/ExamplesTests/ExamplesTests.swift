@@ -314,6 +314,25 @@ struct EvolvingSettingsTests {
     }
 }
 
+@Suite("The daemon's rules, through the example CLI and daemon")
+struct DaemonRulesTests {
+    @Test func loupeRefusesAValueThatBreaksARuleWithExitStatus65AndTheDaemonIgnoresSuchAnEdit() throws {
+        let daemon = try Daemon()
+        for (path, value, message) in [
+            ("ticker.intervalSeconds", "0", "ticker.intervalSeconds: must be greater than 0, got 0"),
+            ("upstream.timeoutSeconds", "700000", "upstream.timeoutSeconds: must be between 1 and 300, got 700000"),
+            ("upstream.url", "ftp://example.org", #"upstream.url: must be an http or https URL, got "ftp://example.org""#),
+        ] {
+            let refused = try daemon.set(path, value)
+            #expect(refused.status == 65 && refused.error.contains(message), "\(refused.error)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: daemon.settings), "nothing was written")
+        try replaceFile(daemon.settings, with: #"{"upstream": {"timeoutSeconds": 0}}"#)
+        #expect(daemon.waitFor("upstream.timeoutSeconds: must be between 1 and 300, got 0"), "\(daemon.log)")
+        #expect(try daemon.set("ticker.greeting", "hi").status == 69, "loupe will not overwrite a file that breaks a rule")
+    }
+}
+
 @Suite("Layered settings, as Linux deploys them, through the example CLI and daemon")
 struct LayeredSettingsTests {
     /// The vendor's defaults the example ships.

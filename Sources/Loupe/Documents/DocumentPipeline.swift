@@ -27,6 +27,9 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
     let migrations: [Int: Migration]
     /// What a stored document holds: the differences from the defaults, or the whole value.
     let form: StoredForm
+    /// The first rule a root breaks (``Validated``), when `Root` has rules; the flag says whether the
+    /// violation may quote the value.
+    let validate: (@Sendable (Root, Bool) -> RuleViolation?)?
     /// The documents of the large collections the last encode wrote, for the next one to reuse.
     let memo = DocumentEncoder.Memo()
 
@@ -38,8 +41,10 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
 
     init(
         coding: DocumentCoding, storeName: String, revealsValues: Bool, defaults: JSONValue,
-        version: Int = 1, migrations: [Int: Migration] = [:], form: StoredForm = .differencesFromDefaults
+        version: Int = 1, migrations: [Int: Migration] = [:], form: StoredForm = .differencesFromDefaults,
+        validate: (@Sendable (Root, Bool) -> RuleViolation?)? = nil
     ) {
+        self.validate = validate
         self.coding = coding
         self.storeName = storeName
         self.revealsValues = revealsValues
@@ -112,6 +117,15 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
                 StoreError(.corrupt, store: name, codingPath: $0.path.description, reason: $0.reason, cause: error)
             } ?? StoreError(.corrupt, store: name, reason: revealsValues ? "\(error)" : "it cannot be read as \(Root.self)", cause: error)
             throw LayerLoadFailure(layer: layer, error: storeError)
+        }
+        // A rule broken is the fault of the topmost layer that sets the part, like a part that does not fit.
+        if let validate, let violation = validate(root, revealsValues) {
+            var layer: Int?
+            if !top.patchTouches(violation.path) { layer = lower.lastIndex { $0.document.patchTouches(violation.path) } }
+            let reason = violation.rule + (violation.found.map { ", got \($0)" } ?? "")
+            throw LayerLoadFailure(layer: layer, error: StoreError(
+                .corrupt, store: layer.map { lower[$0].name } ?? topName,
+                codingPath: violation.path.components.isEmpty ? nil : violation.path.description, reason: reason, cause: violation))
         }
         var memory = StoredMemory(unknownKeys: UnknownKeys(in: effective, reads: reads), stamp: stamp)
         if !stack.lower.isEmpty || !stack.locks.isEmpty || stack.topSource != nil {

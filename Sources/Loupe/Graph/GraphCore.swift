@@ -66,6 +66,8 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     private let deferred: (any DeferredWriteStore)?
     /// The store, when it is layered: its changes are read layer by layer.
     private let layered: LayeredStore?
+    /// The first rule a value breaks, when `Root` is ``Validated``.
+    private let validator: (@Sendable (Root, Bool) -> RuleViolation?)?
     let holdsSecrets: Bool
 
     private let lock = GraphLock()
@@ -113,6 +115,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         changeDetecting = store as? any ChangeDetectingStore
         deferred = store as? any DeferredWriteStore
         layered = store as? LayeredStore
+        validator = Self.validator()
         holdsSecrets = store is any SecretStore
         let coding = store?.coding ?? DocumentCoding()
         let storeName = store?.description ?? Self.noStoreName
@@ -128,7 +131,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         }
         pipeline = DocumentPipeline(
             coding: coding, storeName: storeName, revealsValues: !(store is any SecretStore), defaults: defaults,
-            version: version, migrations: migrations, form: form)
+            version: version, migrations: migrations, form: form, validate: validator)
         ioQueue = DispatchQueue(label: "loupe.graph")
 
         committed = CommittedRoot(defaultValue)
@@ -205,6 +208,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
                         // read here without the read lock.
                         var next = committed.root
                         let result = try body(&next)
+                        if let validator, let violation = validator(next, !holdsSecrets) { throw violation }
                         committedAny = try commit(next, saving: true) || committedAny
                         return result
                     }
@@ -270,6 +274,15 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             report(error)
         }
         afterCommits(committedAny)
+    }
+
+    /// The check of `Root`'s rules, when it is ``Validated``.
+    private static func validator() -> (@Sendable (Root, Bool) -> RuleViolation?)? {
+        guard let validated = Root.self as? any Validated.Type else { return nil }
+        func checking<V: Validated>(_: V.Type) -> @Sendable (Root, Bool) -> RuleViolation? {
+            { root, revealing in (root as? V)?.violation(revealingValues: revealing) }
+        }
+        return checking(validated)
     }
 
     /// What the store holds now, read afresh (every layer of a layered store), as a root; nil when it holds
