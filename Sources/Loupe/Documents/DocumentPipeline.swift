@@ -108,9 +108,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
             if let error = error as? DecodingError {
                 let described = DecodingFailure(error, in: effective, revealingValues: revealsValues)
                 failure = (described.path, described.reason)
-                if !top.patchTouches(described.path) {
-                    layer = lower.lastIndex { $0.document.patchTouches(described.path) }
-                }
+                layer = culprit(of: described.path, top: top, lower: lower)
             }
             let name = layer.map { lower[$0].name } ?? topName
             let storeError = failure.map {
@@ -120,8 +118,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
         }
         // A rule broken is the fault of the topmost layer that sets the part, like a part that does not fit.
         if let validate, let violation = validate(root, revealsValues) {
-            var layer: Int?
-            if !top.patchTouches(violation.path) { layer = lower.lastIndex { $0.document.patchTouches(violation.path) } }
+            let layer = culprit(of: violation.path, top: top, lower: lower)
             let reason = violation.rule + (violation.found.map { ", got \($0)" } ?? "")
             throw LayerLoadFailure(layer: layer, error: StoreError(
                 .corrupt, store: layer.map { lower[$0].name } ?? topName,
@@ -134,6 +131,12 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
                 topSource: stack.topSource ?? storeName)
         }
         return Loaded(root: root, memory: memory, ignored: ignored)
+    }
+
+    /// The read-only layer to blame for the part at `path`: the topmost that sets it, unless the top layer
+    /// does (nil).
+    private func culprit(of path: ValuePath, top: JSONValue, lower: [LayerDocument]) -> Int? {
+        top.patchTouches(path) ? nil : lower.lastIndex { $0.document.patchTouches(path) }
     }
 
     /// Takes the stamp off `document` and runs the migrations from its version to ``version`` on it;
@@ -234,21 +237,24 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
             let sets = layer.source == .defaultValue ? layer.document.contains(path) : layer.document.patchTouches(path)
             if sets { setters.append(layer.source) }
         }
-        var whole: JSONValue? = full
-        var unknown = memory.unknownKeys
-        _ = unknown?.restore(into: &whole, full: full)
         return Provenance(
-            path: path, value: whole?[path: path], source: setters.last ?? .defaultValue,
+            path: path, value: wholeDocument(for: full, memory: memory)[path: path], source: setters.last ?? .defaultValue,
             overrides: setters.dropLast().reversed(), lock: memory.layers?.locks.first { $0.covers(path) })
     }
 
     /// What the top layer holds for the value whose whole document is `full`: the patch from the layers
-    /// below, without the unknown keys or the stamp.
+    /// below (or the whole value), with the keys the type does not know and without the stamp.
     private func topPatch(for full: JSONValue, memory: StoredMemory) -> JSONValue {
+        let whole = wholeDocument(for: full, memory: memory)
+        return form == .wholeValue ? whole : (memory.layers?.base ?? defaults).mergePatch(to: whole)
+    }
+
+    /// `full` with the keys the type does not know put back at their place, leaving `memory` as it is.
+    private func wholeDocument(for full: JSONValue, memory: StoredMemory) -> JSONValue {
         var whole: JSONValue? = full
         var unknown = memory.unknownKeys
         _ = unknown?.restore(into: &whole, full: full)
-        return form == .wholeValue ? whole ?? full : (memory.layers?.base ?? defaults).mergePatch(to: whole ?? full)
+        return whole ?? full
     }
 }
 

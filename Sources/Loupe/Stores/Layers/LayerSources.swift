@@ -70,7 +70,7 @@ final class LayerFile: LayerSource {
         do {
             current = try FileSystem.identity(of: resolved())
         } catch {
-            errors.append(error as? StoreError ?? StoreError(.unreadable, store: name, reason: "\(error)", cause: error))
+            errors.append(.reading(error, store: name))
             return nil
         }
         if loaded && current == lastSeen { return nil }
@@ -82,7 +82,7 @@ final class LayerFile: LayerSource {
                 state.lastSeen = current
                 state.loaded = true
             }
-            errors.append(error as? StoreError ?? StoreError(.unreadable, store: name, reason: "\(error)", cause: error))
+            errors.append(.reading(error, store: name))
             return nil
         }
     }
@@ -147,7 +147,7 @@ final class DropInDirectory: LayerSource {
         do {
             current = try list()
         } catch {
-            errors.append(error as? StoreError ?? StoreError(.unreadable, store: name, reason: "\(error)", cause: error))
+            errors.append(.reading(error, store: name))
             return nil
         }
         var changed = before != current.map(\.path)
@@ -206,7 +206,7 @@ final class StoreLayer: LayerSource {
             guard case .changed(let document) = try detecting.loadIfChanged() else { return nil }
             return documents(document)
         } catch {
-            errors.append(error as? StoreError ?? StoreError(.unreadable, store: store.description, reason: "\(error)", cause: error))
+            errors.append(.reading(error, store: store.description))
             return nil
         }
     }
@@ -217,5 +217,12 @@ final class StoreLayer: LayerSource {
 
     private func documents(_ document: JSONValue?) -> [LayerDocument] {
         document.map { [LayerDocument(source: store.description, name: store.description, document: $0)] } ?? []
+    }
+}
+
+extension StoreError {
+    /// `error` as a store error: itself when it is one, else an unreadable `store`.
+    fileprivate static func reading(_ error: any Error, store: String) -> StoreError {
+        error as? StoreError ?? StoreError(.unreadable, store: store, reason: "\(error)", cause: error)
     }
 }
