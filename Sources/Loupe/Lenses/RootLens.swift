@@ -217,6 +217,12 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     /// The locks in force: paths the top layer of a ``LayeredStore`` may not set.
     public var locks: [SettingsLock] { core.locks }
 
+    /// The JSON Schema (draft 2020-12) of the settings: their type, with this root's default value and
+    /// coding; see ``SettingsSchema``.
+    public func schema() throws -> SettingsSchema {
+        try SettingsSchema(for: Root.self, default: core.defaultValue, coding: core.pipeline.coding)
+    }
+
     // MARK: The store
 
     /// Re-reads the store and commits what it holds now (the default, if it holds nothing), notifying the

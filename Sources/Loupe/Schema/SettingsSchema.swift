@@ -1,0 +1,99 @@
+import Foundation
+
+/// A JSON Schema (draft 2020-12) of a settings type, for editors and tools: derived from the Swift type and
+/// its default value.
+///
+/// ```swift
+/// let schema = try SettingsSchema(for: Settings.self, default: Settings())
+/// print(schema.document.jsonText(pretty: true))   // what `loupe schema` prints
+/// ```
+///
+/// An editor that knows the schema (a file's `"$schema"` key names it; Loupe carries that key through as
+/// one it does not know) completes keys, shows descriptions and marks wrong values. The schema says:
+///
+/// - **Types**: objects with their `properties`, strings, booleans, `integer` (with the bounds of the Swift
+///   type: `UInt8` is 0 to 255) and `number`, arrays (`items`), dictionaries (`additionalProperties`),
+///   optionals (which also take `null`); `URL`, `Date` and `Data` as the root's ``DocumentCoding`` writes them.
+/// - **Choices**: the raw values of a `CaseIterable` type, as `enum`.
+/// - **Defaults**: each part's `default`, from the encoded default value.
+/// - **Rules** of ``Validated`` types that JSON Schema can say: `minimum`, `exclusiveMinimum`, `maximum`,
+///   `exclusiveMaximum`, `enum`, `pattern`. A rule it cannot say (``Constraint/satisfying(_:_:)``,
+///   ``Validated/validate()``) is left to Loupe.
+/// - **Descriptions** that ``DescribedSettings`` types give.
+///
+/// No key is required: a stored document may hold only what differs from the defaults. No key is
+/// forbidden: keys the type does not know are carried through (a newer program's, an editor's `$schema`).
+///
+/// How it is derived: the type is decoded once from its encoded default by a decoder that records what
+/// each part asks for. A part the default lacks (a `nil` optional, an empty collection's elements) is
+/// probed with placeholder values; a type that refuses every placeholder is described as any value (`{}`).
+public struct SettingsSchema: Sendable, Hashable {
+    /// The schema, as a JSON document.
+    public let document: JSONValue
+
+    /// The schema of `type`, whose default value is `defaultValue`, as encoded with `coding`.
+    public init<Root: Codable>(for type: Root.Type, default defaultValue: Root, coding: DocumentCoding = DocumentCoding()) throws {
+        let defaults = try coding.encode(defaultValue)
+        let builder = SchemaBuilder(coding: coding)
+        var schema = try builder.probe(Root.self, backing: defaults).schema
+        schema.removeValue(forKey: "default")
+        var root: [String: JSONValue] = [
+            "$schema": .string("https://json-schema.org/draft/2020-12/schema"),
+            "title": .string(String(describing: Root.self)),
+        ]
+        root.merge(schema) { _, new in new }
+        document = .object(root)
+    }
+
+    /// The schema of the part at `path` (through `properties`, `additionalProperties` and `items`), or nil
+    /// when the schema does not describe it.
+    public func part(at path: ValuePath) -> JSONValue? {
+        var current = document
+        for component in path.components {
+            guard case .object(let schema) = current else { return nil }
+            switch component {
+            case .key(let key):
+                if case .object(let properties)? = schema["properties"], let part = properties[key] {
+                    current = part
+                } else if let part = schema["additionalProperties"] {
+                    current = part
+                } else {
+                    return nil
+                }
+            case .index:
+                guard let part = schema["items"] else { return nil }
+                current = part
+            }
+            current = current.droppingNull
+        }
+        return current
+    }
+}
+
+/// A settings type that says what its parts mean, for people: in its ``SettingsSchema`` (which editors
+/// show), and in `describe` of `LoupeCommands`.
+///
+/// ```swift
+/// extension Upstream: DescribedSettings {
+///     static let descriptions: [ValuePath: String] = [
+///         "": "Where the daemon connects.",
+///         "url": "The upstream's address: http or https.",
+///         "timeoutSeconds": "How long a request may take, in seconds.",
+///     ]
+/// }
+/// ```
+public protocol DescribedSettings: SendableMetatype {
+    /// What each part means, by its path from a value of this type (as documents and errors name it);
+    /// the empty path describes the type itself. A nested type may describe its own parts.
+    static var descriptions: [ValuePath: String] { get }
+}
+
+extension JSONValue {
+    /// The schema of an optional part without the `null` it also takes.
+    fileprivate var droppingNull: JSONValue {
+        guard case .object(let schema) = self, case .array(let choices)? = schema["anyOf"], choices.count == 2,
+            let nonNull = choices.first(where: { $0 != .object(["type": .string("null")]) })
+        else { return self }
+        return nonNull
+    }
+}
