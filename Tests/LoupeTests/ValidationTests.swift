@@ -112,4 +112,27 @@ struct ValidationTests {
         try root.minimum.set(3)
         #expect(root.value.minimum == 3)
     }
+
+    @Test func aValueThatIsNoneOfAnEnumsCasesListsTheCases() throws {
+        struct Logging: Codable, Sendable, Equatable {
+            enum Level: String, Codable, Sendable, CaseIterable { case trace, debug, info }
+            var logLevel = Level.info
+        }
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        try replaceFile(path, with: #"{"logLevel": "shouting"}"#)
+        #expect {
+            _ = try RootLens(default: Logging(), store: FileStore(path: path))
+        } throws: { error in
+            "\(error)".contains(#"logLevel: expected one of trace, debug, info, found "shouting""#)
+        }
+        let root = RootLens(Logging())
+        #expect {
+            try root.set(atPath: "logLevel", to: .string("shouting"))
+        } throws: { error in
+            "\(error)".contains(#"logLevel: expected one of trace, debug, info, found "shouting""#)
+        }
+        #expect(root.value.logLevel == .info)
+    }
 }

@@ -56,7 +56,24 @@ final class DocumentDecoder {
             // As `JSONDecoder`: a key strategy converts a type's coding keys, never a dictionary's keys.
             return try dictionary.init(document: document, decoder: self, at: codingPath, reads: reads) as! T
         }
+        if let choices = T.self as? any (CaseIterable & Encodable).Type {
+            return try choice(T.self, of: choices, from: document, at: codingPath, reads: reads)
+        }
         return try T(from: ValueDecoder(document, at: codingPath, owner: self, reads: reads))
+    }
+
+    /// A value of a `CaseIterable` type; a value that is none of its cases is an error listing them.
+    private func choice<T: Decodable, C: CaseIterable & Encodable>(
+        _ type: T.Type, of cases: C.Type, from document: JSONValue, at codingPath: [any CodingKey], reads: ReadKeys?
+    ) throws -> T {
+        do {
+            return try T(from: ValueDecoder(document, at: codingPath, owner: self, reads: reads))
+        } catch DecodingError.dataCorrupted(let context) where context.codingPath.count == codingPath.count {
+            let choices = C.allCases.compactMap { try? coding.encode($0) }
+            throw DecodingError.dataCorrupted(DecodingError.Context(
+                codingPath: codingPath, debugDescription: context.debugDescription,
+                underlyingError: NotAChoice(choices: choices)))
+        }
     }
 
     /// `type`'s encoded default, encoded once per decode.
@@ -496,6 +513,17 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
         let nested = ValueDecoder(value, at: currentPath, owner: decoder.owner, reads: reads)
         currentIndex += 1
         return nested
+    }
+}
+
+/// A value that is none of a `CaseIterable` type's cases: `expected one of trace, debug, info`.
+struct NotAChoice: Error {
+    /// The cases, as documents hold them.
+    let choices: [JSONValue]
+
+    /// `trace, debug, info`: strings bare, other values as JSON.
+    var list: String {
+        choices.map { if case .string(let text) = $0 { text } else { $0.jsonText() } }.joined(separator: ", ")
     }
 }
 

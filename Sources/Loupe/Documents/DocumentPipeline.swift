@@ -342,7 +342,12 @@ struct DecodingFailure: Sendable {
             reason = "missing (a required key)"
         case .dataCorrupted(let context):
             path = ValuePath(codingPath: context.codingPath)
-            reason = revealingValues ? context.debugDescription + found(path) : "invalid value"
+            if let choice = context.underlyingError as? NotAChoice {
+                let value = revealingValues ? (try? document?.value(at: path)) : nil
+                reason = "expected one of \(choice.list)" + (value.map { ", found \($0.shortJSON)" } ?? "")
+            } else {
+                reason = revealingValues ? context.debugDescription + found(path) : "invalid value"
+            }
         @unknown default:
             path = ValuePath([])
             reason = revealingValues ? "\(error)" : "invalid value"
@@ -363,6 +368,12 @@ extension ValuePath {
 }
 
 extension JSONValue {
+    /// The value as JSON, for a message: `"shouting"`, `3`; strings shortened to 40 characters.
+    var shortJSON: String {
+        guard case .string(let value) = self, value.count > 40 else { return jsonText() }
+        return JSONValue.string(String(value.prefix(40)) + "…").jsonText()
+    }
+
     /// `String "80a"`, `number 3`, `Bool true`, `null`, `an object`, for a message: strings shortened to
     /// 40 characters.
     var shortDescription: String {
