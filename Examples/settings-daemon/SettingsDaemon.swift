@@ -196,3 +196,21 @@ struct ReloadOnHangup: Service {
         }
     }
 }
+
+// The service group logs each service by its description: a name, not a dump of its fields (a logger's
+// storage, a lens's internals).
+extension LogLevelComponent: CustomStringConvertible {
+    var description: String { "LogLevelComponent" }
+}
+
+extension TickerComponent: CustomStringConvertible {
+    var description: String { "TickerComponent" }
+}
+
+extension UpstreamComponent: CustomStringConvertible {
+    var description: String { "UpstreamComponent" }
+}
+
+extension ReloadOnHangup: CustomStringConvertible {
+    var description: String { "ReloadOnHangup" }
+}

@@ -127,6 +127,16 @@ struct DaemonTests {
         #expect((state?["ticks"] as? Int).map(String.init) == logged)
     }
 
+    @Test func theServicesDescribeThemselvesByNameInTheLifecyclesLogLines() throws {
+        let daemon = try Daemon(settings: #"{"logLevel": "debug"}"#)
+        daemon.process.kill(SIGTERM)
+        #expect(daemon.process.wait(limit: .seconds(15)) == 0, "\(daemon.log)")
+        for name in ["LogLevelComponent", "TickerComponent", "UpstreamComponent", "ReloadOnHangup"] {
+            #expect(daemon.log.contains(name), "the lifecycle's debug lines name each service: \(daemon.log)")
+        }
+        #expect(!daemon.log.contains("_storage") && !daemon.log.contains("Logger("), "\(daemon.log)")
+    }
+
     @Test(.enabled(if: keyringAvailable, "run Scripts/test, which starts a keyring"))
     func theUpstreamTokenComesFromTheKeyringAndIsNeverLogged() throws {
         let item = "org.loupe.tests.\(UUID().uuidString)/upstream"
