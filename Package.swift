@@ -13,6 +13,7 @@ let traits: Set<Trait> = [
     .trait(name: "Etcd", description: "LoupeEtcd: settings a fleet shares in etcd, over async-http-client."),
     .trait(name: "Configuration", description: "LoupeConfiguration: lenses as swift-configuration providers."),
     .trait(name: "ServiceLifecycle", description: "LoupeServiceLifecycle: a root as a swift-service-lifecycle Service."),
+    .trait(name: "Commands", description: "LoupeCommands: a settings command group (get, set, edit, …) over swift-argument-parser."),
     .default(enabledTraits: []),
 ]
 
@@ -30,6 +31,7 @@ let package = Package(
         .library(name: "LoupeEtcd", targets: ["LoupeEtcd"]),
         .library(name: "LoupeConfiguration", targets: ["LoupeConfiguration"]),
         .library(name: "LoupeServiceLifecycle", targets: ["LoupeServiceLifecycle"]),
+        .library(name: "LoupeCommands", targets: ["LoupeCommands"]),
     ],
     traits: traits,
     dependencies: [
@@ -98,6 +100,14 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
             ]
         ),
+        // A settings command group any program mounts: `myapp config get server.port`.
+        .target(
+            name: "LoupeCommands",
+            dependencies: [
+                "Loupe",
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Commands"])),
+            ]
+        ),
 
         // The examples: a CLI that edits settings by path, and a daemon whose settings change live.
         .target(
@@ -108,7 +118,7 @@ let package = Package(
         .executableTarget(
             name: "loupe",
             dependencies: [
-                "Loupe", "LoupeYAML", "LoupeKeyring", "LoupeEtcd", "DaemonSettings",
+                "Loupe", "LoupeCommands", "LoupeYAML", "LoupeKeyring", "LoupeEtcd", "DaemonSettings",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/loupe-cli"
@@ -183,6 +193,19 @@ let package = Package(
         .testTarget(
             name: "ExamplesTests",
             dependencies: ["LoupeTestSupport", "loupe", "settings-daemon"]
+        ),
+        // LoupeCommands, through a small program that mounts it for its own settings type.
+        .testTarget(
+            name: "LoupeCommandsTests",
+            dependencies: ["LoupeTestSupport", "myapp"]
+        ),
+        .executableTarget(
+            name: "myapp",
+            dependencies: [
+                "Loupe", "LoupeCommands",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tests/MyApp"
         ),
         // What the test targets share: temporary directories, running processes, waiting for conditions.
         .target(

@@ -62,6 +62,13 @@ extension JSONValue {
         }
     }
 
+    /// Whether this and `other` hold the same values, numbers spelled differently (`2`, `2.0`) included.
+    func isSameDocument(as other: JSONValue) -> Bool {
+        if self == other || isSameNumbers(as: other) { return true }
+        guard case .object = self, case .object = other else { return false }
+        return mergePatch(to: other) == .object([:]) && other.mergePatch(to: self) == .object([:])
+    }
+
     /// The merge patch that turns this document into `target`: `merging(patch: mergePatch(to: target))`
     /// equals `target` wherever `target` holds no `null` inside an object (which a merge patch cannot
     /// set, only remove).

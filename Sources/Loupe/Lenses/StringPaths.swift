@@ -36,11 +36,29 @@ extension MutableLens where Value: Codable {
     ///   ``PathError/Code/notFound`` when the path names a key the type does not have), or the store's
     ///   error; either way nothing changes.
     public func set(atPath path: String, to newValue: JSONValue) throws {
+        try set(atPath: path, to: newValue, expecting: nil)
+    }
+
+    /// Replaces the part at `path` with `newValue` if it still holds `expected`: for an editor that shows a
+    /// person the value, and writes their edit later only if nobody changed the value meanwhile.
+    ///
+    /// - Throws: ``LensError/Code/conflict`` when the part no longer holds `expected` (nothing changes);
+    ///   otherwise as ``set(atPath:to:)``.
+    public func set(atPath path: String, to newValue: JSONValue, ifUnchangedFrom expected: JSONValue) throws {
+        try set(atPath: path, to: newValue, expecting: expected)
+    }
+
+    private func set(atPath path: String, to newValue: JSONValue, expecting expected: JSONValue?) throws {
         let path = try ValuePath(parsing: path)
         let coding = node.coding
         let revealing = !holdsSecrets
         try update { value in
             var tree = try coding.encode(value)
+            if let expected, (try? tree.value(at: path)).map({ $0.isSameDocument(as: expected) }) != true {
+                throw LensError(
+                    .conflict, path: path.description.isEmpty ? "<root>" : path.description,
+                    reason: "\(path.description.isEmpty ? "the settings" : path.description) changed meanwhile; nothing was written")
+            }
             try tree.set(newValue, at: path)
             let decoded = try decodeChecked(tree, coding: coding, revealing: revealing)
             // A key the type does not have decodes without complaint and is dropped: report it.

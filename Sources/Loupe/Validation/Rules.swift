@@ -224,8 +224,8 @@ private func describe<Value>(_ value: Value) -> String {
 private func schemaNumber<Value>(_ value: Value) -> JSONValue? {
     switch value {
     case let value as any BinaryInteger: Int(exactly: value).map(JSONValue.integer)
-    case let value as Double: .double(value)
-    case let value as Float: .double(Double(value))
+    case let value as Double: Int(exactly: value).map(JSONValue.integer) ?? .double(value)
+    case let value as Float: Int(exactly: value).map(JSONValue.integer) ?? .double(Double(value))
     default: nil
     }
 }

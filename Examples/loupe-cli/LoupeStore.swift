@@ -1,0 +1,178 @@
+import ArgumentParser
+import DaemonSettings
+import Foundation
+import Loupe
+import LoupeCommands
+import LoupeEtcd
+import LoupeKeyring
+import LoupeYAML
+
+/// `loupe`: the settings commands of `LoupeCommands`, over a store its options choose.
+@main
+enum LoupeCLI {
+    static func main() {
+        SettingsCommand<LoupeStore>.main(showFlagsApart(Array(CommandLine.arguments.dropFirst())))
+    }
+
+    /// The arguments with `show --defaults` spelled `show --only-defaults`: loupe's own `--defaults SUITE`
+    /// (a UserDefaults suite) would take it, as the group's options are matched anywhere in the line.
+    static func showFlagsApart(_ arguments: [String]) -> [String] {
+        var arguments = arguments
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "--" { break }
+            if LoupeStore.optionsTakingValues.contains(argument) {
+                index += 2
+                continue
+            }
+            if !argument.hasPrefix("-") {
+                // The verb.
+                guard argument == "show" else { break }
+                for later in arguments.indices.dropFirst(index + 1) where arguments[later] == "--defaults" {
+                    arguments[later] = "--only-defaults"
+                }
+                break
+            }
+            index += 1
+        }
+        return arguments
+    }
+}
+
+/// Which store `loupe` works on, of which type, and how to read it.
+struct LoupeStore: SettingsLocation {
+    static let commandName = "loupe"
+    static let abstract = "Reads and edits settings by path, in a file, UserDefaults, the keyring or etcd, while their users run."
+    static let discussion = """
+        Paths name parts of the settings: server.port, features.beta, items[3].name, "key.with.dots".
+        Values are JSON; a bare word of letters, digits and -_.:/ is taken as a string.
+
+        Choose one store: --file, --defaults with --key, --keyring, or --etcd with --key. With --schema, \
+        every change is checked against a registered type and its rules, and unset, show --defaults, \
+        describe and schema know its defaults; without it, any document.
+
+        Layers: --layer PATH (a file or a drop-in directory, lowest first, repeatable) under --file (the \
+        writable top layer), with --locks PATH for an administrator's locks. Every command sees the \
+        merged value; set and unset write the top layer only.
+        """
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case json, plist, binaryPlist = "binary-plist", yaml
+    }
+
+    /// The types `--schema` names.
+    enum Schema: String, ExpressibleByArgument, CaseIterable {
+        /// The example daemon's typed settings.
+        case daemon
+    }
+
+    /// The options that take a value, which is never the verb.
+    static let optionsTakingValues: Set<String> = [
+        "--file", "--layer", "--locks", "--format", "--defaults", "--key", "--etcd", "--keyring", "--schema",
+    ]
+
+    @Option(help: "A settings file; its format comes from its extension (.json, .plist, .yaml/.yml). With --layer, the writable top layer (the user's file).")
+    var file: String?
+
+    @Option(name: .customLong("layer"), help: ArgumentHelp(
+        "A read-only layer under --file: a file, or a drop-in directory whose files of the format are layers in name order. Repeat it, lowest first.",
+        valueName: "path"))
+    var layers: [String] = []
+
+    @Option(name: .customLong("locks"), help: ArgumentHelp(
+        "A lock file, or a directory of them: one locked path per line, # for comments, as dconf has them. A write to a locked path exits with 77. Repeatable.",
+        valueName: "path"))
+    var locks: [String] = []
+
+    @Option(help: "The file's format, when its extension does not say it.")
+    var format: Format?
+
+    @Option(help: "A UserDefaults suite (with --key).")
+    var defaults: String?
+
+    @Option(help: "The key in the UserDefaults suite, or in etcd.")
+    var key: String?
+
+    @Option(help: "etcd endpoints, comma-separated (with --key): http://127.0.0.1:2379,...")
+    var etcd: String?
+
+    @Option(help: "A keyring item, as SERVICE/ACCOUNT.")
+    var keyring: String?
+
+    @Option(help: "Check every change against a registered type: 'daemon' for the example settings-daemon. Without it, any document.")
+    var schema: Schema?
+
+    @Flag(help: "Print values from the keyring as they are instead of masking them.")
+    var reveal = false
+
+    // Checked when the store is opened rather than in `validate()`, so that `loupe set --help` and
+    // `loupe help set` need no store.
+    private func checkStoreOptions() throws {
+        let chosen = [file != nil, defaults != nil, keyring != nil, etcd != nil].filter { $0 }.count
+        guard chosen == 1 else {
+            throw SettingsCommandUsageError("choose one store: --file, --defaults (with --key), --keyring or --etcd (with --key)")
+        }
+        if defaults != nil && key == nil { throw SettingsCommandUsageError("--defaults needs --key") }
+        if file == nil && !(layers.isEmpty && locks.isEmpty) {
+            throw SettingsCommandUsageError("--layer and --locks need --file, the writable top layer")
+        }
+        if etcd != nil && key == nil { throw SettingsCommandUsageError("--etcd needs --key") }
+        if let keyring, keyring.split(separator: "/", maxSplits: 1).count != 2 {
+            throw SettingsCommandUsageError("--keyring takes SERVICE/ACCOUNT")
+        }
+    }
+
+    func openSettings(watching: Bool) throws -> OpenSettings {
+        try checkStoreOptions()
+        switch schema {
+        case .daemon: return OpenSettings(try root(DaemonSettings(), watching: watching), revealingSecrets: reveal)
+        case nil: return OpenSettings(try root(JSONValue.object([:]), watching: watching), revealingSecrets: reveal)
+        }
+    }
+
+    private func root<Root: Codable & Sendable>(_ defaultValue: Root, watching: Bool) throws -> RootLens<Root> {
+        try RootLens(default: defaultValue, store: makeStore(), watch: watching)
+    }
+
+    /// The codec of the file store (JSON for the others).
+    private var codec: any DocumentCodec {
+        Self.codec(of: format ?? file.map(Self.format(ofPath:)) ?? .json)
+    }
+
+    private static func codec(of format: Format) -> any DocumentCodec {
+        switch format {
+        case .json: JSONCodec()
+        case .plist: PropertyListCodec(format: .xml)
+        case .binaryPlist: PropertyListCodec(format: .binary)
+        case .yaml: YAMLCodec()
+        }
+    }
+
+    private static func format(ofPath path: String) -> Format {
+        switch URL(fileURLWithPath: path).pathExtension.lowercased() {
+        case "plist": .plist
+        case "yaml", "yml": .yaml
+        default: .json
+        }
+    }
+
+    /// The chosen store.
+    private func makeStore() throws -> any DocumentStore {
+        if let file {
+            let top = FileStore(path: file, format: codec, permissions: 0o644)
+            if layers.isEmpty && locks.isEmpty { return top }
+            return LayeredStore(
+                layers: layers.map { .fileOrDirectory($0, format: Self.codec(of: format ?? Self.format(ofPath: $0))) },
+                top: top, locks: locks)
+        }
+        if let defaults, let key {
+            return try DefaultsStore(suite: defaults, key: key)
+        }
+        if let etcd, let key {
+            return try EtcdStore(endpoints: etcd.split(separator: ",").map(String.init), key: key)
+        }
+        let parts = keyring!.split(separator: "/", maxSplits: 1).map(String.init)
+        return KeyringStore(service: parts[0], account: parts[1])
+    }
+}

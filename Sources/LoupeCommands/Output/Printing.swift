@@ -1,0 +1,68 @@
+#if Commands
+import Foundation
+import Loupe
+
+/// Writes a line to standard output at once, so pipes and watchers see it without buffering.
+///
+/// - Throws: ``CommandError/output`` when standard output is closed or full.
+func printLine(_ text: String) throws {
+    do {
+        try FileHandle.standardOutput.write(contentsOf: Data((text + "\n").utf8))
+    } catch {
+        throw CommandError.output("cannot write to standard output: \(error.localizedDescription)")
+    }
+}
+
+/// Writes `PROGRAM: message` to standard error; there is nowhere to report a failure to do so.
+func printError(_ message: String) {
+    try? FileHandle.standardError.write(contentsOf: Data("\(programName): \(message)\n".utf8))
+}
+
+/// Prints `value` as pretty JSON, masked when the settings hold secrets.
+func show(_ value: JSONValue, _ settings: OpenSettings) throws {
+    try printLine(displayed(value, settings).jsonText(pretty: true))
+}
+
+/// `value` as it may be shown: every value masked when the settings hold secrets.
+func displayed(_ value: JSONValue, _ settings: OpenSettings) -> JSONValue {
+    settings.masksValues ? masked(value) : value
+}
+
+/// `value` with every scalar replaced by asterisks (numbers and booleans are secrets too: PINs, counters).
+func masked(_ value: JSONValue) -> JSONValue {
+    switch value {
+    case .array(let values): .array(values.map(masked))
+    case .object(let values): .object(values.mapValues(masked))
+    case .null: .null
+    default: .string("********")
+    }
+}
+
+/// Parses a command-line value: JSON, or a bare word of letters, digits and `-_.:/` as a string; `-`
+/// reads the value from standard input.
+func parseValue(_ argument: String) throws -> JSONValue {
+    var text = argument
+    if argument == "-" {
+        let data = FileHandle.standardInput.readDataToEndOfFile()
+        guard let read = String(data: data, encoding: .utf8) else {
+            throw CommandError.invalidValue("standard input is not UTF-8 text")
+        }
+        text = read.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+    if let value = try? JSONValue(parsing: text) { return value }
+    let bare = !text.isEmpty && text.unicodeScalars.allSatisfy {
+        CharacterSet.alphanumerics.contains($0) || "-_.:/".unicodeScalars.contains($0)
+    }
+    guard bare else {
+        throw CommandError.invalidValue(
+            "\(String(reflecting: String(text.prefix(40)))) is not JSON; write a string with spaces or symbols in JSON quotes: '\"...\"'")
+    }
+    return .string(text)
+}
+
+/// The paths of the values under `value`: itself, unless it is a non-empty object.
+func leaves(of value: JSONValue, at path: ValuePath) -> [(path: ValuePath, value: JSONValue)] {
+    guard case .object(let members) = value, !members.isEmpty else { return [(path, value)] }
+    return members.keys.sorted().flatMap { leaves(of: members[$0]!, at: ValuePath(path.components + [.key($0)])) }
+}
+#endif

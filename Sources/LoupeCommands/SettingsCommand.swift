@@ -1,0 +1,99 @@
+#if Commands
+import ArgumentParser
+import Loupe
+
+/// A settings command group for a program's own settings type, mounted in one line:
+///
+/// ```swift
+/// @main
+/// struct MyApp: ParsableCommand {
+///     static let configuration = CommandConfiguration(
+///         subcommands: [Serve.self, SettingsCommand<AppSettingsFile>.self])
+/// }
+///
+/// /// Where `myapp config` finds the settings.
+/// struct AppSettingsFile: SettingsLocation {
+///     func openSettings(watching: Bool) throws -> OpenSettings {
+///         OpenSettings(try RootLens(default: AppSettings(), store: FileStore(path: "/etc/myapp/settings.json"), watch: watching))
+///     }
+/// }
+/// ```
+///
+/// Then `myapp config get server.port`, `myapp config set server.port 9000`, and:
+///
+/// | Verb | What it does |
+/// |---|---|
+/// | `get PATH` | Prints the value at a path, as JSON. |
+/// | `set PATH VALUE` | Sets it: VALUE is JSON, a bare word, or `-` for standard input. Checked against the type and its rules. |
+/// | `unset PATH` | Resets it to the default (which is then not stored, so a later default reaches it). |
+/// | `show` | Prints the whole value; `--stored` the document as stored, `--defaults` the defaults, `--layers` each layer. |
+/// | `edit` | Opens the settings in `$EDITOR`, checks the edit, and saves it unless someone else changed them meanwhile. |
+/// | `watch [PATH]` | Prints the value, then each change, one JSON line each. |
+/// | `list` | Every path with its value, as `gsettings list-recursively`. |
+/// | `describe PATH` | The part's type, default, current value, allowed values and description. |
+/// | `schema` | The JSON Schema of the settings, for editors. |
+/// | `explain [PATH]` | Where each value comes from: the layer that set it, those it overrides, its lock. |
+///
+/// Errors are one line on standard error, `myapp: server.port: expected UInt16, found String "x"`, with an
+/// exit status from sysexits(3): 64 usage, 65 a value the type or its rules refuse, 66 nothing at the path,
+/// 69 the store is unavailable, 74 output could not be written, 75 a conflict (try again), 77 a locked path.
+public struct SettingsCommand<Location: SettingsLocation>: ParsableCommand {
+    public static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: Location.commandName,
+            abstract: Location.abstract,
+            discussion: Location.discussion.isEmpty ? ExitStatus.help : Location.discussion + "\n\n" + ExitStatus.help,
+            subcommands: [
+                Get.self, Set.self, Unset.self, Show.self, Edit.self, Watch.self, List.self, Describe.self,
+                Schema.self, Explain.self,
+            ])
+    }
+
+    /// The options that say where the settings are.
+    @OptionGroup public var location: Location
+
+    public init() {}
+}
+
+/// Where a ``SettingsCommand`` finds its settings: the program's own location (a type with no options), or
+/// options that choose a store (as the `loupe` example's `--file`, `--layer`, `--keyring`).
+///
+/// The options are the group's, given before the verb: `loupe --file settings.json get server.port`.
+public protocol SettingsLocation: ParsableArguments {
+    /// The group's name; `config` by default (`myapp config get server.port`).
+    static var commandName: String { get }
+    /// The group's one-line help.
+    static var abstract: String { get }
+    /// More help, before the exit statuses; none by default.
+    static var discussion: String { get }
+
+    /// Opens the settings the verbs read and edit. `watching` is true for `watch`, which follows the
+    /// changes other processes make; the others read or write once. Throw ``SettingsCommandUsageError``
+    /// for options that do not go together (exit status 64).
+    func openSettings(watching: Bool) throws -> OpenSettings
+}
+
+extension SettingsLocation {
+    public static var commandName: String { "config" }
+    public static var abstract: String { "Reads and edits the settings by path, while the program runs." }
+    public static var discussion: String { "" }
+}
+
+/// Options of a ``SettingsLocation`` that do not go together: exit status 64, with `message`.
+public struct SettingsCommandUsageError: Error, CustomStringConvertible {
+    public var description: String
+
+    public init(_ message: String) {
+        description = message
+    }
+}
+
+extension SettingsCommand {
+    /// Opens the settings and runs `body` on them, reporting any error as one line and its exit status.
+    func withSettings(watching: Bool = false, _ body: (OpenSettings) throws -> Void) throws {
+        try reportingErrors {
+            try body(try location.openSettings(watching: watching))
+        }
+    }
+}
+#endif

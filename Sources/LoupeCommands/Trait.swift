@@ -1,0 +1,3 @@
+#if !Commands
+#error("LoupeCommands needs the package trait \"Commands\": depend on Loupe with traits: [\"Commands\"]")
+#endif

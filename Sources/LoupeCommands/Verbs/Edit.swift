@@ -1,0 +1,90 @@
+#if Commands
+import ArgumentParser
+import Foundation
+import Loupe
+
+extension SettingsCommand {
+    /// `edit`: the settings in `$EDITOR`.
+    public struct Edit: ParsableCommand {
+        public static var configuration: CommandConfiguration {
+            CommandConfiguration(
+                commandName: "edit",
+                abstract: "Opens the settings in $EDITOR and saves them if they are valid.",
+                discussion: """
+                    The settings are written to a private temporary copy (pretty JSON) and opened in $VISUAL, \
+                    $EDITOR or vi. When the editor exits, the copy is checked against the type and its rules; \
+                    if it is invalid, the error is printed and the editor opens again on what you wrote, up to \
+                    \(maximumRounds) times. Save it unchanged or empty to give up. A valid copy replaces the \
+                    settings, unless someone else changed them meanwhile (exit 75). Not for secrets: a secret \
+                    is never written to a temporary file.
+                    """)
+        }
+        @ParentCommand var group: SettingsCommand
+
+        /// How many times the editor opens on an invalid edit before giving up.
+        static var maximumRounds: Int { 5 }
+
+        public init() {}
+
+        public func run() throws {
+            try group.withSettings { settings in
+                guard !settings.holdsSecrets else {
+                    throw CommandError.usage("edit does not work on secrets: it would write them to a temporary file; use get and set")
+                }
+                let original = try settings.json
+                let directory = FileManager.default.temporaryDirectory.appendingPathComponent("settings-edit-\(UUID().uuidString)")
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                defer { try? FileManager.default.removeItem(at: directory) }
+                let copy = directory.appendingPathComponent("settings.json")
+                var text = original.jsonText(pretty: true) + "\n"
+                for _ in 0..<Self.maximumRounds {
+                    try Data(text.utf8).write(to: copy)
+                    try openEditor(on: copy.path)
+                    let edited = (try? String(contentsOf: copy, encoding: .utf8)) ?? ""
+                    if edited.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || edited == text {
+                        printError("no changes")
+                        return
+                    }
+                    do {
+                        try settings.replace(original, try JSONValue(parsing: edited))
+                        return
+                    } catch let error as PathError {
+                        report(error.description)
+                    } catch let error as RuleViolation {
+                        report(error.description)
+                    } catch let error as DecodingError {
+                        report("\(error)")
+                    } catch let error as LensError where error.code == .conflict {
+                        throw CommandError.conflict("the settings changed while you were editing them; nothing was written")
+                    } catch is StoreError {
+                        throw CommandError.unavailable("could not save the edit; nothing was written")
+                    } catch let error as LensError {
+                        throw error
+                    } catch {
+                        report("not valid JSON: \(oneLine(error))")
+                    }
+                    text = edited
+                }
+                throw CommandError.invalidValue("the edit was still invalid after \(Self.maximumRounds) rounds; nothing was written")
+            }
+        }
+
+        private func report(_ message: String) {
+            printError("the edit is invalid: \(message); reopening the editor")
+        }
+
+        private func openEditor(on path: String) throws {
+            let environment = ProcessInfo.processInfo.environment
+            let editor = environment["VISUAL"] ?? environment["EDITOR"] ?? "vi"
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", editor + " \"$1\"", "sh", path]
+            try process.run()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else {
+                throw CommandError.unavailable("the editor (\(editor)) failed with status \(process.terminationStatus); nothing was written")
+            }
+        }
+    }
+}
+#endif

@@ -1,0 +1,58 @@
+#if Commands
+import ArgumentParser
+import Loupe
+
+extension SettingsCommand {
+    /// `set PATH VALUE`.
+    public struct Set: ParsableCommand {
+        public static var configuration: CommandConfiguration {
+            CommandConfiguration(
+                commandName: "set",
+                abstract: "Sets the value at a path.",
+                discussion: """
+                    VALUE is JSON (8080, -5, true, "two words", {"a": 1}); a bare word (example.org, info) is a \
+                    string; - reads the value from standard input. The settings' type and rules check it: a \
+                    value they refuse changes nothing (exit 65).
+                    """)
+        }
+        @ParentCommand var group: SettingsCommand
+        @Argument(help: "The path, such as server.port.") var path: String
+        // Captures what looks like an option too, so that `set offset -5` needs no `--`.
+        @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The new value.", valueName: "value")) var value: [String]
+
+        public init() {}
+
+        public func validate() throws {
+            guard value.count == 1 else {
+                throw ValidationError(value.isEmpty ? "Missing expected argument '<value>'" : "set takes one value; quote it as JSON: '\"two words\"'")
+            }
+        }
+
+        public func run() throws {
+            try group.withSettings { settings in try settings.set(path, try parseValue(value[0])) }
+        }
+    }
+
+    /// `unset PATH`.
+    public struct Unset: ParsableCommand {
+        public static var configuration: CommandConfiguration {
+            CommandConfiguration(
+                commandName: "unset",
+                abstract: "Resets the value at a path to its default.",
+                discussion: """
+                    The part takes the default again and is no longer stored, so a later change of the default \
+                    reaches it; with layers, it takes the value of the layers below. A part the default lacks (an \
+                    optional, an entry, an element) is removed.
+                    """)
+        }
+        @ParentCommand var group: SettingsCommand
+        @Argument(help: "The path, such as server.port or features.beta.") var path: String
+
+        public init() {}
+
+        public func run() throws {
+            try group.withSettings { settings in try settings.reset(path) }
+        }
+    }
+}
+#endif

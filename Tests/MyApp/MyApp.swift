@@ -1,0 +1,68 @@
+import ArgumentParser
+import Foundation
+import Loupe
+import LoupeCommands
+
+/// A small program built on Loupe, as a user would write one: its own settings type, one verb of its
+/// own (`greet`), and `LoupeCommands` mounted as `myapp config …`.
+@main
+struct MyApp: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "myapp",
+        abstract: "A program with settings.",
+        subcommands: [Greet.self, SettingsCommand<AppSettingsFile>.self])
+
+    /// Uses the settings.
+    struct Greet: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Prints the greeting, as the settings say.")
+
+        func run() throws {
+            let settings = try AppSettingsFile().open(watching: false).value
+            print(settings.shouting ? settings.greeting.uppercased() : settings.greeting)
+        }
+    }
+}
+
+/// The program's settings.
+struct AppSettings: Codable, Sendable, Equatable, Validated, DescribedSettings {
+    enum Level: String, Codable, Sendable, CaseIterable { case quiet, normal, verbose }
+    struct Server: Codable, Sendable, Equatable {
+        var host = "localhost"
+        var port: UInt16 = 8080
+    }
+
+    var greeting = "hello"
+    var shouting = false
+    var level = Level.normal
+    var server = Server()
+    var features: [String: Bool] = ["beta": false]
+    var mirrors: [String] = []
+    var nickname: String?
+
+    static let rules: [Rule<AppSettings>] = [
+        Rule(\.server.port, at: "server.port", .atLeast(1024)),
+        Rule(\.greeting, at: "greeting", .satisfying("must not be empty") { !$0.isEmpty }),
+    ]
+
+    static let descriptions: [ValuePath: String] = [
+        "greeting": "What greet prints.",
+        "level": "How much the program says.",
+        "server.port": "The port the program listens on.",
+        "features": "Features turned on or off, by name.",
+    ]
+}
+
+/// Where `myapp config` finds the settings: the file `MYAPP_SETTINGS` names, or `myapp.json` here.
+struct AppSettingsFile: SettingsLocation {
+    static let abstract = "Reads and edits myapp's settings."
+
+    var path: String { ProcessInfo.processInfo.environment["MYAPP_SETTINGS"] ?? "myapp.json" }
+
+    func open(watching: Bool) throws -> RootLens<AppSettings> {
+        try RootLens(default: AppSettings(), store: FileStore(path: path), watch: watching)
+    }
+
+    func openSettings(watching: Bool) throws -> OpenSettings {
+        OpenSettings(try open(watching: watching))
+    }
+}
