@@ -197,7 +197,7 @@ let package = Package(
         // LoupeCommands, through a small program that mounts it for its own settings type.
         .testTarget(
             name: "LoupeCommandsTests",
-            dependencies: ["LoupeTestSupport", "myapp"]
+            dependencies: ["Loupe", "LoupeTestSupport", "myapp"]
         ),
         .executableTarget(
             name: "myapp",

@@ -563,7 +563,7 @@ extension Float: DocumentScalar {
         let double = try Double(document: document, decoder: decoder, at: codingPath())
         let value = Float(double)
         guard value.isFinite || !double.isFinite else {
-            throw decoder.corrupted(codingPath(), "Parsed JSON number <\(double)> does not fit in Float.")
+            throw decoder.corrupted(codingPath(), "expected Float (±\(Float.greatestFiniteMagnitude))")
         }
         self = value
     }
@@ -581,7 +581,10 @@ extension DocumentInteger {
         default: throw decoder.mismatch(Self.self, document, codingPath())
         }
         guard let exact else {
-            throw decoder.corrupted(codingPath(), "Parsed JSON number <\(document)> does not fit in \(Self.self).")
+            if case .double(let value) = document, value.rounded() != value {
+                throw decoder.corrupted(codingPath(), "expected \(Self.self) (a whole number)")
+            }
+            throw decoder.corrupted(codingPath(), "expected \(Self.self) (\(Self.min) to \(Self.max))")
         }
         self = exact
     }
