@@ -192,7 +192,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ExamplesTests",
-            dependencies: ["LoupeTestSupport", "loupe", "settings-daemon"]
+            dependencies: ["Loupe", "LoupeTestSupport", "loupe", "settings-daemon"]
         ),
         // LoupeCommands, through a small program that mounts it for its own settings type.
         .testTarget(

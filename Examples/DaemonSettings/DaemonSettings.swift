@@ -43,8 +43,24 @@ extension DaemonSettings: Validated {
     /// The daemon's rules, checked on every commit: by code, by `loupe`, by an outside edit, at load.
     public static let rules: [Rule<DaemonSettings>] = [
         Rule(\.ticker.intervalSeconds, at: "ticker.intervalSeconds", .greaterThan(0)),
+        // A day at most: a tick interval beyond that is a typo (`1e300` would overflow the sleep).
+        Rule(\.ticker.intervalSeconds, at: "ticker.intervalSeconds", .atMost(86_400)),
         Rule(\.upstream.timeoutSeconds, at: "upstream.timeoutSeconds", .within(1...300)),
         Rule(\.upstream.url, at: "upstream.url", .matching("^https?://", "an http or https URL")),
+    ]
+}
+
+extension DaemonSettings: DescribedSettings {
+    /// What each part means: in the JSON Schema (`loupe --schema daemon schema`) and `loupe describe`.
+    public static let descriptions: [ValuePath: String] = [
+        "": "The settings of the example settings-daemon.",
+        "logLevel": "How much the daemon logs.",
+        "ticker": "The ticker component: says its greeting every interval.",
+        "ticker.intervalSeconds": "Seconds between two greetings.",
+        "ticker.greeting": "What the ticker says.",
+        "upstream": "The upstream component: where it would connect (its token is in the keyring).",
+        "upstream.url": "The upstream's address: an http or https URL.",
+        "upstream.timeoutSeconds": "How long a request to the upstream may take, in seconds.",
     ]
 }
 

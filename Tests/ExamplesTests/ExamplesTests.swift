@@ -1,4 +1,5 @@
 import Foundation
+import Loupe
 import LoupeTestSupport
 import Testing
 
@@ -340,6 +341,86 @@ struct DaemonRulesTests {
         try replaceFile(daemon.settings, with: #"{"upstream": {"timeoutSeconds": 0}}"#)
         #expect(daemon.waitFor("upstream.timeoutSeconds: must be between 1 and 300, got 0"), "\(daemon.log)")
         #expect(try daemon.set("ticker.greeting", "hi").status == 69, "loupe will not overwrite a file that breaks a rule")
+    }
+}
+
+@Suite("The daemon's JSON Schema, under a real validator (Python jsonschema)")
+struct DaemonSchemaTests {
+    /// Documents a person might write, and whether they are good settings for the daemon.
+    static let documents: [(document: String, good: Bool)] = [
+        ("{}", true),
+        (#"{"logLevel": "debug"}"#, true),
+        (#"{"ticker": {"intervalSeconds": 0.5, "greeting": "hi"}}"#, true),
+        (#"{"ticker": {"intervalSeconds": 86400}}"#, true),
+        (#"{"upstream": {"url": "https://upstream.example", "timeoutSeconds": 300}}"#, true),
+        (#"{"upstream": {"timeoutSeconds": 1}}"#, true),
+        (#"{"upstream": {"timeoutSeconds": 5.0}}"#, true),
+        (#"{"aNewerProgramsKey": {"x": 1}, "$version": 1}"#, true),
+        (#"{"$schema": "settings.schema.json"}"#, true),
+        ("[]", false),
+        (#"{"logLevel": "shouting"}"#, false),
+        (#"{"logLevel": 3}"#, false),
+        (#"{"ticker": {"intervalSeconds": 0}}"#, false),
+        (#"{"ticker": {"intervalSeconds": -5}}"#, false),
+        (#"{"ticker": {"intervalSeconds": 1e300}}"#, false),
+        (#"{"ticker": {"intervalSeconds": "1"}}"#, false),
+        (#"{"ticker": {"intervalSeconds": null}}"#, false),
+        (#"{"ticker": {"greeting": 5}}"#, false),
+        (#"{"ticker": []}"#, false),
+        (#"{"upstream": null}"#, false),
+        (#"{"upstream": {"timeoutSeconds": 0}}"#, false),
+        (#"{"upstream": {"timeoutSeconds": 301}}"#, false),
+        (#"{"upstream": {"timeoutSeconds": 2.5}}"#, false),
+        (#"{"upstream": {"timeoutSeconds": 1e20}}"#, false),
+        (#"{"upstream": {"url": "ftp://upstream.example"}}"#, false),
+        (#"{"upstream": {"url": 80}}"#, false),
+    ]
+
+    @Test func theGeneratedSchemaAndLoupeAcceptAndRejectTheSameDocuments() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let schema = try loupe("--file", directory.file("any.json"), "--schema", "daemon", "schema")
+        #expect(schema.status == 0, "\(schema.error)")
+        try Data(schema.output.utf8).write(to: URL(fileURLWithPath: directory.file("schema.json")))
+
+        var loupeVerdicts: [Bool] = []
+        for (index, entry) in Self.documents.enumerated() {
+            let path = directory.file("document-\(index).json")
+            try Data(entry.document.utf8).write(to: URL(fileURLWithPath: path))
+            let shown = try loupe("--file", path, "--schema", "daemon", "show")
+            #expect([0, 65, 69].contains(shown.status), "\(entry.document): \(shown.error)")
+            loupeVerdicts.append(shown.status == 0)
+        }
+        // Draft 2020-12, as the schema's $schema says; it checks the schema itself first.
+        let verdicts = try python("""
+            import json, sys
+            from jsonschema import Draft202012Validator
+            schema = json.load(open(sys.argv[1]))
+            Draft202012Validator.check_schema(schema)
+            validator = Draft202012Validator(schema)
+            for path in sys.argv[2:]:
+                print("good" if validator.is_valid(json.load(open(path))) else "bad")
+            """, [directory.file("schema.json")] + Self.documents.indices.map { directory.file("document-\($0).json") })
+        let validatorVerdicts = verdicts.split(separator: "\n").map { $0 == "good" }
+        #expect(validatorVerdicts.count == Self.documents.count, "\(verdicts)")
+        for (index, entry) in Self.documents.enumerated() where index < validatorVerdicts.count {
+            #expect(loupeVerdicts[index] == entry.good, "Loupe on \(entry.document)")
+            #expect(validatorVerdicts[index] == entry.good, "jsonschema on \(entry.document)")
+        }
+    }
+
+    @Test func theSchemaSaysTheDaemonsTypesDefaultsChoicesRulesAndDescriptions() throws {
+        let printed = try loupe("--file", "/nonexistent/settings.json", "--schema", "daemon", "schema")
+        let schema = try JSONValue(parsing: printed.output)
+        #expect(try schema.value(at: "title") == .string("DaemonSettings"))
+        #expect(try schema.value(at: "properties.logLevel.enum") == .array(
+            ["trace", "debug", "info", "notice", "warning", "error", "critical"].map(JSONValue.string)))
+        #expect(try schema.value(at: "properties.ticker.properties.intervalSeconds.exclusiveMinimum") == .integer(0))
+        #expect(try schema.value(at: "properties.upstream.properties.timeoutSeconds.minimum") == .integer(1))
+        #expect(try schema.value(at: "properties.upstream.properties.timeoutSeconds.maximum") == .integer(300))
+        #expect(try schema.value(at: "properties.upstream.properties.url.pattern") == .string("^https?://"))
+        #expect(try schema.value(at: "properties.upstream.properties.url.default") == .string("http://127.0.0.1:9000"))
+        #expect(try schema.value(at: "properties.ticker.properties.greeting.description") == .string("What the ticker says."))
     }
 }
 
