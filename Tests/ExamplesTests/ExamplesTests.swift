@@ -193,6 +193,34 @@ struct CLITests {
         #expect(try String(contentsOfFile: file, encoding: .utf8) == "{ broken")
     }
 
+    @Test func eachVerbHasItsOwnHelpWithoutAStore() throws {
+        for arguments in [["set", "--help"], ["help", "set"]] {
+            let help = try run(loupe, arguments)
+            #expect(help.status == 0 && help.output.hasPrefix("OVERVIEW: Sets the value at a path."), "\(arguments): \(help.output)")
+        }
+        let top = try loupe("--help")
+        #expect(top.output.contains("--schema <schema>") && top.output.contains("describe"), "\(top.output)")
+    }
+
+    @Test func negativeNumbersAndStandardInputAsValuesAndShowDefaultsBesideTheDefaultsSuite() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let file = directory.file("doc.json")
+        #expect(try loupe("--file", file, "set", "offset", "-5").status == 0)
+        #expect(try loupe("--file", file, "get", "offset").output == "-5\n")
+        #expect(try run(loupe, ["--file", file, "set", "name", "-"], input: #""two words""#).status == 0)
+        #expect(try loupe("--file", file, "get", "name").output == "\"two words\"\n")
+        let daemonFile = directory.file("daemon.json")
+        let defaults = try JSONValue(parsing: try loupe("--file", daemonFile, "--schema", "daemon", "show", "--defaults").output)
+        #expect(try defaults.value(at: "ticker.greeting") == .string("hello"))
+        // loupe's own --defaults (a UserDefaults suite) and show's --defaults in one line.
+        let suite = "org.loupe.tests.\(UUID().uuidString)"
+        #expect(try loupe("--defaults", suite, "--key", "settings", "set", "a", "1").status == 0)
+        let suiteDefaults = try loupe("--defaults", suite, "--key", "settings", "show", "--defaults")
+        #expect(suiteDefaults.status == 0 && suiteDefaults.output == "{}\n", "\(suiteDefaults.error)")
+        #expect(try JSONValue(parsing: try loupe("--defaults", suite, "--key", "settings", "show").output) == JSONValue(parsing: #"{"a": 1}"#))
+    }
+
     @Test func propertyListsYAMLAndDefaults() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
