@@ -120,6 +120,7 @@ let package = Package(
             dependencies: [
                 "Loupe", "LoupeCommands", "LoupeYAML", "LoupeKeyring", "LoupeEtcd", "DaemonSettings",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Examples/loupe-cli"
         ),

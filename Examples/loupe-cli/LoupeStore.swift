@@ -6,11 +6,19 @@ import LoupeCommands
 import LoupeEtcd
 import LoupeKeyring
 import LoupeYAML
+import Logging
 
 /// `loupe`: the settings commands of `LoupeCommands`, over a store its options choose.
 @main
 enum LoupeCLI {
     static func main() {
+        // A command line says what went wrong on one line of its own; the library's progress (an outside
+        // change picked up while watching) is not for its user.
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .warning
+            return handler
+        }
         SettingsCommand<LoupeStore>.main(showFlagsApart(Array(CommandLine.arguments.dropFirst())))
     }
 

@@ -37,7 +37,9 @@ public struct YAMLCodec: DocumentCodec {
         do {
             node = try Yams.compose(yaml: text)
         } catch {
-            throw DocumentSyntaxError("\(error)")
+            // Yams quotes the offending line, which may be a whole document on one line: its first line, shortened.
+            let message = "\(error)".prefix { $0 != "\n" }
+            throw DocumentSyntaxError(message.count > 200 ? message.prefix(200) + "…" : String(message))
         }
         guard let node else { return .null }
         var budget = maximumValues

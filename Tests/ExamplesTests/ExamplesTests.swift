@@ -112,6 +112,16 @@ struct DaemonTests {
         #expect(daemon.process.wait(limit: .zero) == nil, "still running")
     }
 
+    @Test func aHugeTickIntervalIsRefusedByARuleAndTheDaemonRunsOn() throws {
+        let daemon = try Daemon()
+        #expect(try daemon.set("ticker.intervalSeconds", "1e300").status == 65)
+        try replaceFile(daemon.settings, with: #"{"ticker": {"intervalSeconds": 1e300}}"#)
+        #expect(daemon.waitFor("ticker.intervalSeconds: must be at most 86400"), "\(daemon.log)")
+        try replaceFile(daemon.settings, with: #"{"ticker": {"greeting": "after"}}"#)
+        #expect(daemon.waitFor("greeting is now after"), "\(daemon.log)")
+        #expect(daemon.process.wait(limit: .zero) == nil, "still running")
+    }
+
     @Test func sighupReloadsAndSigtermStopsGracefullyAndFlushes() throws {
         let daemon = try Daemon(settings: #"{"logLevel": "info", "ticker": {"greeting": "g", "intervalSeconds": 0.05}, "upstream": {"url": "http://u", "timeoutSeconds": 1}}"#)
         #expect(daemon.waitFor("tick 3: g"))
@@ -221,6 +231,49 @@ struct CLITests {
         #expect(try JSONValue(parsing: try loupe("--defaults", suite, "--key", "settings", "show").output) == JSONValue(parsing: #"{"a": 1}"#))
     }
 
+    @Test func aFIFOADeviceAFileSizeLimitAClosedOutputAndASuitePathAreReportedNotFatal() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let fifo = directory.file("fifo.json")
+        #expect(mkfifo(fifo, 0o644) == 0)
+        let fromFIFO = try run(loupe, ["--file", fifo, "get", "a"], limit: .seconds(20))
+        #expect(fromFIFO.status == 69 && fromFIFO.error.contains("it is a FIFO (named pipe), not a regular file"), "\(fromFIFO.status) \(fromFIFO.error)")
+        let fromDevice = try loupe("--file", "/dev/zero", "get", "a")
+        #expect(fromDevice.status == 69 && fromDevice.error.contains("it is a character device, not a regular file"), "\(fromDevice.error)")
+
+        // ulimit -f: the write fails with a message, not SIGXFSZ; the file is left as it was.
+        let file = directory.file("settings.json")
+        #expect(try loupe("--file", file, "set", "a", "1").status == 0)
+        let limited = try run("/bin/sh", ["-c", "ulimit -f 1; exec \"$0\" --file \"$1\" set big \"\"$2\"\"", loupe, file, String(repeating: "x", count: 4_000)])
+        #expect(limited.status == 69 && limited.error.contains("File too large"), "\(limited.status) \(limited.error)")
+        #expect(try loupe("--file", file, "get", "a").output == "1\n")
+
+        // Standard output closed, or full: reported, exit 74.
+        for redirect in [">&-", ">/dev/full"] {
+            let result = try run("/bin/sh", ["-c", "exec \"$0\" --file \"$1\" get a \(redirect)", loupe, file])
+            #expect(result.status == 74 && result.error.hasPrefix("loupe: cannot write to standard output"), "\(redirect): \(result.status) \(result.error)")
+        }
+
+        // A suite is a name, not a path.
+        let escape = try loupe("--defaults", "../../../\(directory.path)/x", "--key", "k", "set", "a", "1")
+        #expect(escape.status == 69 && escape.error.contains("is not a suite name"), "\(escape.error)")
+        #expect(!FileManager.default.fileExists(atPath: directory.file("x.plist")))
+    }
+
+    @Test func watchAndSetPrintNoLogLinesOnlyValues() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let file = directory.file("settings.json")
+        let watcher = try ChildProcess(loupe, ["--file", file, "watch", "a"])
+        #expect(eventually { watcher.output == "null\n" })
+        let set = try loupe("--file", file, "set", "a", "1")
+        #expect(set.status == 0 && set.error.isEmpty, "\(set.error)")
+        #expect(eventually { watcher.output == "null\n1\n" })
+        watcher.kill(SIGINT)
+        #expect(watcher.wait(limit: .seconds(10)) == 0)
+        #expect(watcher.errorOutput.isEmpty, "\(watcher.errorOutput)")
+    }
+
     @Test func propertyListsYAMLAndDefaults() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
@@ -289,6 +342,11 @@ struct CLITests {
         #expect(try loupe("--keyring", item, "get", "token").output == "\"********\"\n")
         #expect(!(try loupe("--keyring", item, "show").output.contains("hunter2")))
         #expect(try loupe("--keyring", item, "--reveal", "get", "token").output == "\"hunter2-cli\"\n")
+        // Numbers and booleans are secrets too (a PIN, an OTP counter).
+        #expect(try loupe("--keyring", item, "set", "pin", "4711").status == 0)
+        #expect(try loupe("--keyring", item, "get", "pin").output == "\"********\"\n")
+        #expect(!(try loupe("--keyring", item, "show").output.contains("4711")))
+        #expect(try loupe("--keyring", item, "--reveal", "get", "pin").output == "4711\n")
         let edit = try loupe("--keyring", item, "edit")
         #expect(edit.status == 64, "edit refuses the keyring: it would put the secret in a temporary file")
         let parts = item.split(separator: "/").map(String.init)

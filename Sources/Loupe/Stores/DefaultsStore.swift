@@ -30,9 +30,15 @@ public final class DefaultsStore: WritableDocumentStore {
     ///   - suite: The `UserDefaults` suite's name (on Linux, the file `<suite>.plist` in `~/.config`).
     ///   - key: The key the value is stored under.
     ///   - logger: Where loads and saves are logged (at debug level); values are never logged.
-    /// - Throws: ``StoreError`` when `suite` cannot name a suite (the app's own bundle identifier,
-    ///   `NSGlobalDomain`).
+    /// - Throws: ``StoreError`` when `suite` cannot name a suite (empty, a path, the app's own bundle
+    ///   identifier, `NSGlobalDomain`).
     public init(suite: String, key: String, logger: Logger = Logger(label: "loupe.defaults")) throws {
+        // A suite is a name, not a path: `../../tmp/x` would write outside the defaults' directory.
+        guard !suite.isEmpty, !suite.contains("/"), suite != ".", suite != ".." else {
+            throw StoreError(
+                .unavailable, store: "defaults \(suite) key \(key)",
+                reason: "\(String(reflecting: suite)) is not a suite name: a name such as com.example.app, without /")
+        }
         guard let defaults = UserDefaults(suiteName: suite) else {
             throw StoreError(.unavailable, store: "defaults \(suite) key \(key)", reason: "\(suite) cannot be used as a UserDefaults suite name")
         }

@@ -74,8 +74,10 @@ let programName = URL(fileURLWithPath: CommandLine.arguments.first ?? "settings"
 /// Runs `body`; on failure prints one line, `PROGRAM: MESSAGE`, to standard error and exits with the
 /// error's status.
 func reportingErrors(_ body: () throws -> Void) throws {
-    // A closed pipe is an error to report (exit 74), not a signal that kills the process.
+    // A closed pipe is an error to report (exit 74), not a signal that kills the process; a file-size limit
+    // (`ulimit -f`) is a write error to report ("File too large"), not a signal either.
     signal(SIGPIPE, SIG_IGN)
+    signal(SIGXFSZ, SIG_IGN)
     do {
         try body()
     } catch let error as ExitCode {

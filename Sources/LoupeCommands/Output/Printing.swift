@@ -1,4 +1,7 @@
 #if Commands
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Loupe
 
@@ -6,10 +9,19 @@ import Loupe
 ///
 /// - Throws: ``CommandError/output`` when standard output is closed or full.
 func printLine(_ text: String) throws {
-    do {
-        try FileHandle.standardOutput.write(contentsOf: Data((text + "\n").utf8))
-    } catch {
-        throw CommandError.output("cannot write to standard output: \(error.localizedDescription)")
+    var bytes = Array((text + "\n").utf8)[...]
+    while !bytes.isEmpty {
+        let written = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+        if written < 0 {
+            if errno == EINTR { continue }
+            let reason = switch errno {
+            case EBADF: "it is closed"
+            case EPIPE: "the pipe is closed"
+            default: String(cString: strerror(errno))
+            }
+            throw CommandError.output("cannot write to standard output: \(reason)")
+        }
+        bytes = bytes.dropFirst(written)
     }
 }
 

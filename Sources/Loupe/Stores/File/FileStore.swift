@@ -18,12 +18,18 @@ import Logging
 /// - **Atomic and durable.** Each save writes a new temporary file beside the target (created exclusively,
 ///   with the mode of the existing file or ``permissions``), flushes it to disk, renames it over the
 ///   target and flushes the directory. Readers, crashes and power cuts see the old file or the new one.
-///   Missing parent directories are created; a symbolic link is followed and its target replaced.
+///   Missing parent directories are created; a symbolic link is followed and its target replaced. The new
+///   file keeps the owner and group of the one it replaces where the process may give them (root always
+///   may): `sudo` editing a service's settings leaves them the service's.
 /// - **Safe between processes.** Every update holds an advisory lock (`flock` on `.NAME.lock` beside the
 ///   file) and applies to the file's current contents, so processes that update the same file never lose
 ///   each other's changes. Reading, reloading and watching take no lock and write nothing, so a process
 ///   that may only read the file (a daemon reading a root-owned `/etc` file) follows every change and
-///   leaves nothing in its directory.
+///   leaves nothing in its directory. A lock file deleted or replaced while a writer runs is noticed and
+///   locked afresh, so exclusion survives it.
+/// - **Bounded.** Only a regular file is read: a FIFO, a device or a socket at the path is an error saying
+///   what it is (never a wait for a writer that never comes). A file larger than
+///   ``maximumDocumentSize`` (16 MiB by default), or growing past it while it is read, is an error.
 /// - **Watched.** The root lens picks up outside edits (another process, an editor, `mv`, `sed -i`) and
 ///   notifies observers; an edit that does not decode is reported and ignored. The watch follows the path
 ///   as given through every symbolic link, so a retargeted link (`ln -sfn`) and a Kubernetes ConfigMap's
@@ -68,6 +74,9 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
     public let recovery: CorruptFileRecovery
     /// How long an update waits for another process to release the file's lock.
     public let lockTimeout: Duration
+    /// The largest file read, in bytes: a larger one (or one that grows past it while it is read) is a
+    /// ``StoreError`` rather than all of memory.
+    public let maximumDocumentSize: Int
 
     private let logger: Logger
     private let lock: FileLock
@@ -98,6 +107,7 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
     ///   - permissions: The mode of a newly created file, 0600 by default (settings often hold tokens).
     ///   - recovery: ``CorruptFileRecovery/fail`` (the default) or ``CorruptFileRecovery/moveAside``.
     ///   - lockTimeout: How long an update waits for another process's lock (10 seconds by default).
+    ///   - maximumDocumentSize: The largest file read, 16 MiB by default. Settings are kilobytes.
     ///   - logger: Where loads and saves (debug), outside changes, recoveries and background write failures
     ///     are logged. Values are never logged.
     public init(
@@ -107,8 +117,10 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
         permissions: mode_t = 0o600,
         recovery: CorruptFileRecovery = .fail,
         lockTimeout: Duration = .seconds(10),
+        maximumDocumentSize: Int = 16 << 20,
         logger: Logger = Logger(label: "loupe.file")
     ) {
+        self.maximumDocumentSize = maximumDocumentSize
         self.path = path
         self.codec = format
         self.writePolicy = writePolicy
@@ -118,10 +130,10 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
         self.logger = logger
         let target = (try? FileSystem.resolvingSymlinks(path)) ?? path
         self.lock = FileLock(
-            path: FileSystem.directory(of: target) + "/." + FileSystem.fileName(of: target) + ".lock")
+            path: FileSystem.directory(of: target) + "/" + FileSystem.sidecarName(for: FileSystem.fileName(of: target), suffix: ".lock"))
     }
 
-    /// Creates a store for the file at `url`; see ``init(path:format:writePolicy:permissions:recovery:lockTimeout:logger:)``.
+    /// Creates a store for the file at `url`; see ``init(path:format:writePolicy:permissions:recovery:lockTimeout:maximumDocumentSize:logger:)``.
     public convenience init(
         url: URL,
         format: any DocumentCodec = JSONCodec(),
@@ -129,11 +141,12 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
         permissions: mode_t = 0o600,
         recovery: CorruptFileRecovery = .fail,
         lockTimeout: Duration = .seconds(10),
+        maximumDocumentSize: Int = 16 << 20,
         logger: Logger = Logger(label: "loupe.file")
     ) {
         self.init(
             path: url.path, format: format, writePolicy: writePolicy, permissions: permissions,
-            recovery: recovery, lockTimeout: lockTimeout, logger: logger)
+            recovery: recovery, lockTimeout: lockTimeout, maximumDocumentSize: maximumDocumentSize, logger: logger)
     }
 
     deinit {
@@ -296,7 +309,7 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
 
     private func readFile(_ target: String) throws -> (Data, FileIdentity)? {
         do {
-            return try FileSystem.read(target)
+            return try FileSystem.read(target, maximumSize: maximumDocumentSize)
         } catch let error as SystemCallError {
             throw storeError(.unreadable, error)
         }
@@ -305,7 +318,7 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
     /// Reads and parses the file, allowing for a writer still writing it in place; nil when there is none.
     private func readSettledFile(_ target: String) throws -> (JSONValue, FileIdentity)? {
         do {
-            return try FileSystem.readSettled(target, parse: parse)
+            return try FileSystem.readSettled(target, maximumSize: maximumDocumentSize, parse: parse)
         } catch let error as SystemCallError {
             throw storeError(.unreadable, error)
         }
@@ -360,7 +373,7 @@ extension StoreError {
     /// The failure of a system call on the file at `path` (as given; a symbolic link is followed), which
     /// `store` keeps: `cannot read JSON file /etc/app/settings.json: open: Permission denied`.
     init(_ code: Code, store: String, path: String, _ error: SystemCallError) {
-        let reason = String(cString: strerror(error.code))
+        let reason = error.reason
         let target = (try? FileSystem.resolvingSymlinks(path)) ?? path
         let place = error.path == target || error.path == path ? "" : " \(error.path)"
         self.init(code, store: store, reason: "\(error.operation)\(place): \(reason)", cause: error, errno: error.code)

@@ -13,14 +13,21 @@ struct SystemCallError: Error, Sendable, CustomStringConvertible {
     let operation: String
     let path: String
     let code: Int32
+    /// What went wrong, when the system's words for `code` would mislead (`/dev/zero` is not "a
+    /// directory").
+    let explanation: String?
 
-    init(_ operation: String, _ path: String, code: Int32 = errno) {
+    init(_ operation: String, _ path: String, code: Int32 = errno, explanation: String? = nil) {
         self.operation = operation
         self.path = path
         self.code = code
+        self.explanation = explanation
     }
 
-    var description: String { "\(operation) \(path): \(String(cString: strerror(code)))" }
+    /// The reason, in words: the explanation, or the system's message for the code.
+    var reason: String { explanation ?? String(cString: strerror(code)) }
+
+    var description: String { "\(operation) \(path): \(reason)" }
 }
 
 /// What identifies one version of a file: a rename-replace gives a new inode, an in-place write a new size
@@ -48,6 +55,59 @@ struct FileIdentity: Equatable, Sendable {
 
 /// The POSIX file operations behind ``FileStore``.
 enum FileSystem {
+    /// The largest document read when a store does not say: 16 MiB. Settings are kilobytes; a file that
+    /// is larger, or keeps growing while it is read, is an error rather than all of memory.
+    static let defaultMaximumSize = 16 << 20
+
+    /// What a file that is not a regular file is, for an error: `a FIFO (named pipe)`.
+    static func kind(of mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFDIR: "a directory"
+        case S_IFIFO: "a FIFO (named pipe)"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFSOCK: "a socket"
+        case S_IFLNK: "a symbolic link"
+        default: "not a regular file"
+        }
+    }
+
+    /// The error for a path that names something other than a regular file.
+    private static func notARegularFile(_ operation: String, _ path: String, mode: mode_t) -> SystemCallError {
+        let kind = kind(of: mode)
+        return SystemCallError(
+            operation, path, code: (mode & S_IFMT) == S_IFDIR ? EISDIR : EINVAL,
+            explanation: kind == "not a regular file" ? kind : "it is \(kind), not a regular file")
+    }
+
+    /// The error for an empty path (`--file ''`).
+    private static func emptyPath(_ operation: String) -> SystemCallError {
+        SystemCallError(operation, "", code: ENOENT, explanation: "the path is empty; name a file")
+    }
+
+    /// `size` bytes as people read them: `16 MiB`, `512 KiB`, `300 bytes`.
+    static func describe(bytes size: Int) -> String {
+        if size >= 1 << 20, size % (1 << 20) == 0 { return "\(size >> 20) MiB" }
+        if size >= 1 << 10, size % (1 << 10) == 0 { return "\(size >> 10) KiB" }
+        return "\(size) bytes"
+    }
+
+    /// The name of a file that goes beside `name` (a lock, a temporary file): `.NAME` + `suffix`, or, when
+    /// that is longer than a file name may be, a shortened name with a digest of the whole one, so that a
+    /// file whose name is near the limit can still be written.
+    static func sidecarName(for name: String, suffix: String) -> String {
+        let whole = "." + name + suffix
+        guard whole.utf8.count > 255 else { return whole }
+        var digest: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a: the same in every process
+        for byte in name.utf8 {
+            digest = (digest ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        let tag = "~" + String(digest, radix: 16)
+        var prefix = Substring(name)
+        while ("." + prefix + tag + suffix).utf8.count > 255 { prefix = prefix.dropLast() }
+        return "." + prefix + tag + suffix
+    }
+
     /// The path `path` ends at after following symbolic links (the link's target, even if it does not
     /// exist yet). A path that is not a link is returned unchanged.
     static func resolvingSymlinks(_ path: String) throws -> String {
@@ -91,8 +151,14 @@ enum FileSystem {
 
     /// The contents of the file at `path` and the identity of exactly the version read, or nil if there is
     /// no file.
-    static func read(_ path: String) throws -> (data: Data, identity: FileIdentity)? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+    ///
+    /// Only a regular file is read: anything else (a FIFO, whose `open` would wait for a writer forever, a
+    /// device, a socket, a directory) is an error saying what it is. A file larger than `maximumSize`
+    /// bytes, or that grows past it while it is read, is an error too.
+    static func read(_ path: String, maximumSize: Int = defaultMaximumSize) throws -> (data: Data, identity: FileIdentity)? {
+        guard !path.isEmpty else { throw emptyPath("open") }
+        // Non-blocking, so that opening a FIFO returns at once (to be refused below) instead of waiting.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             if errno == ENOENT || errno == ENOTDIR { return nil }
             throw SystemCallError("open", path)
@@ -100,7 +166,11 @@ enum FileSystem {
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw SystemCallError("stat", path) }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { throw SystemCallError("read", path, code: EISDIR) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw notARegularFile("read", path, mode: info.st_mode) }
+        let tooLarge = SystemCallError(
+            "read", path, code: EFBIG,
+            explanation: "it is larger than the maximum document size, \(describe(bytes: maximumSize))")
+        guard Int(info.st_size) <= maximumSize else { throw tooLarge }
         var data = Data(capacity: max(Int(info.st_size), 0))
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
@@ -110,6 +180,8 @@ enum FileSystem {
                 throw SystemCallError("read", path)
             }
             if count == 0 { break }
+            // A file that keeps growing while it is read is cut off at the bound, not read into all of memory.
+            guard data.count + count <= maximumSize else { throw tooLarge }
             data.append(contentsOf: chunk[0..<count])
         }
         return (data, FileIdentity(info))
@@ -119,10 +191,12 @@ enum FileSystem {
     /// redirection, an editor that saves without renaming): contents that do not parse are read again, a
     /// few times, while the file keeps changing. A file that does not parse and stays as it is, is an
     /// error. Returns nil when there is no file.
-    static func readSettled<T>(_ path: String, parse: (Data) throws -> T) throws -> (T, FileIdentity)? {
+    static func readSettled<T>(
+        _ path: String, maximumSize: Int = defaultMaximumSize, parse: (Data) throws -> T
+    ) throws -> (T, FileIdentity)? {
         var attempt = 0
         while true {
-            guard let (data, identity) = try read(path) else { return nil }
+            guard let (data, identity) = try read(path, maximumSize: maximumSize) else { return nil }
             do {
                 return (try parse(data), identity)
             } catch {
@@ -161,7 +235,15 @@ enum FileSystem {
     /// never a mixture: a new temporary file in the same directory (created exclusively), written and
     /// flushed to disk, renamed over `path`, and the directory flushed. Missing parent directories are
     /// created. Returns the identity of the new file.
+    ///
+    /// The new file keeps the owner and group of the file it replaces where the process may give them
+    /// (root always may), so that `sudo` editing a service's settings leaves them the service's. A path
+    /// that names something other than a regular file (a FIFO, a device) is an error, and left alone.
     static func writeAtomically(_ data: Data, to path: String, permissions: mode_t) throws -> FileIdentity {
+        guard !path.isEmpty else { throw emptyPath("write") }
+        var existing = stat()
+        let exists = stat(path, &existing) == 0
+        if exists, (existing.st_mode & S_IFMT) != S_IFREG { throw notARegularFile("write", path, mode: existing.st_mode) }
         let directory = directory(of: path)
         try createDirectory(directory)
         var template = Array((directory + "/" + temporaryPrefix(for: fileName(of: path)) + "XXXXXX").utf8CString)
@@ -176,6 +258,10 @@ enum FileSystem {
         do {
             defer { close(fd) }
             guard fchmod(fd, permissions) == 0 else { throw SystemCallError("chmod", temporary) }
+            if exists, existing.st_uid != geteuid() || existing.st_gid != getegid() {
+                // Where the process may not (not root, another user's file), the new file is its own.
+                _ = fchown(fd, existing.st_uid, existing.st_gid)
+            }
             try writeAll(data, to: fd, path: temporary)
             guard fsync(fd) == 0 else { throw SystemCallError("fsync", temporary) }
             var info = stat()
@@ -190,7 +276,7 @@ enum FileSystem {
 
     /// The prefix of the temporary files written next to `name`; hidden, and tied to the file's name so
     /// that leftovers of a killed writer can be found and removed.
-    static func temporaryPrefix(for name: String) -> String { "." + name + ".tmp-" }
+    static func temporaryPrefix(for name: String) -> String { String(sidecarName(for: name, suffix: ".tmp-XXXXXX").dropLast(6)) }
 
     /// Removes temporary files that a writer killed mid-write left next to `path`. Call only while holding
     /// the file's lock, so no live writer's temporary file is touched.
@@ -251,6 +337,14 @@ enum FileSystem {
 /// `flock` locks belong to an open file description, so the lock also holds an in-process mutex: two
 /// threads of one process using one store exclude each other too. The thread holding it may take it again
 /// (a load that moves a corrupt file aside inside a reload). A process that dies releases its lock.
+///
+/// A lock on a sidecar that someone then deletes or replaces would exclude nobody: a later writer would
+/// create a new file and lock that. So after locking, the lock checks that its file is still the one at
+/// the path (and locks afresh if not), and then also locks the directory itself, which cannot be deleted
+/// from under it while it holds the file: a writer that got a fresh sidecar while another held the
+/// deleted one still waits there (``DirectoryLock``). A sidecar the process may not write (another
+/// user's) is locked through a read-only descriptor, which `flock` allows; one the process creates belongs
+/// to the owner of its directory, so that `sudo` leaves nothing a service cannot lock.
 final class FileLock: Sendable {
     let path: String
     /// The sidecar's descriptor, opened on first use; held, with the in-process exclusion, while locked.
@@ -283,30 +377,123 @@ final class FileLock: Sendable {
         let me = currentThreadID()
         if owner.load(ordering: .relaxed) == me { return try body() }
         return try descriptor.withLock { fd in
-            if fd < 0 {
-                try FileSystem.createDirectory(FileSystem.directory(of: path))
-                fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-                guard fd >= 0 else { throw SystemCallError("open lock file", path) }
+            let deadline = ContinuousClock.now + timeout
+            while true {
+                if fd < 0 { fd = try openSidecar() }
+                try acquire(fd, until: deadline)
+                if isStillAtPath(fd) { break }
+                // Deleted or replaced while unlocked: the lock excludes nobody. Lock the file now there.
+                flock(fd, LOCK_UN)
+                close(fd)
+                fd = -1
             }
-            try acquire(fd, timeout: timeout)
+            defer { flock(fd, LOCK_UN) }
+            return try DirectoryLock.of(FileSystem.directory(of: path)).withLock(until: deadline) {
+                owner.store(me, ordering: .relaxed)
+                defer { owner.store(0, ordering: .relaxed) }
+                return try body()
+            }
+        }
+    }
+
+    /// Opens the sidecar, creating it (owned as its directory) if need be.
+    private func openSidecar() throws -> Int32 {
+        let directory = FileSystem.directory(of: path)
+        try FileSystem.createDirectory(directory)
+        let created = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        if created >= 0 {
+            var owner = stat()
+            if stat(directory, &owner) == 0, owner.st_uid != geteuid() || owner.st_gid != getegid() {
+                _ = fchown(created, owner.st_uid, owner.st_gid)
+            }
+            return created
+        }
+        guard errno == EEXIST else { throw SystemCallError("open lock file", path) }
+        var fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+        if fd < 0, errno == EACCES { fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+        guard fd >= 0 else { throw SystemCallError("open lock file", path) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
+            throw SystemCallError("open lock file", path, code: EINVAL, explanation: "it is not a regular file")
+        }
+        return fd
+    }
+
+    /// Whether `fd` is still the file at the sidecar's path.
+    private func isStillAtPath(_ fd: Int32) -> Bool {
+        var held = stat()
+        var named = stat()
+        guard fstat(fd, &held) == 0, lstat(path, &named) == 0 else { return false }
+        return held.st_dev == named.st_dev && held.st_ino == named.st_ino
+    }
+
+    private func acquire(_ fd: Int32, until deadline: ContinuousClock.Instant) throws {
+        let clock = ContinuousClock()
+        var pause = Duration.microseconds(50)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else { throw SystemCallError("lock", path) }
+            guard clock.now < deadline else {
+                throw SystemCallError(
+                    "lock", path, code: ETIMEDOUT,
+                    explanation: "another process holds the lock on the file (\(path)) and did not release it in time")
+            }
+            usleep(UInt32(pause.components.attoseconds / 1_000_000_000_000))
+            pause = min(pause * 2, .milliseconds(5))
+        }
+    }
+}
+
+/// An advisory lock on a directory, which every ``FileLock`` in it takes after its sidecar: a directory
+/// cannot be deleted from under its lock the way a sidecar can. One per directory per process, with an
+/// in-process mutex (as ``FileLock``); the thread holding it may take it again, so that an update of one
+/// root may update another root whose file is in the same directory.
+final class DirectoryLock: Sendable {
+    private static let all = Locked<[String: DirectoryLock]>([:])
+
+    /// The lock of `directory`, made on first use.
+    static func of(_ directory: String) -> DirectoryLock {
+        all.withLock { locks in
+            if let known = locks[directory] { return known }
+            let lock = DirectoryLock(path: directory)
+            locks[directory] = lock
+            return lock
+        }
+    }
+
+    let path: String
+    private let descriptor = Locked<Int32>(-1)
+    private let owner = Atomic<UInt>(0)
+
+    private init(path: String) {
+        self.path = path
+    }
+
+    /// Runs `body` holding the directory's lock, waiting for another process at most until `deadline`. A
+    /// directory this process may not open (no read permission) is not locked: the sidecar still is.
+    func withLock<R>(until deadline: ContinuousClock.Instant, _ body: () throws -> R) throws -> R {
+        let me = currentThreadID()
+        if owner.load(ordering: .relaxed) == me { return try body() }
+        return try descriptor.withLock { fd in
+            if fd < 0 { fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+            guard fd >= 0 else { return try body() }
+            var pause = Duration.microseconds(50)
+            while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+                guard errno == EWOULDBLOCK || errno == EINTR else { throw SystemCallError("lock", path) }
+                guard ContinuousClock.now < deadline else {
+                    throw SystemCallError(
+                        "lock", path, code: ETIMEDOUT,
+                        explanation: "another process holds the lock on the directory (\(path)) and did not release it in time")
+                }
+                usleep(UInt32(pause.components.attoseconds / 1_000_000_000_000))
+                pause = min(pause * 2, .milliseconds(5))
+            }
             owner.store(me, ordering: .relaxed)
             defer {
                 owner.store(0, ordering: .relaxed)
                 flock(fd, LOCK_UN)
             }
             return try body()
-        }
-    }
-
-    private func acquire(_ fd: Int32, timeout: Duration) throws {
-        let clock = ContinuousClock()
-        let deadline = clock.now + timeout
-        var pause = Duration.microseconds(50)
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR else { throw SystemCallError("lock", path) }
-            guard clock.now < deadline else { throw SystemCallError("lock", path, code: ETIMEDOUT) }
-            usleep(UInt32(pause.components.attoseconds / 1_000_000_000_000))
-            pause = min(pause * 2, .milliseconds(5))
         }
     }
 }

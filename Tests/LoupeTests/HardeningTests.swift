@@ -1,0 +1,191 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Loupe
+import LoupeTestSupport
+import Testing
+
+/// What a hostile user or a careless administrator puts at a settings path, and what the file store does
+/// with it: never hang, never read without bound, never lose exclusion, never take a file from its owner.
+@Suite("Hardening: files that are not what they should be")
+struct HardeningTests {
+    struct Settings: Codable, Sendable, Equatable {
+        var name = "default"
+        var count = 0
+    }
+
+    /// Runs `body` on a thread of its own and waits at most `limit` for it: a test of a call that used to
+    /// block forever fails rather than hangs the run.
+    func withinLimit<R: Sendable>(seconds limit: Int = 10, _ body: @escaping @Sendable () -> R) -> R? {
+        let result = Locked<R?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let value = body()
+            result.withLock { $0 = value }
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + .seconds(limit)) == .success else { return nil }
+        return result.withLock { $0 }
+    }
+
+    /// The error of opening a root over `path`, as text; nil when it opened or did not return in time.
+    func loadError(_ path: String, maximumSize: Int = 16 << 20) -> String? {
+        withinLimit {
+            do {
+                _ = try RootLens(default: Settings(), store: FileStore(path: path, maximumDocumentSize: maximumSize), watch: false)
+                return "opened"
+            } catch {
+                return "\(error)"
+            }
+        } ?? nil
+    }
+
+    @Test func aFIFOAtThePathIsAnErrorSayingSoNotAWaitForAWriter() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        #expect(mkfifo(path, 0o644) == 0)
+        let error = loadError(path)
+        #expect(error?.contains("\(path)") == true && error?.contains("it is a FIFO (named pipe), not a regular file") == true,
+                "\(error ?? "no answer in 10 s: open() waited for a writer")")
+
+        // A write is refused too, and leaves the FIFO as it was.
+        let written = withinLimit { () -> String in
+            do {
+                try FileStore(path: path).save(JSONValue(parsing: #"{"count": 1}"#))
+                return "saved"
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(written?.contains("it is a FIFO (named pipe), not a regular file") == true, "\(written ?? "no answer in 10 s")")
+        var info = stat()
+        #expect(stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO)
+    }
+
+    @Test func aDeviceOrADirectoryAtThePathIsNamedForWhatItIs() throws {
+        let zero = loadError("/dev/zero")
+        #expect(zero?.contains("it is a character device, not a regular file") == true, "\(zero ?? "no answer")")
+        #expect(zero?.contains("Is a directory") == false)
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let folder = directory.file("settings.json")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        let error = loadError(folder)
+        #expect(error?.contains("it is a directory, not a regular file") == true, "\(error ?? "no answer")")
+    }
+
+    @Test func aFileLargerThanTheMaximumOrOneThatKeepsGrowingIsAnError() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let large = directory.file("large.json")
+        try Data(#"{"name": "\#(String(repeating: "x", count: 2_000))"}"#.utf8).write(to: URL(fileURLWithPath: large))
+        let error = loadError(large, maximumSize: 1024)
+        #expect(error?.contains("it is larger than the maximum document size, 1 KiB") == true, "\(error ?? "no answer")")
+        #expect(loadError(large) == "opened", "within the default maximum")
+
+        // A file another process keeps appending to: read up to the bound, then refused.
+        let growing = directory.file("growing.json")
+        try Data("{\"name\": \"".utf8).write(to: URL(fileURLWithPath: growing))
+        let writer = try ChildProcess("/bin/sh", ["-c", "while :; do printf 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'; done >> '\(growing)'"])
+        defer {
+            writer.kill(SIGKILL)
+            _ = writer.wait(limit: .seconds(10))
+        }
+        #expect(eventually { ((try? FileManager.default.attributesOfItem(atPath: growing)[.size] as? Int) ?? 0) > 2 << 20 })
+        let grown = loadError(growing, maximumSize: 1 << 20)
+        #expect(grown?.contains("it is larger than the maximum document size, 1 MiB") == true, "\(grown ?? "no answer")")
+    }
+
+    @Test func anEmptyPathIsAClearError() throws {
+        let error = loadError("")
+        #expect(error?.contains("the path is empty; name a file") == true, "\(error ?? "no answer")")
+        #expect(throws: StoreError.self) { try FileStore(path: "").save(JSONValue(parsing: "{}")) }
+    }
+
+    @Test func aFileWhoseNameIsNearTheLimitIsWritable() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let name = String(repeating: "n", count: 245) + ".json"
+        let path = directory.file(name)
+        let root = try RootLens(default: Settings(), store: FileStore(path: path), watch: false)
+        try root.count.set(3)
+        try root.count.set(4)
+        let reread = try RootLens(default: Settings(), store: FileStore(path: path), watch: false)
+        #expect(reread.value.count == 4)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(names.allSatisfy { $0.utf8.count <= 255 })
+        #expect(names.filter { $0.contains(".tmp-") }.isEmpty, "\(names)")
+    }
+
+    @Test func exclusionSurvivesTheLockFileBeingDeletedWhileWritersRun() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("record.json")
+        let lockFile = directory.file(".record.json.lock")
+        let writers = try (0..<2).map { _ in try ChildProcess(testHelper, ["increment", path, "400"]) }
+        // Deletes the lock file over and over while the two writers run.
+        var deletions = 0
+        while writers.contains(where: { $0.wait(limit: .zero) == nil }) {
+            if unlink(lockFile) == 0 { deletions += 1 }
+            usleep(200)
+        }
+        for writer in writers {
+            #expect(writer.wait(limit: .seconds(60)) == 0, "\(writer.errorOutput)")
+        }
+        #expect(deletions > 10, "the lock file was deleted while the writers ran")
+        let record = try decodeStored(over: Record(), Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(record.count == 800, "no increment lost")
+    }
+
+    @Test func aLockHeldByAnotherProcessIsNamedAsSuch() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        let holder = try ChildProcess("/usr/bin/flock", [directory.file(".settings.json.lock"), "-c", "echo held; sleep 30"])
+        defer {
+            holder.kill(SIGKILL)
+            _ = holder.wait(limit: .seconds(10))
+        }
+        #expect(eventually { holder.output == "held\n" })
+        let root = try RootLens(default: Settings(), store: FileStore(path: path, lockTimeout: .milliseconds(300)), watch: false)
+        #expect {
+            try root.count.set(1)
+        } throws: { error in
+            let text = "\(error)"
+            return (error as? StoreError)?.code == .timeout && text.contains("another process holds the lock")
+                && !text.contains("Connection timed out")
+        }
+    }
+
+    @Test(.enabled(if: getuid() == 0, "changing a file's owner takes root"))
+    func aWriteAsRootKeepsTheFilesOwnerGroupAndModeAndTheServiceCanStillWrite() throws {
+        let service = try TemporaryDirectory()
+        let bin = try TemporaryDirectory()
+        defer { service.cleanUp(); bin.cleanUp() }
+        chmod(bin.path, 0o755)
+        // The service's directory and file, as its user made them.
+        #expect(chown(service.path, 65534, 65534) == 0)
+        let path = service.file("record.json")
+        try Data(#"{"count": 1}"#.utf8).write(to: URL(fileURLWithPath: path))
+        #expect(chown(path, 65534, 65534) == 0 && chmod(path, 0o640) == 0)
+
+        // An administrator's `sudo` write.
+        let root = try RootLens(default: Record(), store: FileStore(path: path), watch: false)
+        try root.update { $0 = Record.written(2) }
+        var info = stat()
+        #expect(stat(path, &info) == 0)
+        #expect(info.st_uid == 65534 && info.st_gid == 65534, "the file keeps its owner and group")
+        #expect(info.st_mode & 0o7777 == 0o640, "and its mode")
+        var lock = stat()
+        #expect(stat(service.file(".record.json.lock"), &lock) == 0 && lock.st_uid == 65534, "the lock file is the service's")
+
+        // The service, as its own user, still reads and writes its settings.
+        let helper = try DeploymentTests.installHelper(in: bin)
+        let update = try ChildProcess("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", helper, "increment", path, "3"])
+        #expect(update.wait(limit: .seconds(30)) == 0, "\(update.output) \(update.errorOutput)")
+        let record = try decodeStored(over: Record(), Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(record.count == 5)
+    }
+}
