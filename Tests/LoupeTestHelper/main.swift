@@ -76,6 +76,15 @@ case "increment":
     }
     print("done \(lens.value.count)")
 
+case "defaults-increment":
+    // defaults-increment SUITE COUNT: COUNT read-modify-write increments of one suite's key.
+    struct Counter: Codable, Sendable { var count = 0 }
+    let lens = try RootLens(default: Counter(), store: DefaultsStore(suite: arguments[2], key: "counter"), watch: false)
+    for _ in 0..<Int(arguments[3])! {
+        try lens.update { $0.count += 1 }
+    }
+    print("done \(lens.value.count)")
+
 case "etcd-increment":
     // etcd-increment ENDPOINTS KEY COUNT: COUNT increments of `count` through a root lens over etcd
     // (ENDPOINTS comma-separated), racing whoever else writes the key.

@@ -211,8 +211,21 @@ struct DefaultsStoreTests {
     private func withSuite(_ body: (String, URL?) throws -> Void) throws {
         let suite = "org.loupe.tests." + UUID().uuidString
         let file = try DefaultsStore(suite: suite, key: "settings").suiteFile
-        defer { file.map { try? FileManager.default.removeItem(at: $0) } }
+        defer {
+            file.map { try? FileManager.default.removeItem(at: $0) }
+            file.map { try? FileManager.default.removeItem(at: $0.deletingLastPathComponent().appendingPathComponent("." + $0.lastPathComponent + ".lock")) }
+        }
         try body(suite, file)
+    }
+
+    @Test func twoProcessesIncrementingOneSuiteLoseNothing() throws {
+        try withSuite { suite, _ in
+            let writers = try (0..<2).map { _ in try ChildProcess(testHelper, ["defaults-increment", suite, "150"]) }
+            for writer in writers {
+                #expect(writer.wait(limit: .seconds(120)) == 0, "\(writer.errorOutput)")
+            }
+            #expect(try DefaultsStore(suite: suite, key: "counter").load() == JSONValue(parsing: #"{"count": 300}"#))
+        }
     }
 
     @Test func storesReadableKeysThatPythonReads() throws {

@@ -2,6 +2,8 @@
 import Glibc
 #endif
 import Foundation
+import InMemoryLogging
+import Logging
 import Loupe
 import LoupeTestSupport
 import Testing
@@ -137,6 +139,35 @@ struct HardeningTests {
         #expect(deletions > 10, "the lock file was deleted while the writers ran")
         let record = try decodeStored(over: Record(), Data(contentsOf: URL(fileURLWithPath: path)))
         #expect(record.count == 800, "no increment lost")
+    }
+
+    @Test func pastTheInotifyLimitTheWatchChecksByPollingAndSaysSo() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        try replaceFile(path, with: #"{"count": 1}"#)
+        // Use up this user's inotify instances (fs.inotify.max_user_instances), as many watching programs do.
+        var held: [Int32] = []
+        defer { held.forEach { close($0) } }
+        var exhausted = false
+        while held.count < 65_536 {
+            let fd = inotify_init1(Int32(IN_CLOEXEC))
+            if fd < 0 {
+                exhausted = errno == EMFILE
+                break
+            }
+            held.append(fd)
+        }
+        #expect(exhausted, "the limit was reached after \(held.count) instances")
+        let logs = InMemoryLogHandler()
+        let root = try RootLens(default: Settings(), store: FileStore(path: path, logger: Logger(label: "test") { _ in logs }))
+        held.forEach { close($0) }
+        held = []
+        #expect(logs.entries.contains { $0.level == .warning && "\($0.message)".contains("checking it every 100 ms instead") })
+        try replaceFile(path, with: #"{"count": 2}"#)
+        #expect(eventually { root.value.count == 2 }, "the root still follows its file")
+        try replaceFile(path, with: #"{"count": 3}"#)
+        #expect(eventually { root.value.count == 3 })
     }
 
     @Test func aLockHeldByAnotherProcessIsNamedAsSuch() throws {

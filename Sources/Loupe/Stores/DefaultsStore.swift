@@ -8,11 +8,14 @@ import Logging
 /// let root = try RootLens(default: Settings(), store: DefaultsStore(suite: "com.example.app", key: "settings"))
 /// ```
 ///
-/// On Linux the suite is the file `<suite>.plist` in `$XDG_CONFIG_HOME` (or `~/.config`). As with
-/// ``FileStore``, stored data that does not fit the type is an error naming the key and the coding path,
-/// and is never replaced by a default. If the suite's file itself is not a valid property list, the store
-/// refuses to load or save rather than let `UserDefaults` silently drop and overwrite it.
-public final class DefaultsStore: WritableDocumentStore {
+/// On Linux the suite is the file `<suite>.plist` in `$XDG_CONFIG_HOME` (or `~/.config`), and the store
+/// reads and writes it as ``FileStore`` writes a file: each update holds a lock (`flock` on
+/// `.<suite>.plist.lock` beside it) and applies to what the file holds now, written atomically, so
+/// processes updating one suite lose nothing (`UserDefaults` itself caches the suite and writes its copy
+/// back). As with ``FileStore``, stored data that does not fit the type is an error naming the key and the
+/// coding path, and is never replaced by a default. If the suite's file itself is not a valid property
+/// list, the store refuses to load or save rather than drop and overwrite it.
+public final class DefaultsStore: WritableDocumentStore, LockingStore, ChangeDetectingStore {
     /// The suite's name.
     public let suite: String
     /// The key the value is stored under.
@@ -23,6 +26,10 @@ public final class DefaultsStore: WritableDocumentStore {
     private let logger: Logger
     /// The version of the suite file last known to be a valid property list.
     private let knownGoodSuiteFile = Locked<FileIdentity?>(nil)
+    /// The version of the suite file this store last read or wrote (`known` false: none yet).
+    private let lastSeen = Locked<(known: Bool, identity: FileIdentity?)>((false, nil))
+    /// The lock every process updating the suite takes, on Linux.
+    private let lock: FileLock?
 
     /// Creates a store for `key` in the defaults suite `suite`.
     ///
@@ -46,12 +53,18 @@ public final class DefaultsStore: WritableDocumentStore {
         self.key = key
         self.defaults = defaults
         self.logger = logger
+        lock = Self.suiteFile(of: suite).map { file in
+            FileLock(path: FileSystem.directory(of: file.path) + "/"
+                + FileSystem.sidecarName(for: FileSystem.fileName(of: file.path), suffix: ".lock"))
+        }
     }
 
     public var description: String { "defaults \(suite) key \(key)" }
 
     /// The file that holds the suite on Linux; nil on platforms where the system owns it.
-    public var suiteFile: URL? {
+    public var suiteFile: URL? { Self.suiteFile(of: suite) }
+
+    private static func suiteFile(of suite: String) -> URL? {
         #if os(Linux)
         let environment = ProcessInfo.processInfo.environment
         let base = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
@@ -64,6 +77,15 @@ public final class DefaultsStore: WritableDocumentStore {
 
     public func load() throws -> JSONValue? {
         try checkSuiteFile()
+        if let file = suiteFile {
+            let (suite, identity) = try readSuite(file)
+            lastSeen.withLock { $0 = (true, identity) }
+            guard let object = suite[key] else {
+                logger.debug("nothing stored yet; starting from the default", metadata: ["store": "\(description)"])
+                return nil
+            }
+            return JSONValue(propertyList: object)
+        }
         guard let object = defaults.object(forKey: key) else {
             logger.debug("nothing stored yet; starting from the default", metadata: ["store": "\(description)"])
             return nil
@@ -73,6 +95,11 @@ public final class DefaultsStore: WritableDocumentStore {
 
     public func save(_ document: JSONValue) throws {
         try checkSuiteFile()
+        if let file = suiteFile {
+            try writeSuite(file) { $0[key] = document.propertyListObject }
+            logger.debug("saved settings", metadata: ["store": "\(description)"])
+            return
+        }
         defaults.set(document.propertyListObject, forKey: key)
         try synchronize()
         logger.debug("saved settings", metadata: ["store": "\(description)"])
@@ -80,9 +107,68 @@ public final class DefaultsStore: WritableDocumentStore {
 
     public func remove() throws {
         try checkSuiteFile()
+        if let file = suiteFile {
+            try writeSuite(file) { $0.removeValue(forKey: key) }
+            logger.debug("removed settings", metadata: ["store": "\(description)"])
+            return
+        }
         defaults.removeObject(forKey: key)
         try synchronize()
         logger.debug("removed settings", metadata: ["store": "\(description)"])
+    }
+
+    public func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R {
+        guard let lock else { return try body() }
+        let result: Result<R, any Error>
+        do {
+            result = try lock.withLock(timeout: .seconds(10)) { Result { try body() } }
+        } catch let error as SystemCallError {
+            throw StoreError(error.code == ETIMEDOUT ? .timeout : .unwritable, store: description, reason: error.description, cause: error, errno: error.code)
+        }
+        return try result.get()
+    }
+
+    public func loadIfChanged() throws -> StoreChange {
+        guard let file = suiteFile else { return .changed(try load()) }
+        let current = try? FileSystem.identity(of: file.path)
+        let seen = lastSeen.withLock { $0 }
+        if seen.known, seen.identity == current { return .unchanged }
+        return .changed(try load())
+    }
+
+    /// The suite file's keys and the version read; empty when there is no file.
+    private func readSuite(_ file: URL) throws -> (suite: [String: Any], identity: FileIdentity?) {
+        let read: (data: Data, identity: FileIdentity)?
+        do {
+            read = try FileSystem.read(file.path)
+        } catch let error as SystemCallError {
+            throw StoreError(.unreadable, store: description, reason: error.description, cause: error, errno: error.code)
+        }
+        guard let read else { return ([:], nil) }
+        guard let suite = try? PropertyListSerialization.propertyList(from: read.data, format: nil) as? [String: Any] else {
+            throw StoreError(
+                .corrupt, store: description,
+                reason: "the suite file \(file.path) is not a valid property list (it is left as it is)")
+        }
+        return (suite, read.identity)
+    }
+
+    /// Changes the suite file's keys with `change` and writes it atomically, keeping its format.
+    private func writeSuite(_ file: URL, _ change: (inout [String: Any]) -> Void) throws {
+        var (suite, _) = try readSuite(file)
+        var format = PropertyListSerialization.PropertyListFormat.xml
+        if let data = try? FileSystem.read(file.path)?.data {
+            _ = try? PropertyListSerialization.propertyList(from: data, options: [], format: &format)
+        }
+        change(&suite)
+        do {
+            let data = try PropertyListSerialization.data(fromPropertyList: suite, format: format, options: 0)
+            let identity = try FileSystem.writeAtomically(data, to: file.path, permissions: FileSystem.permissions(of: file.path) ?? 0o600)
+            lastSeen.withLock { $0 = (true, identity) }
+            knownGoodSuiteFile.withLock { $0 = identity }
+        } catch let error as SystemCallError {
+            throw StoreError(.unwritable, store: description, reason: error.description, cause: error, errno: error.code)
+        }
     }
 
     private func synchronize() throws {

@@ -275,10 +275,16 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
     public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
         do {
             // The path as given: the watch follows its symbolic links afresh after every change.
-            return try FileWatcher(path: path) { [weak self] in
+            let watcher = try FileWatcher(path: path) { [weak self] in
                 self?.state.withLock { $0.outsideChangeReported = true }
                 onChange()
             }
+            if let reason = watcher.pollingReason {
+                logger.warning(
+                    "inotify cannot watch the settings file; checking it every 100 ms instead",
+                    metadata: ["file": "\(path)", "error": "\(reason)"])
+            }
+            return watcher
         } catch {
             logger.warning("cannot watch the settings file for outside changes", metadata: ["file": "\(path)", "error": "\(error)"])
             return nil

@@ -23,6 +23,9 @@ import Foundation
 ///
 /// Watching a directory's contents (a drop-in directory such as `/etc/app/settings.d`), it also reports
 /// each file written, created, renamed or deleted in the directory the path ends at.
+///
+/// When inotify cannot watch (the user's inotify instances or watches are used up), it checks every
+/// 100 ms instead, and says why in ``pollingReason``: a watch never silently stops.
 final class FileWatcher: StoreWatch, @unchecked Sendable {
     /// A pipe: writing to `stopSignal.write` wakes the watching thread to stop.
     private let stopSignal: (read: Int32, write: Int32)
@@ -31,42 +34,50 @@ final class FileWatcher: StoreWatch, @unchecked Sendable {
     private let thread = Locked<(id: UInt, cancelled: Bool)>((0, false))
     /// How often the identity check runs, on Linux.
     static let backupInterval: Int32 = 1000
+    /// Why the watch checks the file every 100 ms rather than through inotify; nil when inotify watches.
+    let pollingReason: SystemCallError?
 
     /// Starts watching `path` (as given: its symbolic links are followed afresh after every change), and
     /// with `contents`, every name in the directory it names.
     init(path: String, contents: Bool = false, onChange: @escaping @Sendable () -> Void) throws {
         let path = Self.absolute(path)
         #if os(Linux)
-        watcherFD = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard watcherFD >= 0 else { throw SystemCallError("watch", path) }
         var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else {
-            let error = SystemCallError("watch", path)
-            close(watcherFD)
-            throw error
-        }
+        guard pipe(&ends) == 0 else { throw SystemCallError("watch", path) }
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         stopSignal = (ends[0], ends[1])
-        var following = Watches(fd: watcherFD, contents: contents)
-        do {
-            try following.follow(path)
-        } catch {
-            close(watcherFD)
-            close(ends[0])
-            close(ends[1])
-            throw error
+        var inotify = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        var following = Watches(fd: inotify, contents: contents)
+        var reason: SystemCallError?
+        if inotify < 0 {
+            reason = SystemCallError("watch with inotify", path)
+        } else {
+            do {
+                try following.follow(path)
+            } catch let error as SystemCallError {
+                reason = error
+                close(inotify)
+                inotify = -1
+            }
         }
+        watcherFD = inotify
+        pollingReason = reason
         let watches = following
         #else
         watcherFD = -1
         stopSignal = (-1, -1)
+        pollingReason = nil
         #endif
         let started = DispatchSemaphore(value: 0)
         Thread.detachNewThread { [self] in
             thread.withLock { $0.id = currentThreadID() }
             started.signal()
             #if os(Linux)
-            watchWithInotify(path: path, watches: watches, onChange: onChange)
+            if watcherFD >= 0 {
+                watchWithInotify(path: path, watches: watches, onChange: onChange)
+            } else {
+                watchByPolling(path: path, contents: contents, onChange: onChange)
+            }
             #else
             watchByPolling(path: path, contents: contents, onChange: onChange)
             #endif
@@ -77,7 +88,7 @@ final class FileWatcher: StoreWatch, @unchecked Sendable {
 
     deinit {
         #if os(Linux)
-        close(watcherFD)
+        if watcherFD >= 0 { close(watcherFD) }
         close(stopSignal.read)
         close(stopSignal.write)
         #endif
