@@ -314,7 +314,7 @@ struct CLITests {
         try loupe("--file", file, "--schema", "daemon", "set", "ticker.greeting", "hi")
         // An editor that writes a bad edit the first time and a good one the second.
         let editor = directory.file("editor.sh")
-        try Data("""
+        try writeExecutable(editor, """
             #!/bin/sh
             count=$(cat "\(directory.path)/count" 2>/dev/null || echo 0)
             echo $((count + 1)) > "\(directory.path)/count"
@@ -323,8 +323,7 @@ struct CLITests {
             else
                 sed -i 's/"greeting" : 5/"greeting" : "edited"/' "$1"
             fi
-            """.utf8).write(to: URL(fileURLWithPath: editor))
-        chmod(editor, 0o755)
+            """)
         let result = try loupe("--file", file, "--schema", "daemon", "edit", environment: ["EDITOR": editor, "VISUAL": editor])
         #expect(result.status == 0, "\(result.error)")
         #expect(result.error.contains("the edit is invalid: ticker.greeting: expected String"))

@@ -169,7 +169,7 @@ struct LoupeCommandsTests {
         defer { app.directory.cleanUp() }
         let editor = app.directory.file("editor.sh")
         // A bad port first (refused by a rule), then a good one.
-        try Data("""
+        try writeExecutable(editor, """
             #!/bin/sh
             count=$(cat "\(app.directory.path)/count" 2>/dev/null || echo 0)
             echo $((count + 1)) > "\(app.directory.path)/count"
@@ -178,8 +178,7 @@ struct LoupeCommandsTests {
             else
                 sed -i 's/"port" : 80/"port" : 8081/' "$1"
             fi
-            """.utf8).write(to: URL(fileURLWithPath: editor))
-        chmod(editor, 0o755)
+            """)
         let edited = try app("config", "edit", environment: ["EDITOR": editor, "VISUAL": editor])
         #expect(edited.status == 0, "\(edited.error)")
         #expect(edited.error.contains("the edit is invalid: server.port: must be at least 1024, got 80"), "\(edited.error)")
@@ -189,13 +188,12 @@ struct LoupeCommandsTests {
         let before = try String(contentsOfFile: app.settings, encoding: .utf8)
         let stubborn = app.directory.file("stubborn.sh")
         // Each round a different port, each below the rule's 1024.
-        try Data("""
+        try writeExecutable(stubborn, """
             #!/bin/sh
             count=$(cat "\(app.directory.path)/rounds" 2>/dev/null || echo 0)
             echo $((count + 1)) > "\(app.directory.path)/rounds"
             sed -i "s/\\"port\\" : [0-9]*/\\"port\\" : $((count + 1))/" "$1"
-            """.utf8).write(to: URL(fileURLWithPath: stubborn))
-        chmod(stubborn, 0o755)
+            """)
         let givenUp = try app("config", "edit", environment: ["EDITOR": stubborn, "VISUAL": stubborn])
         #expect(givenUp.status == 65 && givenUp.error.contains("still invalid after 5 rounds"), "\(givenUp.error)")
         #expect(try String(contentsOfFile: app.directory.file("rounds"), encoding: .utf8) == "5\n")

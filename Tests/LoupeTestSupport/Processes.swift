@@ -142,6 +142,14 @@ public let buildProductsDirectory: String = {
 /// The path of the test helper executable built with the tests.
 public let testHelper = buildProductsDirectory + "/LoupeTestHelper"
 
+/// Writes `text` to `path` as an executable script, from a process of its own: a file this process had
+/// open for writing would leak into a child another test starts meanwhile, and running the script would
+/// then fail with "text file busy".
+public func writeExecutable(_ path: String, _ text: String) throws {
+    let written = try run("/bin/sh", ["-c", "cat > \"$0\" && chmod 755 \"$0\"", path], input: text)
+    guard written.status == 0 else { throw POSIXError(.EIO) }
+}
+
 /// Runs a Python 3 snippet with `arguments` as `sys.argv[1:]` and returns what it printed.
 public func python(_ script: String, _ arguments: [String] = []) throws -> String {
     let result = try run("/usr/bin/env", ["python3", "-c", script] + arguments)

@@ -429,18 +429,23 @@ final class FileLock: Sendable {
     }
 
     private func acquire(_ fd: Int32, until deadline: ContinuousClock.Instant) throws {
-        let clock = ContinuousClock()
-        var pause = Duration.microseconds(50)
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR else { throw SystemCallError("lock", path) }
-            guard clock.now < deadline else {
-                throw SystemCallError(
-                    "lock", path, code: ETIMEDOUT,
-                    explanation: "another process holds the lock on the file (\(path)) and did not release it in time")
-            }
-            usleep(UInt32(pause.components.attoseconds / 1_000_000_000_000))
-            pause = min(pause * 2, .milliseconds(5))
+        try lockExclusively(fd, path, "the file", until: deadline)
+    }
+}
+
+/// Takes `flock`'s exclusive lock on `fd` (the `what` at `path`), polling with growing pauses until
+/// `deadline`: a timeout says that another process holds it.
+private func lockExclusively(_ fd: Int32, _ path: String, _ what: String, until deadline: ContinuousClock.Instant) throws {
+    var pause = Duration.microseconds(50)
+    while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+        guard errno == EWOULDBLOCK || errno == EINTR else { throw SystemCallError("lock", path) }
+        guard ContinuousClock.now < deadline else {
+            throw SystemCallError(
+                "lock", path, code: ETIMEDOUT,
+                explanation: "another process holds the lock on \(what) (\(path)) and did not release it in time")
         }
+        usleep(UInt32(pause.components.attoseconds / 1_000_000_000_000))
+        pause = min(pause * 2, .milliseconds(5))
     }
 }
 
@@ -477,17 +482,7 @@ final class DirectoryLock: Sendable {
         return try descriptor.withLock { fd in
             if fd < 0 { fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
             guard fd >= 0 else { return try body() }
-            var pause = Duration.microseconds(50)
-            while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-                guard errno == EWOULDBLOCK || errno == EINTR else { throw SystemCallError("lock", path) }
-                guard ContinuousClock.now < deadline else {
-                    throw SystemCallError(
-                        "lock", path, code: ETIMEDOUT,
-                        explanation: "another process holds the lock on the directory (\(path)) and did not release it in time")
-                }
-                usleep(UInt32(pause.components.attoseconds / 1_000_000_000_000))
-                pause = min(pause * 2, .milliseconds(5))
-            }
+            try lockExclusively(fd, path, "the directory", until: deadline)
             owner.store(me, ordering: .relaxed)
             defer {
                 owner.store(0, ordering: .relaxed)
