@@ -146,6 +146,10 @@ struct LoupeSnapshot: ConfigSnapshot {
         case .bool(let value): put(.bool(value))
         case .integer(let value): put(.int(value))
         case .double(let value): put(.double(value))
+        case .exactNumber(let text):
+            // No Int holds a whole number kept as written: as text, so that reading it as an Int fails
+            // rather than wraps. A fraction: the nearest Double.
+            if NumberText(text)?.isWhole == true || Double(text)?.isFinite != true { put(.string(text)) } else { put(.double(Double(text)!)) }
         case .string(let value): put(.string(value))
         case .object(let members):
             for (key, member) in members { flatten(member, at: path + [key], isSecret: isSecret, into: &values) }

@@ -60,8 +60,10 @@ public struct YAMLCodec: DocumentCodec {
             switch Tag.Name(rawValue: node.tag.description) {
             case .null: return .null
             case .bool: return node.bool.map(JSONValue.bool) ?? .string(scalar.string)
-            case .int: return node.int.map(JSONValue.integer) ?? node.float.map(JSONValue.double) ?? .string(scalar.string)
-            case .float: return node.float.map(JSONValue.double) ?? .string(scalar.string)
+            // A number JSON can spell is read as JSON reads it: kept as written when no Swift type holds it.
+            case .int, .float:
+                if let number = Self.jsonNumber(scalar.string) { return number }
+                return node.int.map(JSONValue.integer) ?? node.float.map(JSONValue.double) ?? .string(scalar.string)
             default: return .string(scalar.string)
             }
         case .mapping(let mapping):
@@ -78,12 +80,22 @@ public struct YAMLCodec: DocumentCodec {
         }
     }
 
+    /// `text` as a JSON number, when it is spelled as one.
+    private static func jsonNumber(_ text: String) -> JSONValue? {
+        guard let first = text.first, first == "-" || first.isNumber, let number = try? JSONValue(parsing: text) else { return nil }
+        switch number {
+        case .integer, .double, .exactNumber: return number
+        default: return nil
+        }
+    }
+
     private func node(_ document: JSONValue) -> Node {
         switch document {
         case .null: return Node("null", Tag(.null))
         case .bool(let value): return Node(value ? "true" : "false", Tag(.bool))
         case .integer(let value): return Node(String(value), Tag(.int))
         case .double(let value): return Node(String(value), Tag(.float))
+        case .exactNumber(let text): return Node(text, Tag(text.contains(where: { ".eE".contains($0) }) ? .float : .int))
         case .string(let value):
             // Plain text that would read back as a number, a boolean or null is written in quotes.
             let plain = Node(value)

@@ -203,6 +203,21 @@ struct CLITests {
         #expect(try String(contentsOfFile: file, encoding: .utf8) == "{ broken")
     }
 
+    @Test func numbersAreStoredExactlyAndUntouchedOnesKeepTheirSpelling() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let file = directory.file("doc.json")
+        try replaceFile(file, with: #"{"price": 12345678901234567.89, "tiny": 1e-400}"#)
+        #expect(try loupe("--file", file, "set", "id", "18446744073709551615").status == 0)
+        #expect(try loupe("--file", file, "get", "id").output == "18446744073709551615\n")
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(text.contains("12345678901234567.89") && text.contains("1e-400"), "\(text)")
+        // A typed field that cannot hold it refuses it (exit 65) rather than storing -1.
+        let daemonFile = directory.file("daemon.json")
+        let refused = try loupe("--file", daemonFile, "--schema", "daemon", "set", "upstream.timeoutSeconds", "18446744073709551615")
+        #expect(refused.status == 65 && refused.error.contains("upstream.timeoutSeconds: expected Int"), "\(refused.error)")
+    }
+
     @Test func eachVerbHasItsOwnHelpWithoutAStore() throws {
         for arguments in [["set", "--help"], ["help", "set"]] {
             let help = try run(loupe, arguments)

@@ -89,6 +89,14 @@ struct LoupeProviderTests {
         #expect(config.double(forKey: "server.port") == 8080, "an integer reads as a double")
     }
 
+    @Test func aNumberNoIntHoldsIsNeverReadAsAWrappedInt() throws {
+        let root = RootLens(try JSONValue(parsing: #"{"id": 18446744073709551615, "price": 12345678901234567.89}"#))
+        let config = ConfigReader(provider: LoupeProvider(root))
+        #expect(config.int(forKey: "id") == nil, "not -1")
+        #expect(config.string(forKey: "id") == "18446744073709551615")
+        #expect(config.double(forKey: "price") == 12345678901234567.89)
+    }
+
     @Test func environmentVariablesOverrideLoupe() throws {
         let root = RootLens(ServiceSettings())
         let config = ConfigReader(providers: [

@@ -184,12 +184,19 @@ struct CoalescedWriteTests {
         let path = directory.file("settings.json")
         let root = try RootLens(default: Settings(), store: FileStore(path: path, writePolicy: .coalesced(.seconds(30))))
         try root.server.host.set("local")
+        try root.update { $0.features["beta"] = true }
         let ports = Recorder<Int>()
         let token = root.server.port.observe { ports.append($0) }
         let result = try run("/usr/bin/env", ["python3", "-c", "import json,sys; json.dump({'server': {'host': 'h', 'port': 7}, 'features': {}}, open(sys.argv[1], 'w'))", path])
         #expect(result.status == 0)
         #expect(eventually { ports.all == [7] })
-        #expect(root.server.host.value == "h", "the outside write wins over the change not yet written")
+        // Local changes not yet written are applied again over the outside one, never dropped; where both
+        // changed one part, the local change wins, as it would have written last.
+        #expect(root.server.host.value == "local")
+        #expect(root.value.features["beta"] == true)
+        try root.flush()
+        let written = try decodeStored(over: Settings(), Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(written.server.port == 7 && written.server.host == "local" && written.features["beta"] == true)
         token.cancel()
     }
 

@@ -40,3 +40,18 @@ struct YAMLCodecTests {
         }
     }
 }
+
+@Suite("YAML numbers")
+struct YAMLNumberTests {
+    @Test func numbersNoSwiftTypeHoldsAreKeptAsWrittenAndDoublesInFull() throws {
+        let codec = YAMLCodec()
+        let document = try codec.parse(Data("id: 18446744073709551615\nprice: 12345678901234567.89\nthird: 0.30000000000000004\n".utf8))
+        #expect(document == JSONValue.object([
+            "id": .exactNumber("18446744073709551615"), "price": .exactNumber("12345678901234567.89"),
+            "third": .double(0.30000000000000004),
+        ]))
+        let written = String(decoding: try codec.serialize(document), as: UTF8.self)
+        #expect(written.contains("id: 18446744073709551615") && written.contains("price: 12345678901234567.89")
+                && written.contains("third: 0.30000000000000004"), "\(written)")
+    }
+}

@@ -177,6 +177,10 @@ extension JSONValue {
         case .bool(let value): return value
         case .integer(let value): return value
         case .double(let value): return value
+        case .exactNumber(let text):
+            // A property list holds 64-bit integers and doubles: the nearest of those.
+            if let integer = UInt64(text) { return integer }
+            return Double(text) ?? 0
         case .string(let value): return PropertyListNull.escaping(value)
         case .array(let values):
             return values.map(\.propertyListObject)

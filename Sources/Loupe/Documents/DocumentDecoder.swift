@@ -41,6 +41,11 @@ final class DocumentDecoder {
         _ type: T.Type, from document: JSONValue, at codingPath: [any CodingKey], reads: ReadKeys?,
         isRoot: Bool = false
     ) throws -> T {
+        // A document value is what it is, numbers kept as written; every key in it is one the type reads.
+        if T.self == JSONValue.self {
+            reads?.readWhole(document)
+            return document as! T
+        }
         if let scalar = T.self as? any DocumentScalar.Type {
             return try scalar.init(document: document, decoder: self, at: codingPath) as! T
         }
@@ -133,6 +138,11 @@ final class DocumentDecoder {
     private func decimal(from document: JSONValue, at codingPath: [any CodingKey]) throws -> Decimal {
         switch document {
         case .integer(let value): return Decimal(value)
+        case .exactNumber(let text):
+            guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+                throw corrupted(codingPath, "expected Decimal, which cannot hold \(text)")
+            }
+            return decimal
         case .double(let value):
             guard let decimal = Decimal(string: "\(value)", locale: Locale(identifier: "en_US_POSIX")) else {
                 throw corrupted(codingPath, "Parsed JSON number <\(value)> does not fit in Decimal.")
@@ -243,6 +253,18 @@ final class ReadKeys {
             return nil
         }
         return node
+    }
+
+    /// Records that everything in `document` (the document of this node) was read.
+    fileprivate func readWhole(_ document: JSONValue) {
+        switch document {
+        case .object(let members):
+            for (key, value) in members { read(key, holding: value)?.readWhole(value) }
+        case .array(let elements):
+            for (index, element) in elements.enumerated() { readElement(index, holding: element)?.readWhole(element) }
+        default:
+            break
+        }
     }
 
     /// Records that element `index` was read; returns the node for it when it is an object or an array.
@@ -553,6 +575,12 @@ extension Double: DocumentScalar {
         switch document {
         case .integer(let value): self = Double(value)
         case .double(let value): self = value
+        case .exactNumber(let text):
+            // The nearest Double, as JSONDecoder reads a number it cannot hold as written.
+            guard let value = Double(text), value.isFinite else {
+                throw decoder.corrupted(codingPath(), "expected Double (±\(Double.greatestFiniteMagnitude))")
+            }
+            self = value
         default: throw decoder.mismatch(Double.self, document, codingPath())
         }
     }
@@ -578,10 +606,16 @@ extension DocumentInteger {
         switch document {
         case .integer(let value): exact = Self(exactly: value)
         case .double(let value): exact = Self(exactly: value)
+        case .exactNumber(let text): exact = Self(text)
         default: throw decoder.mismatch(Self.self, document, codingPath())
         }
         guard let exact else {
-            if case .double(let value) = document, value.rounded() != value {
+            let fractional = switch document {
+            case .double(let value): value.rounded() != value
+            case .exactNumber(let text): NumberText(text).map { !$0.isWhole } ?? false
+            default: false
+            }
+            if fractional {
                 throw decoder.corrupted(codingPath(), "expected \(Self.self) (a whole number)")
             }
             throw decoder.corrupted(codingPath(), "expected \(Self.self) (\(Self.min) to \(Self.max))")

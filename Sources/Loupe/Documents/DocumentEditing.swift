@@ -70,6 +70,7 @@ extension JSONValue {
         switch self {
         case .integer(let value): value
         case .double(let value): Int(exactly: value)
+        case .exactNumber: nil
         default: nil
         }
     }
@@ -79,6 +80,7 @@ extension JSONValue {
         switch self {
         case .integer(let value): Double(value)
         case .double(let value): value
+        case .exactNumber(let text): Double(text)
         default: nil
         }
     }

@@ -137,6 +137,7 @@ final class DocumentEncoder {
         case let data as Data: return .string(data.base64EncodedString())
         case let url as URL: return .string(url.absoluteString)
         case let decimal as Decimal: return try Self.number(text: decimal.description)
+        case let document as JSONValue: return document
         case let integer as Int128: return try integerDocument(integer)
         case let integer as UInt128: return try integerDocument(integer)
         default: return nil
@@ -145,7 +146,7 @@ final class DocumentEncoder {
 
     fileprivate func integerDocument<I: BinaryInteger>(_ value: I) throws -> JSONValue {
         if let small = Int(exactly: value) { return .integer(small) }
-        return try Self.number(text: String(value))
+        return .exactNumber(String(value))
     }
 
     fileprivate func number<F: BinaryFloatingPoint & LosslessStringConvertible>(

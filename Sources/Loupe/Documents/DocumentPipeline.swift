@@ -125,6 +125,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
                 codingPath: violation.path.components.isEmpty ? nil : violation.path.description, reason: reason, cause: violation))
         }
         var memory = StoredMemory(unknownKeys: UnknownKeys(in: effective, reads: reads), stamp: stamp)
+        memory.spellings = top
         if !stack.lower.isEmpty || !stack.locks.isEmpty || stack.topSource != nil {
             memory.layers = LayerMemory(
                 stored: stack.lower, lower: lower, base: base, locks: stack.locks, heldAside: heldAside,
@@ -207,6 +208,9 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
                 document[path: held.path] = held.value
             }
         }
+        // Numbers the store holds spelled otherwise than the value encodes them stay as they are there.
+        document = document.keepingNumberSpellings(of: memory.spellings)
+        memory.spellings = document
         let stamp = max(memory.stamp, version)
         if stamp > 1, case .object(var object) = document {
             object[Self.stampKey] = .integer(stamp)
@@ -298,6 +302,9 @@ struct StoredMemory: Sendable, Equatable {
     var stamp: Int = 1
     /// The layers below the stored document, for a ``LayeredStore``; nil for other stores.
     var layers: LayerMemory?
+    /// The stored document as last read or written (without its stamp), whose numbers keep their
+    /// spelling when a write leaves them the same number.
+    var spellings: JSONValue?
 
     /// A store that holds nothing.
     static var empty: StoredMemory { StoredMemory() }
@@ -382,6 +389,7 @@ extension JSONValue {
         case .bool(let value): return "Bool \(value)"
         case .integer(let value): return "number \(value)"
         case .double(let value): return "number \(value)"
+        case .exactNumber(let text): return "number \(text.count > 40 ? String(text.prefix(40)) + "…" : text)"
         case .string(let value):
             let shown = value.count > 40 ? String(value.prefix(40)) + "…" : value
             return "String \(String(reflecting: shown))"

@@ -181,10 +181,11 @@ struct JSONReader {
         }
         let text = String(decoding: bytes[start..<position], as: UTF8.self)
         if isInteger, let integer = Int(text) { return .integer(integer) }
-        guard let double = Double(text), double.isFinite else {
-            throw error("the number \(text) is too large for a 64-bit floating point number", at: start)
+        // A number no Swift type holds as written is kept as written (see ``JSONValue/exactNumber(_:)``).
+        if !isInteger, let double = Double(text), double.isFinite, NumberText(text) == NumberText(double.description) {
+            return .double(double)
         }
-        return .double(double)
+        return .exactNumber(text)
     }
 
     @discardableResult

@@ -8,8 +8,13 @@ public enum JSONValue: Sendable, Hashable {
     case bool(Bool)
     /// A number without a fraction or exponent.
     case integer(Int)
-    /// Any other number.
+    /// Any other number that a `Double` holds as written (`0.5`, `1e-7`, `0.1`: its shortest spelling is
+    /// the same number).
     case double(Double)
+    /// A number that neither `Int` nor `Double` holds as written, kept as its text:
+    /// `18446744073709551615`, `12345678901234567.89`, `1e-400`. Writing it writes the text; a `UInt64`,
+    /// a `Decimal` or a `Double` field reads it as exactly as it can hold it.
+    case exactNumber(String)
     /// A string.
     case string(String)
     /// An array.
@@ -51,7 +56,7 @@ public enum JSONValue: Sendable, Hashable {
         case .null: "null"
         case .bool: "a boolean"
         case .integer: "an integer"
-        case .double: "a number"
+        case .double, .exactNumber: "a number"
         case .string: "a string"
         case .array: "an array"
         case .object: "an object"
@@ -64,6 +69,7 @@ public enum JSONValue: Sendable, Hashable {
         case .bool(let value): value
         case .integer(let value): value
         case .double(let value): value
+        case .exactNumber(let text): NSDecimalNumber(string: text)
         case .string(let value): value
         case .array(let values): values.map(\.foundation)
         case .object(let values): values.mapValues(\.foundation)
@@ -107,6 +113,13 @@ extension JSONValue: Codable {
         case .bool(let value): try container.encode(value)
         case .integer(let value): try container.encode(value)
         case .double(let value): try container.encode(value)
+        case .exactNumber(let text):
+            // An encoder other than Loupe's own (which writes the tree as it is) gets the nearest it can hold.
+            if let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) {
+                try container.encode(decimal)
+            } else {
+                try container.encode(Double(text) ?? 0)
+            }
         case .string(let value): try container.encode(value)
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)

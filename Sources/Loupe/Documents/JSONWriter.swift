@@ -87,6 +87,7 @@ struct JSONWriter {
                 throw DocumentSyntaxError("JSON cannot hold the number \(number) (at \(ValuePath(path)))")
             }
             append(number.description)
+        case .exactNumber(let text): append(text)
         case .string(let string): writeString(string)
         case .array(let elements):
             guard !elements.isEmpty else { append("[]"); return }

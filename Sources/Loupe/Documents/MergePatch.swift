@@ -55,10 +55,36 @@ extension JSONValue {
         switch (self, other) {
         case (.integer(let integer), .double(let double)), (.double(let double), .integer(let integer)):
             return Int(exactly: double) == integer
+        // A number kept as written is the same as the Double a program read it as: writing that Double
+        // back must not respell it.
+        case (.exactNumber(let text), .double(let double)), (.double(let double), .exactNumber(let text)):
+            return Double(text) == double
+        case (.exactNumber(let text), .integer(let integer)), (.integer(let integer), .exactNumber(let text)):
+            return NumberText(text) == NumberText(String(integer))
+        case (.exactNumber(let left), .exactNumber(let right)):
+            return NumberText(left) == NumberText(right)
         case (.array(let left), .array(let right)):
             return left.count == right.count && zip(left, right).allSatisfy { $0 == $1 || $0.isSameNumbers(as: $1) }
         default:
             return false
+        }
+    }
+
+    /// This document, with each number that `previous` holds at the same place as the same number spelled
+    /// otherwise (`30.0` for 30, `12345678901234567.89` for the Double read from it) spelled as there: a
+    /// write changes only what changed.
+    func keepingNumberSpellings(of previous: JSONValue?) -> JSONValue {
+        guard let previous, self != previous else { return self }
+        switch (self, previous) {
+        case (.object(var members), .object(let old)):
+            for (key, value) in members {
+                if let before = old[key] { members[key] = value.keepingNumberSpellings(of: before) }
+            }
+            return .object(members)
+        case (.array(let elements), .array(let old)) where elements.count == old.count:
+            return .array(zip(elements, old).map { $0.keepingNumberSpellings(of: $1) })
+        default:
+            return isSameNumbers(as: previous) ? previous : self
         }
     }
 

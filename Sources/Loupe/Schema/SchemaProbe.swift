@@ -257,7 +257,7 @@ extension JSONValue {
         case .null: "null"
         case .bool: "boolean"
         case .integer: "integer"
-        case .double: "number"
+        case .double, .exactNumber: "number"
         case .string: "string"
         case .array: "array"
         case .object: "object"

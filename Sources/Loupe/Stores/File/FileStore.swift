@@ -49,8 +49,10 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
         ///
         /// Updates then cost what an in-memory update costs: they do not take the file's lock or look at
         /// the file. Changes other processes make are picked up through the watch (or
-        /// `RootLens.reload()`), and the write at the end of an interval replaces the file (the last
-        /// writer wins), so use it for a file one process writes.
+        /// `RootLens.reload()`); changes of this process not yet written are applied again over them (as
+        /// their merge patch: where both changed one part, this process's change wins), never dropped.
+        /// The write at the end of an interval replaces the file, so it suits a file one process writes
+        /// most of.
         case coalesced(Duration)
     }
 
@@ -88,6 +90,9 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
         var lastSeen: FileIdentity?
         /// With a coalescing write policy, the document saved but not yet written (encoded when written).
         var pending: (@Sendable () throws -> JSONValue)?
+        /// With a coalescing write policy: the document last read or written, which pending changes are
+        /// changes of.
+        var lastDocument: JSONValue?
         var flushScheduled = false
         var cleanedTemporaryFiles = false
         /// With a coalescing write policy: the watch reported a change the store has not looked at yet.
@@ -173,7 +178,10 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
         }
         do {
             let document = try parse(data)
-            state.withLock { $0.lastSeen = identity }
+            state.withLock { state in
+                state.lastSeen = identity
+                if coalesces { state.lastDocument = document }
+            }
             logger.debug("loaded settings", metadata: ["file": "\(path)", "bytes": "\(data.count)"])
             return document
         } catch let failure as StoreError where recovery == .moveAside {
@@ -258,18 +266,24 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
         let lastSeen = state.withLock { $0.lastSeen }
         if current == lastSeen { return .unchanged }
         logger.debug("the settings file changed outside this process", metadata: ["file": "\(path)"])
-        guard let (document, identity) = try readSettledFile(target) else {
-            state.withLock { state in
-                state.lastSeen = nil
-                state.pending = nil
-            }
-            return .changed(nil)
+        let read = try readSettledFile(target)
+        // Local changes not written yet are never lost: their patch is applied again over the outside
+        // change (where both changed one part, the local change wins, as it would have written last).
+        let (pending, before) = state.withLock { ($0.pending, $0.lastDocument) }
+        var merged = read?.0
+        if let pending {
+            let local = try pending()
+            let patch = (before ?? .object([:])).mergePatch(to: local)
+            merged = (read?.0 ?? .object([:])).merging(patch: patch)
+            let relanded = merged
+            logger.notice("re-applied changes not yet written over an outside change", metadata: ["file": "\(path)"])
+            state.withLock { $0.pending = { relanded ?? .object([:]) } }
         }
         state.withLock { state in
-            state.lastSeen = identity
-            state.pending = nil  // the outside write is newer than any change not yet written
+            state.lastSeen = read?.1
+            if coalesces { state.lastDocument = read?.0 }
         }
-        return .changed(document)
+        return .changed(merged)
     }
 
     public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
@@ -340,7 +354,10 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
         let mode = FileSystem.permissions(of: target) ?? permissions
         do {
             let identity = try FileSystem.writeAtomically(data, to: target, permissions: mode)
-            state.withLock { $0.lastSeen = identity }
+            state.withLock { state in
+                state.lastSeen = identity
+                if coalesces { state.lastDocument = document }
+            }
             logger.debug("saved settings", metadata: ["file": "\(path)", "bytes": "\(data.count)"])
         } catch let error as SystemCallError {
             throw storeError(.unwritable, error)
