@@ -279,6 +279,38 @@ struct CLITests {
         #expect(!FileManager.default.fileExists(atPath: directory.file("x.plist")))
     }
 
+    @Test func aSecretServiceThatNeverAnswersIsUnavailableNotAConflict() throws {
+        // A private bus whose Secret Service is activatable but never starts answering.
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        try FileManager.default.createDirectory(atPath: directory.file("services"), withIntermediateDirectories: false)
+        try replaceFile(directory.file("services/org.freedesktop.secrets.service"), with: """
+            [D-BUS Service]
+            Name=org.freedesktop.secrets
+            Exec=/bin/sleep 15
+            """)
+        try replaceFile(directory.file("bus.conf"), with: """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <listen>unix:path=\(directory.file("bus"))</listen>
+              <servicedir>\(directory.file("services"))</servicedir>
+              <policy context="default"><allow send_destination="*"/><allow own="*"/></policy>
+            </busconfig>
+            """)
+        let bus = try ChildProcess("/usr/bin/dbus-daemon", ["--config-file=\(directory.file("bus.conf"))", "--nofork", "--nopidfile"])
+        defer {
+            bus.kill(SIGTERM)
+            _ = bus.wait(limit: .seconds(10))
+        }
+        #expect(eventually { FileManager.default.fileExists(atPath: directory.file("bus")) }, "\(bus.errorOutput)")
+        let result = try loupe("--keyring", "org.loupe.tests/silent", "get", "token",
+                               environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=\(directory.file("bus"))"])
+        #expect(result.status == 69, "\(result.status) \(result.error)")
+        #expect(result.error.contains("Secret Service"), "\(result.error)")
+    }
+
     @Test func watchAndSetPrintNoLogLinesOnlyValues() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }

@@ -182,10 +182,28 @@ struct JSONReader {
         let text = String(decoding: bytes[start..<position], as: UTF8.self)
         if isInteger, let integer = Int(text) { return .integer(integer) }
         // A number no Swift type holds as written is kept as written (see ``JSONValue/exactNumber(_:)``).
-        if !isInteger, let double = Double(text), double.isFinite, NumberText(text) == NumberText(double.description) {
-            return .double(double)
+        if !isInteger, let double = Double(text), double.isFinite {
+            // Up to 15 significant digits a normal Double always gives the number back (DBL_DIG); only
+            // longer spellings need the comparison.
+            if double.isNormal && significantDigits(bytes[start..<position]) <= 15 { return .double(double) }
+            if NumberText(text) == NumberText(double.description) { return .double(double) }
         }
         return .exactNumber(text)
+    }
+
+    /// The significant digits of a number's mantissa: its digits less leading zeros (trailing zeros count,
+    /// which only errs towards the careful comparison).
+    private func significantDigits(_ number: ArraySlice<UInt8>) -> Int {
+        var count = 0
+        var leading = true
+        for byte in number {
+            if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") { break }
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { continue }
+            if leading && byte == UInt8(ascii: "0") { continue }
+            leading = false
+            count += 1
+        }
+        return count
     }
 
     @discardableResult

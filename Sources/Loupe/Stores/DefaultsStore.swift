@@ -30,6 +30,9 @@ public final class DefaultsStore: WritableDocumentStore, LockingStore, ChangeDet
     private let lastSeen = Locked<(known: Bool, identity: FileIdentity?)>((false, nil))
     /// The lock every process updating the suite takes, on Linux.
     private let lock: FileLock?
+    /// The suite file as last read or written: its version, keys and format, so that an update reads it
+    /// again only when another process changed it.
+    private let cached = Locked<(identity: FileIdentity, suite: [String: Any], format: PropertyListSerialization.PropertyListFormat)?>(nil)
 
     /// Creates a store for `key` in the defaults suite `suite`.
     ///
@@ -78,7 +81,7 @@ public final class DefaultsStore: WritableDocumentStore, LockingStore, ChangeDet
     public func load() throws -> JSONValue? {
         try checkSuiteFile()
         if let file = suiteFile {
-            let (suite, identity) = try readSuite(file)
+            let (suite, identity, _) = try readSuite(file)
             lastSeen.withLock { $0 = (true, identity) }
             guard let object = suite[key] else {
                 logger.debug("nothing stored yet; starting from the default", metadata: ["store": "\(description)"])
@@ -136,36 +139,40 @@ public final class DefaultsStore: WritableDocumentStore, LockingStore, ChangeDet
         return .changed(try load())
     }
 
-    /// The suite file's keys and the version read; empty when there is no file.
-    private func readSuite(_ file: URL) throws -> (suite: [String: Any], identity: FileIdentity?) {
+    /// The suite file's keys, the version read and its format; no keys when there is no file.
+    private func readSuite(_ file: URL) throws -> (suite: [String: Any], identity: FileIdentity?, format: PropertyListSerialization.PropertyListFormat) {
+        if let known = cached.withLock({ $0 }), (try? FileSystem.identity(of: file.path)) == known.identity {
+            return (known.suite, known.identity, known.format)
+        }
         let read: (data: Data, identity: FileIdentity)?
         do {
             read = try FileSystem.read(file.path)
         } catch let error as SystemCallError {
             throw StoreError(.unreadable, store: description, reason: error.description, cause: error, errno: error.code)
         }
-        guard let read else { return ([:], nil) }
-        guard let suite = try? PropertyListSerialization.propertyList(from: read.data, format: nil) as? [String: Any] else {
+        guard let read else { return ([:], nil, .xml) }
+        var format = PropertyListSerialization.PropertyListFormat.xml
+        guard let suite = try? PropertyListSerialization.propertyList(from: read.data, options: [], format: &format) as? [String: Any] else {
             throw StoreError(
                 .corrupt, store: description,
                 reason: "the suite file \(file.path) is not a valid property list (it is left as it is)")
         }
-        return (suite, read.identity)
+        cached.withLock { $0 = (read.identity, suite, format) }
+        return (suite, read.identity, format)
     }
 
     /// Changes the suite file's keys with `change` and writes it atomically, keeping its format.
     private func writeSuite(_ file: URL, _ change: (inout [String: Any]) -> Void) throws {
-        var (suite, _) = try readSuite(file)
-        var format = PropertyListSerialization.PropertyListFormat.xml
-        if let data = try? FileSystem.read(file.path)?.data {
-            _ = try? PropertyListSerialization.propertyList(from: data, options: [], format: &format)
-        }
+        var (suite, _, format) = try readSuite(file)
         change(&suite)
         do {
             let data = try PropertyListSerialization.data(fromPropertyList: suite, format: format, options: 0)
-            let identity = try FileSystem.writeAtomically(data, to: file.path, permissions: FileSystem.permissions(of: file.path) ?? 0o600)
+            // Atomic, as UserDefaults writes a suite: a crash leaves the old file or the new one.
+            let identity = try FileSystem.writeAtomically(
+                data, to: file.path, permissions: FileSystem.permissions(of: file.path) ?? 0o600, durable: false)
             lastSeen.withLock { $0 = (true, identity) }
             knownGoodSuiteFile.withLock { $0 = identity }
+            cached.withLock { $0 = (identity, suite, format) }
         } catch let error as SystemCallError {
             throw StoreError(.unwritable, store: description, reason: error.description, cause: error, errno: error.code)
         }

@@ -45,7 +45,10 @@ enum ExitStatus {
             case .notFound: notFound
             default: invalidValue
             }
-        case let error as StoreError: error.code == .conflict || error.code == .timeout ? conflict : unavailable
+        case let error as StoreError:
+            // Another writer got there first, or holds the file's lock: try again. Any other timeout (a
+            // keyring that never answers) is a store that is unavailable.
+            error.code == .conflict || (error.code == .timeout && error.errno == ETIMEDOUT) ? conflict : unavailable
         case let error as LensError:
             switch error.code {
             case .conflict: conflict

@@ -239,7 +239,10 @@ enum FileSystem {
     /// The new file keeps the owner and group of the file it replaces where the process may give them
     /// (root always may), so that `sudo` editing a service's settings leaves them the service's. A path
     /// that names something other than a regular file (a FIFO, a device) is an error, and left alone.
-    static func writeAtomically(_ data: Data, to path: String, permissions: mode_t) throws -> FileIdentity {
+    ///
+    /// With `durable` false the directory is not flushed: a crash may then leave the old file, never a
+    /// mixture (what `UserDefaults` promises).
+    static func writeAtomically(_ data: Data, to path: String, permissions: mode_t, durable: Bool = true) throws -> FileIdentity {
         guard !path.isEmpty else { throw emptyPath("write") }
         var existing = stat()
         let exists = stat(path, &existing) == 0
@@ -270,7 +273,7 @@ enum FileSystem {
         }
         guard rename(temporary, path) == 0 else { throw SystemCallError("rename over", path) }
         renamed = true
-        try syncDirectory(directory)
+        if durable { try syncDirectory(directory) }
         return identity
     }
 
