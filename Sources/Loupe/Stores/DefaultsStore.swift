@@ -10,7 +10,8 @@ import Logging
 ///
 /// On Linux the suite is the file `<suite>.plist` in `$XDG_CONFIG_HOME` (or `~/.config`), and the store
 /// reads and writes it as ``FileStore`` writes a file: each update holds a lock (`flock` on
-/// `.<suite>.plist.lock` beside it) and applies to what the file holds now, written atomically, so
+/// `.<suite>.plist.lock` beside it) and applies to what the file holds now, written atomically (not flushed
+/// to disk, as `UserDefaults` writes it), so
 /// processes updating one suite lose nothing (`UserDefaults` itself caches the suite and writes its copy
 /// back). As with ``FileStore``, stored data that does not fit the type is an error naming the key and the
 /// coding path, and is never replaced by a default. If the suite's file itself is not a valid property
@@ -167,7 +168,8 @@ public final class DefaultsStore: WritableDocumentStore, LockingStore, ChangeDet
         change(&suite)
         do {
             let data = try PropertyListSerialization.data(fromPropertyList: suite, format: format, options: 0)
-            // Atomic, as UserDefaults writes a suite: a crash leaves the old file or the new one.
+            // Atomic, not flushed to disk, as UserDefaults writes a suite: readers see the old file or the
+            // new one; a crash may lose the write.
             let identity = try FileSystem.writeAtomically(
                 data, to: file.path, permissions: FileSystem.permissions(of: file.path) ?? 0o600, durable: false)
             lastSeen.withLock { $0 = (true, identity) }

@@ -240,8 +240,8 @@ enum FileSystem {
     /// (root always may), so that `sudo` editing a service's settings leaves them the service's. A path
     /// that names something other than a regular file (a FIFO, a device) is an error, and left alone.
     ///
-    /// With `durable` false the directory is not flushed: a crash may then leave the old file, never a
-    /// mixture (what `UserDefaults` promises).
+    /// With `durable` false nothing is flushed to disk: readers still see the old file or the new one,
+    /// never a mixture, and a crash may lose the write (what `UserDefaults` promises of a suite).
     static func writeAtomically(_ data: Data, to path: String, permissions: mode_t, durable: Bool = true) throws -> FileIdentity {
         guard !path.isEmpty else { throw emptyPath("write") }
         var existing = stat()
@@ -266,7 +266,7 @@ enum FileSystem {
                 _ = fchown(fd, existing.st_uid, existing.st_gid)
             }
             try writeAll(data, to: fd, path: temporary)
-            guard fsync(fd) == 0 else { throw SystemCallError("fsync", temporary) }
+            guard !durable || fsync(fd) == 0 else { throw SystemCallError("fsync", temporary) }
             var info = stat()
             guard fstat(fd, &info) == 0 else { throw SystemCallError("stat", temporary) }
             identity = FileIdentity(info)
