@@ -86,6 +86,11 @@ public final class KeyringStore: WritableDocumentStore, SecretStore {
             timeout: timeout, storeName: "keyring item service=\(service) account=\(account)")
     }
 
+    /// The largest secret saved, as compact JSON: 1 MiB. Credentials are bytes to kilobytes; a far larger
+    /// secret (tens of MiB) makes the Secret Service drop the process's connection for good, so it is
+    /// refused before it is sent.
+    public static let maximumSecretSize = 1 << 20
+
     /// Names the item, never its secret.
     public var description: String { "keyring item service=\(service) account=\(account)" }
 
@@ -111,6 +116,11 @@ public final class KeyringStore: WritableDocumentStore, SecretStore {
             throw StoreError(.unwritable, store: description, reason: "cannot write the value as JSON")
         }
         defer { wipe(&data) }
+        guard data.count <= Self.maximumSecretSize else {
+            throw StoreError(
+                .unwritable, store: description,
+                reason: "the value is \(data.count) bytes as JSON, more than a keyring item may hold here (\(Self.maximumSecretSize) bytes); keep large data in a file")
+        }
         try secretService.store(data, label: label)
         logger.debug("saved keyring item", metadata: ["item": "\(description)"])
     }

@@ -200,6 +200,16 @@ struct LoupeCommandsTests {
         #expect(try String(contentsOfFile: app.settings, encoding: .utf8) == before)
     }
 
+    @Test func aFailingEditorIsReportedAndNothingIsWritten() throws {
+        let app = try App()
+        defer { app.directory.cleanUp() }
+        try app("config", "set", "greeting", "kept")
+        let before = try String(contentsOfFile: app.settings, encoding: .utf8)
+        let failed = try app("config", "edit", environment: ["EDITOR": "false", "VISUAL": "false"])
+        #expect(failed.status == 69 && failed.error.contains("the editor (false) failed with status 1; nothing was written"), "\(failed.status) \(failed.error)")
+        #expect(try String(contentsOfFile: app.settings, encoding: .utf8) == before)
+    }
+
     @Test func watchPrintsTheValueThenEachChangeAnotherProcessMakes() throws {
         let app = try App()
         defer { app.directory.cleanUp() }

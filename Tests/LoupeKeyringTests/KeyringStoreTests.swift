@@ -69,6 +69,20 @@ struct KeyringStoreTests {
         try root.remove()
     }
 
+    @Test func aSecretTooLargeForTheKeyringIsRefusedBeforeItIsSent() throws {
+        let store = KeyringStore(service: "org.loupe.tests.\(UUID().uuidString)", account: "large")
+        defer { try? store.remove() }
+        let large = JSONValue.object(["blob": .string(String(repeating: "x", count: 2 << 20))])
+        #expect {
+            try store.save(large)
+        } throws: { error in
+            "\(error)".contains("more than a keyring item may hold") && !"\(error)".contains("xxxx")
+        }
+        // The connection to the Secret Service is still good.
+        try store.save(.object(["token": .string("small")]))
+        #expect(try store.load() == .object(["token": .string("small")]))
+    }
+
     @Test func removeDeletesTheItem() throws {
         let service = uniqueService()
         let root = try RootLens(default: Credentials(), store: KeyringStore(service: service, account: "a"))
