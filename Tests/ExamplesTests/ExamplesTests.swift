@@ -140,6 +140,8 @@ struct DaemonTests {
 
     @Test func theServicesDescribeThemselvesByNameInTheLifecyclesLogLines() throws {
         let daemon = try Daemon(settings: #"{"logLevel": "debug"}"#)
+        // Once the services run (the group has its signal handlers), a SIGTERM is a graceful shutdown.
+        #expect(daemon.waitFor("log level is now debug"), "\(daemon.log)")
         daemon.process.kill(SIGTERM)
         #expect(daemon.process.wait(limit: .seconds(15)) == 0, "\(daemon.log)")
         for name in ["LogLevelComponent", "TickerComponent", "UpstreamComponent", "ReloadOnHangup"] {

@@ -230,10 +230,27 @@ struct DefaultTests {
         token.cancel()
     }
 
-    @Test func writingTheDefaultsOwnValueStillPromotesIt() throws {
-        let root = RootLens(Settings())
-        try root.protection.withDefault(Protection()).enabled.set(false)
-        #expect(root.protection.value == Protection())
+    @Test func aWriteThatLeavesTheDefaultAsItIsDoesNotPromoteIt() throws {
+        let store = RecordingStore()
+        let root = try RootLens(default: Settings(), store: store)
+        let protection = root.protection.withDefault(Protection())
+        let seen = Recorder<Protection?>()
+        let token = root.protection.observe { seen.append($0) }
+        defer { token.cancel() }
+        try protection.enabled.set(false)
+        try protection.update { _ in }
+        #expect(root.protection.value == nil, "the default is not saved by a write that changes nothing")
+        #expect(store.saves == 0 && seen.all.isEmpty)
+        try protection.enabled.set(true)
+        #expect(root.protection.value == Protection(enabled: true))
+    }
+
+    @Test func aTypeThatCannotBeComparedIsPromotedByAnyWrite() throws {
+        struct Opaque: Codable, Sendable { var level = 0 }
+        struct Graph: Codable, Sendable { var part: Opaque? }
+        let root = RootLens(Graph())
+        try root.part.withDefault(Opaque()).level.set(0)
+        #expect(root.value.part?.level == 0)
     }
 
     @Test func aHigherDefaultWinsOverALowerOne() throws {

@@ -49,11 +49,24 @@ struct KeyPathStep<Whole, Part>: Step, @unchecked Sendable {
 /// reads from.
 struct DefaultStep<Wrapped: Sendable>: Step {
     let defaultValue: Wrapped
+    /// `==` on the part's type, when it has one: a write that leaves the default as it is changes nothing.
+    let isDefault: RuntimeEquality<Wrapped>?
+
+    init(defaultValue: Wrapped) {
+        self.defaultValue = defaultValue
+        isDefault = RuntimeEquality(Wrapped.self)
+    }
 
     func get(_ whole: Wrapped?) -> Wrapped { whole ?? defaultValue }
     func modify<R>(_ whole: inout Wrapped?, _ body: (inout Wrapped) throws -> R) throws -> R {
-        if whole == nil { whole = defaultValue }
-        return try body(&whole!)
+        guard whole == nil else { return try body(&whole!) }
+        var value = defaultValue
+        let result = try body(&value)
+        // The default is promoted only by a write that changes it (a type that cannot be compared always
+        // promotes it): a part left at its default stays nil, so a later version's default reaches it.
+        if let isDefault, isDefault(value, defaultValue) { return result }
+        whole = value
+        return result
     }
 }
 
