@@ -25,15 +25,11 @@ public final class DefaultsStore: WritableDocumentStore, LockingStore, ChangeDet
     /// `UserDefaults` is documented as thread-safe.
     nonisolated(unsafe) private let defaults: UserDefaults
     private let logger: Logger
-    /// The version of the suite file last known to be a valid property list.
-    private let knownGoodSuiteFile = Locked<FileIdentity?>(nil)
-    /// The version of the suite file this store last read or wrote (`known` false: none yet).
-    private let lastSeen = Locked<(known: Bool, identity: FileIdentity?)>((false, nil))
     /// The lock every process updating the suite takes, on Linux.
     private let lock: FileLock?
-    /// The suite file as last read or written: its version, keys and format, so that an update reads it
-    /// again only when another process changed it.
-    private let cached = Locked<(identity: FileIdentity, suite: [String: Any], format: PropertyListSerialization.PropertyListFormat)?>(nil)
+    /// The suite file as last read or written (nil: not yet): its version (nil: no file), keys and format,
+    /// so that an update reads it again only when another process changed it.
+    private let seen = Locked<(identity: FileIdentity?, suite: [String: Any], format: PropertyListSerialization.PropertyListFormat)?>(nil)
 
     /// Creates a store for `key` in the defaults suite `suite`.
     ///
@@ -80,11 +76,8 @@ public final class DefaultsStore: WritableDocumentStore, LockingStore, ChangeDet
     }
 
     public func load() throws -> JSONValue? {
-        try checkSuiteFile()
         if let file = suiteFile {
-            let (suite, identity, _) = try readSuite(file)
-            lastSeen.withLock { $0 = (true, identity) }
-            guard let object = suite[key] else {
+            guard let object = try readSuite(file).suite[key] else {
                 logger.debug("nothing stored yet; starting from the default", metadata: ["store": "\(description)"])
                 return nil
             }
@@ -98,7 +91,6 @@ public final class DefaultsStore: WritableDocumentStore, LockingStore, ChangeDet
     }
 
     public func save(_ document: JSONValue) throws {
-        try checkSuiteFile()
         if let file = suiteFile {
             try writeSuite(file) { $0[key] = document.propertyListObject }
             logger.debug("saved settings", metadata: ["store": "\(description)"])
@@ -110,7 +102,6 @@ public final class DefaultsStore: WritableDocumentStore, LockingStore, ChangeDet
     }
 
     public func remove() throws {
-        try checkSuiteFile()
         if let file = suiteFile {
             try writeSuite(file) { $0.removeValue(forKey: key) }
             logger.debug("removed settings", metadata: ["store": "\(description)"])
@@ -135,15 +126,15 @@ public final class DefaultsStore: WritableDocumentStore, LockingStore, ChangeDet
     public func loadIfChanged() throws -> StoreChange {
         guard let file = suiteFile else { return .changed(try load()) }
         let current = try? FileSystem.identity(of: file.path)
-        let seen = lastSeen.withLock { $0 }
-        if seen.known, seen.identity == current { return .unchanged }
+        if let known = seen.withLock({ $0 }), known.identity == current { return .unchanged }
         return .changed(try load())
     }
 
-    /// The suite file's keys, the version read and its format; no keys when there is no file.
-    private func readSuite(_ file: URL) throws -> (suite: [String: Any], identity: FileIdentity?, format: PropertyListSerialization.PropertyListFormat) {
-        if let known = cached.withLock({ $0 }), (try? FileSystem.identity(of: file.path)) == known.identity {
-            return (known.suite, known.identity, known.format)
+    /// The suite file's keys and its format; no keys when there is no file. A suite file that is not a
+    /// property list is refused, never treated as empty and overwritten (as `UserDefaults` would).
+    private func readSuite(_ file: URL) throws -> (suite: [String: Any], format: PropertyListSerialization.PropertyListFormat) {
+        if let known = seen.withLock({ $0 }), (try? FileSystem.identity(of: file.path)) == known.identity {
+            return (known.suite, known.format)
         }
         let read: (data: Data, identity: FileIdentity)?
         do {
@@ -151,20 +142,23 @@ public final class DefaultsStore: WritableDocumentStore, LockingStore, ChangeDet
         } catch let error as SystemCallError {
             throw StoreError(.unreadable, store: description, reason: error.description, cause: error, errno: error.code)
         }
-        guard let read else { return ([:], nil, .xml) }
+        guard let read else {
+            seen.withLock { $0 = (nil, [:], .xml) }
+            return ([:], .xml)
+        }
         var format = PropertyListSerialization.PropertyListFormat.xml
         guard let suite = try? PropertyListSerialization.propertyList(from: read.data, options: [], format: &format) as? [String: Any] else {
             throw StoreError(
                 .corrupt, store: description,
                 reason: "the suite file \(file.path) is not a valid property list (it is left as it is)")
         }
-        cached.withLock { $0 = (read.identity, suite, format) }
-        return (suite, read.identity, format)
+        seen.withLock { $0 = (read.identity, suite, format) }
+        return (suite, format)
     }
 
     /// Changes the suite file's keys with `change` and writes it atomically, keeping its format.
     private func writeSuite(_ file: URL, _ change: (inout [String: Any]) -> Void) throws {
-        var (suite, _, format) = try readSuite(file)
+        var (suite, format) = try readSuite(file)
         change(&suite)
         do {
             let data = try PropertyListSerialization.data(fromPropertyList: suite, format: format, options: 0)
@@ -172,38 +166,16 @@ public final class DefaultsStore: WritableDocumentStore, LockingStore, ChangeDet
             // new one; a crash may lose the write.
             let identity = try FileSystem.writeAtomically(
                 data, to: file.path, permissions: FileSystem.permissions(of: file.path) ?? 0o600, durable: false)
-            lastSeen.withLock { $0 = (true, identity) }
-            knownGoodSuiteFile.withLock { $0 = identity }
-            cached.withLock { $0 = (identity, suite, format) }
+            seen.withLock { $0 = (identity, suite, format) }
         } catch let error as SystemCallError {
             throw StoreError(.unwritable, store: description, reason: error.description, cause: error, errno: error.code)
         }
     }
 
+    /// Where the system owns the suite (not Linux): `UserDefaults` writes it.
     private func synchronize() throws {
         guard defaults.synchronize() else {
-            let place = suiteFile.map { " to \($0.path)" } ?? ""
-            throw StoreError(.unwritable, store: description, reason: "UserDefaults could not write the suite\(place)")
-        }
-        if let file = suiteFile {
-            let written = try? FileSystem.identity(of: file.path)
-            knownGoodSuiteFile.withLock { $0 = written }
-        }
-    }
-
-    /// Refuses to go on when the suite's file exists but is not a property list, which `UserDefaults`
-    /// would otherwise treat as empty and overwrite.
-    private func checkSuiteFile() throws {
-        guard let file = suiteFile, let current = try? FileSystem.identity(of: file.path) else { return }
-        if knownGoodSuiteFile.withLock({ $0 == current }) { return }
-        guard let (data, identity) = try? FileSystem.read(file.path) else { return }
-        do {
-            _ = try PropertyListSerialization.propertyList(from: data, format: nil)
-            knownGoodSuiteFile.withLock { $0 = identity }
-        } catch {
-            throw StoreError(
-                .corrupt, store: description,
-                reason: "the suite file \(file.path) is not a valid property list (it is left as it is)")
+            throw StoreError(.unwritable, store: description, reason: "UserDefaults could not write the suite")
         }
     }
 }

@@ -270,20 +270,19 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
         // Local changes not written yet are never lost: their patch is applied again over the outside
         // change (where both changed one part, the local change wins, as it would have written last).
         let (pending, before) = state.withLock { ($0.pending, $0.lastDocument) }
-        var merged = read?.0
+        var document = read?.0
         if let pending {
-            let local = try pending()
-            let patch = (before ?? .object([:])).mergePatch(to: local)
-            merged = (read?.0 ?? .object([:])).merging(patch: patch)
-            let relanded = merged
+            let patch = (before ?? .object([:])).mergePatch(to: try pending())
+            let merged = (document ?? .object([:])).merging(patch: patch)
             logger.notice("re-applied changes not yet written over an outside change", metadata: ["file": "\(path)"])
-            state.withLock { $0.pending = { relanded ?? .object([:]) } }
+            state.withLock { $0.pending = { merged } }
+            document = merged
         }
         state.withLock { state in
             state.lastSeen = read?.1
             if coalesces { state.lastDocument = read?.0 }
         }
-        return .changed(merged)
+        return .changed(document)
     }
 
     public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {

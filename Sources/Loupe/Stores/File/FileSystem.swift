@@ -59,25 +59,21 @@ enum FileSystem {
     /// is larger, or keeps growing while it is read, is an error rather than all of memory.
     static let defaultMaximumSize = 16 << 20
 
-    /// What a file that is not a regular file is, for an error: `a FIFO (named pipe)`.
-    static func kind(of mode: mode_t) -> String {
-        switch mode & S_IFMT {
+    /// The error for a path that names something other than a regular file, saying what it is:
+    /// `it is a FIFO (named pipe), not a regular file`.
+    private static func notARegularFile(_ operation: String, _ path: String, mode: mode_t) -> SystemCallError {
+        let kind: String? = switch mode & S_IFMT {
         case S_IFDIR: "a directory"
         case S_IFIFO: "a FIFO (named pipe)"
         case S_IFCHR: "a character device"
         case S_IFBLK: "a block device"
         case S_IFSOCK: "a socket"
         case S_IFLNK: "a symbolic link"
-        default: "not a regular file"
+        default: nil
         }
-    }
-
-    /// The error for a path that names something other than a regular file.
-    private static func notARegularFile(_ operation: String, _ path: String, mode: mode_t) -> SystemCallError {
-        let kind = kind(of: mode)
         return SystemCallError(
             operation, path, code: (mode & S_IFMT) == S_IFDIR ? EISDIR : EINVAL,
-            explanation: kind == "not a regular file" ? kind : "it is \(kind), not a regular file")
+            explanation: kind.map { "it is \($0), not a regular file" } ?? "not a regular file")
     }
 
     /// The error for an empty path (`--file ''`).
@@ -383,7 +379,7 @@ final class FileLock: Sendable {
             let deadline = ContinuousClock.now + timeout
             while true {
                 if fd < 0 { fd = try openSidecar() }
-                try acquire(fd, until: deadline)
+                try lockExclusively(fd, path, "the file", until: deadline)
                 if isStillAtPath(fd) { break }
                 // Deleted or replaced while unlocked: the lock excludes nobody. Lock the file now there.
                 flock(fd, LOCK_UN)
@@ -429,10 +425,6 @@ final class FileLock: Sendable {
         var named = stat()
         guard fstat(fd, &held) == 0, lstat(path, &named) == 0 else { return false }
         return held.st_dev == named.st_dev && held.st_ino == named.st_ino
-    }
-
-    private func acquire(_ fd: Int32, until deadline: ContinuousClock.Instant) throws {
-        try lockExclusively(fd, path, "the file", until: deadline)
     }
 }
 
