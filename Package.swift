@@ -218,7 +218,9 @@ let package = Package(
         // user, a process with a file-size limit.
         .executableTarget(
             name: "LoupeTestHelper",
-            dependencies: ["Loupe", "LoupeKeyring", "LoupeEtcd"],
+            dependencies: [
+                "Loupe", "LoupeKeyring", "LoupeEtcd", .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/LoupeTestHelper"
         ),
     ],

@@ -4,6 +4,7 @@
 import Glibc
 #endif
 import Foundation
+import Logging
 import Loupe
 import LoupeEtcd
 import LoupeKeyring
@@ -125,6 +126,25 @@ case "follow":
     follow(lens, changes: Int(arguments[3])!)
     try lens.reload()
     say("reloaded \(lens.value.count)")
+
+case "follow-past-inotify-limit":
+    // follow-past-inotify-limit PATH COUNT: as a user of its own (through setpriv, so no other process's
+    // watches are touched), uses up that user's inotify instances, opens a root over PATH (its warnings go
+    // to stderr), gives the instances back, and follows COUNT changes as `follow` does.
+    var held: [Int32] = []
+    while held.count < 65_536 {
+        let fd = inotify_init1(Int32(IN_CLOEXEC))
+        if fd < 0 { break }
+        held.append(fd)
+    }
+    guard errno == EMFILE else {
+        say("could not reach the inotify limit: \(String(cString: strerror(errno))) after \(held.count)")
+        exit(2)
+    }
+    let logger = Logger(label: "loupe") { StreamLogHandler.standardError(label: $0) }
+    let lens = try RootLens(default: Record(), store: FileStore(path: arguments[2], logger: logger))
+    held.forEach { close($0) }
+    follow(lens, changes: Int(arguments[3])!)
 
 case "follow-layers":
     // follow-layers ETC USERFILE COUNT: as whoever runs it, a layered root over ETC/settings.json and the
