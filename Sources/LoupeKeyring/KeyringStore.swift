@@ -102,9 +102,18 @@ public final class KeyringStore: WritableDocumentStore, SecretStore {
             logger.debug("no keyring item yet", metadata: ["item": "\(description)"])
             return nil
         }
-        return try secret.withBytes { bytes in
-            let data = Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), count: bytes.count, deallocator: .none)
-            return try Self.codec.parseDocument(data, store: description, revealingValues: false)
+        do {
+            return try secret.withBytes { bytes in
+                let data = Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), count: bytes.count, deallocator: .none)
+                return try Self.codec.parseDocument(data, store: description, revealingValues: false)
+            }
+        } catch let error as StoreError where error.code == .corrupt {
+            // Most often a password another program stored in the item (`secret-tool store`): say what
+            // the item must hold and how to start afresh, never what it holds.
+            throw StoreError(
+                .corrupt, store: description,
+                reason: "its secret is not a JSON document (a plain password another program stored?); Loupe keeps a JSON document in its items: delete this one to start afresh (secret-tool clear service \(service) account \(account))",
+                cause: error)
         }
     }
 

@@ -235,6 +235,9 @@ struct CLITests {
         let file = directory.file("doc.json")
         #expect(try loupe("--file", file, "set", "offset", "-5").status == 0)
         #expect(try loupe("--file", file, "get", "offset").output == "-5\n")
+        // A script that still ends options with `--` is understood too.
+        #expect(try loupe("--file", file, "set", "offset", "--", "-6").status == 0)
+        #expect(try loupe("--file", file, "get", "offset").output == "-6\n")
         #expect(try run(loupe, ["--file", file, "set", "name", "-"], input: #""two words""#).status == 0)
         #expect(try loupe("--file", file, "get", "name").output == "\"two words\"\n")
         let daemonFile = directory.file("daemon.json")

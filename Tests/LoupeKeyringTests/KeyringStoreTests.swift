@@ -69,6 +69,26 @@ struct KeyringStoreTests {
         try root.remove()
     }
 
+    @Test func anItemHoldingAPlainPasswordIsNamedForWhatItIsAndCanBeStartedAfresh() throws {
+        let service = uniqueService()
+        let stored = try secretTool(["store", "--label=a password", "service", service, "account", "a"], input: "hunter2-plain")
+        #expect(stored.status == 0, "\(stored.error)")
+        let store = KeyringStore(service: service, account: "a")
+        #expect {
+            _ = try RootLens(default: Credentials(), store: store)
+        } throws: { error in
+            let text = "\(error)"
+            return (error as? StoreError)?.code == .corrupt && text.contains("its secret is not a JSON document")
+                && text.contains("secret-tool clear service \(service) account a") && !text.contains("hunter2")
+        }
+        // The item is the user's to replace: removed, the root starts from its default and writes anew.
+        try store.remove()
+        let root = try RootLens(default: Credentials(), store: store)
+        try root.user.set("bob")
+        #expect(try secretTool(["lookup", "service", service, "account", "a"]).output.contains(#""user":"bob""#))
+        try root.remove()
+    }
+
     @Test func aSecretTooLargeForTheKeyringIsRefusedBeforeItIsSent() throws {
         let store = KeyringStore(service: "org.loupe.tests.\(UUID().uuidString)", account: "large")
         defer { try? store.remove() }

@@ -22,14 +22,18 @@ extension SettingsCommand {
 
         public init() {}
 
+        /// The value's words, without the `--` that ends options where a script still writes one
+        /// (`set offset -- -5`). A value that is the text `--` is written as JSON: `'"--"'`.
+        private var words: [String] { value.first == "--" ? Array(value.dropFirst()) : value }
+
         public func validate() throws {
-            guard value.count == 1 else {
-                throw ValidationError(value.isEmpty ? "Missing expected argument '<value>'" : "set takes one value; quote it as JSON: '\"two words\"'")
+            guard words.count == 1 else {
+                throw ValidationError(words.isEmpty ? "Missing expected argument '<value>'" : "set takes one value; quote it as JSON: '\"two words\"'")
             }
         }
 
         public func run() throws {
-            try group.withSettings { settings in try settings.set(path, try parseValue(value[0])) }
+            try group.withSettings { settings in try settings.set(path, try parseValue(words[0])) }
         }
     }
 
