@@ -117,6 +117,27 @@ struct LensUpdateTests {
         token.cancel()
     }
 
+    @Test func aValueHoldingNaNIsNotChangedByAnUpdateThatLeavesItAlone() throws {
+        struct Measured: Codable, Sendable, Equatable {
+            var ratio = Double.nan
+            var count = 0
+        }
+        let root = RootLens(Measured())
+        let roots = Recorder<Int>()
+        let ratios = Recorder<Double>()
+        let rootToken = root.observe { roots.append($0.count) }
+        let ratioToken = root.ratio.observe { ratios.append($0) }
+        defer { rootToken.cancel(); ratioToken.cancel() }
+        try root.update { _ in }
+        try root.ratio.update { _ in }
+        #expect(roots.all.isEmpty, "a no-op update commits nothing, though NaN is not == to itself")
+        try root.count.set(1)
+        #expect(roots.all == [1])
+        #expect(ratios.all.isEmpty, "the ratio did not change with the count")
+        try root.ratio.set(0.5)
+        #expect(ratios.all == [0.5])
+    }
+
     @Test func noLostUpdatesAcrossThreadsAndLenses() throws {
         let store = RecordingStore()
         let root = try RootLens(default: Settings(), store: store)

@@ -406,7 +406,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     private func commit(_ value: Root, saving: Bool) throws -> Bool {
         var document: JSONValue?
         if let rootsEqual {
-            if committed.withRoot({ rootsEqual(value, $0) }) { return false }
+            if committed.withRoot({ haveSameBytes(value, $0) || rootsEqual(value, $0) }) { return false }
         } else {
             // Not `Equatable`: roots are equal when their documents are.
             document = try pipeline.encode(value)

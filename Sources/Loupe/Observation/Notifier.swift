@@ -155,8 +155,8 @@ class AnyChannel<Root: Sendable>: @unchecked Sendable {
 
 /// The observers of one lens, and the lens's value as last delivered.
 ///
-/// A commit evaluates the lens once; observers are called only if the value changed (by `==` when the value
-/// is `Equatable`, otherwise on every commit) and only for commits after the one they started from.
+/// A commit evaluates the lens once; observers are called only if the value changed (its bytes differ and,
+/// when the value is `Equatable`, `==` says so too) and only for commits after the one they started from.
 final class Channel<Root: Sendable, Value: Sendable>: AnyChannel<Root>, @unchecked Sendable {
     private struct State {
         /// In the order they were added, so by `id` and by `since`: a commit is delivered to a prefix.
@@ -198,7 +198,7 @@ final class Channel<Root: Sendable, Value: Sendable>: AnyChannel<Root>, @uncheck
             swap(&previous, &state.last)
             state.last = current
             state.lastVersion = commit.version
-            if let valuesEqual, let previous, valuesEqual(previous, current) { return false }
+            if let previous, haveSameBytes(previous, current) || valuesEqual?(previous, current) == true { return false }
             observers = state.observers
             return true
         }

@@ -1,10 +1,11 @@
 extension Lens {
     /// Calls `handler` with the new value after each commit that changes this lens's value.
     ///
-    /// "Changes" means `!=` for `Equatable` values; for other values every commit counts. Handlers run in
-    /// commit order, one at a time, never while a lock is held, on the thread that made the commit (or
-    /// the thread already delivering earlier commits); they may read and update lenses. The observers of
-    /// one lens are called in the order they were added.
+    /// "Changes" means `!=` for `Equatable` values; other values count as changed by every commit that does
+    /// not leave them exactly as they were, byte for byte. A value left as it was is never a change, not even
+    /// a NaN, which `==` calls unequal to itself. Handlers run in commit order, one at a time, never while a
+    /// lock is held, on the thread that made the commit (or the thread already delivering earlier commits);
+    /// they may read and update lenses. The observers of one lens are called in the order they were added.
     ///
     /// The observation lasts until the returned token is cancelled or released.
     public func observe(_ handler: @escaping @Sendable (_ newValue: Value) -> Void) -> ObservationToken {

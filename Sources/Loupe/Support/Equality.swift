@@ -36,3 +36,16 @@ extension Equatable {
         return lhs == rhs
     }
 }
+
+/// Whether `lhs` and `rhs` are the same bytes, and so the same value, whatever `==` says.
+///
+/// A value copied and left alone keeps its bytes, so this tells a commit or a delivery that nothing
+/// changed even where `==` cannot: a `Double` that is NaN is not `==` to itself, and a root holding one
+/// would otherwise count every no-op update as a change. It is a quick check before `==`, never instead of
+/// it: equal values may differ in their bytes (two copies of a string's storage, padding), and those are
+/// left to `==`.
+func haveSameBytes<Value>(_ lhs: Value, _ rhs: Value) -> Bool {
+    withUnsafeBytes(of: lhs) { lhs in
+        withUnsafeBytes(of: rhs) { rhs in lhs.elementsEqual(rhs) }
+    }
+}
