@@ -1,4 +1,5 @@
 import Foundation
+import Observation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -184,4 +185,21 @@ final class RWLocked<Value>: @unchecked Sendable {
         defer { pthread_rwlock_unlock(&lock) }
         body(&value)
     }
+}
+
+/// Swift Observation alone, for measuring its cost: in the cheapest form found (an empty subject, the key
+/// path made once, not inlined into the loop), as Loupe's graphs use it.
+struct ObservationAlone: Sendable {
+    struct Subject: Observable {
+        var commits: Void { () }
+    }
+
+    private let registrar = ObservationRegistrar()
+    private let keyPath: KeyPath<Subject, Void> & Sendable = \.commits
+
+    @inline(never)
+    func access() { registrar.access(Subject(), keyPath: keyPath) }
+
+    @inline(never)
+    func mutated() { registrar.withMutation(of: Subject(), keyPath: keyPath) {} }
 }

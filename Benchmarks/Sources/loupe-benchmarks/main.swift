@@ -28,7 +28,7 @@ var rows: [Row] = []
 /// 2 threads of independent work against 1, measured next to the 2-reader row.
 var machine = Comparison()
 
-// `--profile read|read2|readers-ratio|steady|update|update-by-hand|update-ratio|observers|observed-set|large-ratio|load|coalesced` loops one operation for a profiler (perf record, callgrind).
+// `--profile read|read2|readers-ratio|steady|update|update-by-hand|update-ratio|floors|observers|set|observed-set|large-ratio|load|coalesced` loops one operation for a profiler (perf record, callgrind).
 if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.arguments.count > index + 1 {
     switch CommandLine.arguments[index + 1] {
     case "read":
@@ -77,6 +77,27 @@ if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.ar
         }
         blackHole(tokens)
         print("observers: \(duration(perCommit)) per commit delivered to 10,000 observers")
+    case "floors":
+        // What Swift Observation alone costs, against the bare baselines of the read and update rows: a read
+        // that `withObservationTracking` sees calls `ObservationRegistrar.access`, and a commit it hears calls
+        // `withMutation`. Written here in its cheapest form found (an empty subject, the key path made once).
+        let observation = ObservationAlone()
+        let bare = RWLocked(Deep())
+        let keyPath = \Deep.inner.leaf.port
+        let n = 2_000_000
+        let reads = compare(operations: n,
+            loupe: { for _ in 0..<n { observation.access() } },
+            baseline: { for _ in 0..<n { blackHole(bare.read { $0[keyPath: keyPath] }) } })
+        print("ObservationRegistrar.access alone: \(duration(median(reads.loupe))) vs \(duration(median(reads.baseline))) bare read: \(format(reads.ratio))×")
+        let updates = InMemoryUpdates()
+        let m = 200_000
+        let writes = compare(operations: m,
+            loupe: { for _ in 0..<m { observation.mutated() } },
+            baseline: { updates.byHand(m) })
+        print("ObservationRegistrar.withMutation alone: \(duration(median(writes.loupe))) vs \(duration(median(writes.baseline))) by-hand update: \(format(writes.ratio))×")
+    case "set":
+        let counter = RootLens(Small()).counter
+        print("set with no observer: \(duration(try timeOnce(1_000_000) { for i in 0..<1_000_000 { try counter.set(i) } }))")
     case "observed-set":
         final class Sink: @unchecked Sendable { var count = 0 }
         let sink = Sink()

@@ -480,6 +480,8 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     private func afterCommits(_ committedAny: Bool) {
         notifier.drain()
         if committedAny { observation.graphChanged() }
+        // Only a layered store's layers queue errors.
+        guard layered != nil else { return }
         let errors = pendingErrors.withLock { errors in
             defer { errors = [] }
             return errors
