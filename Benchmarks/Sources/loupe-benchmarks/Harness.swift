@@ -187,6 +187,26 @@ final class RWLocked<Value>: @unchecked Sendable {
     }
 }
 
+/// What Swift Observation alone costs against the bare baselines of the read and update rows: a read that
+/// `withObservationTracking` sees calls `ObservationRegistrar.access`, and a commit it hears calls
+/// `withMutation`.
+func observationFloors(scale: Int) -> (access: Comparison, mutation: Comparison) {
+    let observation = ObservationAlone()
+    let bare = RWLocked(Deep())
+    let keyPath = \Deep.inner.leaf.port
+    let n = 2_000_000 / scale
+    let access = compare(operations: n,
+        loupe: { for _ in 0..<n { observation.access() } },
+        baseline: { for _ in 0..<n { blackHole(bare.read { $0[keyPath: keyPath] }) } })
+    let updates = InMemoryUpdates()
+    let m = 200_000 / scale
+    let mutation = compare(operations: m,
+        loupe: { for _ in 0..<m { observation.mutated() } },
+        baseline: { updates.byHand(m) })
+    blackHole(updates.held)
+    return (access, mutation)
+}
+
 /// Swift Observation alone, for measuring its cost: in the cheapest form found (an empty subject, the key
 /// path made once, not inlined into the loop), as Loupe's graphs use it.
 struct ObservationAlone: Sendable {

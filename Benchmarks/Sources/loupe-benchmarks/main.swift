@@ -78,23 +78,9 @@ if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.ar
         blackHole(tokens)
         print("observers: \(duration(perCommit)) per commit delivered to 10,000 observers")
     case "floors":
-        // What Swift Observation alone costs, against the bare baselines of the read and update rows: a read
-        // that `withObservationTracking` sees calls `ObservationRegistrar.access`, and a commit it hears calls
-        // `withMutation`. Written here in its cheapest form found (an empty subject, the key path made once).
-        let observation = ObservationAlone()
-        let bare = RWLocked(Deep())
-        let keyPath = \Deep.inner.leaf.port
-        let n = 2_000_000
-        let reads = compare(operations: n,
-            loupe: { for _ in 0..<n { observation.access() } },
-            baseline: { for _ in 0..<n { blackHole(bare.read { $0[keyPath: keyPath] }) } })
-        print("ObservationRegistrar.access alone: \(duration(median(reads.loupe))) vs \(duration(median(reads.baseline))) bare read: \(format(reads.ratio))×")
-        let updates = InMemoryUpdates()
-        let m = 200_000
-        let writes = compare(operations: m,
-            loupe: { for _ in 0..<m { observation.mutated() } },
-            baseline: { updates.byHand(m) })
-        print("ObservationRegistrar.withMutation alone: \(duration(median(writes.loupe))) vs \(duration(median(writes.baseline))) by-hand update: \(format(writes.ratio))×")
+        let floors = observationFloors(scale: 1)
+        print("ObservationRegistrar.access alone: \(duration(median(floors.access.loupe))) vs \(duration(median(floors.access.baseline))) bare read: \(format(floors.access.ratio))×")
+        print("ObservationRegistrar.withMutation alone: \(duration(median(floors.mutation.loupe))) vs \(duration(median(floors.mutation.baseline))) by-hand update: \(format(floors.mutation.ratio))×")
     case "set":
         let counter = RootLens(Small()).counter
         print("set with no observer: \(duration(try timeOnce(1_000_000) { for i in 0..<1_000_000 { try counter.set(i) } }))")
@@ -580,10 +566,14 @@ let table = rows.map { [$0.name, $0.loupe, $0.baseline, format($0.ratio) + "×",
 printTable("Loupe against the bare baseline or peer, measured in the same run (medians of alternating runs; ratio: the median of neighbouring runs' ratios)",
            ["case", "Loupe", "baseline", "ratio", "target", ""], table)
 
+let floors = observationFloors(scale: scale)
 print("""
 
 The machine's own limit for the 2-thread row: 2 threads of independent work (no shared memory) did \(format(machine.ratio))× \
 one thread's, measured alongside it.
+Swift Observation alone, in its cheapest form found: ObservationRegistrar.access cost \(format(floors.access.ratio))× the \
+read row's bare read, and withMutation \(format(floors.mutation.ratio))× the in-memory update row's by-hand update. Every \
+read of a lens calls the first (so that withObservationTracking sees it), every commit the second.
 """)
 
 // MARK: How cost grows
