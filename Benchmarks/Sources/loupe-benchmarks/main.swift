@@ -27,6 +27,8 @@ defer { try? FileManager.default.removeItem(atPath: scratch) }
 var rows: [Row] = []
 /// 2 threads of independent work against 1, measured next to the 2-reader row.
 var machine = Comparison()
+/// A by-hand copy-on-write set with one observer against the provider's, measured next to the peer row.
+var observedSetByHand = Comparison()
 
 // `--profile read|read2|readers-ratio|steady|update|update-by-hand|update-ratio|floors|observers|set|observed-set|large-ratio|load|coalesced` loops one operation for a profiler (perf record, callgrind).
 if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.arguments.count > index + 1 {
@@ -81,6 +83,23 @@ if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.ar
         let floors = observationFloors(scale: 1)
         print("ObservationRegistrar.access alone: \(duration(median(floors.access.loupe))) vs \(duration(median(floors.access.baseline))) bare read: \(format(floors.access.ratio))×")
         print("ObservationRegistrar.withMutation alone: \(duration(median(floors.mutation.loupe))) vs \(duration(median(floors.mutation.baseline))) by-hand update: \(format(floors.mutation.ratio))×")
+        let provider = MutableInMemoryProvider(initialValues: ["counter": ConfigValue(.int(0), isSecret: false)])
+        let watcher = Task {
+            try await provider.watchValue(forKey: ["counter"], type: .int) { updates in
+                for await _ in updates {}
+            }
+        }
+        usleep(100_000)  // the watcher is registered
+        final class Seen: @unchecked Sendable { var count = 0 }
+        let seen = Seen()
+        let byHand = ObservedByHand { _ in seen.count &+= 1 }
+        let n = 100_000
+        var next = 0
+        let sets = compare(operations: n,
+            loupe: { for _ in 0..<n { next += 1; byHand.set(next) } },
+            baseline: { for _ in 0..<n { next += 1; provider.setValue(ConfigValue(.int(next), isSecret: false), forKey: ["counter"]) } })
+        print("observed set by hand, telling Observation: \(duration(median(sets.loupe))) vs \(duration(median(sets.baseline))) MutableInMemoryProvider: \(format(sets.ratio))×")
+        watcher.cancel()
     case "set":
         let counter = RootLens(Small()).counter
         print("set with no observer: \(duration(try timeOnce(1_000_000) { for i in 0..<1_000_000 { try counter.set(i) } }))")
@@ -268,6 +287,12 @@ do {
         loupe: { for _ in 0..<n { next += 1; try counter.set(next) } },
         baseline: { for _ in 0..<n { next += 1; provider.setValue(ConfigValue(.int(next), isSecret: false), forKey: ["counter"]) } })
     add("peer: set a value one watcher observes, storeless root vs swift-configuration MutableInMemoryProvider", sets, .atMost(1))
+    // The same set written by hand, specialized: the least a copy-on-write root with one observer, which
+    // tells Swift Observation of its commits, costs.
+    let byHand = ObservedByHand { _ in seen.count &+= 1 }
+    observedSetByHand = compare(operations: n,
+        loupe: { for _ in 0..<n { next += 1; byHand.set(next) } },
+        baseline: { for _ in 0..<n { next += 1; provider.setValue(ConfigValue(.int(next), isSecret: false), forKey: ["counter"]) } })
     watcher.cancel()
     token.cancel()
 }
@@ -574,6 +599,8 @@ one thread's, measured alongside it.
 Swift Observation alone, in its cheapest form found: ObservationRegistrar.access cost \(format(floors.access.ratio))× the \
 read row's bare read, and withMutation \(format(floors.mutation.ratio))× the in-memory update row's by-hand update. Every \
 read of a lens calls the first (so that withObservationTracking sees it), every commit the second.
+The peer row's set written by hand (a copy of the root changed and compared under a pthread_rwlock, then Observation \
+told and the one observer called): \(format(observedSetByHand.ratio))× MutableInMemoryProvider's set, measured alongside.
 """)
 
 // MARK: How cost grows
