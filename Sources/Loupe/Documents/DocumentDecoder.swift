@@ -255,6 +255,12 @@ final class ReadKeys {
         return node
     }
 
+    /// Makes room for `count` keys read as leaves: growing the set key by key hashed every key again on
+    /// each resize.
+    fileprivate func expectKeys(_ count: Int) {
+        leaves.reserveCapacity(count)
+    }
+
     /// Records that everything in `document` (the document of this node) was read.
     fileprivate func readWhole(_ document: JSONValue) {
         switch document {
@@ -367,6 +373,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         self.object = object
         self.decoder = decoder
         self.converted = decoder.owner.codingKeys(of: object, at: decoder.codingPath)
+        decoder.reads?.expectKeys(object.count)
     }
 
     var codingPath: [any CodingKey] { decoder.codingPath }

@@ -46,9 +46,11 @@ struct JSONReader {
 
     private mutating func object(depth: Int) throws -> JSONValue {
         position += 1  // {
-        var members: [String: JSONValue] = [:]
         skipWhitespace()
-        if peek() == UInt8(ascii: "}") { position += 1; return .object(members) }
+        if peek() == UInt8(ascii: "}") { position += 1; return .object([:]) }
+        // The members are gathered first and hashed once into a dictionary of their number: growing the
+        // dictionary member by member hashed every key again on each resize.
+        var members: [(key: String, value: JSONValue, offset: Int)] = []
         while true {
             skipWhitespace()
             guard peek() == UInt8(ascii: "\"") else { throw error("expected a key in quotes") }
@@ -58,13 +60,19 @@ struct JSONReader {
             guard peek() == UInt8(ascii: ":") else { throw error("expected : after the key \(String(reflecting: key))") }
             position += 1
             skipWhitespace()
-            guard members.updateValue(try value(depth: depth + 1), forKey: key) == nil else {
-                throw error("the key \(String(reflecting: key)) appears twice in one object", at: keyStart)
-            }
+            members.append((key, try value(depth: depth + 1), keyStart))
             skipWhitespace()
             switch peek() {
             case UInt8(ascii: ","): position += 1
-            case UInt8(ascii: "}"): position += 1; return .object(members)
+            case UInt8(ascii: "}"):
+                position += 1
+                var object = [String: JSONValue](minimumCapacity: members.count)
+                for member in members {
+                    guard object.updateValue(member.value, forKey: member.key) == nil else {
+                        throw error("the key \(String(reflecting: member.key)) appears twice in one object", at: member.offset)
+                    }
+                }
+                return .object(object)
             case nil: throw error("unexpected end of the document in an object (it may be truncated)")
             case let byte?: throw error("expected , or } in an object, found \(describe(byte))")
             }
