@@ -138,28 +138,29 @@ func throughput(threads: Int, operations: Int, _ body: @escaping @Sendable () ->
     return Double(threads * operations) / (Double(seconds) + Double(attoseconds) / 1e18)
 }
 
-/// How much more work 2 threads do than 1 when they share nothing (a loop over a register): the
-/// machine's own limit for any 2-thread row, which a virtual machine's cores (hyperthreads of one core,
-/// or cores lent to other guests) can put well below 2.
-func machineScaling(operations: Int) -> Comparison {
-    let work: @Sendable () -> Void = {
+/// Throughput of `body` on 2 threads at once (as `loupe`) and on 1 (as `baseline`), in alternating runs
+/// of `operations` operations per thread; and, each run followed by its like, how much more work 2 threads
+/// do than 1 when they share nothing (a loop over a register): the machine's own limit for the row in the
+/// same moments, which a virtual machine's cores (hyperthreads of one core, or cores lent to other guests)
+/// can put well below 2.
+func compareThreads(
+    repetitions: Int = 15, operations: Int, _ body: @escaping @Sendable () -> Void
+) -> (comparison: Comparison, machine: Comparison) {
+    let independentWork: @Sendable () -> Void = {
         var x: UInt64 = 0x9E37_79B9_7F4A_7C15
         for _ in 0..<100 { x = x &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407 }
         blackHole(x)
     }
-    return compareThreads(operations: operations / 4, work)
-}
-
-/// Throughput of `body` on 2 threads at once (as `loupe`) and on 1 (as `baseline`), in alternating runs
-/// of `operations` operations per thread.
-func compareThreads(repetitions: Int = 15, operations: Int, _ body: @escaping @Sendable () -> Void) -> Comparison {
     _ = throughput(threads: 2, operations: operations / 10, body)  // warm up
     var comparison = Comparison()
+    var machine = Comparison()
     for _ in 0..<repetitions {
         comparison.baseline.append(throughput(threads: 1, operations: operations, body))
         comparison.loupe.append(throughput(threads: 2, operations: operations, body))
+        machine.baseline.append(throughput(threads: 1, operations: operations / 4, independentWork))
+        machine.loupe.append(throughput(threads: 2, operations: operations / 4, independentWork))
     }
-    return comparison
+    return (comparison, machine)
 }
 
 /// A readers–writer lock held by a class, with a struct inside: the bare baseline for reads.

@@ -41,10 +41,9 @@ if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.ar
         for _ in 0..<5 { blackHole(throughput(threads: 2, operations: 10_000_000) { blackHole(port.value) }) }
     case "readers-ratio":
         let port = RootLens(Deep()).inner.leaf.port
-        let readers = compareThreads(operations: 2_000_000) { blackHole(port.value) }
+        let (readers, machine) = compareThreads(operations: 2_000_000) { blackHole(port.value) }
         print("2 readers: \(rate(median(readers.loupe))) vs \(rate(median(readers.baseline))) on 1 thread: \(format(readers.ratio))×",
               zip(readers.loupe, readers.baseline).map { format($0 / $1) })
-        let machine = machineScaling(operations: 2_000_000)
         print("the machine: 2 threads of independent work do \(format(machine.ratio))× one",
               zip(machine.loupe, machine.baseline).map { format($0 / $1) })
     case "read-ratio":
@@ -123,12 +122,16 @@ if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.ar
             baseline: { for _ in 0..<n { writeByHand(bytes, to: scratch + "/large-by-hand.json") } })
         print("durable update of ~\(bytes.count / 1024) KB: \(duration(median(writes.loupe))) vs \(duration(median(writes.baseline))) by hand: \(format(writes.ratio))×")
     case "load":
-        let complete = try JSONEncoder().encode(Wide.stored)
+        // As the table's row: the file as prettyEncoder (not yet initialized here) writes it, one decoder.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let complete = try encoder.encode(Wide.stored)
         try complete.write(to: URL(fileURLWithPath: scratch + "/wide.json"))
         let n = 20
+        let decoder = JSONDecoder()
         let loads = try compare(operations: n,
             loupe: { for _ in 0..<n { blackHole(try RootLens(default: Wide(), store: FileStore(path: scratch + "/wide.json"), watch: false).value) } },
-            baseline: { for _ in 0..<n { blackHole(try JSONDecoder().decode(Wide.self, from: complete)) } })
+            baseline: { for _ in 0..<n { blackHole(try decoder.decode(Wide.self, from: complete)) } })
         print("load: \(duration(median(loads.loupe))) vs \(duration(median(loads.baseline))) JSONDecoder: \(format(loads.ratio))×")
     case "coalesced":
         let root = try RootLens(default: Small(), store: FileStore(path: scratch + "/p.json", writePolicy: .coalesced(.seconds(1))), watch: false)
@@ -207,9 +210,10 @@ do {
     // Runs of ~50 ms per thread: long enough that starting threads does not count, short enough that
     // neighbouring runs meet the same conditions.
     let perThread = 2_000_000 / scale
-    add("read from 2 threads at once (throughput)", compareThreads(operations: perThread) { blackHole(port.value) },
+    let readers: Comparison
+    (readers, machine) = compareThreads(operations: perThread) { blackHole(port.value) }
+    add("read from 2 threads at once (throughput)", readers,
         .atLeast(1.6), .rates, baselineNote: " (1 thread)")
-    machine = machineScaling(operations: perThread)
 }
 
 do {
@@ -595,7 +599,7 @@ let floors = observationFloors(scale: scale)
 print("""
 
 The machine's own limit for the 2-thread row: 2 threads of independent work (no shared memory) did \(format(machine.ratio))× \
-one thread's, measured alongside it.
+one thread's, measured in runs alternating with the row's.
 Swift Observation alone, in its cheapest form found: ObservationRegistrar.access cost \(format(floors.access.ratio))× the \
 read row's bare read, and withMutation \(format(floors.mutation.ratio))× the in-memory update row's by-hand update. Every \
 read of a lens calls the first (so that withObservationTracking sees it), every commit the second.

@@ -25,9 +25,11 @@ struct UnknownKeys: Sendable, Equatable {
         switch document {
         case .object(let object):
             for (key, value) in object {
+                // Leaves first, the most keys: a key read as a leaf holds a scalar, with nothing below it.
+                if reads.leaves.contains(key) { continue }
                 if let child = reads.children[key] {
                     if let unknown = UnknownKeys(in: value, reads: child) { children[key] = unknown }
-                } else if !reads.leaves.contains(key) {
+                } else {
                     values[key] = value
                 }
             }
