@@ -214,7 +214,7 @@ struct KeyringFailureTests {
         #expect(lines.first == "saved")
         for line in lines.dropFirst() {
             let typed = line.contains("error: unavailable: keyring item service=s account=a")
-                || line.contains("error: timed out talking to keyring item service=s account=a")
+                || line.contains("error: timed out waiting for keyring item service=s account=a")
             #expect(typed, "\(line)")
             #expect(line.contains("locked") || line.contains("prompt"), "\(line)")
         }
