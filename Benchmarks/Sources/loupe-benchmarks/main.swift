@@ -8,6 +8,7 @@ import Logging
 import Loupe
 import LoupeEtcd
 import LoupeKeyring
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -82,13 +83,7 @@ if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.ar
         let floors = observationFloors(scale: 1)
         print("ObservationRegistrar.access alone: \(duration(median(floors.access.loupe))) vs \(duration(median(floors.access.baseline))) bare read: \(format(floors.access.ratio))×")
         print("ObservationRegistrar.withMutation alone: \(duration(median(floors.mutation.loupe))) vs \(duration(median(floors.mutation.baseline))) by-hand update: \(format(floors.mutation.ratio))×")
-        let provider = MutableInMemoryProvider(initialValues: ["counter": ConfigValue(.int(0), isSecret: false)])
-        let watcher = Task {
-            try await provider.watchValue(forKey: ["counter"], type: .int) { updates in
-                for await _ in updates {}
-            }
-        }
-        usleep(100_000)  // the watcher is registered
+        let (provider, watcher, received) = watchedProvider()
         final class Seen: @unchecked Sendable { var count = 0 }
         let seen = Seen()
         let byHand = ObservedByHand { _ in seen.count &+= 1 }
@@ -96,8 +91,8 @@ if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.ar
         var next = 0
         let sets = compare(operations: n,
             loupe: { for _ in 0..<n { next += 1; byHand.set(next) } },
-            baseline: { for _ in 0..<n { next += 1; provider.setValue(ConfigValue(.int(next), isSecret: false), forKey: ["counter"]) } })
-        print("observed set by hand, telling Observation: \(duration(median(sets.loupe))) vs \(duration(median(sets.baseline))) MutableInMemoryProvider: \(format(sets.ratio))×")
+            baseline: { for _ in 0..<n { next += 1; provider.setCounter(next) } })
+        print("observed set by hand, telling Observation: \(duration(median(sets.loupe))) vs \(duration(median(sets.baseline))) MutableInMemoryProvider: \(format(sets.ratio))× (its watcher received \(received.value) updates)")
         watcher.cancel()
     case "set":
         let counter = RootLens(Small()).counter
@@ -278,25 +273,20 @@ do {
     let root = RootLens(Small())
     let counter = root.counter
     let token = counter.observe { _ in seen.count &+= 1 }
-    let provider = MutableInMemoryProvider(initialValues: ["counter": ConfigValue(.int(0), isSecret: false)])
-    let watcher = Task {
-        try await provider.watchValue(forKey: ["counter"], type: .int) { updates in
-            for await _ in updates {}
-        }
-    }
-    usleep(100_000)  // the watcher is registered
+    let (provider, watcher, received) = watchedProvider()
     let n = 100_000 / scale
     var next = 0
     let sets = try compare(operations: n,
         loupe: { for _ in 0..<n { next += 1; try counter.set(next) } },
-        baseline: { for _ in 0..<n { next += 1; provider.setValue(ConfigValue(.int(next), isSecret: false), forKey: ["counter"]) } })
-    add("peer: set a value one watcher observes, storeless root vs swift-configuration MutableInMemoryProvider", sets, .atMost(1))
+        baseline: { for _ in 0..<n { next += 1; provider.setCounter(next) } })
+    add("peer: set a value one watcher observes, storeless root vs swift-configuration MutableInMemoryProvider", sets, .atMost(1),
+        baselineNote: " (watcher got \(received.value))")
     // The same set written by hand, specialized: the least a copy-on-write root with one observer, which
     // tells Swift Observation of its commits, costs.
     let byHand = ObservedByHand { _ in seen.count &+= 1 }
     observedSetByHand = compare(operations: n,
         loupe: { for _ in 0..<n { next += 1; byHand.set(next) } },
-        baseline: { for _ in 0..<n { next += 1; provider.setValue(ConfigValue(.int(next), isSecret: false), forKey: ["counter"]) } })
+        baseline: { for _ in 0..<n { next += 1; provider.setCounter(next) } })
     watcher.cancel()
     token.cancel()
 }
@@ -700,3 +690,42 @@ do {
 
 let met = rows.filter(\.met).count
 print("\ntargets: \(met) of \(rows.count) met")
+
+/// swift-configuration's `MutableInMemoryProvider` holding `counter`, with one value watcher: an
+/// `AsyncStream` its task drains, counting what it receives. Returns once the watcher is registered;
+/// cancel the task when done.
+///
+/// The task is detached: made in this file's top-level code, a `Task` would run on the main actor, which
+/// this program's main thread never lets run, so no watcher would ever register (the peer row measured an
+/// unwatched provider that way until it counted what its watcher received).
+func watchedProvider() -> (provider: MutableInMemoryProvider, watcher: Task<Void, any Error>, received: Counter) {
+    let provider = MutableInMemoryProvider(initialValues: ["counter": ConfigValue(.int(0), isSecret: false)])
+    let received = Counter()
+    let watcher = Task.detached {
+        try await provider.watchValue(forKey: ["counter"], type: .int) { updates in
+            for await _ in updates { received.add() }
+        }
+    }
+    // The watcher's stream yields the current value first.
+    var waited = 0
+    while received.value == 0, waited < 10_000 {
+        usleep(1_000)
+        waited += 1
+    }
+    if received.value == 0 { print("warning: the provider's watcher did not register within 10 s") }
+    return (provider, watcher, received)
+}
+
+/// A count shared between threads.
+final class Counter: Sendable {
+    private let count = Atomic<Int>(0)
+    var value: Int { count.load(ordering: .relaxed) }
+    func add() { count.add(1, ordering: .relaxed) }
+}
+
+extension MutableInMemoryProvider {
+    /// Sets `counter`, as the peer row does.
+    func setCounter(_ value: Int) {
+        setValue(ConfigValue(.int(value), isSecret: false), forKey: ["counter"])
+    }
+}
