@@ -84,14 +84,7 @@ if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.ar
         print("ObservationRegistrar.access alone: \(duration(median(floors.access.loupe))) vs \(duration(median(floors.access.baseline))) bare read: \(format(floors.access.ratio))×")
         print("ObservationRegistrar.withMutation alone: \(duration(median(floors.mutation.loupe))) vs \(duration(median(floors.mutation.baseline))) by-hand update: \(format(floors.mutation.ratio))×")
         let (provider, watcher, received) = watchedProvider()
-        final class Seen: @unchecked Sendable { var count = 0 }
-        let seen = Seen()
-        let byHand = ObservedByHand { _ in seen.count &+= 1 }
-        let n = 100_000
-        var next = 0
-        let sets = compare(operations: n,
-            loupe: { for _ in 0..<n { next += 1; byHand.set(next) } },
-            baseline: { for _ in 0..<n { next += 1; provider.setCounter(next) } })
+        let sets = compareObservedSetByHand(with: provider, operations: 100_000)
         print("observed set by hand, telling Observation: \(duration(median(sets.loupe))) vs \(duration(median(sets.baseline))) MutableInMemoryProvider: \(format(sets.ratio))× (its watcher received \(received.value) updates)")
         watcher.cancel()
     case "set":
@@ -281,12 +274,7 @@ do {
         baseline: { for _ in 0..<n { next += 1; provider.setCounter(next) } })
     add("peer: set a value one watcher observes, storeless root vs swift-configuration MutableInMemoryProvider", sets, .atMost(1),
         baselineNote: " (watcher got \(received.value))")
-    // The same set written by hand, specialized: the least a copy-on-write root with one observer, which
-    // tells Swift Observation of its commits, costs.
-    let byHand = ObservedByHand { _ in seen.count &+= 1 }
-    observedSetByHand = compare(operations: n,
-        loupe: { for _ in 0..<n { next += 1; byHand.set(next) } },
-        baseline: { for _ in 0..<n { next += 1; provider.setCounter(next) } })
+    observedSetByHand = compareObservedSetByHand(with: provider, operations: n)
     watcher.cancel()
     token.cancel()
 }
@@ -721,6 +709,17 @@ final class Counter: Sendable {
     private let count = Atomic<Int>(0)
     var value: Int { count.load(ordering: .relaxed) }
     func add() { count.add(1, ordering: .relaxed) }
+}
+
+/// The peer row's set written by hand, specialized (``ObservedByHand``), against `provider`'s watched set:
+/// the least a copy-on-write root with one observer, which tells Swift Observation of its commits, costs.
+func compareObservedSetByHand(with provider: MutableInMemoryProvider, operations n: Int) -> Comparison {
+    let seen = Counter()
+    let byHand = ObservedByHand { _ in seen.add() }
+    var next = 0
+    return compare(operations: n,
+        loupe: { for _ in 0..<n { next += 1; byHand.set(next) } },
+        baseline: { for _ in 0..<n { next += 1; provider.setCounter(next) } })
 }
 
 extension MutableInMemoryProvider {
