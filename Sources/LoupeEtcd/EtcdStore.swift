@@ -17,8 +17,8 @@ import Loupe
 /// The whole document is one etcd key, as compact JSON with sorted keys, so `etcdctl get /fleet/settings`
 /// shows it and `etcdctl put` changes it.
 ///
-/// - **Updates** are compare-and-swap transactions on the key's `mod_revision`: the put happens only if
-///   nobody wrote the key since this store last saw it. If somebody did, the same transaction returns the
+/// - **Updates** are compare-and-swap transactions on the key's `mod_revision` (the store's change token):
+///   the put happens only if nobody wrote the key since the root read it. If somebody did, the same transaction returns the
 ///   current value, and the lens re-runs the update closure on it and tries again (256 times at most, then
 ///   `LensError.conflict(path:attempts:)`). Concurrent updates from any number of processes are never lost.
 /// - **Watching**: a root lens watches the key, so a commit from any process reaches its observers in
@@ -35,7 +35,7 @@ import Loupe
 /// on an event loop of its own, so no caller's event loop is ever blocked.
 ///
 /// Neither values nor credentials ever appear in a log, an error or the description.
-public final class EtcdStore: WritableDocumentStore, WatchingStore {
+public final class EtcdStore: DocumentStore {
     /// The etcd key that holds the value.
     public let key: String
     /// The endpoints, in the order they are tried.
@@ -47,7 +47,7 @@ public final class EtcdStore: WritableDocumentStore, WatchingStore {
     private let keyBytes: GatewayBytes
     private let codec = JSONCodec(prettyPrinted: false)
     private let logger: Logger
-    /// The key as this store last saw it, and which revision of it the lens holds.
+    /// The key as this store's watch last saw it, to resume the watch from there.
     private let state = Locked(State())
 
     private struct State {
@@ -57,9 +57,6 @@ public final class EtcdStore: WritableDocumentStore, WatchingStore {
         var modRevision: Int64 = 0
         /// The key's value then; nil when it did not exist.
         var value: Data?
-        /// The `mod_revision` of the value the lens holds (last loaded or saved): the revision an update
-        /// compares against.
-        var handedRevision: Int64 = 0
     }
 
     /// Creates a store for `key` on the etcd cluster at `endpoints`.
@@ -107,63 +104,53 @@ public final class EtcdStore: WritableDocumentStore, WatchingStore {
 
     // MARK: DocumentStore
 
-    public func load() throws -> JSONValue? {
-        _ = try fetch()
-        let current = state.withLock { $0 }
-        guard let data = current.value else {
-            state.withLock { $0.handedRevision = 0 }
+    /// Reads the key; its token is the key's `mod_revision`.
+    public func load() throws -> StoredDocument {
+        let response = try client.call("/v3/kv/range", RangeRequest(key: keyBytes), as: RangeResponse.self, repetition: .safe, refusal: .unreadable)
+        let keyValue = response.kvs?.first
+        _ = observe(revision: response.header?.revision?.value ?? 0, keyValue: keyValue)
+        guard let keyValue, let modRevision = keyValue.mod_revision?.value else {
             logger.debug("etcd key does not exist yet", metadata: ["store": "\(description)"])
-            return nil
+            return .empty
         }
-        let value = try codec.parseDocument(data, store: description)
-        state.withLock { $0.handedRevision = current.modRevision }
-        logger.debug("loaded etcd key", metadata: ["store": "\(description)", "revision": "\(current.modRevision)"])
-        return value
+        let document = try codec.parseDocument(keyValue.value?.data ?? Data(), store: description)
+        logger.debug("loaded etcd key", metadata: ["store": "\(description)", "revision": "\(modRevision)"])
+        return StoredDocument(document, token: ChangeToken(modRevision))
     }
 
-    public func save(_ document: JSONValue) throws {
+    /// Puts the document if the key's `mod_revision` is still the token's, in one transaction.
+    public func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken {
         let data = try codec.serializeDocument(document, store: description)
-        let expected = state.withLock { $0.handedRevision }
+        let revision = try transaction(replacing: token, RequestOp(request_put: PutRequest(key: keyBytes, value: GatewayBytes(data))))
+        _ = observe(revision: revision, modRevision: revision, value: data)
+        logger.debug("saved etcd key", metadata: ["store": "\(description)", "revision": "\(revision)"])
+        return ChangeToken(revision)
+    }
+
+    /// Deletes the key if its `mod_revision` is still the token's, in one transaction.
+    public func remove(replacing token: ChangeToken) throws -> ChangeToken {
+        let revision = try transaction(replacing: token, RequestOp(request_delete_range: DeleteRangeRequest(key: keyBytes)))
+        _ = observe(revision: revision, modRevision: 0, value: nil)
+        logger.debug("deleted etcd key", metadata: ["store": "\(description)"])
+        return .absent
+    }
+
+    /// Runs `operation` if the key's `mod_revision` is the one `token` names (0: the key does not exist);
+    /// returns the cluster's revision after it.
+    private func transaction(replacing token: ChangeToken, _ operation: RequestOp) throws -> Int64 {
+        let expected = token.number ?? 0
         let transaction = TxnRequest(
             compare: [Compare(key: keyBytes, mod_revision: GatewayInt(expected))],
-            success: [RequestOp(request_put: PutRequest(key: keyBytes, value: GatewayBytes(data)))],
+            success: [operation],
             failure: [RequestOp(request_range: RangeRequest(key: keyBytes))])
         let response = try client.call("/v3/kv/txn", transaction, as: TxnResponse.self, repetition: .once, refusal: .unwritable)
         let revision = response.header?.revision?.value ?? 0
-        if response.succeeded == true {
-            _ = observe(revision: revision, modRevision: revision, value: data)
-            state.withLock { $0.handedRevision = revision }
-            logger.debug("saved etcd key", metadata: ["store": "\(description)", "revision": "\(revision)"])
-            return
+        guard response.succeeded == true else {
+            _ = observe(revision: revision, keyValue: response.responses?.first?.response_range?.kvs?.first)
+            logger.debug("etcd key changed since it was read", metadata: ["store": "\(description)", "expected": "\(expected)"])
+            throw StoreError(.conflict, store: description, reason: "another writer changed the key after revision \(expected)")
         }
-        let current = response.responses?.first?.response_range?.kvs?.first
-        _ = observe(revision: revision, keyValue: current)
-        logger.debug("etcd key changed since it was read", metadata: ["store": "\(description)", "expected": "\(expected)"])
-        throw StoreError(.conflict, store: description, reason: "another writer changed the key after revision \(expected)")
-    }
-
-    public func remove() throws {
-        let response = try client.call(
-            "/v3/kv/deleterange", DeleteRangeRequest(key: keyBytes), as: DeleteRangeResponse.self, repetition: .safe,
-            refusal: .unwritable)
-        let revision = response.header?.revision?.value ?? 0
-        _ = observe(revision: revision, modRevision: 0, value: nil)
-        state.withLock { $0.handedRevision = 0 }
-        logger.debug("deleted etcd key", metadata: ["store": "\(description)"])
-    }
-
-    /// What the watch (or a lost compare-and-swap) brought in since the lens last loaded or saved. Needs no
-    /// round trip: a stale view is caught by the next update's compare-and-swap.
-    public func loadIfChanged() throws -> StoreChange {
-        let current = state.withLock { $0 }
-        guard current.modRevision != current.handedRevision else { return .unchanged }
-        var value: JSONValue?
-        if let data = current.value {
-            // Parsed before it counts as handed over: a bad value must stop updates, not be overwritten.
-            value = try codec.parseDocument(data, store: description)
-        }
-        state.withLock { $0.handedRevision = current.modRevision }
-        return .changed(value)
+        return revision
     }
 
     public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
@@ -178,7 +165,7 @@ public final class EtcdStore: WritableDocumentStore, WatchingStore {
 
     // MARK: What the store has seen
 
-    /// Reads the key and records it; returns whether its value changed.
+    /// Reads the key and records it, for the watch; returns whether its value changed.
     private func fetch() throws -> Bool {
         let response = try client.call("/v3/kv/range", RangeRequest(key: keyBytes), as: RangeResponse.self, repetition: .safe, refusal: .unreadable)
         return observe(revision: response.header?.revision?.value ?? 0, keyValue: response.kvs?.first)

@@ -19,10 +19,16 @@ import Loupe
 /// that `secret-tool store` wrote with those attributes is read by Loupe. Saving replaces the item
 /// atomically; `RootLens/remove()` deletes it.
 ///
+/// The Secret Service has no compare-and-swap, so a save or a removal holds a lock file in the user's
+/// runtime directory (`$XDG_RUNTIME_DIR/loupe`), reads the item, and writes only if the item is still what
+/// the root last read, compared by a digest keyed for this process: an item that `secret-tool` or another
+/// program changed or deleted meanwhile makes the root read it again and re-run its update, never
+/// overwrite it.
+///
 /// Nothing of the secret ever appears in an error, a log line, or this store's `description`; buffers
 /// the store owns are wiped after use. Every call to the Secret Service is bounded by ``timeout``: no
 /// service, a locked collection, a prompt nobody answers or a D-Bus error each give a `StoreError`.
-public final class KeyringStore: WritableDocumentStore, SecretStore {
+public final class KeyringStore: DocumentStore {
     /// Which keyring collection holds the item.
     public enum Collection: Sendable, Equatable {
         /// The user's default collection (usually `login`), which persists.
@@ -97,15 +103,22 @@ public final class KeyringStore: WritableDocumentStore, SecretStore {
     /// The codec of the item's secret: compact JSON, through the same parser and writer as every store.
     private static var codec: JSONCodec { JSONCodec(prettyPrinted: false) }
 
-    public func load() throws -> JSONValue? {
+    /// The item's secret is a secret: tools mask it, and errors never quote it.
+    public var holdsSecrets: Bool { true }
+
+    public func load() throws -> StoredDocument {
         guard let secret = try secretService.lookup() else {
             logger.debug("no keyring item yet", metadata: ["item": "\(description)"])
-            return nil
+            return .empty
         }
         do {
             return try secret.withBytes { bytes in
-                let data = Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress!), count: bytes.count, deallocator: .none)
-                return try Self.codec.parseDocument(data, store: description, revealingValues: false)
+                // An empty secret has no address; it is no document either.
+                let data = bytes.baseAddress.map {
+                    Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: $0), count: bytes.count, deallocator: .none)
+                } ?? Data()
+                let document = try Self.codec.parseDocument(data, store: description, revealingValues: false)
+                return StoredDocument(document, token: Self.token(of: bytes))
             }
         } catch let error as StoreError where error.code == .corrupt {
             // Most often a password another program stored in the item (`secret-tool store`): say what
@@ -117,7 +130,7 @@ public final class KeyringStore: WritableDocumentStore, SecretStore {
         }
     }
 
-    public func save(_ document: JSONValue) throws {
+    public func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken {
         var data: Data
         do {
             data = try Self.codec.serialize(document)
@@ -130,13 +143,51 @@ public final class KeyringStore: WritableDocumentStore, SecretStore {
                 .unwritable, store: description,
                 reason: "the value is \(data.count) bytes as JSON, more than a keyring item may hold here (\(Self.maximumSecretSize) bytes); keep large data in a file")
         }
-        try secretService.store(data, label: label)
-        logger.debug("saved keyring item", metadata: ["item": "\(description)"])
+        return try whileUnchanged(since: token) {
+            try secretService.store(data, label: label)
+            logger.debug("saved keyring item", metadata: ["item": "\(description)"])
+            return data.withUnsafeBytes { Self.token(of: $0) }
+        }
     }
 
-    public func remove() throws {
-        try secretService.clear()
-        logger.debug("deleted keyring item", metadata: ["item": "\(description)"])
+    public func remove(replacing token: ChangeToken) throws -> ChangeToken {
+        try whileUnchanged(since: token) {
+            try secretService.clear()
+            logger.debug("deleted keyring item", metadata: ["item": "\(description)"])
+            return .absent
+        }
+    }
+
+    /// Runs `write` holding this item's lock file, if the item is still what `token` identifies; else a
+    /// conflict.
+    private func whileUnchanged(since token: ChangeToken, _ write: () throws -> ChangeToken) throws -> ChangeToken {
+        let lock = try userLockDirectory(store: description) + "/keyring-" + Self.lockName(service: service, account: account)
+        return try withLockFile(at: lock, timeout: timeout, store: description) {
+            let current = try secretService.lookup().map { $0.withBytes(Self.token(of:)) } ?? .absent
+            guard current == token else {
+                throw StoreError(.conflict, store: description, reason: "another program changed or deleted the item since it was read")
+            }
+            return try write()
+        }
+    }
+
+    /// A token for the item's bytes: a digest keyed for this process (Swift's `Hasher`, seeded at random
+    /// in each process), so that it tells versions apart without holding or revealing the secret.
+    private static func token(of bytes: UnsafeRawBufferPointer) -> ChangeToken {
+        var hasher = Hasher()
+        hasher.combine(bytes: bytes)
+        hasher.combine(bytes.count)
+        return ChangeToken(Int64(hasher.finalize()))
+    }
+
+    /// The lock file's name for an item: the same in every process (FNV-1a of the attributes), so that
+    /// every process writing the item takes the same lock, and free of characters a file name cannot hold.
+    private static func lockName(service: String, account: String) -> String {
+        var digest: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in (service + "\u{0}" + account).utf8 {
+            digest = (digest ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        return String(digest, radix: 16) + ".lock"
     }
 
     private func wipe(_ data: inout Data) {

@@ -18,20 +18,21 @@ import Testing
 ///
 /// `makeStore` returns a new store instance over the *same* place on every call, so that the suite can
 /// check that a second instance sees what the first saved, as two processes would. The suite starts by
-/// removing what the place holds. What it checks depends on what the store conforms to:
+/// removing what the place holds. It checks:
 ///
-/// - every store: an empty place loads `nil`; a root over it starts from its default;
-/// - `WritableDocumentStore`: documents round-trip (objects, arrays, strings, integers, fractions,
-///   booleans, nesting); a save replaces the whole document; `remove()` empties the place and removing
-///   nothing is no error; a second instance loads what the first saved; a `RootLens` over the store
-///   commits, persists, reloads and removes;
-/// - `DeferredWriteStore`: what is saved is durable after `flush()`;
-/// - `ChangeDetectingStore`: a second instance reports the first one's save once, then `.unchanged`;
-/// - `WatchingStore`: a watching instance is told of another instance's save, and a root over it
-///   commits that change;
-/// - `LockingStore`: `withExclusiveAccess` runs its body, returns its result and passes its error on;
-/// - `SecretStore`: a secret saved never appears in the store's `description`, nor in the error of a
-///   write the type refuses;
+/// - every store: an empty place loads no document; a root over it starts from its default; a load
+///   changes nothing (two loads return the same document and token, and a load between another writer's
+///   save and an update does not hide that save from the update);
+/// - stores that can be written (a save that does not throw ``StoreError/Code/readOnly``): documents
+///   round-trip (objects, arrays, strings, integers, fractions, booleans, nesting), after ``DocumentStore/flush()``
+///   for a store that writes later; a save replaces the whole document; a save from a stale token is a
+///   conflict and writes nothing; a removal empties the place, and removing nothing is no error; a second
+///   instance loads what the first saved; a `RootLens` over the store commits, persists, reloads and
+///   removes; an update whose save conflicts is run again on what the store holds then, so two roots
+///   lose neither's update;
+/// - stores that watch: a watching root is told of another instance's save, and commits it;
+/// - stores that hold secrets: a secret saved never appears in the store's `description`, nor in the
+///   error of a write the type refuses;
 /// - documents across program versions (writable stores): a partial document takes the defaults for what
 ///   it lacks, elements take their type's defaults, keys the type does not know survive every write at
 ///   their place, a write stores only what differs from the defaults (or the whole value when asked), a
@@ -65,48 +66,69 @@ public struct StoreConformanceTest: Sendable {
     /// Runs every check that applies to the store.
     public func run() async throws {
         let store = try makeStore()
-        if let writable = store as? any WritableDocumentStore {
-            try writable.remove()
-        }
-        #expect(try store.load() == nil, "an empty place loads nil")
+        let writable = try removeStored()
+        let empty = try store.load()
+        #expect(empty.document == nil, "an empty place loads no document")
+        #expect(try store.load() == empty, "a load changes nothing: a second one reads the same document and token")
         #expect(try RootLens(default: Sample(), store: store, watch: false).value == Sample(), "a root over an empty place starts from its default")
 
-        guard let writable = store as? any WritableDocumentStore else { return }
-        try checkRoundTrips(writable)
-        try checkRemoval(writable)
+        guard writable else { return }
+        try checkRoundTrips()
+        // A store that writes later answers a save before it looks at what is stored; it applies its
+        // changes over another writer's when it writes (``CoalescingStore``).
+        let writesLater = try writesLater()
+        if !writesLater { try checkConflicts() }
+        try checkRemoval()
         try checkRoot()
-        if store is any LockingStore { try checkExclusiveAccess() }
-        if store is any ChangeDetectingStore { try checkChangeDetection() }
-        if store is any WatchingStore { try await checkWatch() }
-        if store is any SecretStore { try checkSecrets() }
-        try checkEvolution(writable)
-        try checkMigrations(writable)
-        try writable.remove()
+        try checkLoadsChangeNothing()
+        if !writesLater { try checkConflictingUpdatesRunAgain() }
+        try await checkWatch()
+        if store.holdsSecrets { try checkSecrets() }
+        try checkEvolution()
+        try checkMigrations()
+        _ = try removeStored()
     }
 
     // MARK: Checks
 
-    private func checkRoundTrips(_ store: any WritableDocumentStore) throws {
+    private func checkRoundTrips() throws {
+        let store = try makeStore()
         for document in sampleDocuments() {
-            try store.save(document)
-            try flush(store)
-            #expect(try store.load() == document, "a saved document loads as it was saved")
-            #expect(try makeStore().load() == document, "another instance over the same place loads what was saved")
+            try save(document, in: store)
+            #expect(try store.load().document == document, "a saved document loads as it was saved")
+            #expect(try makeStore().load().document == document, "another instance over the same place loads what was saved")
         }
         // A save replaces the whole document: keys of the previous one do not survive.
-        try store.save(.object(["a": .integer(1), "b": .integer(2)]))
-        try store.save(.object(["a": .integer(3)]))
-        try flush(store)
-        #expect(try makeStore().load() == .object(["a": .integer(3)]), "a save replaces the whole document")
+        try save(.object(["a": .integer(1), "b": .integer(2)]), in: store)
+        try save(.object(["a": .integer(3)]), in: store)
+        #expect(try makeStore().load().document == .object(["a": .integer(3)]), "a save replaces the whole document")
     }
 
-    private func checkRemoval(_ store: any WritableDocumentStore) throws {
-        try store.save(.object(["a": .integer(1)]))
-        try flush(store)
-        try store.remove()
-        #expect(try store.load() == nil, "after remove() the store loads nil")
-        #expect(try makeStore().load() == nil, "after remove() another instance loads nil")
-        try store.remove()  // removing nothing is not an error
+    private func checkConflicts() throws {
+        let first = try makeStore()
+        let second = try makeStore()
+        try save(.object(["round": .integer(1)]), in: first)
+        let stale = try second.load().token
+        try save(.object(["round": .integer(2)]), in: first)
+        #expect(try second.load().token != stale, "another writer's save gives the store a new token")
+        do {
+            _ = try second.save(.object(["round": .string("stale")]), replacing: stale)
+            try second.flush()
+            Issue.record("a save from a stale token must be refused as a conflict")
+        } catch let error as StoreError {
+            #expect(error.code == .conflict, "a save from a stale token is a conflict, not \(error)")
+        }
+        #expect(try makeStore().load().document == .object(["round": .integer(2)]), "a conflicting save writes nothing")
+    }
+
+    private func checkRemoval() throws {
+        let store = try makeStore()
+        try save(.object(["a": .integer(1)]), in: store)
+        _ = try store.remove(replacing: store.load().token)
+        try store.flush()
+        #expect(try store.load().document == nil, "after a removal the store loads no document")
+        #expect(try makeStore().load().document == nil, "after a removal another instance loads no document")
+        _ = try store.remove(replacing: store.load().token)  // removing nothing is not an error
     }
 
     private func checkRoot() throws {
@@ -122,43 +144,68 @@ public struct StoreConformanceTest: Sendable {
         #expect(reopened.value.items == [1, 2, 3, 4])
         try reopened.remove()
         #expect(reopened.value == Sample(), "remove() returns the root to its default")
-        #expect(try makeStore().load() == nil, "remove() empties the place")
+        #expect(try makeStore().load().document == nil, "remove() empties the place")
     }
 
-    private func checkExclusiveAccess() throws {
-        guard let store = try makeStore() as? any LockingStore else { return }
-        #expect(try store.withExclusiveAccess { 42 } == 42, "withExclusiveAccess returns its body's result")
-        struct Marker: Error {}
-        #expect(throws: Marker.self, "withExclusiveAccess passes its body's error on") {
-            try store.withExclusiveAccess { throw Marker() }
+    /// Another writer saves; this root reads the store (as `loupe show --stored` does); its next update
+    /// must still apply to the other writer's save.
+    private func checkLoadsChangeNothing() throws {
+        _ = try removeStored()
+        let root = try RootLens(default: Sample(), store: makeStore(), watch: false)
+        let other = try RootLens(default: Sample(), store: makeStore(), watch: false)
+        try other.name.set("the other writer's")
+        try other.flush()
+        _ = try root.storedDocument()
+        try root.items.set([9])
+        try root.flush()
+        let after = try RootLens(default: Sample(), store: makeStore(), watch: false).value
+        #expect(after.name == "the other writer's" && after.items == [9],
+                "a load between another writer's save and an update hides nothing from the update")
+        #expect(root.value.name == "the other writer's", "the root took the other writer's change")
+    }
+
+    /// Whether a save reaches the place only later (on a flush): another instance does not see it yet. Such
+    /// a store (a ``CoalescingStore``) answers a save before it writes, so a conflict met later cannot run
+    /// the update again: its changes are applied over the other writer's instead.
+    private func writesLater() throws -> Bool {
+        _ = try removeStored()
+        let store = try makeStore()
+        _ = try store.save(.object(["probe": .bool(true)]), replacing: store.load().token)
+        defer { _ = try? removeStored() }
+        let seen = try makeStore().load().document != nil
+        try store.flush()
+        return !seen
+    }
+
+    /// Two roots over the same place, neither watching, each incrementing: the second's save conflicts,
+    /// and it runs again on what the first saved.
+    private func checkConflictingUpdatesRunAgain() throws {
+        _ = try removeStored()
+        let first = try RootLens(default: Sample(), store: makeStore(), watch: false)
+        let second = try RootLens(default: Sample(), store: makeStore(), watch: false)
+        let runs = Counter()
+        for _ in 0..<3 {
+            try first.items.update { $0.append($0.count) }
+            try first.flush()
+            try second.items.update {
+                runs.increment()
+                $0.append($0.count)
+            }
+            try second.flush()
         }
-    }
-
-    private func checkChangeDetection() throws {
-        guard let first = try makeStore() as? any WritableDocumentStore,
-            let second = try makeStore() as? any ChangeDetectingStore
-        else { return }
-        _ = try second.load()
-        // A store that watches may look only when its watch says so (a coalescing file store): watch, as
-        // a root would.
-        let watch = try (second as? any WatchingStore)?.watch {}
-        defer { watch?.cancel() }
-        let document = JSONValue.object(["changed": .string("by another instance")])
-        try first.save(document)
-        try flush(first)
-        #expect(try eventually(timeout: configuration.watchTimeout) { try second.loadIfChanged() == .changed(document) },
-                "another instance's save is reported as a change")
-        #expect(try second.loadIfChanged() == .unchanged, "a change is reported once")
+        let stored = try RootLens(default: Sample(), store: makeStore(), watch: false).value.items
+        #expect(stored == [1, 2, 3, 3, 4, 5, 6, 7, 8], "updates from two roots are never lost (stored: \(stored))")
+        #expect(runs.value > 3, "an update whose save conflicted ran again on what the store held")
     }
 
     private func checkWatch() async throws {
-        guard let writer = try makeStore() as? any WritableDocumentStore else { return }
-        try writer.remove()
+        _ = try removeStored()
         let root = try RootLens(default: Sample(), store: makeStore(), watch: true)
+        guard try makeStore().watch({}).map({ $0.cancel() }) != nil else { return }
         let seen = Seen()
         let token = root.name.observe { seen.record($0) }
         defer { token.cancel() }
-        let committer = try RootLens(default: Sample(), store: writer, watch: false)
+        let committer = try RootLens(default: Sample(), store: makeStore(), watch: false)
         try await committer.name.set("from another root")
         try await committer.flush()
         let deadline = ContinuousClock.now + configuration.watchTimeout
@@ -174,7 +221,7 @@ public struct StoreConformanceTest: Sendable {
         let root = try RootLens(default: Sample(), store: makeStore(), watch: false)
         try root.name.set(secret)
         try root.flush()
-        #expect(root.holdsSecrets, "a root over a secret store says it holds secrets")
+        #expect(root.holdsSecrets, "a root over a store that holds secrets says so")
         #expect(!root.storeDescription.contains(secret) && !root.description.contains(secret))
         do {
             try root.lens.set(atPath: "items", to: .string(secret))
@@ -184,12 +231,13 @@ public struct StoreConformanceTest: Sendable {
         }
     }
 
-    private func checkEvolution(_ store: any WritableDocumentStore) throws {
+    private func checkEvolution() throws {
+        let store = try makeStore()
         // A partial document, as a person writes it: the rest is the default's.
         try save(.object(["count": .integer(7)]), in: store)
         var root = try RootLens(default: Evolving(), store: makeStore(), watch: false)
         #expect(root.value == Evolving(count: 7), "a key the document lacks takes the default's value")
-        #expect(try makeStore().load() == .object(["count": .integer(7)]), "loading never writes")
+        #expect(try makeStore().load().document == .object(["count": .integer(7)]), "loading never writes")
         try save(.object([:]), in: store)
         #expect(try RootLens(default: Evolving(), store: makeStore(), watch: false).value == Evolving(), "{} is the default")
 
@@ -209,7 +257,7 @@ public struct StoreConformanceTest: Sendable {
         root = try RootLens(default: Evolving(), store: makeStore(), watch: false)
         try root.name.set("changed")
         try root.flush()
-        #expect(try makeStore().load() == .object([
+        #expect(try makeStore().load().document == .object([
             "name": .string("changed"),
             "addedLater": .string("by a newer version"),
             "labels": .object(["keep": .object(["colour": .string("red")])]),
@@ -224,20 +272,21 @@ public struct StoreConformanceTest: Sendable {
         try root.flush()
         let reopened = try RootLens(default: Evolving(), store: makeStore(), watch: false)
         #expect(reopened.value.labels.isEmpty, "a removed entry of the defaults stays removed")
-        #expect(try makeStore().load()?[path: "labels.keep"] == .null, "its removal is stored as null (RFC 7386)")
-        #expect(try makeStore().load()?[path: "addedLater"] == .string("by a newer version"))
+        #expect(try makeStore().load().document?[path: "labels.keep"] == .null, "its removal is stored as null (RFC 7386)")
+        #expect(try makeStore().load().document?[path: "addedLater"] == .string("by a newer version"))
 
         // Asked to, a root stores the whole value, still with the unknown keys.
         let whole = try RootLens(default: Evolving(), store: makeStore(), storing: .wholeValue, watch: false)
         try whole.count.set(8)
         try whole.flush()
-        let stored = try makeStore().load()
+        let stored = try makeStore().load().document
         #expect(stored?[path: "tags"] == .array([.string("a")]) && stored?[path: "name"] == .string("changed")
                 && stored?[path: "addedLater"] == .string("by a newer version"), "the whole value, with unknown keys")
-        try removeStored()
+        _ = try removeStored()
     }
 
-    private func checkMigrations(_ store: any WritableDocumentStore) throws {
+    private func checkMigrations() throws {
+        let store = try makeStore()
         let runs = Counter()
         let rename: [Int: @Sendable (inout JSONValue) throws -> Void] = [
             2: { document in
@@ -249,11 +298,11 @@ public struct StoreConformanceTest: Sendable {
         try save(.object(["title": .string("old name"), "count": .integer(3)]), in: store)
         let root = try RootLens(default: Evolving(), store: makeStore(), version: 2, migrations: rename, watch: false)
         #expect(root.value.name == "old name" && root.value.count == 3, "a migration runs on load")
-        #expect(try makeStore().load()?[path: "title"] == .string("old name"), "loading never writes, migrated or not")
+        #expect(try makeStore().load().document?[path: "title"] == .string("old name"), "loading never writes, migrated or not")
         // The next commit writes the upgraded document, stamped.
         try root.count.set(4)
         try root.flush()
-        #expect(try makeStore().load() == .object([
+        #expect(try makeStore().load().document == .object([
             "$version": .integer(2), "name": .string("old name"), "count": .integer(4),
         ]), "the next commit writes the migrated document, stamped")
         // Once stamped, the migration never runs again.
@@ -264,7 +313,7 @@ public struct StoreConformanceTest: Sendable {
         // A failing step is an error naming the store and the step, and nothing is written.
         struct Refused: Error {}
         let failing: [Int: @Sendable (inout JSONValue) throws -> Void] = [3: { _ in throw Refused() }]
-        let storedBefore = try makeStore().load()
+        let storedBefore = try makeStore().load().document
         #expect {
             _ = try RootLens(default: Evolving(), store: makeStore(), version: 3, migrations: failing, watch: false)
         } throws: { error in
@@ -272,7 +321,7 @@ public struct StoreConformanceTest: Sendable {
             return (error as? StoreError)?.code == .corrupt && message.contains(store.description)
                 && message.contains("migration to version 3")
         }
-        #expect(try makeStore().load() == storedBefore, "a failing migration writes nothing")
+        #expect(try makeStore().load().document == storedBefore, "a failing migration writes nothing")
 
         // A document from a newer program: read as far as the type allows, its stamp never lowered.
         try save(.object(["$version": .integer(5), "name": .string("new"), "future": .bool(true)]), in: store)
@@ -280,31 +329,31 @@ public struct StoreConformanceTest: Sendable {
         #expect(older.value.name == "new")
         try older.count.set(2)
         try older.flush()
-        #expect(try makeStore().load() == .object([
+        #expect(try makeStore().load().document == .object([
             "$version": .integer(5), "name": .string("new"), "future": .bool(true), "count": .integer(2),
         ]), "a newer document keeps its stamp and its unknown keys")
-        try removeStored()
+        _ = try removeStored()
     }
 
     // MARK: Helpers
 
-    /// Saves `document` through a fresh instance that has read the place first, as a person's editor or
-    /// another program would (a store that detects conflicts refuses a blind write over another's).
-    private func save(_ document: JSONValue, in _: any WritableDocumentStore) throws {
-        guard let writer = try makeStore() as? any WritableDocumentStore else { return }
-        _ = try writer.load()
-        try writer.save(document)
-        try flush(writer)
+    /// Saves `document` over what the place holds, as a person's editor or another program would: through
+    /// `store` with the token of a load, then flushed.
+    private func save(_ document: JSONValue, in store: any DocumentStore) throws {
+        _ = try store.save(document, replacing: store.load().token)
+        try store.flush()
     }
 
-    private func removeStored() throws {
-        guard let writer = try makeStore() as? any WritableDocumentStore else { return }
-        _ = try writer.load()
-        try writer.remove()
-    }
-
-    private func flush(_ store: any DocumentStore) throws {
-        try (store as? any DeferredWriteStore)?.flush()
+    /// Removes what the place holds through a fresh instance; returns false when the store is read-only.
+    private func removeStored() throws -> Bool {
+        let store = try makeStore()
+        do {
+            _ = try store.remove(replacing: store.load().token)
+            try store.flush()
+            return true
+        } catch let error as StoreError where error.code == .readOnly {
+            return false
+        }
     }
 
     private func sampleDocuments() -> [JSONValue] {

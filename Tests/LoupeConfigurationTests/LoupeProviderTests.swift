@@ -22,11 +22,12 @@ struct ServiceSettings: Codable, Sendable, Equatable {
 }
 
 /// A store that keeps secrets, as the keyring does, without needing one.
-final class SecretMemoryStore: WritableDocumentStore, SecretStore {
+final class SecretMemoryStore: DocumentStore {
     private let inner = MemoryStore()
-    func load() throws -> JSONValue? { try inner.load() }
-    func save(_ document: JSONValue) throws { try inner.save(document) }
-    func remove() throws { try inner.remove() }
+    func load() throws -> StoredDocument { try inner.load() }
+    func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken { try inner.save(document, replacing: token) }
+    func remove(replacing token: ChangeToken) throws -> ChangeToken { try inner.remove(replacing: token) }
+    var holdsSecrets: Bool { true }
     var description: String { "secret memory store" }
 }
 

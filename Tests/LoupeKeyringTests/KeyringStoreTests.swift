@@ -82,7 +82,7 @@ struct KeyringStoreTests {
                 && text.contains("secret-tool clear service \(service) account a") && !text.contains("hunter2")
         }
         // The item is the user's to replace: removed, the root starts from its default and writes anew.
-        try store.remove()
+        try store.removeWhateverIsStored()
         let root = try RootLens(default: Credentials(), store: store)
         try root.user.set("bob")
         #expect(try secretTool(["lookup", "service", service, "account", "a"]).output.contains(#""user":"bob""#))
@@ -91,16 +91,16 @@ struct KeyringStoreTests {
 
     @Test func aSecretTooLargeForTheKeyringIsRefusedBeforeItIsSent() throws {
         let store = KeyringStore(service: "org.loupe.tests.\(UUID().uuidString)", account: "large")
-        defer { try? store.remove() }
+        defer { try? store.removeWhateverIsStored() }
         let large = JSONValue.object(["blob": .string(String(repeating: "x", count: 2 << 20))])
         #expect {
-            try store.save(large)
+            try store.overwrite(with: large)
         } throws: { error in
             "\(error)".contains("more than a keyring item may hold") && !"\(error)".contains("xxxx")
         }
         // The connection to the Secret Service is still good.
-        try store.save(.object(["token": .string("small")]))
-        #expect(try store.load() == .object(["token": .string("small")]))
+        try store.overwrite(with: .object(["token": .string("small")]))
+        #expect(try store.storedDocument() == .object(["token": .string("small")]))
     }
 
     @Test func removeDeletesTheItem() throws {
@@ -117,10 +117,10 @@ struct KeyringStoreTests {
     @Test func theSessionCollectionHoldsItemsToo() throws {
         let service = uniqueService()
         let store = KeyringStore(service: service, account: "a", collection: .session)
-        try store.save(DocumentCoding().encode(Credentials(user: "erin", token: "t")))
-        #expect(try KeyringStore(service: service, account: "a", collection: .session).load() == DocumentCoding().encode(Credentials(user: "erin", token: "t")))
-        try store.remove()
-        #expect(try store.load() == nil)
+        try store.overwrite(with: DocumentCoding().encode(Credentials(user: "erin", token: "t")))
+        #expect(try KeyringStore(service: service, account: "a", collection: .session).storedDocument() == DocumentCoding().encode(Credentials(user: "erin", token: "t")))
+        try store.removeWhateverIsStored()
+        #expect(try store.storedDocument() == nil)
     }
 
     @Test(arguments: [
@@ -144,7 +144,7 @@ struct KeyringStoreTests {
 
 @Test func aKeyringStoreHoldsSecrets() {
     let store: any DocumentStore = KeyringStore(service: "s", account: "a")
-    #expect(store is any SecretStore)
+    #expect(store.holdsSecrets)
 }
 
 /// The failure paths run the test helper in an environment of their own: no session bus, a bus with no

@@ -181,10 +181,11 @@ case "keyring-save", "keyring-load":
         service: arguments[2], account: arguments[3], timeout: .seconds(Int(arguments[4])!))
     do {
         if arguments[1] == "keyring-save" {
-            try store.save(.object(["user": .string("helper"), "token": .string("hunter2-helper-secret")]))
+            let token = try store.load().token
+            _ = try store.save(.object(["user": .string("helper"), "token": .string("hunter2-helper-secret")]), replacing: token)
             print("saved")
         } else {
-            let credentials = try store.load().map { try DocumentCoding().decode(Credentials.self, from: $0) }
+            let credentials = try store.load().document.map { try DocumentCoding().decode(Credentials.self, from: $0) }
             print(credentials.map { "user \($0.user)" } ?? "nothing")
         }
     } catch {

@@ -19,3 +19,23 @@ public func replaceFile(_ path: String, with text: String) throws {
     try Data(text.utf8).write(to: URL(fileURLWithPath: path + ".edit"))
     guard rename(path + ".edit", path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
 }
+
+extension DocumentStore {
+    /// The document the store holds now; nil when it holds nothing.
+    public func storedDocument() throws -> JSONValue? {
+        try load().document
+    }
+
+    /// Saves `document` over whatever the store holds now, as a person's editor or another program would,
+    /// and makes it durable.
+    public func overwrite(with document: JSONValue) throws {
+        _ = try save(document, replacing: load().token)
+        try flush()
+    }
+
+    /// Deletes whatever the store holds now.
+    public func removeWhateverIsStored() throws {
+        _ = try remove(replacing: load().token)
+        try flush()
+    }
+}

@@ -7,7 +7,7 @@ import Testing
 /// A real file store whose saves are slowed down, standing in for a slow disk or server: every save
 /// sleeps its thread, as a blocking call to a keyring or etcd would. It records whether each call ran
 /// inside a Swift task (on the cooperative pool) or on a thread of its own.
-final class SlowStore: WritableDocumentStore {
+final class SlowStore: DocumentStore {
     private let inner: FileStore
     let delay: Duration
     let callsInsideATask = Locked(0)
@@ -20,15 +20,15 @@ final class SlowStore: WritableDocumentStore {
         calls.withLock { $0 += 1 }
         if withUnsafeCurrentTask(body: { $0 != nil }) { callsInsideATask.withLock { $0 += 1 } }
     }
-    func load() throws -> JSONValue? { try inner.load() }
-    func save(_ document: JSONValue) throws {
+    func load() throws -> StoredDocument { try inner.load() }
+    func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken {
         record()
         Thread.sleep(forTimeInterval: Double(delay.components.attoseconds) / 1e18 + Double(delay.components.seconds))
-        try inner.save(document)
+        return try inner.save(document, replacing: token)
     }
-    func remove() throws {
+    func remove(replacing token: ChangeToken) throws -> ChangeToken {
         record()
-        try inner.remove()
+        return try inner.remove(replacing: token)
     }
     var description: String { "slow \(inner)" }
 }

@@ -231,7 +231,7 @@ struct DefaultsStoreTests {
             for writer in writers {
                 #expect(writer.wait(limit: .seconds(120)) == 0, "\(writer.errorOutput)")
             }
-            #expect(try DefaultsStore(suite: suite, key: "counter").load() == JSONValue(parsing: #"{"count": 300}"#))
+            #expect(try DefaultsStore(suite: suite, key: "counter").storedDocument() == JSONValue(parsing: #"{"count": 300}"#))
         }
     }
 
@@ -250,7 +250,7 @@ struct DefaultsStoreTests {
                 "import plistlib,sys; d=plistlib.load(open(sys.argv[1],'rb'))['settings']; print(d['server']['port'], d['features']['beta'])", [path])
             #expect(fromPython == "7070 True")
             try root.remove()
-            #expect(try DefaultsStore(suite: suite, key: "settings").load() == nil)
+            #expect(try DefaultsStore(suite: suite, key: "settings").storedDocument() == nil)
         }
     }
 
@@ -275,7 +275,7 @@ struct DefaultsStoreTests {
             try Data("<plist><dict><key>settings".utf8).write(to: url)
             let store = try DefaultsStore(suite: suite, key: "settings")
             #expect(throws: StoreError.self) { _ = try RootLens(default: Settings(), store: store) }
-            #expect(throws: StoreError.self) { try store.save(DocumentCoding().encode(Settings())) }
+            #expect(throws: StoreError.self) { try store.overwrite(with: DocumentCoding().encode(Settings())) }
             #expect(try String(contentsOf: url, encoding: .utf8) == "<plist><dict><key>settings")
         }
     }

@@ -152,7 +152,7 @@ struct FileStoreBadInputTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(bad.bytes), "the file is left as it was")
     }
 
-    @Test func moveAsideRecoveryKeepsTheBadFileAndLogsIt() throws {
+    @Test func moveAsideRecoveryStartsFromTheDefaultAndKeepsTheBadFileBeforeWritingOverIt() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let path = directory.file("settings.json")
@@ -161,9 +161,18 @@ struct FileStoreBadInputTests {
         let store = FileStore(path: path, recovery: .moveAside, logger: Logger(label: "test") { _ in logs })
         let root = try RootLens(default: Settings(), store: store)
         #expect(root.value == Settings())
-        let aside = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("settings.json.corrupt-") }
-        #expect(aside.count == 1)
-        #expect(try String(contentsOfFile: directory.file(aside[0]), encoding: .utf8) == "{ not json")
+        #expect(logs.entries.contains { $0.level == .warning && "\($0.message)".contains("does not parse: starting from the default") })
+        func aside() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("settings.json.corrupt-") }
+        }
+        #expect(try aside().isEmpty, "a load changes nothing: the file stays where it is until something is written")
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "{ not json")
+
+        try root.server.host.set("written")
+        let moved = try aside()
+        #expect(moved.count == 1, "the first write moved the bad file aside")
+        #expect(try moved.first.map { try String(contentsOfFile: directory.file($0), encoding: .utf8) } == "{ not json")
+        #expect(try decodeStored(over: Settings(), Data(contentsOf: URL(fileURLWithPath: path))).server.host == "written")
         #expect(logs.entries.contains { $0.level == .warning && "\($0.message)".contains("moved an unreadable settings file aside") })
     }
 

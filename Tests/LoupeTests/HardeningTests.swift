@@ -53,7 +53,7 @@ struct HardeningTests {
         // A write is refused too, and leaves the FIFO as it was.
         let written = withinLimit { () -> String in
             do {
-                try FileStore(path: path).save(JSONValue(parsing: #"{"count": 1}"#))
+                try FileStore(path: path).overwrite(with: JSONValue(parsing: #"{"count": 1}"#))
                 return "saved"
             } catch {
                 return "\(error)"
@@ -102,7 +102,7 @@ struct HardeningTests {
     @Test func anEmptyPathIsAClearError() throws {
         let error = loadError("")
         #expect(error?.contains("the path is empty; name a file") == true, "\(error ?? "no answer")")
-        #expect(throws: StoreError.self) { try FileStore(path: "").save(JSONValue(parsing: "{}")) }
+        #expect(throws: StoreError.self) { try FileStore(path: "").overwrite(with: JSONValue(parsing: "{}")) }
     }
 
     @Test func aFileWhoseNameIsNearTheLimitIsWritable() throws {

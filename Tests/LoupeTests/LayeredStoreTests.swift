@@ -321,13 +321,13 @@ struct LayeredStoreTests {
         defer { site.cleanUp() }
         let fleet = MemoryStore()
         let fleetDocument = try JSONValue(parsing: #"{"upstream": {"url": "https://fleet.example"}}"#)
-        try fleet.save(fleetDocument)
+        try fleet.overwrite(with: fleetDocument)
         let store = LayeredStore(layers: [.store(fleet), .file(site.admin)], top: FileStore(path: site.user))
         let root = try RootLens(default: Settings(), store: store, watch: false)
         #expect(root.value.upstream.url == "https://fleet.example")
         #expect(try root.provenance(ofPath: "upstream.url").source == .layer(fleet.description))
         try root.greeting.set("mine")
-        #expect(try fleet.load() == fleetDocument)
+        #expect(try fleet.storedDocument() == fleetDocument)
         #expect(store.description == "JSON file \(site.user) over 2 layers")
     }
 

@@ -9,7 +9,7 @@ struct LensReadingTests {
         let store = RecordingStore()
         let root = try RootLens(default: Settings(), store: store)
         #expect(root.value == Settings())
-        #expect(try store.load() == nil, "a default is not written until an update")
+        #expect(try store.storedDocument() == nil, "a default is not written until an update")
         #expect(store.saves == 0)
     }
 

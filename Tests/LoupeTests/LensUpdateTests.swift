@@ -99,7 +99,7 @@ struct LensUpdateTests {
         try root.server.port.set(8080)
         try root.features["beta"].set(nil)
         #expect(store.saves == 0)
-        #expect(try store.load() == nil)
+        #expect(try store.storedDocument() == nil)
         #expect(notified.all.isEmpty)
         token.cancel()
     }
@@ -178,7 +178,7 @@ struct LensUpdateTests {
         let notified = Recorder<Int>()
         let token = root.server.port.observe { notified.append($0) }
         try root.remove()
-        #expect(try store.load() == nil)
+        #expect(try store.storedDocument() == nil)
         #expect(root.value == Settings())
         #expect(notified.all == [8080])
         token.cancel()
@@ -191,12 +191,12 @@ struct LensUpdateTests {
         let token = root.server.port.observe { notified.append($0) }
         var outside = Settings()
         outside.server.port = 4242
-        try store.save(DocumentCoding().encode(outside))
+        try store.overwrite(with: DocumentCoding().encode(outside))
         #expect(root.server.port.value == 8080, "the lens does not poll a store that cannot watch")
         try root.reload()
         #expect(root.server.port.value == 4242)
         #expect(notified.all == [4242])
-        try store.remove()
+        try store.removeWhateverIsStored()
         try root.reload()
         #expect(root.value == Settings())
         token.cancel()

@@ -8,9 +8,11 @@ import Testing
 final class ReadOnlyFile: DocumentStore {
     let path: String
     init(path: String) { self.path = path }
-    func load() throws -> JSONValue? {
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        return try JSONCodec().parseDocument(data, store: description)
+    func load() throws -> StoredDocument {
+        guard let data = FileManager.default.contents(atPath: path) else { return .empty }
+        var hasher = Hasher()
+        hasher.combine(data)
+        return StoredDocument(try JSONCodec().parseDocument(data, store: description), token: ChangeToken(Int64(hasher.finalize())))
     }
     var description: String { "read-only file \(path)" }
 }

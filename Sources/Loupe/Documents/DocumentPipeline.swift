@@ -128,7 +128,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
         memory.spellings = top
         if !stack.lower.isEmpty || !stack.locks.isEmpty || stack.topSource != nil {
             memory.layers = LayerMemory(
-                stored: stack.lower, lower: lower, base: base, locks: stack.locks, heldAside: heldAside,
+                lower: lower, base: base, locks: stack.locks, heldAside: heldAside,
                 topSource: stack.topSource ?? storeName)
         }
         return Loaded(root: root, memory: memory, ignored: ignored)
@@ -279,10 +279,7 @@ struct LayerLoadFailure: Error {
 
 /// What a root remembers of the layers below its store's document.
 struct LayerMemory: Sendable, Equatable {
-    /// The read-only layers' documents as stored, to fall back on when a layer changes into one that
-    /// does not load.
-    var stored: [LayerDocument]
-    /// The same after migrations.
+    /// The read-only layers' documents, after migrations.
     var lower: [LayerDocument]
     /// The defaults merged with every read-only layer: what the top layer's patch lies over.
     var base: JSONValue
@@ -293,9 +290,14 @@ struct LayerMemory: Sendable, Equatable {
     var topSource: String
 }
 
-/// What a root remembers of the document its store holds, to write the next one: the keys its type did
-/// not read, and the version the document is stamped with.
+/// What a root remembers of what its store holds, to write the next document: the token of what it last
+/// read or wrote, the keys its type did not read, and the version the document is stamped with.
 struct StoredMemory: Sendable, Equatable {
+    /// What identifies the version of the store the root last read or wrote; a save replaces it.
+    var token: ChangeToken = .absent
+    /// The content last read good from each read-only layer, by source: what a layer that changes into
+    /// something unreadable keeps.
+    var goodLayers: [String: StoredLayer.Content] = [:]
     var unknownKeys: UnknownKeys?
     /// The stored document's version (1 when unstamped). Migrations from it ran in memory only; the next
     /// stored document carries the later of it and the program's version, so a stamp is never lowered.

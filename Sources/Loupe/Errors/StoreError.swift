@@ -15,7 +15,7 @@ public struct StoreError: Error, Sendable, Equatable {
     /// read ``description``.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         enum Base: String, Hashable, Sendable {
-            case unreadable, corrupt, unwritable, unavailable, conflict, timeout
+            case unreadable, corrupt, unwritable, unavailable, conflict, timeout, readOnly
         }
         let base: Base
 
@@ -34,6 +34,8 @@ public struct StoreError: Error, Sendable, Equatable {
         public static let conflict = Code(base: .conflict)
         /// The backing service, or another process holding a lock, did not answer in time.
         public static let timeout = Code(base: .timeout)
+        /// The store can only be read: a root over it reads and observes, and its writes are refused.
+        public static let readOnly = Code(base: .readOnly)
     }
 
     /// What kind of failure this is.
@@ -73,6 +75,7 @@ extension StoreError: CustomStringConvertible, LocalizedError {
         case .unavailable: verb = "unavailable:"
         case .conflict: verb = "conflicting write to"
         case .timeout: verb = "timed out waiting for"
+        case .readOnly: verb = "cannot write"
         }
         if let codingPath, !codingPath.isEmpty {
             return "\(verb) \(store): \(codingPath): \(reason)"

@@ -50,8 +50,10 @@ final class CommittedRoot<Root: Sendable>: @unchecked Sendable {
 /// document pipeline between them, the observers.
 ///
 /// Updates are serial (the update lock); each runs its closure on a copy of the root, saves the result's
-/// document, and only then publishes it, holding readers back just for the assignment. Every commit gets
-/// the next version number and is handed to the ``Notifier`` in version order; observers are called after
+/// document with the token of what the root last read, and only then publishes it, holding readers back
+/// just for the assignment. A save the store refuses as a conflict (another writer got there first) makes
+/// the root load what the store holds now, commit it, and run the closure again. Every commit gets the
+/// next version number and is handed to the ``Notifier`` in version order; observers are called after
 /// every lock is released.
 final class GraphCore<Root: Codable & Sendable>: Sendable {
     let store: (any DocumentStore)?
@@ -59,13 +61,6 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     let notifier = Notifier<Root>()
     let logger: Logger
     let pipeline: DocumentPipeline<Root>
-    /// The store's refinements, found once.
-    private let writable: (any WritableDocumentStore)?
-    private let locking: (any LockingStore)?
-    private let changeDetecting: (any ChangeDetectingStore)?
-    private let deferred: (any DeferredWriteStore)?
-    /// The store, when it is layered: its changes are read layer by layer.
-    private let layered: LayeredStore?
     /// The first rule a value breaks, when `Root` is ``Validated``.
     private let validator: (@Sendable (Root, Bool) -> RuleViolation?)?
     let holdsSecrets: Bool
@@ -74,13 +69,12 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     let committed: CommittedRoot<Root>
     private let rootsEqual: (@Sendable (Root, Root) -> Bool)?
     private let watch = Locked<(any StoreWatch)?>(nil)
-    /// Why the document the store holds now could not be decoded, when an outside change brought one: an
-    /// update must not overwrite it (it may be a person's edit in progress, or a newer program's), so
-    /// updates fail with this until the store holds a document that decodes.
-    private let undecodableOutsideChange = Locked<(any Error)?>(nil)
-    /// What the root knows of the document in the store (its unknown keys, its version), to write the next
-    /// one. Changed only under the update lock.
+    /// What the root knows of what its store holds (the token of what it last read or wrote, the unknown
+    /// keys, the version, the layers), to write the next document. Changed only under the update lock.
     private let storedMemory = Locked(StoredMemory.empty)
+    /// The token of a version of the store an outside change brought that could not be applied, so that
+    /// it is reported once, not on every look.
+    private let rejected = Locked<ChangeToken?>(nil)
     private let errorHandlers = Locked<[UInt64: @Sendable (any Error) -> Void]>([:])
     /// Errors met under the update lock (a layer that changed into something unreadable), reported once
     /// it is released.
@@ -96,9 +90,8 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// How many times an update is run before a store's conflict reports end it.
     ///
     /// A conflict hands the root the fresh document, so the update is re-run at once, with no back-off:
-    /// waiting would only make that document stale again. Under steady contention (two processes
-    /// incrementing one etcd key in tight loops) the writer behind a slower link loses dozens of rounds in
-    /// a row, measured up to 42; the bound is far above that and still ends a livelock.
+    /// waiting would only make that document stale again. The bound is far above what steady contention
+    /// between processes gives (Benchmarks/README.md), and still ends a livelock.
     static var maximumConflictRetries: Int { 256 }
 
     init(
@@ -110,13 +103,8 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         self.defaultValue = defaultValue
         self.logger = logger
         self.rootsEqual = equality?.areEqual
-        writable = store as? any WritableDocumentStore
-        locking = store as? any LockingStore
-        changeDetecting = store as? any ChangeDetectingStore
-        deferred = store as? any DeferredWriteStore
-        layered = store as? LayeredStore
         validator = Self.validator()
-        holdsSecrets = store is any SecretStore
+        holdsSecrets = store?.holdsSecrets ?? false
         let coding = store?.coding ?? DocumentCoding()
         let storeName = store?.description ?? Self.noStoreName
         guard version >= 1 else {
@@ -130,25 +118,25 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             throw StoreError(.unwritable, store: storeName, reason: "cannot encode the default value: \(error)", cause: error)
         }
         pipeline = DocumentPipeline(
-            coding: coding, storeName: storeName, revealsValues: !(store is any SecretStore), defaults: defaults,
+            coding: coding, storeName: storeName, revealsValues: !holdsSecrets, defaults: defaults,
             version: version, migrations: migrations, form: form, validate: validator)
         ioQueue = DispatchQueue(label: "loupe.graph")
 
         committed = CommittedRoot(defaultValue)
-        if let initial = try loadStored() {
+        if let store {
+            let initial = try load(store.load(), keepingLastGood: false)
             committed.root = initial.root
             storedMemory.withLock { $0 = initial.memory }
-        }
-        if shouldWatch, let watching = store as? any WatchingStore {
-            let handle = try watching.watch { [weak self] in self?.refreshFromStore() }
-            watch.withLock { $0 = handle }
+            if shouldWatch, let handle = try store.watch({ [weak self] in self?.refreshFromStore() }) {
+                watch.withLock { $0 = handle }
+            }
         }
     }
 
     deinit {
         watch.withLock { $0?.cancel() }
         do {
-            try deferred?.flush()
+            try store?.flush()
         } catch {
             logger.error("could not write pending settings", metadata: ["store": "\(storeName)", "error": "\(error)"])
         }
@@ -189,86 +177,115 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     ///
     /// Either all of that happens or none of it: if `body` or the store throws, memory, store and observers
     /// are as they were and the error propagates. `path` names the lens, for errors.
+    ///
+    /// The save hands the store the token of what the root last read or wrote. When another writer got
+    /// there first, the store refuses it as a conflict: the root then commits what the store holds now
+    /// and runs `body` again on it. An update that changes nothing asks the store whether it still holds
+    /// what the root knows, and if not, runs again on what it holds, so that no update applies to a stale
+    /// value.
     func update<R>(path: String, _ body: (inout Root) throws -> R) throws -> R {
-        if store != nil, writable == nil { throw LensError.readOnly(path: path, store: storeName) }
         var committedAny = false
         defer { afterCommits(committedAny) }
         return try serialized(path: path) { () throws -> R in
             var attempts = 0
             while true {
+                // The root changes only under the update lock, which this thread holds, so it is read
+                // here without the read lock.
+                var next = committed.root
+                let result = try body(&next)
+                if let validator, let violation = validator(next, !holdsSecrets) { throw violation }
+                guard let store else {
+                    committedAny = try commit(next, saving: nil) || committedAny
+                    return result
+                }
                 do {
-                    return try withExclusiveAccess { () throws -> R in
-                        // Checked here: unspecialized generic code looks up the metadata of the generic
-                        // types a function uses when it starts, so a store that nothing else writes
-                        // (the common in-memory case) skips the call altogether.
-                        if changeDetecting != nil {
-                            committedAny = try commitOutsideChange(refusingUndecodable: true) || committedAny
-                        }
-                        // The root changes only under the update lock, which this thread holds, so it is
-                        // read here without the read lock.
-                        var next = committed.root
-                        let result = try body(&next)
-                        if let validator, let violation = validator(next, !holdsSecrets) { throw violation }
-                        committedAny = try commit(next, saving: true) || committedAny
+                    if try commit(next, saving: store) {
+                        committedAny = true
                         return result
                     }
+                    // Nothing to write: done, if the store still holds what the root knows.
+                    let stored = try store.load()
+                    if stored.token == storedMemory.withLock({ $0.token }) { return result }
+                    committedAny = try commitOutsideChange(stored) || committedAny
                 } catch let error as StoreError where error.code == .conflict {
-                    attempts += 1
-                    guard attempts < Self.maximumConflictRetries else {
-                        throw LensError.conflict(path: path, attempts: attempts, cause: error)
-                    }
-                    logger.debug("conflicting write, retrying", metadata: ["store": "\(storeName)", "attempt": "\(attempts)"])
+                    logger.debug("conflicting write, retrying", metadata: ["store": "\(storeName)", "attempt": "\(attempts + 1)"])
+                    committedAny = try commitOutsideChange(store.load()) || committedAny
+                } catch let error as StoreError where error.code == .readOnly {
+                    throw LensError.readOnly(path: path, store: storeName)
+                }
+                attempts += 1
+                guard attempts < Self.maximumConflictRetries else {
+                    throw LensError.conflict(
+                        path: path, attempts: attempts,
+                        cause: StoreError(.conflict, store: storeName, reason: "other writers kept changing it"))
                 }
             }
         }
     }
 
-    /// Re-reads the store and commits what it holds (the default when it holds nothing).
+    /// Re-reads the store and commits what it holds (the default when it holds nothing). Every layer must
+    /// be readable.
     func reload() throws {
-        guard store != nil else { return }
+        guard let store else { return }
         var committedAny = false
         defer { afterCommits(committedAny) }
         // A read takes no lock across processes: stores replace documents atomically, and a reader that
         // may only read (a daemon and its root-owned file) must not need to write a lock.
         try serialized(path: rootPathName) {
-            let stored = try loadStored()
-            undecodableOutsideChange.withLock { $0 = nil }
-            committedAny = try commit(stored?.root ?? defaultValue, saving: false)
-            storedMemory.withLock { $0 = stored?.memory ?? .empty }
+            let loaded = try load(store.load(), keepingLastGood: false)
+            rejected.withLock { $0 = nil }
+            storedMemory.withLock { $0 = loaded.memory }
+            committedAny = try commit(loaded.root, saving: nil)
         }
     }
 
-    /// Deletes the stored document and returns to the default.
+    /// Deletes the stored document and returns to what lies below it: the defaults, or the lower layers.
     func removeStored() throws {
-        if store != nil, writable == nil { throw LensError.readOnly(path: rootPathName, store: storeName) }
+        guard let store else { return }
         var committedAny = false
         defer { afterCommits(committedAny) }
         try serialized(path: rootPathName) {
-            try withExclusiveAccess {
-                try writable?.remove()
-                undecodableOutsideChange.withLock { $0 = nil }
-                // The value is what lies below the store's document: the defaults, or the lower layers.
-                let below = try storedMemory.withLock { $0 }.layers.map {
-                    try load(LayerStack(lower: $0.stored, topSource: $0.topSource, locks: $0.locks))
+            var token = storedMemory.withLock { $0.token }
+            for attempt in 1... {
+                do {
+                    _ = try store.remove(replacing: token)
+                    break
+                } catch let error as StoreError where error.code == .conflict && attempt < Self.maximumConflictRetries {
+                    // Whatever another writer stored meanwhile is removed too: that is what was asked.
+                    token = try store.load().token
+                } catch let error as StoreError where error.code == .readOnly {
+                    throw LensError.readOnly(path: rootPathName, store: storeName)
                 }
-                storedMemory.withLock { $0 = below?.memory ?? .empty }
-                committedAny = try commit(below?.root ?? defaultValue, saving: false)
             }
+            rejected.withLock { $0 = nil }
+            let below = try load(store.load(), keepingLastGood: true)
+            storedMemory.withLock { $0 = below.memory }
+            committedAny = try commit(below.root, saving: nil)
         }
     }
 
-    /// Makes every saved change durable now (for stores that defer writes).
+    /// Makes every saved change durable now (for stores that write later).
     func flush() throws {
-        try deferred?.flush()
+        try store?.flush()
     }
 
-    /// Answers a store's report of an outside change: commits what the store now holds, if it changed.
+    /// Answers a store's report of an outside change: loads what the store holds and commits it, if it
+    /// changed.
     func refreshFromStore() {
+        guard let store else { return }
         var committedAny = false
         do {
             // No lock across processes, as for `reload()`.
             try serialized(path: rootPathName) {
-                committedAny = try commitOutsideChange(refusingUndecodable: false)
+                let stored = try store.load()
+                guard stored.token != storedMemory.withLock({ $0.token }), stored.token != rejected.withLock({ $0 }) else { return }
+                do {
+                    committedAny = try commitOutsideChange(stored)
+                } catch {
+                    // Reported once for this version of the store; updates keep refusing it.
+                    rejected.withLock { $0 = stored.token }
+                    throw error
+                }
             }
         } catch {
             report(error)
@@ -285,30 +302,61 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         return checking(validated)
     }
 
-    /// What the store holds now, read afresh (every layer of a layered store), as a root; nil when it holds
-    /// nothing (the root is then the default).
-    private func loadStored() throws -> Loaded<Root>? {
-        if let layered { return try load(layered.loadStack()) }
-        return try store?.load().map { try load(LayerStack(top: $0)) }
-    }
-
-    /// The root a stack of layers holds, logging what the top layer held at locked paths.
-    private func load(_ stack: LayerStack) throws -> Loaded<Root> {
-        do {
-            let loaded = try pipeline.load(stack)
-            logIgnored(loaded)
-            return loaded
-        } catch {
-            throw error.error
+    /// The root what a store holds gives, and what the root must remember of it; logs what the top layer
+    /// held at locked paths.
+    ///
+    /// A read-only layer that cannot be read, or whose document does not fit the type, fails the load;
+    /// with `keepingLastGood` (an outside change, not a load or reload) it keeps the last good content read
+    /// from the same source instead (or, new, is left out), its error is reported, and the other layers
+    /// apply. The top layer's failure always throws: an update must never overwrite it.
+    private func load(_ stored: StoredDocument, keepingLastGood: Bool) throws -> Loaded<Root> {
+        let lastGood = storedMemory.withLock { $0.goodLayers }
+        var good: [String: StoredLayer.Content] = [:]
+        var stack = LayerStack(top: stored.document, topSource: stored.source)
+        var errors: [StoreError] = []
+        for layer in stored.layers {
+            var content = layer.content
+            if case .unreadable(let error) = content {
+                guard keepingLastGood else { throw error }
+                errors.append(error)
+                guard let known = lastGood[layer.source] else { continue }
+                content = known
+            }
+            good[layer.source] = content
+            switch content {
+            case .document(let document): stack.lower.append(LayerDocument(source: layer.source, name: layer.name, document: document))
+            case .locks(let locks): stack.locks += locks
+            case .unreadable: break
+            }
         }
-    }
-
-    private func logIgnored(_ loaded: Loaded<Root>) {
+        var loaded: Loaded<Root>
+        while true {
+            do {
+                loaded = try pipeline.load(stack)
+                break
+            } catch {
+                guard keepingLastGood, let index = error.layer else { throw error.error }
+                // That layer keeps its last good document (or, new, is left out) and the others apply.
+                errors.append(error.error)
+                let source = stack.lower[index].source
+                if case .document(let known)? = lastGood[source], known != stack.lower[index].document {
+                    stack.lower[index].document = known
+                    good[source] = .document(known)
+                } else {
+                    stack.lower.remove(at: index)
+                    good[source] = nil
+                }
+            }
+        }
+        pendingErrors.withLock { $0 += errors as [any Error] }
         for (path, lock) in loaded.ignored {
             logger.warning("ignored a value at a locked path: the layers below decide it", metadata: [
                 "store": "\(storeName)", "path": "\(path)", "lock": "\(lock.file):\(lock.line)",
             ])
         }
+        loaded.memory.token = stored.token
+        loaded.memory.goodLayers = good
+        return loaded
     }
 
     /// Runs `work` on the graph's I/O queue and waits for it without holding a thread of the caller's. A
@@ -320,90 +368,23 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         }
     }
 
-    private func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R {
-        guard let locking else { return try body() }
-        return try locking.withExclusiveAccess(body)
-    }
-
-    /// Commits what a store shared with other writers now holds, if that changed. Call it holding the
-    /// update lock. With `refusingUndecodable` (before an update), it throws while the store still holds a
-    /// document an earlier outside change brought that could not be decoded.
-    private func commitOutsideChange(refusingUndecodable: Bool) throws -> Bool {
-        if let layered { return try commitLayerChanges(layered, refusingUndecodable: refusingUndecodable) }
-        guard let changeDetecting else { return false }
-        guard case .changed(let document) = try changeDetecting.loadIfChanged() else {
-            if refusingUndecodable, let failure = undecodableOutsideChange.withLock({ $0 }) { throw failure }
-            return false
-        }
-        let loaded: Loaded<Root>?
-        do {
-            loaded = try document.map { try load(LayerStack(top: $0)) }
-        } catch {
-            undecodableOutsideChange.withLock { $0 = error }
-            throw error
-        }
-        undecodableOutsideChange.withLock { $0 = nil }
-        storedMemory.withLock { $0 = loaded?.memory ?? .empty }
-        guard try commit(loaded?.root ?? defaultValue, saving: false) else { return false }
-        logger.info("picked up an outside change", metadata: ["store": "\(storeName)"])
-        return true
-    }
-
-    /// Commits what changed in a layered store's layers, locks and top. A read-only layer that changed into
-    /// something that cannot be read or decoded keeps its last good document, and its error is reported;
-    /// the other layers' changes apply. Call it holding the update lock.
-    private func commitLayerChanges(_ layered: LayeredStore, refusingUndecodable: Bool) throws -> Bool {
-        let changes = try layered.loadChanges()
-        pendingErrors.withLock { $0 += changes.errors as [any Error] }
-        if changes.isEmpty {
-            if refusingUndecodable, let failure = undecodableOutsideChange.withLock({ $0 }) { throw failure }
-            return false
-        }
-        let memory = storedMemory.withLock { $0 }
-        var stack = LayerStack(
-            lower: changes.lower ?? memory.layers?.stored ?? [], topSource: layered.topSource,
-            locks: changes.locks ?? memory.layers?.locks ?? [])
-        if case .changed(let document) = changes.top {
-            stack.top = document
-        } else {
-            // The top layer is as this root last wrote or read it (or has writes still to come): its
-            // document is the patch from the old layers to the current value.
-            var known = memory
-            var dropped: [ValuePath] = []
-            stack.top = try pipeline.storedDocument(for: pipeline.encode(committed.root), memory: &known, dropped: &dropped)
-        }
-        var loaded: Loaded<Root>
-        while true {
-            do {
-                loaded = try pipeline.load(stack)
-                break
-            } catch {
-                guard let index = error.layer else {
-                    undecodableOutsideChange.withLock { $0 = error.error }
-                    throw error.error
-                }
-                // That layer keeps its last good document (or, new, is left out) and the others apply.
-                pendingErrors.withLock { $0.append(error.error) }
-                let source = stack.lower[index].source
-                if let good = memory.layers?.stored.first(where: { $0.source == source }), good != stack.lower[index] {
-                    stack.lower[index] = good
-                } else {
-                    stack.lower.remove(at: index)
-                }
-            }
-        }
-        logIgnored(loaded)
-        if case .changed = changes.top { undecodableOutsideChange.withLock { $0 = nil } }
+    /// Commits what the store holds, `stored`, another writer's change. Call it holding the update lock.
+    ///
+    /// - Throws: the failure of a top document that cannot be decoded: it may be a person's edit in
+    ///   progress, or a newer program's, and no update may overwrite it.
+    private func commitOutsideChange(_ stored: StoredDocument) throws -> Bool {
+        let loaded = try load(stored, keepingLastGood: true)
+        rejected.withLock { $0 = nil }
         storedMemory.withLock { $0 = loaded.memory }
-        guard try commit(loaded.root, saving: false) else { return false }
+        guard try commit(loaded.root, saving: nil) else { return false }
         logger.info("picked up an outside change", metadata: ["store": "\(storeName)"])
         return true
     }
 
-    /// Commits `value` if it differs from the current root, saving its document first when `saving`, and
-    /// says whether it did. If the save throws, nothing changes and the error propagates. Call it holding
-    /// the update lock.
-    private func commit(_ value: Root, saving: Bool) throws -> Bool {
+    /// Commits `value` if it differs from the current root, saving its document to `store` first, and says
+    /// whether it did. If the save throws, nothing changes and the error propagates. Call it holding the
+    /// update lock.
+    private func commit(_ value: Root, saving store: (any DocumentStore)?) throws -> Bool {
         var document: JSONValue?
         if let rootsEqual {
             if committed.withRoot({ haveSameBytes(value, $0) || rootsEqual(value, $0) }) { return false }
@@ -412,7 +393,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             document = try pipeline.encode(value)
             if try document == pipeline.encode(committed.root) { return false }
         }
-        if saving, store != nil { try save(value, document: document) }
+        if let store { try save(value, document: document, to: store) }
         publish(value)
         return true
     }
@@ -437,51 +418,28 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         notifier.enqueue(value, version: version)
     }
 
-    /// Hands the store the document to keep for `value` (whose whole document is `document`, when it is
-    /// already encoded): the patch over the defaults, with the unknown keys and the version stamp.
-    private func save(_ value: Root, document: JSONValue?) throws {
+    /// Hands `store` the document to keep for `value` (whose whole document is `document`, when it is
+    /// already encoded): the patch over what lies below, with the unknown keys and the version stamp,
+    /// replacing what the root last read or wrote.
+    private func save(_ value: Root, document: JSONValue?, to store: any DocumentStore) throws {
         var memory = storedMemory.withLock { $0 }
-        if let deferred, document == nil, memory.layers?.locks.isEmpty ?? true {
-            // Encoded when the store writes, once for a burst of commits, from what the root knows of the
-            // store now. (Unknown keys that lose their place are dropped from that write; the root still
-            // remembers them, as no store has confirmed the write yet.)
-            let pipeline = pipeline
-            let logger = logger
-            let known = memory
-            try deferred.save(encoding: {
-                var memory = known
-                var dropped: [ValuePath] = []
-                let stored = try pipeline.storedDocument(for: try pipeline.encode(value), memory: &memory, dropped: &dropped)
-                Self.logDropped(dropped, store: pipeline.storeName, logger: logger)
-                return stored
-            })
-        } else if let writable {
-            // Encoded now: a write to a locked path is refused before anything changes.
-            var dropped: [ValuePath] = []
-            let stored = try pipeline.storedDocument(for: try document ?? pipeline.encode(value), memory: &memory, dropped: &dropped)
-            if let deferred {
-                try deferred.save(encoding: { stored })
-            } else {
-                try writable.save(stored)
-                storedMemory.withLock { $0 = memory }
-            }
-            Self.logDropped(dropped, store: storeName, logger: logger)
+        var dropped: [ValuePath] = []
+        let stored = try pipeline.storedDocument(for: try document ?? pipeline.encode(value), memory: &memory, dropped: &dropped)
+        memory.token = try store.save(stored, replacing: memory.token)
+        storedMemory.withLock { $0 = memory }
+        if !dropped.isEmpty {
+            logger.notice("dropped keys this program does not know: the arrays that held them changed length, or the parts that held them changed kind", metadata: [
+                "store": "\(storeName)", "paths": "\(dropped.map(\.description).joined(separator: ", "))",
+            ])
         }
     }
 
-    private static func logDropped(_ dropped: [ValuePath], store: String, logger: Logger) {
-        guard !dropped.isEmpty else { return }
-        logger.notice("dropped keys this program does not know: the arrays that held them changed length, or the parts that held them changed kind", metadata: [
-            "store": "\(store)", "paths": "\(dropped.map(\.description).joined(separator: ", "))",
-        ])
-    }
-
-    /// After the locks are released: delivers queued commits to observers and tells Swift Observation.
+    /// After the locks are released: delivers queued commits to observers, tells Swift Observation, and
+    /// reports the errors of layers met meanwhile.
     private func afterCommits(_ committedAny: Bool) {
         notifier.drain()
         if committedAny { observation.graphChanged() }
-        // Only a layered store's layers queue errors.
-        guard layered != nil else { return }
+        guard store != nil else { return }
         let errors = pendingErrors.withLock { errors in
             defer { errors = [] }
             return errors

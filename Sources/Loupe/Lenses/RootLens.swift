@@ -182,8 +182,11 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     /// The document the store holds now, as it is stored: what differs from the defaults, the keys the
     /// type does not know, and the version stamp (`"$version"`) when there is one; nil when the store holds
     /// nothing (the value is then the default). A root with no store holds no document.
+    ///
+    /// It reads the store and changes nothing: the root's next update still applies to what the store
+    /// holds then, whoever changed it meanwhile.
     public func storedDocument() throws -> JSONValue? {
-        try core.store?.load()
+        try core.store?.load().document
     }
 
     // MARK: Layers and provenance

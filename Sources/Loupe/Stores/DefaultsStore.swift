@@ -15,8 +15,9 @@ import Logging
 /// processes updating one suite lose nothing (`UserDefaults` itself caches the suite and writes its copy
 /// back). As with ``FileStore``, stored data that does not fit the type is an error naming the key and the
 /// coding path, and is never replaced by a default. If the suite's file itself is not a valid property
-/// list, the store refuses to load or save rather than drop and overwrite it.
-public final class DefaultsStore: WritableDocumentStore, LockingStore, ChangeDetectingStore {
+/// list, the store refuses to load or save rather than drop and overwrite it. The suite file is watched,
+/// so another process's change reaches observers.
+public final class DefaultsStore: DocumentStore {
     /// The suite's name.
     public let suite: String
     /// The key the value is stored under.
@@ -25,11 +26,14 @@ public final class DefaultsStore: WritableDocumentStore, LockingStore, ChangeDet
     /// `UserDefaults` is documented as thread-safe.
     nonisolated(unsafe) private let defaults: UserDefaults
     private let logger: Logger
-    /// The lock every process updating the suite takes, on Linux.
-    private let lock: FileLock?
-    /// The suite file as last read or written (nil: not yet): its version (nil: no file), keys and format,
-    /// so that an update reads it again only when another process changed it.
-    private let seen = Locked<(identity: FileIdentity?, suite: [String: Any], format: PropertyListSerialization.PropertyListFormat)?>(nil)
+    /// The suite's file, on Linux.
+    private let file: WatchedFile<SuiteContents>?
+
+    /// A suite file's keys and format, as read: never changed once read.
+    private struct SuiteContents: @unchecked Sendable {
+        let keys: [String: Any]
+        let format: PropertyListSerialization.PropertyListFormat
+    }
 
     /// Creates a store for `key` in the defaults suite `suite`.
     ///
@@ -53,9 +57,17 @@ public final class DefaultsStore: WritableDocumentStore, LockingStore, ChangeDet
         self.key = key
         self.defaults = defaults
         self.logger = logger
-        lock = Self.suiteFile(of: suite).map { file in
-            FileLock(path: FileSystem.directory(of: file.path) + "/"
-                + FileSystem.sidecarName(for: FileSystem.fileName(of: file.path), suffix: ".lock"))
+        let name = "defaults \(suite) key \(key)"
+        file = Self.suiteFile(of: suite).map { url in
+            WatchedFile(path: url.path, name: name) { data in
+                var format = PropertyListSerialization.PropertyListFormat.xml
+                guard let keys = try? PropertyListSerialization.propertyList(from: data, options: [], format: &format) as? [String: Any] else {
+                    throw StoreError(
+                        .corrupt, store: name,
+                        reason: "the suite file \(url.path) is not a valid property list (it is left as it is)")
+                }
+                return SuiteContents(keys: keys, format: format)
+            }
         }
     }
 
@@ -75,108 +87,76 @@ public final class DefaultsStore: WritableDocumentStore, LockingStore, ChangeDet
         #endif
     }
 
-    public func load() throws -> JSONValue? {
-        if let file = suiteFile {
-            guard let object = try readSuite(file).suite[key] else {
-                logger.debug("nothing stored yet; starting from the default", metadata: ["store": "\(description)"])
-                return nil
-            }
-            return JSONValue(propertyList: object)
+    /// The key's document; its token is the suite file's identity (a change to any key of the suite is a
+    /// change), or where the system owns the suite, a digest of the key's value.
+    public func load() throws -> StoredDocument {
+        guard let file else {
+            let document = defaults.object(forKey: key).map(JSONValue.init(propertyList:))
+            return StoredDocument(document, token: Self.digest(of: document))
         }
-        guard let object = defaults.object(forKey: key) else {
+        guard let (contents, identity) = try file.read() else { return .empty }
+        guard let object = contents.keys[key] else {
             logger.debug("nothing stored yet; starting from the default", metadata: ["store": "\(description)"])
-            return nil
+            return StoredDocument(nil, token: identity.token)
         }
-        return JSONValue(propertyList: object)
+        return StoredDocument(JSONValue(propertyList: object), token: identity.token)
     }
 
-    public func save(_ document: JSONValue) throws {
-        if let file = suiteFile {
-            try writeSuite(file) { $0[key] = document.propertyListObject }
-            logger.debug("saved settings", metadata: ["store": "\(description)"])
-            return
-        }
-        defaults.set(document.propertyListObject, forKey: key)
-        try synchronize()
+    public func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken {
+        let saved = try changeSuite(replacing: token) { $0[key] = document.propertyListObject }
         logger.debug("saved settings", metadata: ["store": "\(description)"])
+        return saved
     }
 
-    public func remove() throws {
-        if let file = suiteFile {
-            try writeSuite(file) { $0.removeValue(forKey: key) }
-            logger.debug("removed settings", metadata: ["store": "\(description)"])
-            return
-        }
-        defaults.removeObject(forKey: key)
-        try synchronize()
+    public func remove(replacing token: ChangeToken) throws -> ChangeToken {
+        let removed = try changeSuite(replacing: token) { $0.removeValue(forKey: key) }
         logger.debug("removed settings", metadata: ["store": "\(description)"])
+        return removed
     }
 
-    public func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R {
-        guard let lock else { return try body() }
-        let result: Result<R, any Error>
-        do {
-            result = try lock.withLock(timeout: .seconds(10)) { Result { try body() } }
-        } catch let error as SystemCallError {
-            throw StoreError(error.code == ETIMEDOUT ? .timeout : .unwritable, store: description, reason: error.description, cause: error, errno: error.code)
-        }
-        return try result.get()
+    public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
+        try file?.watch(onChange)
     }
 
-    public func loadIfChanged() throws -> StoreChange {
-        guard let file = suiteFile else { return .changed(try load()) }
-        let current = try? FileSystem.identity(of: file.path)
-        if let known = seen.withLock({ $0 }), known.identity == current { return .unchanged }
-        return .changed(try load())
-    }
-
-    /// The suite file's keys and its format; no keys when there is no file. A suite file that is not a
-    /// property list is refused, never treated as empty and overwritten (as `UserDefaults` would).
-    private func readSuite(_ file: URL) throws -> (suite: [String: Any], format: PropertyListSerialization.PropertyListFormat) {
-        if let known = seen.withLock({ $0 }), (try? FileSystem.identity(of: file.path)) == known.identity {
-            return (known.suite, known.format)
+    /// Changes the suite's keys with `change`, if the suite is still the version `token` names: on Linux,
+    /// under the suite file's lock, written atomically in its own format (not flushed to disk, as
+    /// `UserDefaults` writes a suite: readers see the old file or the new one; a crash may lose the write).
+    private func changeSuite(replacing token: ChangeToken, _ change: (inout [String: Any]) -> Void) throws -> ChangeToken {
+        let conflict = StoreError(.conflict, store: description, reason: "another process changed the suite since it was read")
+        guard let file else {
+            guard Self.digest(of: defaults.object(forKey: key).map(JSONValue.init(propertyList:))) == token else { throw conflict }
+            var keys = [key: defaults.object(forKey: key) as Any]
+            change(&keys)
+            defaults.set(keys[key], forKey: key)
+            guard defaults.synchronize() else {
+                throw StoreError(.unwritable, store: description, reason: "UserDefaults could not write the suite")
+            }
+            return Self.digest(of: defaults.object(forKey: key).map(JSONValue.init(propertyList:)))
         }
-        let read: (data: Data, identity: FileIdentity)?
-        do {
-            read = try FileSystem.read(file.path)
-        } catch let error as SystemCallError {
-            throw StoreError(.unreadable, store: description, reason: error.description, cause: error, errno: error.code)
-        }
-        guard let read else {
-            seen.withLock { $0 = (nil, [:], .xml) }
-            return ([:], .xml)
-        }
-        var format = PropertyListSerialization.PropertyListFormat.xml
-        guard let suite = try? PropertyListSerialization.propertyList(from: read.data, options: [], format: &format) as? [String: Any] else {
-            throw StoreError(
-                .corrupt, store: description,
-                reason: "the suite file \(file.path) is not a valid property list (it is left as it is)")
-        }
-        seen.withLock { $0 = (read.identity, suite, format) }
-        return (suite, format)
-    }
-
-    /// Changes the suite file's keys with `change` and writes it atomically, keeping its format.
-    private func writeSuite(_ file: URL, _ change: (inout [String: Any]) -> Void) throws {
-        var (suite, format) = try readSuite(file)
-        change(&suite)
-        do {
-            let data = try PropertyListSerialization.data(fromPropertyList: suite, format: format, options: 0)
-            // Atomic, not flushed to disk, as UserDefaults writes a suite: readers see the old file or the
-            // new one; a crash may lose the write.
-            let identity = try FileSystem.writeAtomically(
-                data, to: file.path, permissions: FileSystem.permissions(of: file.path) ?? 0o600, durable: false)
-            seen.withLock { $0 = (identity, suite, format) }
-        } catch let error as SystemCallError {
-            throw StoreError(.unwritable, store: description, reason: error.description, cause: error, errno: error.code)
+        return try file.withLock(timeout: .seconds(10)) { target in
+            let current = try file.read()
+            guard (current?.identity.token ?? .absent) == token else { throw conflict }
+            var keys = current?.content.keys ?? [:]
+            change(&keys)
+            let format = current?.content.format ?? .xml
+            let data: Data
+            do {
+                data = try PropertyListSerialization.data(fromPropertyList: keys, format: format, options: 0)
+            } catch {
+                throw StoreError(.unwritable, store: description, reason: "the value cannot be written as a property list", cause: error)
+            }
+            let identity = try file.write(data, to: target, permissions: 0o600, durable: false)
+            file.remember(SuiteContents(keys: keys, format: format), as: identity)
+            return identity.token
         }
     }
 
-    /// Where the system owns the suite (not Linux): `UserDefaults` writes it.
-    private func synchronize() throws {
-        guard defaults.synchronize() else {
-            throw StoreError(.unwritable, store: description, reason: "UserDefaults could not write the suite")
-        }
+    /// A token for a value the system keeps: a digest of its JSON, never the value itself.
+    private static func digest(of document: JSONValue?) -> ChangeToken {
+        guard let document else { return .absent }
+        var hasher = Hasher()
+        hasher.combine(document.jsonText())
+        return ChangeToken(Int64(hasher.finalize()))
     }
 }
 

@@ -3,29 +3,63 @@
 ///
 /// A store moves documents (``JSONValue`` trees), never typed values: the root's document pipeline turns
 /// documents into the typed value and back, the same way for every store. A store that keeps bytes turns
-/// them into documents with a ``DocumentCodec`` (``DocumentCodec/parseDocument(_:store:revealingValues:)``).
+/// them into documents with a ``DocumentCodec``.
 ///
-/// The contract is small: ``load()`` here, ``WritableDocumentStore/save(_:)`` and
-/// ``WritableDocumentStore/remove()`` for stores that can be written. What only some stores do is a
-/// refinement of its own, which the root finds by conformance:
+/// The whole contract:
 ///
-/// - ``LockingStore``: exclusive access across processes around a read–modify–write (a file's `flock`);
-/// - ``ChangeDetectingStore``: whether another writer changed the document since this store last saw it;
-/// - ``WatchingStore``: reports of outside changes as they happen (inotify, an etcd watch);
-/// - ``DeferredWriteStore``: writes that reach the medium later, made durable by `flush()`;
-/// - ``SecretStore``: documents that are secrets, so tools mask them and errors never quote them.
+/// - ``load()`` reads what the store holds now and a ``ChangeToken`` that identifies it. It changes
+///   nothing: no cursor moves, nothing is written, so anyone may call it at any time.
+/// - ``save(_:replacing:)`` stores a document made from what `token` identifies, and fails with
+///   ``StoreError/Code/conflict`` when the store holds something else by now. The root then loads again and
+///   re-runs the update on what the store holds. How the check and the write are made atomic across
+///   processes (a file lock, an etcd transaction) is the store's own business.
+/// - ``remove(replacing:)`` deletes the document, under the same check.
+/// - ``watch(_:)``, optional: says "something may have changed"; the root then loads.
+/// - ``holdsSecrets``: the store's documents are secrets, so tools mask them and errors never quote them.
 ///
-/// A store that is only a ``DocumentStore`` is read-only: a root over it reads and observes, and its
-/// writes throw ``LensError/Code/readOnly``.
+/// A store that can only be read implements ``load()`` alone: the default ``save(_:replacing:)`` and
+/// ``remove(replacing:)`` throw ``StoreError/Code/readOnly``, and a root over it reads and observes, and
+/// its writes throw ``LensError/Code/readOnly``.
 ///
-/// The root calls its store under its update lock, one call at a time. Stores must never put a stored
-/// value into an error, a log message or their `description` when they keep secrets.
+/// Every store is a stack: a plain store's ``StoredDocument`` is one document; a ``LayeredStore``'s also
+/// carries the read-only layers and locks below it. The root runs the same pipeline over both.
+///
+/// Anything else is a wrapper: ``CoalescingStore`` answers saves at once and writes later, around any
+/// store. The root calls its store from one thread at a time. Stores must never put a stored value into an
+/// error, a log message or their `description` when they hold secrets.
 public protocol DocumentStore: AnyObject, Sendable, CustomStringConvertible {
-    /// Reads the stored document, or returns `nil` when nothing is stored.
+    /// Reads what the store holds now, and the token that identifies it. Changes nothing.
     ///
     /// - Throws: ``StoreError`` when something is stored but cannot be read or parsed. A store must never
     ///   treat unreadable data as "nothing stored", or the root would overwrite it with a default.
-    func load() throws -> JSONValue?
+    func load() throws -> StoredDocument
+
+    /// Stores `document`, replacing what the store holds, atomically, if it still holds what `token`
+    /// identifies; returns the token of what it holds afterwards.
+    ///
+    /// - Throws: ``StoreError/Code/conflict`` when the store holds something else by now (nothing is
+    ///   written); ``StoreError/Code/readOnly`` when the store cannot be written (the default); any other
+    ///   ``StoreError`` when the write fails, leaving the old document in place.
+    func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken
+
+    /// Deletes the stored document, if the store still holds what `token` identifies; the next
+    /// ``load()`` returns no document. Deleting nothing is not an error. Returns the token of the empty
+    /// store (for a layered store, of what lies below).
+    ///
+    /// - Throws: as ``save(_:replacing:)``.
+    func remove(replacing token: ChangeToken) throws -> ChangeToken
+
+    /// Starts calling `onChange` (on any thread) whenever what the store holds may have changed; returns
+    /// nil when the store cannot watch here (the default). A spurious call costs the root a load.
+    func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)?
+
+    /// Makes every saved document durable now, for a store whose saves reach their medium later (a
+    /// ``CoalescingStore``). By default, nothing to do.
+    func flush() throws
+
+    /// Whether the store's documents are secrets (the keyring): tools mask every value, configuration
+    /// readers mark its values secret, and errors never quote what it holds. False by default.
+    var holdsSecrets: Bool { get }
 
     /// How the typed value maps to this store's documents (date and key strategies); by default,
     /// `JSONEncoder`'s and `JSONDecoder`'s defaults. A store that keeps bytes returns its codec's.
@@ -33,85 +67,147 @@ public protocol DocumentStore: AnyObject, Sendable, CustomStringConvertible {
 }
 
 extension DocumentStore {
+    public func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken {
+        throw StoreError(.readOnly, store: description, reason: "it is read-only")
+    }
+
+    public func remove(replacing token: ChangeToken) throws -> ChangeToken {
+        throw StoreError(.readOnly, store: description, reason: "it is read-only")
+    }
+
+    public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? { nil }
+
+    public func flush() throws {}
+
+    public var holdsSecrets: Bool { false }
+
     public var coding: DocumentCoding { DocumentCoding() }
 }
 
-/// A store that can be written.
-public protocol WritableDocumentStore: DocumentStore {
-    /// Stores `document`, replacing what was stored, atomically: afterwards the store holds either the old
-    /// document or the new one, never a mixture.
-    ///
-    /// A store that detects a lost race (a compare-and-swap that failed) throws ``StoreError`` with code
-    /// ``StoreError/Code/conflict``; the root then re-runs the update on the fresh document, a bounded
-    /// number of times.
-    func save(_ document: JSONValue) throws
-
-    /// Deletes the stored document; the next ``DocumentStore/load()`` returns `nil`. Deleting nothing is
-    /// not an error.
-    func remove() throws
-}
-
-/// A store that other processes share, and that can hold them off around a read–modify–write.
-public protocol LockingStore: DocumentStore {
-    /// Runs `body` while holding exclusive access against every other process using the store (a `flock`,
-    /// for example). The root holds it around each update: checking for an outside change, running the
-    /// update closure, saving.
-    func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R
-}
-
-/// A store that something else may change (another process, another host): it can tell whether the
-/// stored document changed since this store instance last loaded or saved it.
+/// What identifies one version of what a store holds: a file's identity, an etcd `mod_revision`, a digest
+/// of a keyring item's bytes. Two loads that return equal tokens returned the same thing.
 ///
-/// Before every update the root asks ``loadIfChanged()``, so the update applies to what another writer
-/// stored since. A store that nothing else can write (``MemoryStore``) does not conform, and so spares
-/// every update the call.
-public protocol ChangeDetectingStore: DocumentStore {
-    /// Whether the stored document changed since this store instance last loaded or saved it, and if so,
-    /// what it holds now.
-    func loadIfChanged() throws -> StoreChange
-}
+/// A token is opaque to the root, which only hands it back to the store that made it. It never holds a
+/// stored value.
+public struct ChangeToken: Sendable, Hashable, CustomStringConvertible {
+    private enum Storage: Sendable, Hashable {
+        case absent
+        case number(Int64)
+        case text(String)
+        case combined([ChangeToken])
+    }
 
-/// A store that can report outside changes as they happen.
-public protocol WatchingStore: ChangeDetectingStore {
-    /// Starts calling `onChange` (on any thread) whenever the stored document may have changed; returns
-    /// nil when the store cannot watch here.
-    ///
-    /// The root answers each call with ``ChangeDetectingStore/loadIfChanged()``, so a spurious call costs a
-    /// check, not a commit.
-    func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)?
-}
+    private let storage: Storage
 
-/// A store whose writes reach their medium later than `save` returns (a coalescing file store).
-public protocol DeferredWriteStore: WritableDocumentStore {
-    /// Makes every saved document durable now.
-    func flush() throws
+    private init(_ storage: Storage) {
+        self.storage = storage
+    }
 
-    /// Saves the document `encode` makes, encoding it only when the write happens: a burst of commits
-    /// between two writes is encoded once. The root calls this rather than ``WritableDocumentStore/save(_:)``.
-    /// By default, encodes at once and saves.
-    func save(encoding encode: @escaping @Sendable () throws -> JSONValue) throws
-}
+    /// The token of a store that holds nothing.
+    public static let absent = ChangeToken(.absent)
 
-extension DeferredWriteStore {
-    public func save(encoding encode: @escaping @Sendable () throws -> JSONValue) throws {
-        try save(encode())
+    /// A token made of a number: a revision, a generation.
+    public init(_ number: Int64) {
+        storage = .number(number)
+    }
+
+    /// A token made of text: an identity written out, a digest.
+    public init(_ text: String) {
+        storage = .text(text)
+    }
+
+    /// A token made of the tokens of several parts (a layered store's layers), in order.
+    public init(combining parts: [ChangeToken]) {
+        storage = .combined(parts)
+    }
+
+    /// The parts of a token made by ``init(combining:)``, else nil.
+    public var parts: [ChangeToken]? {
+        if case .combined(let parts) = storage { parts } else { nil }
+    }
+
+    /// The number of a token made by ``init(_:)-(Int64)``, else nil.
+    public var number: Int64? {
+        if case .number(let number) = storage { number } else { nil }
+    }
+
+    public var description: String {
+        switch storage {
+        case .absent: "absent"
+        case .number(let number): "\(number)"
+        case .text(let text): text
+        case .combined(let parts): "[" + parts.map(\.description).joined(separator: ", ") + "]"
+        }
     }
 }
 
-/// A store that keeps secrets (the keyring): tools reading through it mask every value, configuration
-/// readers mark its values secret, and errors never quote what it holds.
-public protocol SecretStore: DocumentStore {}
+/// What one ``DocumentStore/load()`` read: the store's document, the token that identifies it, and, for a
+/// store of layers, the read-only layers below it.
+public struct StoredDocument: Sendable, Equatable {
+    /// The document the store holds, as stored (its version stamp and all); nil when it holds nothing.
+    public var document: JSONValue?
+    /// What identifies this version of the store's content; handed back to ``DocumentStore/save(_:replacing:)``.
+    public var token: ChangeToken
+    /// The read-only layers under ``document``, lowest first (a ``LayeredStore``'s files, drop-ins and
+    /// lock files); empty for a plain store.
+    public var layers: [StoredLayer]
+    /// Where ``document`` is, for provenance (a file's path); nil: the store's description.
+    public var source: String?
 
-/// What ``ChangeDetectingStore/loadIfChanged()`` found.
-public enum StoreChange: Sendable, Equatable {
-    /// The stored document is the one this store instance last loaded or saved.
-    case unchanged
-    /// Another writer changed the stored document; it now holds this (`nil`: it was deleted).
-    case changed(JSONValue?)
+    /// What a store read.
+    public init(_ document: JSONValue?, token: ChangeToken, layers: [StoredLayer] = [], source: String? = nil) {
+        self.document = document
+        self.token = token
+        self.layers = layers
+        self.source = source
+    }
+
+    /// A store that holds nothing.
+    public static var empty: StoredDocument { StoredDocument(nil, token: .absent) }
 }
 
-/// A running watch started by ``WatchingStore/watch(_:)``; the root cancels it when it is released.
+/// One read-only layer under a store's document, as one load read it.
+public struct StoredLayer: Sendable, Equatable {
+    /// What a layer held when it was read.
+    public enum Content: Sendable, Equatable {
+        /// A document: a merge patch over the layers below.
+        case document(JSONValue)
+        /// Paths the writable document may not set.
+        case locks([SettingsLock])
+        /// It could not be read or parsed. The root keeps the last good content it read from the same
+        /// source, and reports the error.
+        case unreadable(StoreError)
+    }
+
+    /// Where the layer is (a file's path); the root matches layers across loads by it.
+    public var source: String
+    /// The layer's name in errors (`JSON file /etc/app/settings.json`).
+    public var name: String
+    public var content: Content
+
+    /// A layer as read.
+    public init(source: String, name: String, content: Content) {
+        self.source = source
+        self.name = name
+        self.content = content
+    }
+}
+
+/// A running watch started by ``DocumentStore/watch(_:)``; the root cancels it when it is released.
 public protocol StoreWatch: Sendable {
     /// Stops the watch. After it returns, `onChange` is not called again.
     func cancel()
+}
+
+/// Several watches as one.
+struct StoreWatches: StoreWatch {
+    let all: [any StoreWatch]
+
+    init(_ all: [any StoreWatch]) {
+        self.all = all
+    }
+
+    func cancel() {
+        all.forEach { $0.cancel() }
+    }
 }

@@ -82,6 +82,7 @@ struct Compare: Encodable {
 struct RequestOp: Encodable {
     var request_range: RangeRequest?
     var request_put: PutRequest?
+    var request_delete_range: DeleteRangeRequest?
 }
 
 struct TxnRequest: Encodable {

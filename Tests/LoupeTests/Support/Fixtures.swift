@@ -27,7 +27,7 @@ struct Opaque: Codable, Sendable {
 
 /// A real store over memory that counts saves and can be told to fail: it checks what the core asks of a
 /// store, and stands in for a store whose disk or server has gone away.
-final class RecordingStore: WritableDocumentStore {
+final class RecordingStore: DocumentStore {
     private let inner: MemoryStore
     private let state = Locked((saves: 0, failure: StoreError.Code?.none))
 
@@ -42,19 +42,19 @@ final class RecordingStore: WritableDocumentStore {
     /// Makes every save fail with `code` (a lost disk by default; `.conflict` for a writer that always wins).
     func fail(_ failing: Bool, with code: StoreError.Code = .unwritable) { state.withLock { $0.failure = failing ? code : nil } }
 
-    func load() throws -> JSONValue? { try inner.load() }
+    func load() throws -> StoredDocument { try inner.load() }
     /// The stored document read as a root over `defaultValue` reads it.
     func load<Value: Codable>(over defaultValue: Value) throws -> Value? {
-        try inner.load().map { try decodeStored(over: defaultValue, $0) }
+        try inner.load().document.map { try decodeStored(over: defaultValue, $0) }
     }
-    func save(_ document: JSONValue) throws {
+    func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken {
         try state.withLock { state in
             if let code = state.failure { throw StoreError(code, store: description, reason: "the disk is gone") }
             state.saves += 1
         }
-        try inner.save(document)
+        return try inner.save(document, replacing: token)
     }
-    func remove() throws { try inner.remove() }
+    func remove(replacing token: ChangeToken) throws -> ChangeToken { try inner.remove(replacing: token) }
     var description: String { "recording store" }
 }
 

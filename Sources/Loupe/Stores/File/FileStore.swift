@@ -38,7 +38,7 @@ import Logging
 ///   the file; one that parses but does not fit the type is an error naming the file and the coding path.
 ///   Neither is ever replaced by a default unless you ask for ``CorruptFileRecovery/moveAside`` (which
 ///   moves aside a file that does not parse).
-public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore, DeferredWriteStore {
+public final class FileStore: DocumentStore {
     /// When saves reach the disk.
     public enum WritePolicy: Sendable, Equatable {
         /// Each update returns after its data is durable on disk (the default).
@@ -47,20 +47,20 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
         /// interval, on `RootLens.flush()`, and when the root or the store is released. For settings that
         /// change many times a second; a crash loses at most one interval of changes.
         ///
-        /// Updates then cost what an in-memory update costs: they do not take the file's lock or look at
-        /// the file. Changes other processes make are picked up through the watch (or
-        /// `RootLens.reload()`); changes of this process not yet written are applied again over them (as
-        /// their merge patch: where both changed one part, this process's change wins), never dropped.
-        /// The write at the end of an interval replaces the file, so it suits a file one process writes
-        /// most of.
+        /// The store is then a ``CoalescingStore`` around the file: updates cost what an in-memory update
+        /// costs, and do not take the file's lock or look at the file. Changes other processes make are
+        /// picked up through the watch (or `RootLens.reload()`); changes of this process not yet written
+        /// are applied again over them (as their merge patch: where both changed one part, this process's
+        /// change wins), never dropped.
         case coalesced(Duration)
     }
 
-    /// What to do when the file exists but does not parse as it is loaded.
+    /// What to do when the file exists but does not parse.
     public enum CorruptFileRecovery: Sendable, Equatable {
         /// Fail with a ``StoreError`` naming the file and what is wrong; leave the file alone (the default).
         case fail
-        /// Rename the file to `NAME.corrupt-TIMESTAMP`, log a warning saying so, and start from the default.
+        /// Start from the default, log a warning saying so, and before the first write over the file,
+        /// rename it to `NAME.corrupt-TIMESTAMP` (a load never moves it: a reader changes nothing).
         case moveAside
     }
 
@@ -72,7 +72,7 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
     public let writePolicy: WritePolicy
     /// The mode of a newly created file; an existing file keeps its own.
     public let permissions: mode_t
-    /// What to do with a file that does not parse as it is loaded.
+    /// What to do with a file that does not parse.
     public let recovery: CorruptFileRecovery
     /// How long an update waits for another process to release the file's lock.
     public let lockTimeout: Duration
@@ -80,28 +80,8 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
     /// ``StoreError`` rather than all of memory.
     public let maximumDocumentSize: Int
 
-    private let logger: Logger
-    private let lock: FileLock
-    private let state = Locked(State())
-    private let flushQueue = DispatchQueue(label: "loupe.file-store.flush")
-
-    private struct State {
-        /// The version of the file this instance last read or wrote; nil: none (no file).
-        var lastSeen: FileIdentity?
-        /// With a coalescing write policy, the document saved but not yet written (encoded when written).
-        var pending: (@Sendable () throws -> JSONValue)?
-        /// With a coalescing write policy: the document last read or written, which pending changes are
-        /// changes of.
-        var lastDocument: JSONValue?
-        var flushScheduled = false
-        var cleanedTemporaryFiles = false
-        /// With a coalescing write policy: the watch reported a change the store has not looked at yet.
-        var outsideChangeReported = false
-    }
-
-    private var coalesces: Bool {
-        if case .coalesced = writePolicy { true } else { false }
-    }
+    /// The file written at once, or a coalescing store around it.
+    private let backing: any DocumentStore
 
     /// Creates a store for the file at `path`.
     ///
@@ -113,8 +93,8 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
     ///   - recovery: ``CorruptFileRecovery/fail`` (the default) or ``CorruptFileRecovery/moveAside``.
     ///   - lockTimeout: How long an update waits for another process's lock (10 seconds by default).
     ///   - maximumDocumentSize: The largest file read, 16 MiB by default. Settings are kilobytes.
-    ///   - logger: Where loads and saves (debug), outside changes, recoveries and background write failures
-    ///     are logged. Values are never logged.
+    ///   - logger: Where loads and saves (debug), recoveries and background write failures are logged.
+    ///     Values are never logged.
     public init(
         path: String,
         format: any DocumentCodec = JSONCodec(),
@@ -132,10 +112,13 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
         self.permissions = permissions
         self.recovery = recovery
         self.lockTimeout = lockTimeout
-        self.logger = logger
-        let target = (try? FileSystem.resolvingSymlinks(path)) ?? path
-        self.lock = FileLock(
-            path: FileSystem.directory(of: target) + "/" + FileSystem.sidecarName(for: FileSystem.fileName(of: target), suffix: ".lock"))
+        let file = DocumentFile(
+            path: path, codec: format, permissions: permissions, recovery: recovery, lockTimeout: lockTimeout,
+            maximumDocumentSize: maximumDocumentSize, logger: logger)
+        switch writePolicy {
+        case .immediate: backing = file
+        case .coalesced(let interval): backing = CoalescingStore(file, interval: interval, logger: logger)
+        }
     }
 
     /// Creates a store for the file at `url`; see ``init(path:format:writePolicy:permissions:recovery:lockTimeout:maximumDocumentSize:logger:)``.
@@ -154,144 +137,109 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
             recovery: recovery, lockTimeout: lockTimeout, maximumDocumentSize: maximumDocumentSize, logger: logger)
     }
 
-    deinit {
-        do {
-            try flush()
-        } catch {
-            logger.error("could not write pending settings", metadata: ["file": "\(path)", "error": "\(error)"])
-        }
-    }
-
-    public var description: String { "\(codec.formatName) file \(path)" }
+    public var description: String { backing.description }
 
     /// The codec's date and key strategies.
     public var coding: DocumentCoding { codec.coding }
 
-    // MARK: DocumentStore
+    public func load() throws -> StoredDocument { try backing.load() }
 
-    public func load() throws -> JSONValue? {
-        let target = try resolvedPath()
-        guard let (data, identity) = try readFile(target) else {
-            state.withLock { $0.lastSeen = nil }
-            logger.debug("no settings file yet; starting from the default", metadata: ["file": "\(path)"])
-            return nil
-        }
-        do {
-            let document = try parse(data)
-            state.withLock { state in
-                state.lastSeen = identity
-                if coalesces { state.lastDocument = document }
-            }
-            logger.debug("loaded settings", metadata: ["file": "\(path)", "bytes": "\(data.count)"])
-            return document
-        } catch let failure as StoreError where recovery == .moveAside {
-            try withExclusiveAccess { try moveAside(target, because: failure) }
-            state.withLock { $0.lastSeen = nil }
-            return nil
-        }
+    public func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken {
+        try backing.save(document, replacing: token)
     }
 
-    public func save(_ document: JSONValue) throws {
-        try save(encoding: { document })
-    }
-
-    public func save(encoding encode: @escaping @Sendable () throws -> JSONValue) throws {
-        switch writePolicy {
-        case .immediate:
-            try write(encode())
-        case .coalesced(let interval):
-            let schedule = state.withLock { state -> Bool in
-                state.pending = encode
-                defer { state.flushScheduled = true }
-                return !state.flushScheduled
-            }
-            if schedule {
-                flushQueue.asyncAfter(deadline: .now() + interval.timeInterval) { [weak self] in
-                    self?.writeScheduledFlush()
-                }
-            }
-        }
-    }
-
-    public func remove() throws {
-        let target = try resolvedPath()
-        state.withLock { $0.pending = nil }
-        do {
-            try FileSystem.remove(target)
-        } catch let error as SystemCallError {
-            throw storeError(.unwritable, error)
-        }
-        state.withLock { $0.lastSeen = nil }
-    }
-
-    public func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R {
-        if coalesces { return try lock.withProcessLock(body) }
-        return try withFileLock(body)
-    }
-
-    /// Runs `body` holding the file's lock against every process, after clearing what a killed writer left.
-    private func withFileLock<R>(_ body: () throws -> R) throws -> R {
-        let result: Result<R, any Error>
-        do {
-            result = try lock.withLock(timeout: lockTimeout) {
-                let target = try resolvedPath()
-                let clean = state.withLock { state -> Bool in
-                    defer { state.cleanedTemporaryFiles = true }
-                    return !state.cleanedTemporaryFiles
-                }
-                if clean { FileSystem.removeStaleTemporaryFiles(for: target) }
-                return Result { try body() }
-            }
-        } catch let error as SystemCallError {
-            throw storeError(error.code == ETIMEDOUT ? .timeout : .unwritable, error)
-        }
-        return try result.get()
-    }
-
-    public func loadIfChanged() throws -> StoreChange {
-        if coalesces {
-            let reported = state.withLock { state in
-                defer { state.outsideChangeReported = false }
-                return state.outsideChangeReported
-            }
-            guard reported else { return .unchanged }
-        }
-        let target = try resolvedPath()
-        let current: FileIdentity?
-        do {
-            current = try FileSystem.identity(of: target)
-        } catch let error as SystemCallError {
-            throw storeError(.unreadable, error)
-        }
-        let lastSeen = state.withLock { $0.lastSeen }
-        if current == lastSeen { return .unchanged }
-        logger.debug("the settings file changed outside this process", metadata: ["file": "\(path)"])
-        let read = try readSettledFile(target)
-        // Local changes not written yet are never lost: their patch is applied again over the outside
-        // change (where both changed one part, the local change wins, as it would have written last).
-        let (pending, before) = state.withLock { ($0.pending, $0.lastDocument) }
-        var document = read?.0
-        if let pending {
-            let patch = (before ?? .object([:])).mergePatch(to: try pending())
-            let merged = (document ?? .object([:])).merging(patch: patch)
-            logger.notice("re-applied changes not yet written over an outside change", metadata: ["file": "\(path)"])
-            state.withLock { $0.pending = { merged } }
-            document = merged
-        }
-        state.withLock { state in
-            state.lastSeen = read?.1
-            if coalesces { state.lastDocument = read?.0 }
-        }
-        return .changed(document)
+    public func remove(replacing token: ChangeToken) throws -> ChangeToken {
+        try backing.remove(replacing: token)
     }
 
     public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
+        try backing.watch(onChange)
+    }
+
+    public func flush() throws { try backing.flush() }
+}
+
+/// A document in one file, each save written at once: atomically and durably, under the file's lock,
+/// checked against the file's identity. ``FileStore`` is this, or a ``CoalescingStore`` around it.
+final class DocumentFile: DocumentStore {
+    let path: String
+    let codec: any DocumentCodec
+    let permissions: mode_t
+    let recovery: FileStore.CorruptFileRecovery
+    let lockTimeout: Duration
+    private let file: WatchedFile<Parsed>
+    private let logger: Logger
+
+    /// A file's content as read: a document, or (with ``FileStore/CorruptFileRecovery/moveAside``) the
+    /// reason it does not parse.
+    private enum Parsed: Sendable {
+        case document(JSONValue)
+        case corrupt(StoreError)
+    }
+
+    init(
+        path: String, codec: any DocumentCodec, permissions: mode_t, recovery: FileStore.CorruptFileRecovery,
+        lockTimeout: Duration, maximumDocumentSize: Int, logger: Logger
+    ) {
+        self.path = path
+        self.codec = codec
+        self.permissions = permissions
+        self.recovery = recovery
+        self.lockTimeout = lockTimeout
+        self.logger = logger
+        let name = "\(codec.formatName) file \(path)"
+        file = WatchedFile(path: path, name: name, maximumSize: maximumDocumentSize) { data in
+            do {
+                return .document(try codec.parseDocument(data, store: name))
+            } catch let error as StoreError where recovery == .moveAside {
+                return .corrupt(error)
+            }
+        }
+    }
+
+    var description: String { file.name }
+
+    var coding: DocumentCoding { codec.coding }
+
+    func load() throws -> StoredDocument {
+        guard let (parsed, identity) = try file.read() else {
+            logger.debug("no settings file yet; starting from the default", metadata: ["file": "\(path)"])
+            return StoredDocument(nil, token: .absent, source: path)
+        }
+        switch parsed {
+        case .document(let document):
+            return StoredDocument(document, token: identity.token, source: path)
+        case .corrupt(let failure):
+            logger.warning(
+                "the settings file does not parse: starting from the default; it is moved aside before the first write over it",
+                metadata: ["file": "\(path)", "error": "\(failure)"])
+            return StoredDocument(nil, token: identity.token, source: path)
+        }
+    }
+
+    func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken {
+        let data = try codec.serializeDocument(document, store: description)
+        return try file.withLock(timeout: lockTimeout) { target in
+            try checkUnchanged(target, since: token)
+            let identity = try file.write(data, to: target, permissions: permissions)
+            file.remember(.document(document), as: identity)
+            logger.debug("saved settings", metadata: ["file": "\(path)", "bytes": "\(data.count)"])
+            return identity.token
+        }
+    }
+
+    func remove(replacing token: ChangeToken) throws -> ChangeToken {
+        try file.withLock(timeout: lockTimeout) { target in
+            try checkUnchanged(target, since: token)
+            try file.remove(at: target)
+            return .absent
+        }
+    }
+
+    func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
         do {
             // The path as given: the watch follows its symbolic links afresh after every change.
-            let watcher = try FileWatcher(path: path) { [weak self] in
-                self?.state.withLock { $0.outsideChangeReported = true }
-                onChange()
-            }
+            let watcher = try file.watch(onChange)
             if let reason = watcher.pollingReason {
                 logger.warning(
                     "inotify cannot watch the settings file; checking it every 100 ms instead",
@@ -304,71 +252,15 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
         }
     }
 
-    public func flush() throws {
-        // Nothing pending, nothing to lock: a reader that never saved never touches the lock file.
-        guard state.withLock({ $0.pending != nil }) else { return }
-        try withFileLock {
-            guard let pending = state.withLock({ $0.pending }) else { return }
-            try write(pending())
-            state.withLock { state in
-                state.pending = nil
-            }
+    /// Throws a conflict unless the file at `target` is the version `token` names; moves a file that does
+    /// not parse aside (with ``FileStore/CorruptFileRecovery/moveAside``). Call it holding the lock.
+    private func checkUnchanged(_ target: String, since token: ChangeToken) throws {
+        let current = try file.identity()
+        guard (current?.token ?? .absent) == token else {
+            throw StoreError(.conflict, store: description, reason: "another writer changed the file since it was read")
         }
-    }
-
-    // MARK: Reading and writing
-
-    private func resolvedPath() throws -> String {
-        do {
-            return try FileSystem.resolvingSymlinks(path)
-        } catch let error as SystemCallError {
-            throw storeError(.unreadable, error)
-        }
-    }
-
-    private func readFile(_ target: String) throws -> (Data, FileIdentity)? {
-        do {
-            return try FileSystem.read(target, maximumSize: maximumDocumentSize)
-        } catch let error as SystemCallError {
-            throw storeError(.unreadable, error)
-        }
-    }
-
-    /// Reads and parses the file, allowing for a writer still writing it in place; nil when there is none.
-    private func readSettledFile(_ target: String) throws -> (JSONValue, FileIdentity)? {
-        do {
-            return try FileSystem.readSettled(target, maximumSize: maximumDocumentSize, parse: parse)
-        } catch let error as SystemCallError {
-            throw storeError(.unreadable, error)
-        }
-    }
-
-    private func parse(_ data: Data) throws -> JSONValue {
-        try codec.parseDocument(data, store: description)
-    }
-
-    private func write(_ document: JSONValue) throws {
-        let data = try codec.serializeDocument(document, store: description)
-        let target = try resolvedPath()
-        let mode = FileSystem.permissions(of: target) ?? permissions
-        do {
-            let identity = try FileSystem.writeAtomically(data, to: target, permissions: mode)
-            state.withLock { state in
-                state.lastSeen = identity
-                if coalesces { state.lastDocument = document }
-            }
-            logger.debug("saved settings", metadata: ["file": "\(path)", "bytes": "\(data.count)"])
-        } catch let error as SystemCallError {
-            throw storeError(.unwritable, error)
-        }
-    }
-
-    private func writeScheduledFlush() {
-        state.withLock { $0.flushScheduled = false }
-        do {
-            try flush()
-        } catch {
-            logger.error("could not write coalesced settings", metadata: ["file": "\(path)", "error": "\(error)"])
+        if current != nil, recovery == .moveAside, case .corrupt(let failure)? = try? file.read()?.content {
+            try moveAside(target, because: failure)
         }
     }
 
@@ -379,15 +271,11 @@ public final class FileStore: WritableDocumentStore, LockingStore, WatchingStore
         formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
         let aside = target + ".corrupt-" + formatter.string(from: Date())
         guard rename(target, aside) == 0 else {
-            throw storeError(.unwritable, SystemCallError("move aside", target))
+            throw StoreError(.unwritable, store: description, path: path, SystemCallError("move aside", target))
         }
         logger.warning(
-            "moved an unreadable settings file aside and started from the default",
+            "moved an unreadable settings file aside before writing over it",
             metadata: ["file": "\(target)", "moved-to": "\(aside)", "error": "\(failure)"])
-    }
-
-    private func storeError(_ code: StoreError.Code, _ error: SystemCallError) -> StoreError {
-        StoreError(code, store: description, path: path, error)
     }
 }
 

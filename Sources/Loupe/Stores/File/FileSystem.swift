@@ -345,13 +345,33 @@ enum FileSystem {
 /// user's) is locked through a read-only descriptor, which `flock` allows; one the process creates belongs
 /// to the owner of its directory, so that `sudo` leaves nothing a service cannot lock.
 final class FileLock: Sendable {
+    private static let all = Locked<[String: FileLock]>([:])
+
+    /// The lock of the file at `target` (a resolved path: the lock is beside the file itself, not beside
+    /// a link to it), one per sidecar in the process.
+    static func beside(_ target: String) -> FileLock {
+        at(FileSystem.directory(of: target) + "/" + FileSystem.sidecarName(for: FileSystem.fileName(of: target), suffix: ".lock"))
+    }
+
+    /// The lock whose sidecar is the file at `path`, one per path in the process.
+    static func at(_ path: String) -> FileLock {
+        all.withLock { locks in
+            if let known = locks[path] { return known }
+            let lock = FileLock(path: path)
+            locks[path] = lock
+            return lock
+        }
+    }
+
     let path: String
     /// The sidecar's descriptor, opened on first use; held, with the in-process exclusion, while locked.
     private let descriptor = Locked<Int32>(-1)
     /// The thread inside the lock, so that it may enter again.
     private let owner = Atomic<UInt>(0)
+    /// Whether this process has cleared the temporary files a killed writer left beside the file.
+    private let cleaned = Atomic<Bool>(false)
 
-    init(path: String) {
+    private init(path: String) {
         self.path = path
     }
 
@@ -359,24 +379,11 @@ final class FileLock: Sendable {
         descriptor.withLock { if $0 >= 0 { close($0) } }
     }
 
-    /// Runs `body` holding the in-process part of the lock only: excludes this process's other threads,
-    /// not other processes.
-    func withProcessLock<R>(_ body: () throws -> R) rethrows -> R {
-        let me = currentThreadID()
-        if owner.load(ordering: .relaxed) == me { return try body() }
-        return try descriptor.withLock { _ in
-            owner.store(me, ordering: .relaxed)
-            defer { owner.store(0, ordering: .relaxed) }
-            return try body()
-        }
-    }
-
-    /// Runs `body` holding the lock, waiting at most `timeout` for another process to release it.
-    func withLock<R>(timeout: Duration, _ body: () throws -> R) throws -> R {
+    /// Runs `body` holding the lock, waiting for another process to release it at most until `deadline`.
+    func withLock<R>(until deadline: ContinuousClock.Instant, _ body: () throws -> R) throws -> R {
         let me = currentThreadID()
         if owner.load(ordering: .relaxed) == me { return try body() }
         return try descriptor.withLock { fd in
-            let deadline = ContinuousClock.now + timeout
             while true {
                 if fd < 0 { fd = try openSidecar() }
                 try lockExclusively(fd, path, "the file", until: deadline)
@@ -393,6 +400,13 @@ final class FileLock: Sendable {
                 return try body()
             }
         }
+    }
+
+    /// Removes the temporary files a killed writer left beside `target`, the first time this process
+    /// holds the lock. Call it holding the lock, so that no live writer's file is touched.
+    func removeStaleTemporaryFilesOnce(for target: String) {
+        guard !cleaned.exchange(true, ordering: .relaxed) else { return }
+        FileSystem.removeStaleTemporaryFiles(for: target)
     }
 
     /// Opens the sidecar, creating it (owned as its directory) if need be.
@@ -486,6 +500,41 @@ final class DirectoryLock: Sendable {
             return try body()
         }
     }
+}
+
+/// Runs `body` holding an exclusive lock on the file at `path` (created if need be) against every process
+/// and every other thread of this one, waiting at most `timeout`: for the stores of other modules, which
+/// make their own checks and writes atomic with it (the keyring's lock in the user's runtime directory).
+/// `store` names the store in errors.
+package func withLockFile<R>(at path: String, timeout: Duration, store: String, _ body: () throws -> R) throws -> R {
+    let result: Result<R, any Error>
+    do {
+        result = try FileLock.at(path).withLock(until: ContinuousClock.now + timeout) { Result { try body() } }
+    } catch let error as SystemCallError {
+        throw StoreError(error.code == ETIMEDOUT ? .timeout : .unwritable, store: store, reason: error.description, cause: error, errno: error.code)
+    }
+    return try result.get()
+}
+
+/// A directory of the user's own for lock files: `$XDG_RUNTIME_DIR/loupe`, or where there is none,
+/// `loupe-UID` in the temporary directory. Created with mode 0700; one that another user owns, or that
+/// others may write, is refused, so nobody else can plant or hold this user's locks.
+package func userLockDirectory(store: String) throws -> String {
+    let environment = ProcessInfo.processInfo.environment
+    let path: String
+    if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty, FileManager.default.fileExists(atPath: runtime) {
+        path = runtime + "/loupe"
+    } else {
+        path = (environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp") + "/loupe-\(geteuid())"
+    }
+    if mkdir(path, 0o700) != 0, errno != EEXIST {
+        throw StoreError(.unwritable, store: store, reason: "cannot create the lock directory \(path): \(String(cString: strerror(errno)))", errno: errno)
+    }
+    var info = stat()
+    guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == geteuid(), info.st_mode & 0o022 == 0 else {
+        throw StoreError(.unwritable, store: store, reason: "the lock directory \(path) is not a directory of this user's that only it may write")
+    }
+    return path
 }
 
 // The C `read` and `write`, named by module so that no Swift method of the same name is picked instead.

@@ -1,109 +1,54 @@
 import Foundation
 
-/// A read-only source of layer documents: a file, a drop-in directory (a document per file), or a store.
-///
-/// Sources are read under the root's update lock, one call at a time.
+/// A read-only source of layers under a ``LayeredStore``'s top: a file, a drop-in directory (a layer per
+/// file), a directory of lock files, or a store.
 protocol LayerSource: Sendable {
-    /// Reads every document the source holds now, in order.
-    ///
-    /// - Throws: ``StoreError`` naming the file or store that cannot be read or parsed.
-    func load() throws -> [LayerDocument]
+    /// Reads every layer the source holds now, in order, and the token of exactly what was read. Never
+    /// throws: a file that cannot be read or parsed is a layer whose content is
+    /// ``StoredLayer/Content/unreadable(_:)``.
+    func load() -> (layers: [StoredLayer], token: ChangeToken)
 
-    /// The source's documents when something changed since the last load; nil when nothing did. A file
-    /// that cannot be read or parsed keeps its last good document: its error is appended to `errors`,
-    /// and it is not read again until it changes.
-    func loadIfChanged(errors: inout [StoreError]) -> [LayerDocument]?
+    /// The token of what the source holds now, as cheaply as it can be had (a `stat` for a file).
+    func token() -> ChangeToken
 
-    /// Starts reporting changes; nil when the source cannot report them (it is then read again on
-    /// `reload()` only).
+    /// Starts reporting changes; nil when the source cannot report them (it is then read again before
+    /// each write, and on `reload()`).
     func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)?
 }
 
 /// One file of a layer: read without a lock or a write, so a reader allowed only to read it follows every
 /// change.
 final class LayerFile: LayerSource {
-    let path: String
-    /// How the file's bytes become a document.
-    private let parse: @Sendable (Data, _ name: String) throws -> JSONValue
-    /// The file's name in errors: `JSON file /etc/app/settings.json`.
-    let name: String
-    private let state = Locked(State())
+    private let file: WatchedFile<StoredLayer.Content>
 
-    private struct State {
-        /// The version of the file last read (nil: there was none), and what it held.
-        var lastSeen: FileIdentity?
-        var document: JSONValue?
-        var loaded = false
-    }
+    var path: String { file.path }
 
-    init(path: String, name: String, parse: @escaping @Sendable (Data, _ name: String) throws -> JSONValue) {
-        self.path = path
-        self.name = name
-        self.parse = parse
+    init(path: String, name: String, parse: @escaping @Sendable (Data, _ name: String) throws -> StoredLayer.Content) {
+        file = WatchedFile(path: path, name: name) { try parse($0, name) }
     }
 
     /// A layer file in `codec`'s format.
     convenience init(path: String, codec: any DocumentCodec) {
-        let name = "\(codec.formatName) file \(path)"
-        self.init(path: path, name: name) { data, name in try codec.parseDocument(data, store: name) }
+        self.init(path: path, name: "\(codec.formatName) file \(path)") { data, name in
+            .document(try codec.parseDocument(data, store: name))
+        }
     }
 
-    func load() throws -> [LayerDocument] {
-        let target = try resolved()
-        let read: (JSONValue, FileIdentity)?
+    func load() -> (layers: [StoredLayer], token: ChangeToken) {
         do {
-            read = try FileSystem.readSettled(target) { try parse($0, name) }
-        } catch let error as SystemCallError {
-            throw StoreError(.unreadable, store: name, path: path, error)
+            guard let (content, identity) = try file.read() else { return ([], .absent) }
+            return ([StoredLayer(source: file.path, name: file.name, content: content)], identity.token)
+        } catch {
+            return ([StoredLayer(source: file.path, name: file.name, content: .unreadable(.reading(error, store: file.name)))], token())
         }
-        state.withLock { state in
-            state.lastSeen = read?.1
-            state.document = read?.0
-            state.loaded = true
-        }
-        return documents(read?.0)
     }
 
-    func loadIfChanged(errors: inout [StoreError]) -> [LayerDocument]? {
-        let (lastSeen, loaded) = state.withLock { ($0.lastSeen, $0.loaded) }
-        let current: FileIdentity?
-        do {
-            current = try FileSystem.identity(of: resolved())
-        } catch {
-            errors.append(.reading(error, store: name))
-            return nil
-        }
-        if loaded && current == lastSeen { return nil }
-        do {
-            return try load()
-        } catch {
-            // Keep the last good document; look again when the file changes again.
-            state.withLock { state in
-                state.lastSeen = current
-                state.loaded = true
-            }
-            errors.append(.reading(error, store: name))
-            return nil
-        }
+    func token() -> ChangeToken {
+        (try? file.token()) ?? ChangeToken("unreadable")
     }
 
     func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
-        try FileWatcher(path: path, onChange: onChange)
-    }
-
-    /// The document the file held when last read, for a directory that lists it again.
-    var lastDocuments: [LayerDocument] { documents(state.withLock { $0.document }) }
-
-    private func documents(_ document: JSONValue?) -> [LayerDocument] {
-        document.map { [LayerDocument(source: path, name: name, document: $0)] } ?? []
-    }
-
-    private func resolved() throws -> String {
-        do {
-            return try FileSystem.resolvingSymlinks(path)
-        } catch let error as SystemCallError {
-            throw StoreError(.unreadable, store: name, path: path, error)
-        }
+        try file.watch(onChange)
     }
 }
 
@@ -117,9 +62,8 @@ final class DropInDirectory: LayerSource {
     private let includes: @Sendable (String) -> Bool
     /// Makes the reader of one file.
     private let makeFile: @Sendable (String) -> LayerFile
+    /// The readers of the files listed last, kept so that an unchanged file is not parsed again.
     private let files = Locked<[String: LayerFile]>([:])
-    /// The names listed last, in order.
-    private let listed = Locked<[String]?>(nil)
 
     init(path: String, includes: @escaping @Sendable (String) -> Bool, makeFile: @escaping @Sendable (String) -> LayerFile) {
         self.path = path
@@ -135,32 +79,26 @@ final class DropInDirectory: LayerSource {
 
     private var name: String { "drop-in directory \(path)" }
 
-    func load() throws -> [LayerDocument] {
-        var documents: [LayerDocument] = []
-        for file in try list() { documents += try file.load() }
-        return documents
+    func load() -> (layers: [StoredLayer], token: ChangeToken) {
+        let files: [LayerFile]
+        do {
+            files = try list()
+        } catch {
+            return ([StoredLayer(source: path, name: name, content: .unreadable(.reading(error, store: name)))], ChangeToken("unreadable"))
+        }
+        var layers: [StoredLayer] = []
+        var tokens: [ChangeToken] = []
+        for file in files {
+            let (read, token) = file.load()
+            layers += read
+            tokens += [ChangeToken(file.path), token]
+        }
+        return (layers, ChangeToken(combining: tokens))
     }
 
-    func loadIfChanged(errors: inout [StoreError]) -> [LayerDocument]? {
-        let before = listed.withLock { $0 }
-        let current: [LayerFile]
-        do {
-            current = try list()
-        } catch {
-            errors.append(.reading(error, store: name))
-            return nil
-        }
-        var changed = before != current.map(\.path)
-        var documents: [LayerDocument] = []
-        for file in current {
-            if let fresh = file.loadIfChanged(errors: &errors) {
-                changed = true
-                documents += fresh
-            } else {
-                documents += file.lastDocuments
-            }
-        }
-        return changed ? documents : nil
+    func token() -> ChangeToken {
+        guard let files = try? list() else { return ChangeToken("unreadable") }
+        return ChangeToken(combining: files.flatMap { [ChangeToken($0.path), $0.token()] })
     }
 
     func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
@@ -175,11 +113,10 @@ final class DropInDirectory: LayerSource {
         } catch let error as SystemCallError {
             throw StoreError(.unreadable, store: name, path: path, error)
         }
-        let chosen = names
+        let paths = names
             .filter { !$0.hasPrefix(".") && includes($0) && FileSystem.isRegularFile(path + "/" + $0) }
             .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        let paths = chosen.map { path + "/" + $0 }
-        listed.withLock { $0 = paths }
+            .map { path + "/" + $0 }
         return files.withLock { files in
             files = Dictionary(uniqueKeysWithValues: paths.map { ($0, files[$0] ?? makeFile($0)) })
             return paths.map { files[$0]! }
@@ -196,33 +133,29 @@ final class StoreLayer: LayerSource {
         self.store = store
     }
 
-    func load() throws -> [LayerDocument] {
-        documents(try store.load())
-    }
-
-    func loadIfChanged(errors: inout [StoreError]) -> [LayerDocument]? {
-        guard let detecting = store as? any ChangeDetectingStore else { return nil }
+    func load() -> (layers: [StoredLayer], token: ChangeToken) {
         do {
-            guard case .changed(let document) = try detecting.loadIfChanged() else { return nil }
-            return documents(document)
+            let stored = try store.load()
+            let layers = stored.document.map { [StoredLayer(source: store.description, name: store.description, content: .document($0))] }
+            return (layers ?? [], stored.token)
         } catch {
-            errors.append(.reading(error, store: store.description))
-            return nil
+            let failure = StoredLayer(source: store.description, name: store.description, content: .unreadable(.reading(error, store: store.description)))
+            return ([failure], ChangeToken("unreadable"))
         }
     }
 
-    func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
-        try (store as? any WatchingStore)?.watch(onChange)
+    func token() -> ChangeToken {
+        (try? store.load().token) ?? ChangeToken("unreadable")
     }
 
-    private func documents(_ document: JSONValue?) -> [LayerDocument] {
-        document.map { [LayerDocument(source: store.description, name: store.description, document: $0)] } ?? []
+    func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
+        try store.watch(onChange)
     }
 }
 
 extension StoreError {
     /// `error` as a store error: itself when it is one, else an unreadable `store`.
-    fileprivate static func reading(_ error: any Error, store: String) -> StoreError {
+    static func reading(_ error: any Error, store: String) -> StoreError {
         error as? StoreError ?? StoreError(.unreadable, store: store, reason: "\(error)", cause: error)
     }
 }

@@ -45,24 +45,29 @@ import Foundation
 /// - **Provenance**: `RootLens.provenance(ofPath:)` says which layer gave a value and which it overrides
 ///   (`loupe explain PATH`).
 ///
-/// Reading it as a plain store (``load()``, ``save(_:)``) reads and writes the top layer's document.
-public final class LayeredStore: WritableDocumentStore, LockingStore, WatchingStore, DeferredWriteStore {
+/// It keeps the store contract like any other store: a load reads every layer, lock file and the top,
+/// and its token identifies all of them, so a save made over layers that changed since is a conflict and
+/// the root re-runs the update over the new layers. The store holds secrets when its top or any store
+/// layer does.
+public final class LayeredStore: DocumentStore {
     /// A read-only layer.
     public struct Layer: Sendable {
         let source: any LayerSource
         /// How the layer shows in the store's description.
         let label: String
+        /// Whether the layer is a store that holds secrets.
+        let holdsSecrets: Bool
 
         /// A file, in `format`. A missing file is an empty layer, and is read when it appears.
         public static func file(_ path: String, format: any DocumentCodec = JSONCodec()) -> Layer {
-            Layer(source: LayerFile(path: path, codec: format), label: path)
+            Layer(source: LayerFile(path: path, codec: format), label: path, holdsSecrets: false)
         }
 
         /// A drop-in directory: each file named with one of `format`'s extensions (`*.json`), in name order,
         /// is a layer over the ones before, as systemd reads `*.conf.d`. Hidden files are skipped; a missing
         /// directory holds no layers, and files are read as they appear.
         public static func directory(_ path: String, format: any DocumentCodec = JSONCodec()) -> Layer {
-            Layer(source: DropInDirectory(path: path, codec: format), label: path + "/")
+            Layer(source: DropInDirectory(path: path, codec: format), label: path + "/", holdsSecrets: false)
         }
 
         /// ``directory(_:format:)`` when `path` names a directory now, else ``file(_:format:)``.
@@ -74,17 +79,14 @@ public final class LayeredStore: WritableDocumentStore, LockingStore, WatchingSt
 
         /// Any store, read only: etcd for a fleet's defaults, for example. It is watched when it can be.
         public static func store(_ store: some DocumentStore) -> Layer {
-            Layer(source: StoreLayer(store), label: store.description)
+            Layer(source: StoreLayer(store), label: store.description, holdsSecrets: store.holdsSecrets)
         }
     }
 
     /// The writable top layer, where updates are stored.
-    public let top: any WritableDocumentStore
+    public let top: any DocumentStore
     private let layers: [Layer]
     private let lockSources: [any LayerSource]
-    /// The last good documents of each layer and each lock source, for rebuilding the stack when one
-    /// changes.
-    private let state = Locked<(layers: [[LayerDocument]], locks: [[LayerDocument]])>(([], []))
 
     /// Creates a store of `layers` (read-only, lowest first) under the writable `top`.
     ///
@@ -92,7 +94,7 @@ public final class LayeredStore: WritableDocumentStore, LockingStore, WatchingSt
     ///   - layers: The read-only layers, lowest first.
     ///   - top: Where updates are stored: the user's file, usually.
     ///   - locks: Lock files, or directories of them (every file not hidden and not ending in `~`).
-    public init(layers: [Layer], top: some WritableDocumentStore, locks: [String] = []) {
+    public init(layers: [Layer], top: some DocumentStore, locks: [String] = []) {
         self.layers = layers
         self.top = top
         lockSources = locks.map(LockFiles.source)
@@ -106,124 +108,66 @@ public final class LayeredStore: WritableDocumentStore, LockingStore, WatchingSt
     /// The top layer's date and key strategies.
     public var coding: DocumentCoding { top.coding }
 
-    /// Where the top layer is, in provenance: its path for a file.
-    var topSource: String { (top as? FileStore)?.path ?? top.description }
+    /// Whether the top or any store layer holds secrets.
+    public var holdsSecrets: Bool { top.holdsSecrets || layers.contains(where: \.holdsSecrets) }
 
-    // MARK: The stack
+    private var sources: [any LayerSource] { layers.map(\.source) + lockSources }
 
-    /// Reads every layer, lock and the top afresh.
-    ///
-    /// - Throws: ``StoreError`` naming the first layer that cannot be read or parsed.
-    func loadStack() throws -> LayerStack {
-        let documents = try layers.map { try $0.source.load() }
-        let locks = try lockSources.map { try $0.load() }
-        let topDocument = try top.load()
-        state.withLock { $0 = (documents, locks) }
-        return LayerStack(
-            lower: documents.flatMap { $0 }, top: topDocument, topSource: topSource,
-            locks: LockFiles.locks(in: locks.flatMap { $0 }))
-    }
-
-    /// What changed in the layers since they were last read.
-    struct Changes {
-        /// Every read-only layer's documents, when any changed.
-        var lower: [LayerDocument]?
-        /// Every lock, when any lock file changed.
-        var locks: [SettingsLock]?
-        var top: StoreChange
-        /// Layers that changed into something that cannot be read; they keep their last good documents.
-        var errors: [StoreError]
-
-        var isEmpty: Bool { lower == nil && locks == nil && top == .unchanged }
-    }
-
-    /// Reads what changed since the last read.
-    ///
-    /// - Throws: ``StoreError`` when the top layer cannot be read (the root then keeps its value and
-    ///   refuses updates until it can).
-    func loadChanges() throws -> Changes {
-        var errors: [StoreError] = []
-        let (documents, locks) = state.withLock { $0 }
-        var changedLayers = documents
-        var layersChanged = false
-        for (index, layer) in layers.enumerated() {
-            guard let fresh = layer.source.loadIfChanged(errors: &errors) else { continue }
-            changedLayers[index] = fresh
-            layersChanged = true
+    /// Reads every layer, every lock file and the top. A layer that cannot be read is a layer whose
+    /// content says so; the top's failure is thrown.
+    public func load() throws -> StoredDocument {
+        var read: [StoredLayer] = []
+        var tokens: [ChangeToken] = []
+        for source in sources {
+            let (layers, token) = source.load()
+            read += layers
+            tokens.append(token)
         }
-        var changedLocks = locks
-        var locksChanged = false
-        for (index, source) in lockSources.enumerated() {
-            guard let fresh = source.loadIfChanged(errors: &errors) else { continue }
-            changedLocks[index] = fresh
-            locksChanged = true
-        }
-        state.withLock { $0 = (changedLayers, changedLocks) }
-        let topChange = try (top as? any ChangeDetectingStore)?.loadIfChanged() ?? .unchanged
-        return Changes(
-            lower: layersChanged ? changedLayers.flatMap { $0 } : nil,
-            locks: locksChanged ? LockFiles.locks(in: changedLocks.flatMap { $0 }) : nil,
-            top: topChange, errors: errors)
+        let stored = try top.load()
+        return StoredDocument(
+            stored.document, token: ChangeToken(combining: [stored.token] + tokens), layers: read + stored.layers,
+            source: stored.source ?? top.description)
     }
 
-    // MARK: DocumentStore, as the top layer
-
-    /// The top layer's document.
-    public func load() throws -> JSONValue? {
-        try top.load()
+    /// Stores `document` in the top layer, if neither the top nor any layer below changed since `token`.
+    public func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken {
+        let (topToken, lower) = try unchangedLayers(since: token)
+        return ChangeToken(combining: [try top.save(document, replacing: topToken)] + lower)
     }
 
-    /// Stores `document` in the top layer.
-    public func save(_ document: JSONValue) throws {
-        try top.save(document)
-    }
-
-    /// Saves in the top layer, encoding when it writes if it defers writes.
-    public func save(encoding encode: @escaping @Sendable () throws -> JSONValue) throws {
-        if let deferred = top as? any DeferredWriteStore {
-            try deferred.save(encoding: encode)
-        } else {
-            try top.save(encode())
-        }
-    }
-
-    /// Deletes the top layer's document; the value is then the layers below.
-    public func remove() throws {
-        try top.remove()
+    /// Deletes the top layer's document, if nothing changed since `token`; the value is then the layers
+    /// below.
+    public func remove(replacing token: ChangeToken) throws -> ChangeToken {
+        let (topToken, lower) = try unchangedLayers(since: token)
+        return ChangeToken(combining: [try top.remove(replacing: topToken)] + lower)
     }
 
     /// Makes the top layer's writes durable, if it defers them.
     public func flush() throws {
-        try (top as? any DeferredWriteStore)?.flush()
-    }
-
-    /// Holds the top layer's lock across processes, if it has one.
-    public func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R {
-        guard let locking = top as? any LockingStore else { return try body() }
-        return try locking.withExclusiveAccess(body)
-    }
-
-    /// Whether the top layer changed; the root itself asks every layer.
-    public func loadIfChanged() throws -> StoreChange {
-        try (top as? any ChangeDetectingStore)?.loadIfChanged() ?? .unchanged
+        try top.flush()
     }
 
     /// Watches every layer, every lock file and the top; nil when none of them can be watched. A layer
-    /// that cannot be watched here is still read again before each update and on `reload()`.
+    /// that cannot be watched here is still read again before each write and on `reload()`.
     public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
         var watches: [any StoreWatch] = []
-        for source in layers.map(\.source) + lockSources {
+        for source in sources {
             if let watch = try? source.watch(onChange) { watches.append(watch) }
         }
-        if let watching = top as? any WatchingStore, let watch = try? watching.watch(onChange) { watches.append(watch) }
-        return watches.isEmpty ? nil : Watches(watches)
+        if let watch = try? top.watch(onChange) { watches.append(watch) }
+        return watches.isEmpty ? nil : StoreWatches(watches)
     }
 
-    /// Several watches as one.
-    private struct Watches: StoreWatch {
-        let all: [any StoreWatch]
-        init(_ all: [any StoreWatch]) { self.all = all }
-        func cancel() { all.forEach { $0.cancel() } }
+    /// `token`'s parts, the top's and the lower layers', when the lower layers are as it says; else a
+    /// conflict.
+    private func unchangedLayers(since token: ChangeToken) throws -> (top: ChangeToken, lower: [ChangeToken]) {
+        let sources = sources
+        guard let parts = token.parts, let topToken = parts.first, parts.count == sources.count + 1,
+              zip(sources, parts.dropFirst()).allSatisfy({ $0.token() == $1 })
+        else {
+            throw StoreError(.conflict, store: description, reason: "a layer changed since the settings were read")
+        }
+        return (topToken, Array(parts.dropFirst()))
     }
 }
 

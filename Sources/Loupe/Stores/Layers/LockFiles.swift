@@ -24,26 +24,24 @@ enum LockFiles {
         return file(path)
     }
 
-    /// One lock file: its document is an array of `{"path": P, "line": N}`.
+    /// One lock file: its content is the locks it holds.
     @Sendable static func file(_ path: String) -> LayerFile {
         LayerFile(path: path, name: "lock file \(path)") { data, name in
             guard let text = String(data: data, encoding: .utf8) else {
                 throw StoreError(.corrupt, store: name, reason: "it is not UTF-8 text")
             }
-            var locks: [JSONValue] = []
+            var locks: [SettingsLock] = []
             for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
                 let trimmed = line.trimmingCharacters(in: .whitespaces)
                 guard !trimmed.isEmpty else { continue }
-                let path: ValuePath
                 do {
-                    path = try parsePath(trimmed)
+                    locks.append(SettingsLock(path: try parsePath(trimmed), file: path, line: index + 1))
                 } catch {
                     throw StoreError(.corrupt, store: name, reason: "line \(index + 1): \(error)", cause: error)
                 }
-                locks.append(.object(["path": .string(path.description), "line": .integer(index + 1)]))
             }
-            return .array(locks)
+            return .locks(locks)
         }
     }
 
@@ -52,17 +50,5 @@ enum LockFiles {
     static func parsePath(_ text: String) throws -> ValuePath {
         guard text.hasPrefix("/") else { return try ValuePath(parsing: text) }
         return ValuePath(text.split(separator: "/").map { .key(String($0)) })
-    }
-
-    /// The locks the documents of lock files hold.
-    static func locks(in documents: [LayerDocument]) -> [SettingsLock] {
-        documents.flatMap { file -> [SettingsLock] in
-            guard case .array(let entries) = file.document else { return [] }
-            return entries.compactMap { entry in
-                guard let text = entry[path: "path"]?.stringValue, let path = try? ValuePath(parsing: text),
-                      let line = entry[path: "line"]?.integerValue else { return nil }
-                return SettingsLock(path: path, file: file.source, line: line)
-            }
-        }
     }
 }

@@ -1,0 +1,134 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// One file named by a path that may pass through symbolic links: the one way every store and layer reads,
+/// writes, locks and watches a file.
+///
+/// - It follows the path through its links afresh on every access, so a retargeted link (`ln -sfn`) or a
+///   Kubernetes `..data` swap is read, written and locked where the path points now.
+/// - It reads the file whole and settled (a writer still writing in place is waited for), only a regular
+///   file, at most ``maximumSize`` bytes, and knows the identity of what it read: a read of a file whose
+///   identity has not changed returns what was parsed then, without reading it again.
+/// - Its lock (`flock` on `.NAME.lock` beside the file the path resolves to) is worked out when it is
+///   taken, and checked again once held: if the link was retargeted meanwhile, it locks the new target's.
+/// - It maps every system error to a ``StoreError`` naming the file, one way.
+final class WatchedFile<Content: Sendable>: Sendable {
+    /// The path as given.
+    let path: String
+    /// The file's name in errors: `JSON file /etc/app/settings.json`.
+    let name: String
+    /// The largest file read, in bytes.
+    let maximumSize: Int
+    private let parse: @Sendable (Data) throws -> Content
+    /// What the file held when last read, by identity: a read of an unchanged file is a `stat`.
+    private let lastRead = Locked<(identity: FileIdentity, content: Content)?>(nil)
+
+    init(path: String, name: String, maximumSize: Int = FileSystem.defaultMaximumSize, parse: @escaping @Sendable (Data) throws -> Content) {
+        self.path = path
+        self.name = name
+        self.maximumSize = maximumSize
+        self.parse = parse
+    }
+
+    /// The path the file's links resolve to now.
+    func resolved() throws -> String {
+        try mapping(.unreadable) { try FileSystem.resolvingSymlinks(path) }
+    }
+
+    /// The identity of the file now; nil when there is none.
+    func identity() throws -> FileIdentity? {
+        try mapping(.unreadable) { try FileSystem.identity(of: FileSystem.resolvingSymlinks(path)) }
+    }
+
+    /// The token of the file now: its identity, or ``ChangeToken/absent``.
+    func token() throws -> ChangeToken {
+        try identity()?.token ?? .absent
+    }
+
+    /// What the file holds now and the identity of exactly that version; nil when there is no file.
+    ///
+    /// - Throws: ``StoreError`` naming the file when it cannot be read, is not a regular file, is too
+    ///   large, or does not parse (and stays that way while it is read again).
+    func read() throws -> (content: Content, identity: FileIdentity)? {
+        let target = try resolved()
+        if let known = lastRead.withLock({ $0 }), try mapping(.unreadable, { try FileSystem.identity(of: target) }) == known.identity {
+            return (known.content, known.identity)
+        }
+        guard let read = try mapping(.unreadable, { try FileSystem.readSettled(target, maximumSize: maximumSize, parse: parse) }) else {
+            return nil
+        }
+        lastRead.withLock { $0 = (read.1, read.0) }
+        return (read.0, read.1)
+    }
+
+    /// Remembers that the file's version `identity` holds `content` (what this process just wrote), so
+    /// that the next read of it is a `stat`.
+    func remember(_ content: Content, as identity: FileIdentity) {
+        lastRead.withLock { $0 = (identity, content) }
+    }
+
+    /// Writes `data` atomically over the file at `target` (the resolved path), keeping the mode of the file
+    /// it replaces or giving a new one `permissions`; returns the identity of the new file.
+    func write(_ data: Data, to target: String, permissions: mode_t, durable: Bool = true) throws -> FileIdentity {
+        let mode = FileSystem.permissions(of: target) ?? permissions
+        return try mapping(.unwritable) { try FileSystem.writeAtomically(data, to: target, permissions: mode, durable: durable) }
+    }
+
+    /// Deletes the file at `target` (the resolved path); deleting nothing is not an error.
+    func remove(at target: String) throws {
+        try mapping(.unwritable) { try FileSystem.remove(target) }
+        lastRead.withLock { $0 = nil }
+    }
+
+    /// Runs `body` with the resolved path, holding the lock beside it against every process (and every
+    /// thread of this one), after clearing what a killed writer left there.
+    ///
+    /// The lock's file is worked out from where the path points when the lock is taken; once it is held,
+    /// the path is resolved again, and if it points elsewhere now, the lock is released and the new
+    /// target's taken, so two writers through one link always hold the same lock.
+    func withLock<R>(timeout: Duration, _ body: (_ target: String) throws -> R) throws -> R {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let target = try resolved()
+            let lock = FileLock.beside(target)
+            let outcome: Result<R, any Error>?
+            do {
+                outcome = try lock.withLock(until: deadline) { () -> Result<R, any Error>? in
+                    guard try resolved() == target else { return nil }
+                    lock.removeStaleTemporaryFilesOnce(for: target)
+                    return Result { try body(target) }
+                }
+            } catch let error as SystemCallError {
+                throw StoreError(error.code == ETIMEDOUT ? .timeout : .unwritable, store: name, path: path, error)
+            }
+            if let outcome { return try outcome.get() }
+        }
+    }
+
+    /// Starts reporting changes to the file (through every link on its path), or with `contents`, to the
+    /// names in the directory it names.
+    func watch(contents: Bool = false, _ onChange: @escaping @Sendable () -> Void) throws -> FileWatcher {
+        try FileWatcher(path: path, contents: contents, onChange: onChange)
+    }
+
+    private func mapping<R>(_ code: StoreError.Code, _ body: () throws -> R) throws -> R {
+        do {
+            return try body()
+        } catch let error as SystemCallError {
+            throw StoreError(code, store: name, path: path, error)
+        }
+    }
+}
+
+extension FileIdentity {
+    /// The identity as a store's change token.
+    var token: ChangeToken {
+        ChangeToken("\(device):\(inode):\(size):\(modifiedSeconds).\(modifiedNanoseconds)")
+    }
+}
