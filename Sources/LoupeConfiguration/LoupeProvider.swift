@@ -21,7 +21,7 @@ import Loupe
 /// Keys are the lens value's `Codable` keys joined by dots (`server.port`). Strings, integers, floating
 /// point numbers and booleans map to their configuration types, `Data` (base64 text) to bytes; arrays of one of those to the array
 /// types; elements of other arrays are reached by index (`items.0.name`). Every value is marked secret
-/// when the lens's store keeps secrets (a `SecretStore` such as `KeyringStore`), so `ConfigReader`'s access logs redact it.
+/// when the lens's store keeps secrets (its `holdsSecrets`, as `KeyringStore`'s), so `ConfigReader`'s access logs redact it.
 ///
 /// The provider keeps one flattened snapshot of the value, replaced on each commit, so a lookup is a
 /// dictionary access; watchers are sent each commit that changes what they watch, in commit order.

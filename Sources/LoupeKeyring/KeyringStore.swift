@@ -158,11 +158,19 @@ public final class KeyringStore: DocumentStore {
         }
     }
 
+    /// Holds this item's lock file around `body`.
+    public func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R {
+        try withLockFile(at: lockFile(), timeout: timeout, store: description, body)
+    }
+
+    private func lockFile() throws -> String {
+        try userLockDirectory(store: description) + "/keyring-" + Self.lockName(service: service, account: account)
+    }
+
     /// Runs `write` holding this item's lock file, if the item is still what `token` identifies; else a
     /// conflict.
     private func whileUnchanged(since token: ChangeToken, _ write: () throws -> ChangeToken) throws -> ChangeToken {
-        let lock = try userLockDirectory(store: description) + "/keyring-" + Self.lockName(service: service, account: account)
-        return try withLockFile(at: lock, timeout: timeout, store: description) {
+        try withLockFile(at: lockFile(), timeout: timeout, store: description) {
             let current = try secretService.lookup().map { $0.withBytes(Self.token(of:)) } ?? .absent
             guard current == token else {
                 throw StoreError(.conflict, store: description, reason: "another program changed or deleted the item since it was read")

@@ -29,6 +29,28 @@ struct KeyringStoreTests {
         try await StoreConformanceTest { KeyringStore(service: service, account: "conformance", collection: .session) }.run()
     }
 
+    /// A long-running root must never write over what `secret-tool` stored meanwhile, nor write back what
+    /// `secret-tool clear` deleted: its update runs again on what the item holds now.
+    @Test func anItemChangedOrDeletedBySecretToolWhileARootHoldsItIsNeverOverwritten() throws {
+        let service = uniqueService()
+        let root = try RootLens(default: Credentials(), store: KeyringStore(service: service, account: "a"))
+        try root.set(Credentials(user: "alice", token: "hunter2-first"))
+
+        _ = try secretTool(["store", "--label=by hand", "service", service, "account", "a"], input: #"{"user":"bob","token":"hunter2-by-hand"}"#)
+        try root.user.set("carol")
+        let afterChange = try secretTool(["lookup", "service", service, "account", "a"]).output
+        #expect(try JSONValue(parsing: afterChange) == JSONValue(parsing: #"{"token":"hunter2-by-hand","user":"carol"}"#),
+                "the update ran on secret-tool's item")
+        #expect(root.value == Credentials(user: "carol", token: "hunter2-by-hand"))
+
+        _ = try secretTool(["clear", "service", service, "account", "a"])
+        try root.user.set("dave")
+        let afterDelete = try secretTool(["lookup", "service", service, "account", "a"]).output
+        #expect(try JSONValue(parsing: afterDelete) == JSONValue(parsing: #"{"user":"dave"}"#), "the deleted token was not written back")
+        #expect(root.value == Credentials(user: "dave", token: ""))
+        try root.remove()
+    }
+
     @Test func roundTripsAndSecretToolPrintsExactlyWhatLoupeStored() throws {
         let service = uniqueService()
         let logs = LogCapture()
@@ -81,8 +103,9 @@ struct KeyringStoreTests {
             return (error as? StoreError)?.code == .corrupt && text.contains("its secret is not a JSON document")
                 && text.contains("secret-tool clear service \(service) account a") && !text.contains("hunter2")
         }
-        // The item is the user's to replace: removed, the root starts from its default and writes anew.
-        try store.removeWhateverIsStored()
+        // The item is the user's to replace: removed as the error says, the root starts from its default
+        // and writes anew.
+        #expect(try secretTool(["clear", "service", service, "account", "a"]).status == 0)
         let root = try RootLens(default: Credentials(), store: store)
         try root.user.set("bob")
         #expect(try secretTool(["lookup", "service", service, "account", "a"]).output.contains(#""user":"bob""#))

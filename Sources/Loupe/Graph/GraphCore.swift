@@ -179,37 +179,29 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// are as they were and the error propagates. `path` names the lens, for errors.
     ///
     /// The save hands the store the token of what the root last read or wrote. When another writer got
-    /// there first, the store refuses it as a conflict: the root then commits what the store holds now
-    /// and runs `body` again on it. An update that changes nothing asks the store whether it still holds
-    /// what the root knows, and if not, runs again on what it holds, so that no update applies to a stale
-    /// value.
+    /// there first, the store refuses it as a conflict, and the update runs again, this time holding the
+    /// store's exclusive access (``DocumentStore/withExclusiveAccess(_:)``) around a fresh load, `body` and
+    /// the save, so that a writer that lost one race cannot lose every next one. An update that changes
+    /// nothing asks the store whether it still holds what the root knows, and if not, runs again on what it
+    /// holds, so that no update applies to a stale value.
     func update<R>(path: String, _ body: (inout Root) throws -> R) throws -> R {
         var committedAny = false
         defer { afterCommits(committedAny) }
         return try serialized(path: path) { () throws -> R in
             var attempts = 0
             while true {
-                // The root changes only under the update lock, which this thread holds, so it is read
-                // here without the read lock.
-                var next = committed.root
-                let result = try body(&next)
-                if let validator, let violation = validator(next, !holdsSecrets) { throw violation }
-                guard let store else {
-                    committedAny = try commit(next, saving: nil) || committedAny
-                    return result
-                }
                 do {
-                    if try commit(next, saving: store) {
-                        committedAny = true
+                    if store == nil || attempts == 0, let result = try apply(body, saving: store, committed: &committedAny) {
                         return result
                     }
-                    // Nothing to write: done, if the store still holds what the root knows.
-                    let stored = try store.load()
-                    if stored.token == storedMemory.withLock({ $0.token }) { return result }
-                    committedAny = try commitOutsideChange(stored) || committedAny
+                    if let store, attempts > 0, let result = try store.withExclusiveAccess({ () throws -> R? in
+                        committedAny = try catchUp(with: store) || committedAny
+                        return try apply(body, saving: store, committed: &committedAny)
+                    }) {
+                        return result
+                    }
                 } catch let error as StoreError where error.code == .conflict {
                     logger.debug("conflicting write, retrying", metadata: ["store": "\(storeName)", "attempt": "\(attempts + 1)"])
-                    committedAny = try commitOutsideChange(store.load()) || committedAny
                 } catch let error as StoreError where error.code == .readOnly {
                     throw LensError.readOnly(path: path, store: storeName)
                 }
@@ -221,6 +213,34 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
                 }
             }
         }
+    }
+
+    /// Runs `body` on a copy of the root, checks the result, saves it to `store` and publishes it; returns
+    /// `body`'s result, or nil when the update must run again because it changed nothing and the store
+    /// holds something newer than the root knew (which is committed first). Call it holding the update lock.
+    private func apply<R>(_ body: (inout Root) throws -> R, saving store: (any DocumentStore)?, committed committedAny: inout Bool) throws -> R? {
+        // The root changes only under the update lock, which this thread holds, so it is read here without
+        // the read lock.
+        var next = committed.root
+        let result = try body(&next)
+        if let validator, let violation = validator(next, !holdsSecrets) { throw violation }
+        if try commit(next, saving: store) {
+            committedAny = true
+            return result
+        }
+        // Nothing to write: done, if the store still holds what the root knows.
+        guard let store, try catchUp(with: store) else { return result }
+        committedAny = true
+        return nil
+    }
+
+    /// Loads what `store` holds and commits it if it is newer than what the root knows; says whether it
+    /// committed. Call it holding the update lock.
+    private func catchUp(with store: any DocumentStore) throws -> Bool {
+        let stored = try store.load()
+        guard stored.token != storedMemory.withLock({ $0.token }) else { return false }
+        _ = try commitOutsideChange(stored)
+        return true
     }
 
     /// Re-reads the store and commits what it holds (the default when it holds nothing). Every layer must

@@ -118,6 +118,12 @@ public final class DefaultsStore: DocumentStore {
         try file?.watch(onChange)
     }
 
+    /// Holds the suite file's lock around `body`, on Linux.
+    public func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R {
+        guard let file else { return try body() }
+        return try file.withLock(timeout: .seconds(10)) { _ in try body() }
+    }
+
     /// Changes the suite's keys with `change`, if the suite is still the version `token` names: on Linux,
     /// under the suite file's lock, written atomically in its own format (not flushed to disk, as
     /// `UserDefaults` writes a suite: readers see the old file or the new one; a crash may lose the write).

@@ -15,6 +15,10 @@
 ///   processes (a file lock, an etcd transaction) is the store's own business.
 /// - ``remove(replacing:)`` deletes the document, under the same check.
 /// - ``watch(_:)``, optional: says "something may have changed"; the root then loads.
+/// - ``withExclusiveAccess(_:)``, optional: holds the store's own lock (a file's `flock`) around a load, an
+///   update and a save. The root asks for it only after a conflict, so that a writer that lost a race
+///   cannot lose the next one too: without it, a process that loads outside the lock can lose every round
+///   to a peer updating in a tight loop.
 /// - ``holdsSecrets``: the store's documents are secrets, so tools mask them and errors never quote them.
 ///
 /// A store that can only be read implements ``load()`` alone: the default ``save(_:replacing:)`` and
@@ -53,6 +57,11 @@ public protocol DocumentStore: AnyObject, Sendable, CustomStringConvertible {
     /// nil when the store cannot watch here (the default). A spurious call costs the root a load.
     func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)?
 
+    /// Runs `body` holding exclusive access to the store against every other writer (the file's lock),
+    /// where the store has such a lock; by default, just runs it. ``save(_:replacing:)`` and
+    /// ``remove(replacing:)`` called from `body` on the same thread run inside it.
+    func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R
+
     /// Makes every saved document durable now, for a store whose saves reach their medium later (a
     /// ``CoalescingStore``). By default, nothing to do.
     func flush() throws
@@ -76,6 +85,8 @@ extension DocumentStore {
     }
 
     public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? { nil }
+
+    public func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R { try body() }
 
     public func flush() throws {}
 

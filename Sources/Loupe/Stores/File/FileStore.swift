@@ -21,9 +21,11 @@ import Logging
 ///   Missing parent directories are created; a symbolic link is followed and its target replaced. The new
 ///   file keeps the owner and group of the one it replaces where the process may give them (root always
 ///   may): `sudo` editing a service's settings leaves them the service's.
-/// - **Safe between processes.** Every update holds an advisory lock (`flock` on `.NAME.lock` beside the
-///   file) and applies to the file's current contents, so processes that update the same file never lose
-///   each other's changes. Reading, reloading and watching take no lock and write nothing, so a process
+/// - **Safe between processes.** Every save holds an advisory lock (`flock` on `.NAME.lock` beside the
+///   file the path resolves to when the lock is taken, checked again once held) and writes only if the
+///   file is still the version the update read (its device, inode, size and modification time); else the
+///   root re-runs the update on the file's current contents. Processes that update the same file, even
+///   through a link retargeted meanwhile, never lose each other's changes. Reading, reloading and watching take no lock and write nothing, so a process
 ///   that may only read the file (a daemon reading a root-owned `/etc` file) follows every change and
 ///   leaves nothing in its directory. A lock file deleted or replaced while a writer runs is noticed and
 ///   locked afresh, so exclusion survives it.
@@ -156,6 +158,10 @@ public final class FileStore: DocumentStore {
         try backing.watch(onChange)
     }
 
+    public func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R {
+        try backing.withExclusiveAccess(body)
+    }
+
     public func flush() throws { try backing.flush() }
 }
 
@@ -234,6 +240,11 @@ final class DocumentFile: DocumentStore {
             try file.remove(at: target)
             return .absent
         }
+    }
+
+    /// Holds the file's lock around `body`.
+    func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R {
+        try file.withLock(timeout: lockTimeout) { _ in try body() }
     }
 
     func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {

@@ -142,6 +142,11 @@ public final class LayeredStore: DocumentStore {
         return ChangeToken(combining: [try top.remove(replacing: topToken)] + lower)
     }
 
+    /// Holds the top layer's exclusive access around `body`.
+    public func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R {
+        try top.withExclusiveAccess(body)
+    }
+
     /// Makes the top layer's writes durable, if it defers them.
     public func flush() throws {
         try top.flush()
