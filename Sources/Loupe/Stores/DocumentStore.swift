@@ -137,7 +137,7 @@ public struct ChangeToken: Sendable, Hashable, CustomStringConvertible {
         if case .combined(let parts) = storage { parts } else { nil }
     }
 
-    /// The number of a token made by ``init(_:)-(Int64)``, else nil.
+    /// The number of a token made from a number, else nil.
     public var number: Int64? {
         if case .number(let number) = storage { number } else { nil }
     }
