@@ -23,8 +23,8 @@ import Testing
 /// - every store: an empty place loads no document; a root over it starts from its default; a load
 ///   changes nothing (two loads return the same document and token, and a load between another writer's
 ///   save and an update does not hide that save from the update);
-/// - stores that can be written (a save that does not throw ``StoreError/Code/readOnly``): documents
-///   round-trip (objects, arrays, strings, integers, fractions, booleans, nesting), after ``DocumentStore/flush()``
+/// - stores that can be written (a save that does not throw `StoreError.Code.readOnly`): documents
+///   round-trip (objects, arrays, strings, integers, fractions, booleans, nesting), after `flush()`
 ///   for a store that writes later; a save replaces the whole document; a save from a stale token is a
 ///   conflict and writes nothing; a removal empties the place, and removing nothing is no error; a second
 ///   instance loads what the first saved; a `RootLens` over the store commits, persists, reloads and
@@ -75,7 +75,7 @@ public struct StoreConformanceTest: Sendable {
         guard writable else { return }
         try checkRoundTrips()
         // A store that writes later answers a save before it looks at what is stored; it applies its
-        // changes over another writer's when it writes (``CoalescingStore``).
+        // changes over another writer's when it writes (`CoalescingStore`).
         let writesLater = try writesLater()
         if !writesLater { try checkConflicts() }
         try checkRemoval()
@@ -165,7 +165,7 @@ public struct StoreConformanceTest: Sendable {
     }
 
     /// Whether a save reaches the place only later (on a flush): another instance does not see it yet. Such
-    /// a store (a ``CoalescingStore``) answers a save before it writes, so a conflict met later cannot run
+    /// a store (a `CoalescingStore`) answers a save before it writes, so a conflict met later cannot run
     /// the update again: its changes are applied over the other writer's instead.
     private func writesLater() throws -> Bool {
         _ = try removeStored()
