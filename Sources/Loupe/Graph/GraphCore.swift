@@ -89,9 +89,10 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
 
     /// How many times an update is run before a store's conflict reports end it.
     ///
-    /// A conflict hands the root the fresh document, so the update is re-run at once, with no back-off:
-    /// waiting would only make that document stale again. The bound is far above what steady contention
-    /// between processes gives (Benchmarks/README.md), and still ends a livelock.
+    /// A conflict makes the root load the fresh document and run the update again at once, with no
+    /// back-off: waiting would only make that document stale again. A store with a lock runs the retry
+    /// under it, so it cannot lose again; a compare-and-swap store (etcd) loses a round only while another
+    /// writer keeps winning. The bound ends a livelock.
     static var maximumConflictRetries: Int { 256 }
 
     init(
