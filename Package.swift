@@ -136,6 +136,13 @@ let package = Package(
             path: "Examples/settings-daemon"
         ),
 
+        // The README's tour, as top-level code in a `main.swift`.
+        .executableTarget(
+            name: "readme-tour",
+            dependencies: ["Loupe"],
+            path: "Examples/readme-tour"
+        ),
+
         // Loupe against its baselines and peers: Scripts/bench runs it in release mode.
         .executableTarget(
             name: "loupe-benchmarks",
@@ -193,7 +200,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ExamplesTests",
-            dependencies: ["Loupe", "LoupeTestSupport", "loupe", "settings-daemon"]
+            dependencies: ["Loupe", "LoupeTestSupport", "loupe", "settings-daemon", "readme-tour"]
         ),
         // LoupeCommands, through a small program that mounts it for its own settings type.
         .testTarget(

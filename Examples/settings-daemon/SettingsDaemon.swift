@@ -113,7 +113,7 @@ struct LogLevelComponent: Service {
 
     func run() async {
         for await level in level.values.cancelOnGracefulShutdown() {
-            try? await DynamicLevelLogHandler.level.set(Logger.Level(rawValue: level.rawValue) ?? .info)
+            try? await DynamicLevelLogHandler.level.async.set(Logger.Level(rawValue: level.rawValue) ?? .info)
             logger.notice("log level is now \(level.rawValue)")
         }
     }
@@ -149,7 +149,7 @@ struct TickerComponent: Service {
                         let ticker = settings.value
                         // Cancellation (a graceful shutdown) ends the loop; it is not a failure.
                         do { try await Task.sleep(for: .seconds(max(ticker.intervalSeconds, 0.01))) } catch { return }
-                        let count = try await $ticks.update { ticks -> Int in
+                        let count = try await $ticks.async.update { ticks -> Int in
                             ticks += 1
                             return ticks
                         }
@@ -188,7 +188,7 @@ struct ReloadOnHangup: Service {
     func run() async throws {
         for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
             do {
-                try await settings.reload()
+                try await settings.async.reload()
                 logger.notice("reloaded settings on SIGHUP")
             } catch {
                 logger.error("could not reload settings on SIGHUP: \(error)")

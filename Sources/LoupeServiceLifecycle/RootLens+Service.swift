@@ -20,7 +20,7 @@ extension RootLens: Service {
     public func run() async throws {
         // Cancellation ends the wait as graceful shutdown does: either way, what is pending is written.
         try? await gracefulShutdown()
-        try await flush()
+        try await self.async.flush()
     }
 }
 #endif

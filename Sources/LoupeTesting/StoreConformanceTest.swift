@@ -206,8 +206,8 @@ public struct StoreConformanceTest: Sendable {
         let token = root.name.observe { seen.record($0) }
         defer { token.cancel() }
         let committer = try RootLens(default: Sample(), store: makeStore(), watch: false)
-        try await committer.name.set("from another root")
-        try await committer.flush()
+        try await committer.name.async.set("from another root")
+        try await committer.async.flush()
         let deadline = ContinuousClock.now + configuration.watchTimeout
         while !seen.contains("from another root"), ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))

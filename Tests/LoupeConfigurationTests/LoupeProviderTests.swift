@@ -70,7 +70,7 @@ struct LoupeProviderTests {
         defer { directory.cleanUp() }
         // Through a real file, so the values have been through the document pipeline both ways.
         let writer = try RootLens(default: CompatSettings(), store: FileStore(path: directory.file("compat.json")), watch: false)
-        try await writer.set(CompatSettings())
+        try await writer.async.set(CompatSettings())
         let root = try RootLens(default: CompatSettings(), store: FileStore(path: directory.file("compat.json")))
         try await ProviderCompatTest(provider: LoupeProvider(root)).runTest()
     }
@@ -133,10 +133,10 @@ struct LoupeProviderTests {
                 values.append(port)
                 if values.count == 1 {
                     // The current value came first: now commit, including a commit that does not touch the port.
-                    try await root.server.port.set(1)
-                    try await root.server.host.set("elsewhere")
-                    try await root.server.port.set(2)
-                    try await root.server.port.set(3)
+                    try await root.server.port.async.set(1)
+                    try await root.server.host.async.set("elsewhere")
+                    try await root.server.port.async.set(2)
+                    try await root.server.port.async.set(3)
                 }
                 if port == 3 { break }
             }
@@ -150,13 +150,13 @@ struct LoupeProviderTests {
         let config = ConfigReader(provider: LoupeProvider(root))
         let before = config.snapshot()
         #expect(before.int(forKey: "server.port") == 8080)
-        try await root.server.port.set(81)
+        try await root.server.port.async.set(81)
         #expect(before.int(forKey: "server.port") == 8080, "a snapshot does not change")
         let ports = try await config.watchSnapshot { snapshots in
             var ports: [Int?] = []
             for await snapshot in snapshots {
                 ports.append(snapshot.int(forKey: "server.port"))
-                if ports.count == 1 { try await root.server.port.set(82) }
+                if ports.count == 1 { try await root.server.port.async.set(82) }
                 if ports.count == 2 { break }
             }
             return ports

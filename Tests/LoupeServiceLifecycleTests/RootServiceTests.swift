@@ -19,7 +19,7 @@ struct RootServiceTests {
         let root = try RootLens(
             default: Counter(),
             store: FileStore(path: path, writePolicy: .coalesced(.seconds(3600))), watch: false)
-        try await root.count.set(7)
+        try await root.count.async.set(7)
         #expect(!FileManager.default.fileExists(atPath: path), "a coalesced write waits for its interval")
 
         let group = ServiceGroup(services: [root], gracefulShutdownSignals: [], cancellationSignals: [], logger: Logger(label: "test"))
@@ -39,7 +39,7 @@ struct RootServiceTests {
         let root = try RootLens(
             default: Counter(),
             store: FileStore(path: path, writePolicy: .coalesced(.seconds(3600))), watch: false)
-        try await root.count.set(3)
+        try await root.count.async.set(3)
         let task = Task { try await root.run() }
         try await Task.sleep(for: .milliseconds(50))
         task.cancel()

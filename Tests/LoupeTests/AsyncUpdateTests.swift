@@ -40,20 +40,20 @@ struct AsyncUpdateTests {
         defer { directory.cleanUp() }
         let path = directory.file("settings.json")
         let root = try RootLens(default: Settings(), store: FileStore(path: path))
-        try await root.server.port.set(1)
-        let result = try await root.server.port.update { port -> Int in
+        try await root.server.port.async.set(1)
+        let result = try await root.server.port.async.update { port -> Int in
             port += 1
             return port
         }
         #expect(result == 2)
-        try await root.update { $0.features["beta"] = true }
+        try await root.async.update { $0.features["beta"] = true }
         let reopened = try RootLens(default: Settings(), store: FileStore(path: path))
         #expect(reopened.value.server.port == 2 && reopened.value.features["beta"] == true)
         try Data(#"{"server": {"host": "h", "port": 5}, "features": {}}"#.utf8).write(to: URL(fileURLWithPath: path))
-        try await root.reload()
+        try await root.async.reload()
         #expect(root.server.port.value == 5)
-        try await root.flush()
-        try await root.remove()
+        try await root.async.flush()
+        try await root.async.remove()
         #expect(!FileManager.default.fileExists(atPath: path))
         #expect(root.value == Settings())
     }
@@ -61,7 +61,7 @@ struct AsyncUpdateTests {
     @Test func asyncErrorsChangeNothing() async throws {
         let root = try RootLens(default: Settings(), store: RecordingStore())
         await #expect(throws: Boom.self) {
-            try await root.server.port.update { _ in throw Boom() }
+            try await root.server.port.async.update { _ in throw Boom() }
         }
         #expect(root.value == Settings())
     }
@@ -79,9 +79,9 @@ struct AsyncUpdateTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for root in roots {
                 group.addTask {
-                    try await root.server.port.set(1)
-                    try await root.update { $0.features["beta"] = true }
-                    try await root.remove()
+                    try await root.server.port.async.set(1)
+                    try await root.async.update { $0.features["beta"] = true }
+                    try await root.async.remove()
                 }
             }
             try await group.waitForAll()

@@ -110,7 +110,7 @@ struct ObservationTests {
 
     @Test func aLaterObserverNeverSeesAnOlderValue() async throws {
         let root = RootLens(Settings())
-        try await root.server.port.set(0)
+        try await root.server.port.async.set(0)
         let writer = Task.detached {
             for i in 1...2_000 { try root.server.port.set(i) }
         }
@@ -133,9 +133,9 @@ struct ObservationTests {
         let root = RootLens(Settings())
         var iterator = root.server.port.values.makeAsyncIterator()
         #expect(await iterator.next() == 8080)
-        try await root.server.port.set(1)
-        try await root.server.host.set("elsewhere")
-        try await root.server.port.set(2)
+        try await root.server.port.async.set(1)
+        try await root.server.host.async.set("elsewhere")
+        try await root.server.port.async.set(2)
         #expect(await iterator.next() == 1)
         #expect(await iterator.next() == 2)
     }

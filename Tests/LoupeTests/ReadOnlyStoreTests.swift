@@ -31,9 +31,9 @@ struct ReadOnlyStoreTests {
             try root.server.port.set(1)
         }
         #expect(throws: LensError.self) { try root.remove() }
-        await #expect(throws: LensError.self) { try await root.update { $0.server.port = 2 } }
+        await #expect(throws: LensError.self) { try await root.async.update { $0.server.port = 2 } }
         #expect(root.server.port.value == 7)
-        try await root.reload()
+        try await root.async.reload()
         try await StoreConformanceTest { ReadOnlyFile(path: directory.file("absent.json")) }.run()
     }
 }
@@ -45,7 +45,7 @@ struct OutsideChangeErrorTests {
         defer { directory.cleanUp() }
         let path = directory.file("settings.json")
         let root = try RootLens(default: Settings(), store: FileStore(path: path))
-        try await root.server.port.set(1)
+        try await root.server.port.async.set(1)
         var iterator = root.errors.makeAsyncIterator()
         try Data(#"{"server": {"host": "h", "port": "eighty"}, "features": {}}"#.utf8).write(to: URL(fileURLWithPath: path))
         let error = await iterator.next()

@@ -445,7 +445,7 @@ do {
     let counter = root.counter
     let n = 200 / scale
     let updates = try compare(operations: n,
-        loupe: { try waitFor { for _ in 0..<n { try await counter.update { $0 += 1 } } } },
+        loupe: { try waitFor { for _ in 0..<n { try await counter.async.update { $0 += 1 } } } },
         baseline: { for _ in 0..<n { try counter.update { $0 += 1 } } })
     add("async update vs the synchronous one, FileStore JSON", updates, .atMost(1.2))
 }
@@ -521,7 +521,7 @@ if let etcdEndpoints {
             let clock = ContinuousClock()
             let start = clock.now
             return try await withThrowingTaskGroup(of: Double.self) { group in
-                for root in roots { group.addTask { try await root.generation.update { $0 += 1 }; return 0 } }
+                for root in roots { group.addTask { try await root.generation.async.update { $0 += 1 }; return 0 } }
                 group.addTask {
                     var worst = Duration.zero
                     for _ in 0..<20 {

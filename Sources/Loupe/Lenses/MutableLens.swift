@@ -4,7 +4,7 @@
 /// let root = try RootLens(default: Settings(), store: FileStore(path: "settings.json"))
 /// let port: MutableLens<Int> = root.server.port
 /// try port.set(9090)
-/// try await port.update { $0 += 1 }    // from async code: the store's I/O runs off the cooperative pool
+/// try await port.async.update { $0 += 1 }    // from async code: the store's I/O runs off the cooperative pool
 /// ```
 ///
 /// Part lenses (`root.server.port`, `root[\.features["beta"]]`) name only their own value type and read
@@ -76,10 +76,10 @@ public struct MutableLens<Value: Sendable>: Sendable {
         try node.update { $0 = newValue }
     }
 
-    /// Replaces this lens's value, without holding the caller's thread while the store writes: the write
-    /// runs off Swift's cooperative pool. See `set(_:)`.
+    /// Replaces this lens's value, off Swift's cooperative pool.
+    @available(*, deprecated, message: "use 'try await lens.async.set(_:)': at top level, 'try await lens.set(_:)' resolves to the synchronous form")
     public func set(_ newValue: Value) async throws {
-        try await node.updateOffPool { $0 = newValue }
+        try await self.async.set(newValue)
     }
 
     /// Changes this lens's value in place and returns what `body` returns.
@@ -96,12 +96,45 @@ public struct MutableLens<Value: Sendable>: Sendable {
         try node.update(body)
     }
 
-    /// Changes this lens's value in place, without holding the caller's thread while the store writes:
-    /// `body` and the store's I/O run off Swift's cooperative pool, on the graph's own queue. See
-    /// `update(_:)`.
+    /// Changes this lens's value in place, off Swift's cooperative pool.
+    @available(*, deprecated, message: "use 'try await lens.async.update(_:)': at top level, 'try await lens.update(_:)' resolves to the synchronous form")
     @discardableResult
     public func update<Result: Sendable>(_ body: @escaping @Sendable (inout Value) throws -> Result) async throws -> Result {
-        try await node.updateOffPool(body)
+        try await self.async.update(body)
+    }
+
+    /// The same writes for async code: they suspend the caller while `body` and the store's I/O run off
+    /// Swift's cooperative pool, on the graph's own queue.
+    ///
+    /// ```swift
+    /// try await port.async.set(9090)
+    /// try await port.async.update { $0 += 1 }
+    /// ```
+    ///
+    /// They have names of their own (rather than `async` overloads of `set(_:)` and `update(_:)`) because
+    /// Swift resolves `try await port.set(9090)` in a `main.swift` to the synchronous form. A settings
+    /// property named `async` is reached with an explicit key path: `lens[\.async]`.
+    public var async: Async { Async(node: node) }
+
+    /// The writes of a ``MutableLens`` for async code. See ``MutableLens/async``.
+    public struct Async: Sendable {
+        let node: any LensNode<Value>
+
+        /// Replaces the lens's value and returns once it is saved and visible, without holding a thread of
+        /// Swift's cooperative pool while the store writes. See `MutableLens.set(_:)`.
+        public func set(_ newValue: Value) async throws {
+            try await node.updateOffPool { $0 = newValue }
+        }
+
+        /// Changes the lens's value in place and returns what `body` returns; `body` and the store's I/O
+        /// run off Swift's cooperative pool, on the graph's own queue. Same guarantees as the synchronous
+        /// `update(_:)`: one update at a time, all or nothing.
+        @discardableResult
+        public func update<Result: Sendable>(
+            _ body: @escaping @Sendable (inout Value) throws -> Result
+        ) async throws -> Result {
+            try await node.updateOffPool(body)
+        }
     }
 
     // MARK: Defaults

@@ -7,7 +7,7 @@ import Logging
 /// let root = try RootLens(default: Settings(), store: FileStore(path: "/etc/app/settings.json"))
 /// let port: MutableLens<Int> = root.server.port     // a part lens names only its own value type
 /// try port.set(9090)                                // saved, then visible, then observed
-/// try await root.update { $0.server.port += 1 }     // async: the store's I/O runs off the cooperative pool
+/// try await root.async.update { $0.server.port += 1 }  // async: the store's I/O runs off the cooperative pool
 /// try root.reload()                                 // what only the root can do: reload, remove, flush
 /// ```
 ///
@@ -125,9 +125,10 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
         try lens.set(newValue)
     }
 
-    /// Replaces the whole value, off Swift's cooperative pool. See `MutableLens.set(_:)`.
+    /// Replaces the whole value, off Swift's cooperative pool.
+    @available(*, deprecated, message: "use 'try await root.async.set(_:)': at top level, 'try await root.set(_:)' resolves to the synchronous form")
     public func set(_ newValue: Root) async throws {
-        try await lens.set(newValue)
+        try await self.async.set(newValue)
     }
 
     /// Changes the value in place and returns what `body` returns. See `MutableLens.update(_:)`.
@@ -136,10 +137,11 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
         try lens.update(body)
     }
 
-    /// Changes the value in place, off Swift's cooperative pool. See `MutableLens.update(_:)`.
+    /// Changes the value in place, off Swift's cooperative pool.
+    @available(*, deprecated, message: "use 'try await root.async.update(_:)': at top level, 'try await root.update(_:)' resolves to the synchronous form")
     @discardableResult
     public func update<Result: Sendable>(_ body: @escaping @Sendable (inout Root) throws -> Result) async throws -> Result {
-        try await lens.update(body)
+        try await self.async.update(body)
     }
 
     // MARK: Paths in text
@@ -234,10 +236,10 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
         try core.reload()
     }
 
-    /// Re-reads the store, off Swift's cooperative pool. See `reload()`.
+    /// Re-reads the store, off Swift's cooperative pool.
+    @available(*, deprecated, message: "use 'try await root.async.reload()': at top level, 'try await root.reload()' resolves to the synchronous form")
     public func reload() async throws {
-        let core = core
-        try await core.offPool { try core.reload() }
+        try await self.async.reload()
     }
 
     /// Deletes the stored document (the file, the keyring item, …) and returns the graph to its default.
@@ -245,10 +247,10 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
         try core.removeStored()
     }
 
-    /// Deletes the stored document, off Swift's cooperative pool. See `remove()`.
+    /// Deletes the stored document, off Swift's cooperative pool.
+    @available(*, deprecated, message: "use 'try await root.async.remove()': at top level, 'try await root.remove()' resolves to the synchronous form")
     public func remove() async throws {
-        let core = core
-        try await core.offPool { try core.removeStored() }
+        try await self.async.remove()
     }
 
     /// Makes every saved change durable now, for stores that defer writes (a coalescing file store).
@@ -256,10 +258,61 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
         try core.flush()
     }
 
-    /// Makes every saved change durable now, off Swift's cooperative pool. See `flush()`.
+    /// Makes every saved change durable now, off Swift's cooperative pool.
+    @available(*, deprecated, message: "use 'try await root.async.flush()': at top level, 'try await root.flush()' resolves to the synchronous form")
     public func flush() async throws {
-        let core = core
-        try await core.offPool { try core.flush() }
+        try await self.async.flush()
+    }
+
+    // MARK: Async code
+
+    /// The root's writes and store operations for async code: each suspends the caller while the work and
+    /// the store's I/O run off Swift's cooperative pool, on the graph's own queue.
+    ///
+    /// ```swift
+    /// try await root.async.update { $0.server.port += 1 }
+    /// try await root.async.reload()
+    /// ```
+    ///
+    /// They have names of their own (rather than `async` overloads of `update(_:)`, `reload()`, …) because
+    /// Swift resolves `try await root.reload()` in a `main.swift` to the synchronous form. A settings
+    /// property named `async` is reached with an explicit key path: `root[\.async]`.
+    public var async: Async { Async(root: self) }
+
+    /// The writes and store operations of a ``RootLens`` for async code. See ``RootLens/async``.
+    public struct Async: Sendable {
+        let root: RootLens<Root>
+
+        /// Replaces the whole value. See `RootLens.set(_:)`.
+        public func set(_ newValue: Root) async throws {
+            try await root.lens.async.set(newValue)
+        }
+
+        /// Changes the value in place and returns what `body` returns. See `RootLens.update(_:)`.
+        @discardableResult
+        public func update<Result: Sendable>(
+            _ body: @escaping @Sendable (inout Root) throws -> Result
+        ) async throws -> Result {
+            try await root.lens.async.update(body)
+        }
+
+        /// Re-reads the store and commits what it holds now. See `RootLens.reload()`.
+        public func reload() async throws {
+            let core = root.core
+            try await core.offPool { try core.reload() }
+        }
+
+        /// Deletes the stored document and returns the graph to its default. See `RootLens.remove()`.
+        public func remove() async throws {
+            let core = root.core
+            try await core.offPool { try core.removeStored() }
+        }
+
+        /// Makes every saved change durable now. See `RootLens.flush()`.
+        public func flush() async throws {
+            let core = root.core
+            try await core.offPool { try core.flush() }
+        }
     }
 
     // MARK: Errors from outside changes

@@ -6,7 +6,7 @@
 ///
 ///     func tick() async throws {
 ///         print(settings.greeting)                          // the current value
-///         try await $settings.intervalSeconds.set(2)        // the lens: write, derive, observe
+///         try await $settings.intervalSeconds.async.set(2)        // the lens: write, derive, observe
 ///     }
 /// }
 /// let ticker = Ticker(settings: Lensed(root.ticker))
