@@ -78,6 +78,25 @@ struct LensReadingTests {
         #expect(root.protection.withDefault(Protection()).passcode.path == "protection.passcode")
     }
 
+    @Test func keyPathsAreNamedByTheirStoredPropertiesNotTheirPrintedForm() {
+        let root = RootLens(Settings())
+        // `server` and `server.host` both lie at offset 0: the names come from matching key paths, not offsets.
+        #expect(root[\.server].path == "server")
+        #expect(root[\.server.host].path == "server.host")
+        #expect(root.server[\.host].path == "server.host")
+        #expect(root.readOnly[\.server.port].path == "server.port")
+        #expect(root[\.self].path == "<root>")
+        // A subscript or computed property walks parts no stored property names: shown as such, never as
+        // a getter's address. The lens subscripts that know their key or index name it exactly.
+        #expect(root[\.features["beta"]].path == "[…]")
+        #expect(root.readOnly[\.server.host.count].path == "[…]", "no chain of stored properties equals it")
+        #expect(root.server.readOnly[\.host.count].path == "server[…]")
+        #expect(root[\.features["beta"]].readOnly[\.self].path == "[…]")
+        #expect(root.features["beta"].path == "features.beta")
+        // A lens derived again is the same lens: its path and its value agree with the first one's.
+        for _ in 0..<3 { #expect(root.server.port.path == "server.port" && root.server.port.value == 8080) }
+    }
+
     @Test func descriptionsNamePathTypeAndStoreButNeverTheValue() throws {
         let root = RootLens(Settings())
         try root.protection.withDefault(Protection()).passcode.set("hunter2")

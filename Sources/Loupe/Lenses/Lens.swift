@@ -26,6 +26,11 @@ public struct Lens<Value: Sendable>: Sendable {
     public var value: Value { node.read() }
 
     /// The path from the root, as ``ValuePath`` prints it (`server.port`); `<root>` for the root.
+    ///
+    /// The path is composed as the lens is derived, each key path named by the stored properties it walks.
+    /// A key path through a computed property or a subscript (`root[\.features["beta"]]`) is shown as
+    /// `[…]` from there; the lens subscripts that know their key or index (`root.features["beta"]`,
+    /// `root.items[index: 3]`) name it exactly.
     public var path: String { node.path }
 
     /// Whether the store behind this lens keeps secrets (a keyring): tools should mask what they show.
@@ -41,28 +46,30 @@ public struct Lens<Value: Sendable>: Sendable {
     /// A key path through an array's subscript (`\.items[3]`) traps, as Swift's subscript does, once the
     /// array is shorter; use ``subscript(index:)`` for elements.
     public subscript<Part: Sendable>(_ keyPath: KeyPath<Value, Part> & Sendable) -> Lens<Part> {
-        let path = joinPath(node.path, keyPathName(keyPath))
-        return Lens<Part>(node: node.appending(KeyPathStep(keyPath: keyPath, path: path), path: path))
+        Lens<Part>(node: node.child(ChildKey(keyPath: keyPath, kind: .readOnly)) {
+            let path = node.lensPath.appending(KeyPathNames.segments(of: keyPath))
+            return (KeyPathStep(keyPath: keyPath, path: path.description), path)
+        })
     }
 
     /// A lens that reads `defaultValue` while this optional part is `nil`.
     public func withDefault<Wrapped: Sendable>(_ defaultValue: Wrapped) -> Lens<Wrapped> where Value == Wrapped? {
-        Lens<Wrapped>(node: node.appending(DefaultStep(defaultValue: defaultValue), path: node.path))
+        Lens<Wrapped>(node: node.appending(DefaultStep(defaultValue: defaultValue), path: node.lensPath))
     }
 
     /// A lens onto the element at `index`: `nil` while the array has no such element, following the array
     /// as it shrinks and grows. Never traps.
     public subscript<Element: Sendable>(index index: Int) -> Lens<Element?> where Value == [Element] {
-        let path = joinPath(node.path, .index(index))
-        return Lens<Element?>(node: node.appending(IndexStep<Element>(index: index, path: path), path: path))
+        let path = node.lensPath.appending(.index(index))
+        return Lens<Element?>(node: node.appending(IndexStep<Element>(index: index, path: path.description), path: path))
     }
 
     /// A lens onto the entry for `key`: `nil` while absent.
     public subscript<Key: Hashable & Sendable, Element: Sendable>(key: Key) -> Lens<Element?>
     where Value == [Key: Element] {
-        let path = joinPath(node.path, .key("\(key)"))
+        let path = node.lensPath.appending(.key("\(key)"))
         let keyPath: KeyPath<[Key: Element], Element?> & Sendable = \.[key]
-        return Lens<Element?>(node: node.appending(KeyPathStep(keyPath: keyPath, path: path), path: path))
+        return Lens<Element?>(node: node.appending(KeyPathStep(keyPath: keyPath, path: path.description), path: path))
     }
 }
 

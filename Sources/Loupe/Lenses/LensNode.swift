@@ -2,6 +2,8 @@
 protocol LensNode<Value>: AnyObject, Sendable, CustomStringConvertible {
     associatedtype Value: Sendable
 
+    /// The path from the root, composed from the lens's steps.
+    var lensPath: LensPath { get }
     /// The path from the root, as ``ValuePath`` prints it (`server.port`); `<root>` for the root.
     var path: String { get }
     /// The store behind the graph, as it describes itself.
@@ -14,7 +16,13 @@ protocol LensNode<Value>: AnyObject, Sendable, CustomStringConvertible {
     func read() -> Value
     func update<R>(_ body: (inout Value) throws -> R) throws -> R
     func updateOffPool<R: Sendable>(_ body: @escaping @Sendable (inout Value) throws -> R) async throws -> R
-    func appending<Part: Sendable>(_ step: any Step<Value, Part>, path: String) -> any LensNode<Part>
+    /// A node for the part `step` reaches, at `path`.
+    func appending<Part: Sendable>(_ step: any Step<Value, Part>, path: LensPath) -> any LensNode<Part>
+    /// The node for the part `key` names, made by `make` the first time and kept: deriving the same lens
+    /// again (`root.server.port.value`, written inline) finds it without allocating.
+    func child<Part: Sendable>(
+        _ key: ChildKey, _ make: () -> (step: any Step<Value, Part>, path: LensPath)
+    ) -> any LensNode<Part>
 
     func subscribe(initial: ((Value) -> Void)?, _ handler: ObserverHandler<Value>) -> ObservationToken
 }
@@ -23,18 +31,22 @@ protocol LensNode<Value>: AnyObject, Sendable, CustomStringConvertible {
 final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
     let core: GraphCore<Root>
     let step: any Step<Root, Value>
+    let lensPath: LensPath
     let path: String
     /// For a path of stored properties only (the common case): where the value lies in the root
     /// (`MemoryLayout.offset(of:)`), so that a read copies the part out in place.
     private let offset: Int?
     private let channel = Locked<Channel<Root, Value>?>(nil)
+    /// The lenses derived from this one by key path, each a `Focus<Root, Part>`.
+    private let children = Locked<[ChildKey: AnyObject]>([:])
     /// The graph's, copied: read in place (see ``GraphObservation``).
     private let observation: GraphObservation
 
-    init(core: GraphCore<Root>, step: any Step<Root, Value>, path: String) {
+    init(core: GraphCore<Root>, step: any Step<Root, Value>, path: LensPath) {
         self.core = core
         self.step = step
-        self.path = path
+        lensPath = path
+        self.path = path.description
         observation = core.observation
         if step is IdentityStep<Root> {
             offset = 0
@@ -66,8 +78,22 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
         try await core.offPool { try self.update(body) }
     }
 
-    func appending<Part: Sendable>(_ next: any Step<Value, Part>, path: String) -> any LensNode<Part> {
+    func appending<Part: Sendable>(_ next: any Step<Value, Part>, path: LensPath) -> any LensNode<Part> {
         Focus<Root, Part>(core: core, step: compose(step, next), path: path)
+    }
+
+    func child<Part: Sendable>(
+        _ key: ChildKey, _ make: () -> (step: any Step<Value, Part>, path: LensPath)
+    ) -> any LensNode<Part> {
+        if let known = children.withLock({ $0[key] }) { return known as! Focus<Root, Part> }
+        let (next, path) = make()
+        let made = Focus<Root, Part>(core: core, step: compose(step, next), path: path)
+        // Two threads deriving the same lens at once both make one; the first kept is the one handed out.
+        return children.withLock { children in
+            if let known = children[key] { return known as! Focus<Root, Part> }
+            children[key] = made
+            return made
+        }
     }
 
     func subscribe(initial: ((Value) -> Void)?, _ handler: ObserverHandler<Value>) -> ObservationToken {
@@ -84,4 +110,14 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
     }
 
     var description: String { "\(path): \(Value.self) in \(core.storeName)" }
+}
+
+/// What a derived lens is kept under in its parent: the key path it was derived by, and how.
+struct ChildKey: Hashable, @unchecked Sendable {  // key paths are immutable; the API takes Sendable ones
+    enum Kind: Hashable {
+        case writable, readOnly, optionalMember, optionalOptionalMember
+    }
+
+    let keyPath: AnyKeyPath
+    let kind: Kind
 }

@@ -28,6 +28,11 @@ public struct MutableLens<Value: Sendable>: Sendable {
     public var value: Value { node.read() }
 
     /// The path from the root, as ``ValuePath`` prints it (`server.port`); `<root>` for the root.
+    ///
+    /// The path is composed as the lens is derived, each key path named by the stored properties it walks.
+    /// A key path through a computed property or a subscript (`root[\.features["beta"]]`) is shown as
+    /// `[…]` from there; the lens subscripts that know their key or index (`root.features["beta"]`,
+    /// `root.items[index: 3]`) name it exactly.
     public var path: String { node.path }
 
     /// Whether the store behind this lens keeps secrets (a keyring): tools should mask what they show.
@@ -56,8 +61,9 @@ public struct MutableLens<Value: Sendable>: Sendable {
     /// A key path through an array's subscript (`\.items[3]`) traps, as Swift's subscript does, once the
     /// array is shorter; use ``subscript(index:)`` for elements.
     public subscript<Part: Sendable>(_ keyPath: WritableKeyPath<Value, Part> & Sendable) -> MutableLens<Part> {
-        let path = joinPath(node.path, keyPathName(keyPath))
-        return MutableLens<Part>(node: node.appending(WritableKeyPathStep(keyPath: keyPath), path: path))
+        MutableLens<Part>(node: node.child(ChildKey(keyPath: keyPath, kind: .writable)) {
+            (WritableKeyPathStep(keyPath: keyPath), node.lensPath.appending(KeyPathNames.segments(of: keyPath)))
+        })
     }
 
     /// A read-only lens, by an explicit key path that cannot write, such as an optional chain:
@@ -153,7 +159,7 @@ public struct MutableLens<Value: Sendable>: Sendable {
     /// ```
     public func withDefault<Wrapped: Sendable>(_ defaultValue: Wrapped) -> MutableLens<Wrapped>
     where Value == Wrapped? {
-        MutableLens<Wrapped>(node: node.appending(DefaultStep(defaultValue: defaultValue), path: node.path))
+        MutableLens<Wrapped>(node: node.appending(DefaultStep(defaultValue: defaultValue), path: node.lensPath))
     }
 }
 
@@ -167,18 +173,20 @@ extension MutableLens {
     public subscript<Wrapped, Member: Sendable>(
         dynamicMember keyPath: WritableKeyPath<Wrapped, Member> & Sendable
     ) -> MutableLens<Member?> where Value == Wrapped? {
-        let path = joinPath(node.path, keyPathName(keyPath))
-        let step = OptionalMemberStep(keyPath: keyPath, path: path, parentPath: node.path)
-        return MutableLens<Member?>(node: node.appending(step, path: path))
+        MutableLens<Member?>(node: node.child(ChildKey(keyPath: keyPath, kind: .optionalMember)) {
+            let path = node.lensPath.appending(KeyPathNames.segments(of: keyPath))
+            return (OptionalMemberStep(keyPath: keyPath, path: path.description, parentPath: node.path), path)
+        })
     }
 
     /// A lens onto an optional member of this optional part, flattened to a single optional.
     public subscript<Wrapped, Member: Sendable>(
         dynamicMember keyPath: WritableKeyPath<Wrapped, Member?> & Sendable
     ) -> MutableLens<Member?> where Value == Wrapped? {
-        let path = joinPath(node.path, keyPathName(keyPath))
-        let step = OptionalOptionalMemberStep(keyPath: keyPath, path: path, parentPath: node.path)
-        return MutableLens<Member?>(node: node.appending(step, path: path))
+        MutableLens<Member?>(node: node.child(ChildKey(keyPath: keyPath, kind: .optionalOptionalMember)) {
+            let path = node.lensPath.appending(KeyPathNames.segments(of: keyPath))
+            return (OptionalOptionalMemberStep(keyPath: keyPath, path: path.description, parentPath: node.path), path)
+        })
     }
 }
 
@@ -192,9 +200,9 @@ extension MutableLens {
     /// ```
     public subscript<Key: Hashable & Sendable, Element: Sendable>(key: Key) -> MutableLens<Element?>
     where Value == [Key: Element] {
-        let path = joinPath(node.path, .key("\(key)"))
         let keyPath: WritableKeyPath<[Key: Element], Element?> & Sendable = \.[key]
-        return MutableLens<Element?>(node: node.appending(WritableKeyPathStep(keyPath: keyPath), path: path))
+        return MutableLens<Element?>(
+            node: node.appending(WritableKeyPathStep(keyPath: keyPath), path: node.lensPath.appending(.key("\(key)"))))
     }
 
     /// A lens onto the element at `index`: `nil` while the array has no such element, following the array
@@ -208,8 +216,8 @@ extension MutableLens {
     /// let third = root.items[index: 2]     // MutableLens<Item?>
     /// ```
     public subscript<Element: Sendable>(index index: Int) -> MutableLens<Element?> where Value == [Element] {
-        let path = joinPath(node.path, .index(index))
-        return MutableLens<Element?>(node: node.appending(IndexStep<Element>(index: index, path: path), path: path))
+        let path = node.lensPath.appending(.index(index))
+        return MutableLens<Element?>(node: node.appending(IndexStep<Element>(index: index, path: path.description), path: path))
     }
 }
 

@@ -31,7 +31,7 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
 
     private init(core: GraphCore<Root>) {
         self.core = core
-        lens = MutableLens(node: Focus<Root, Root>(core: core, step: IdentityStep(), path: rootPathName))
+        lens = MutableLens(node: Focus<Root, Root>(core: core, step: IdentityStep(), path: .root))
     }
 
     /// Creates a root over `store`: it starts from the stored document lying over `defaultValue`, or from

@@ -165,45 +165,5 @@ struct IndexStep<Element>: Step, @unchecked Sendable {  // immutable: an index a
     }
 }
 
-/// The components of `keyPath` relative to its root, as ``ValuePath`` prints them: `server.port`.
-///
-/// Swift prints key paths as `\Settings.server.port`; subscripts print as `<computed 0x… (Type)>`, which
-/// is shown as `[…]` (lenses made with a known key or index name it exactly, as in `features.beta`).
-func keyPathName(_ keyPath: AnyKeyPath) -> String {
-    var text = String(describing: keyPath)
-    if text.hasPrefix("\\") { text.removeFirst() }
-    // Drop the root type name, which may itself contain dots and generic arguments.
-    var depth = 0
-    var rootEnd: String.Index? = nil
-    for index in text.indices {
-        switch text[index] {
-        case "<", "(", "[": depth += 1
-        case ">", ")", "]": depth -= 1
-        case "." where depth == 0 && rootEnd == nil: rootEnd = index
-        default: break
-        }
-        if rootEnd != nil { break }
-    }
-    guard let rootEnd else { return "" }
-    var name = String(text[text.index(after: rootEnd)...])
-    while let start = name.range(of: ".<computed ") ?? name.range(of: "<computed ") {
-        guard let end = name[start.upperBound...].firstIndex(of: ">") else { break }
-        name.replaceSubrange(start.lowerBound...end, with: "[…]")
-    }
-    return name
-}
-
-/// `parent` followed by `member` (a dotted path, or a subscript such as `[3]` or `[…]`).
-func joinPath(_ parent: String, _ member: String) -> String {
-    if member.isEmpty { return parent }
-    if parent == rootPathName { return member }
-    return member.hasPrefix("[") ? parent + member : parent + "." + member
-}
-
-/// `parent` followed by one ``ValuePath`` component, printed as ``ValuePath`` prints it.
-func joinPath(_ parent: String, _ component: ValuePath.Component) -> String {
-    joinPath(parent, ValuePath([component]).description)
-}
-
 /// How the root lens is named in messages: the empty ``ValuePath``'s description.
-let rootPathName = ValuePath([]).description
+let rootPathName = LensPath.root.description
