@@ -143,18 +143,6 @@ let package = Package(
             path: "Examples/readme-tour"
         ),
 
-        // Loupe against its baselines and peers: Scripts/bench runs it in release mode.
-        .executableTarget(
-            name: "loupe-benchmarks",
-            dependencies: [
-                "Loupe", "LoupeKeyring", "CLibSecret", "LoupeEtcd",
-                .product(name: "Configuration", package: "swift-configuration"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Benchmarks/Sources/loupe-benchmarks"
-        ),
-
         .testTarget(
             name: "LoupeTests",
             dependencies: [

@@ -85,6 +85,10 @@ final class InMemoryUpdates {
         }
     }
 
+    /// The floor: the same copy-on-write update by hand, with Swift Observation told of it, as every commit
+    /// of a lens's graph must.
+    private let observation = ObservationAlone()
+
     func byHand(_ n: Int) {
         for _ in 0..<n {
             held = bare.read { $0 }
@@ -93,6 +97,7 @@ final class InMemoryUpdates {
                 copy.counter += 1
                 value = copy
             }
+            observation.mutated()
         }
     }
 }
