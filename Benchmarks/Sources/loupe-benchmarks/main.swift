@@ -136,7 +136,7 @@ if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.ar
 /// pool's: for rows that measure async code from this synchronous program.
 func waitFor<R: Sendable>(_ body: @escaping @Sendable () async throws -> R) throws -> R {
     let done = DispatchSemaphore(value: 0)
-    let result = Locked<Result<R, any Error>?>(nil)
+    let result = Mutex<Result<R, any Error>?>(nil)
     Task {
         let outcome: Result<R, any Error>
         do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
