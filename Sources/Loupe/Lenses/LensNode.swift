@@ -38,7 +38,7 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
     private let offset: Int?
     private let channel = Locked<Channel<Root, Value>?>(nil)
     /// The lenses derived from this one by key path, each a `Focus<Root, Part>`.
-    private let children = Locked<[ChildKey: AnyObject]>([:])
+    private let children = Locked<Children>(Children())
     /// The graph's, copied: read in place (see ``GraphObservation``).
     private let observation: GraphObservation
 
@@ -85,13 +85,13 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
     func child<Part: Sendable>(
         _ key: ChildKey, _ make: () -> (step: any Step<Value, Part>, path: LensPath)
     ) -> any LensNode<Part> {
-        if let known = children.withLock({ $0[key] }) { return known as! Focus<Root, Part> }
+        if let known = children.withLock({ $0.find(key) }) { return known as! Focus<Root, Part> }
         let (next, path) = make()
         let made = Focus<Root, Part>(core: core, step: compose(step, next), path: path)
         // Two threads deriving the same lens at once both make one; the first kept is the one handed out.
         return children.withLock { children in
-            if let known = children[key] { return known as! Focus<Root, Part> }
-            children[key] = made
+            if let known = children.find(key) { return known as! Focus<Root, Part> }
+            children.keep(made, for: key)
             return made
         }
     }
@@ -120,4 +120,33 @@ struct ChildKey: Hashable, @unchecked Sendable {  // key paths are immutable; th
 
     let keyPath: AnyKeyPath
     let kind: Kind
+}
+
+/// A lens's derived lenses, found by the key path they were derived by.
+///
+/// A key path literal (`\.server`, as `root.server` passes it) is one object, made once by the runtime,
+/// so the lookup first tries the key path's identity, which hashes a pointer; an equal key path made
+/// elsewhere is found by `==` and then remembered by its identity too. Every key path remembered is held,
+/// so no identity is ever reused for another.
+struct Children {
+    private struct Identity: Hashable {
+        let object: ObjectIdentifier
+        let kind: ChildKey.Kind
+    }
+
+    private var byIdentity: [Identity: (keyPath: AnyKeyPath, node: AnyObject)] = [:]
+    private var byValue: [ChildKey: AnyObject] = [:]
+
+    mutating func find(_ key: ChildKey) -> AnyObject? {
+        let identity = Identity(object: ObjectIdentifier(key.keyPath), kind: key.kind)
+        if let known = byIdentity[identity] { return known.node }
+        guard let node = byValue[key] else { return nil }
+        byIdentity[identity] = (key.keyPath, node)
+        return node
+    }
+
+    mutating func keep(_ node: AnyObject, for key: ChildKey) {
+        byValue[key] = node
+        byIdentity[Identity(object: ObjectIdentifier(key.keyPath), kind: key.kind)] = (key.keyPath, node)
+    }
 }
