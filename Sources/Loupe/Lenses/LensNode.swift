@@ -134,6 +134,7 @@ struct Children {
         let kind: ChildKey.Kind
     }
 
+    private static let limit = 1024
     private var byIdentity: [Identity: (keyPath: AnyKeyPath, node: AnyObject)] = [:]
     private var byValue: [ChildKey: AnyObject] = [:]
 
@@ -141,11 +142,21 @@ struct Children {
         let identity = Identity(object: ObjectIdentifier(key.keyPath), kind: key.kind)
         if let known = byIdentity[identity] { return known.node }
         guard let node = byValue[key] else { return nil }
+        // Key paths made anew at each derivation (`root[\.features[name]]`) are equal objects, not one:
+        // past a bound, the identities are forgotten and learned again.
+        if byIdentity.count >= 4 * byValue.count + 64 { byIdentity.removeAll(keepingCapacity: true) }
         byIdentity[identity] = (key.keyPath, node)
         return node
     }
 
+    /// Keeps `node`. Past `limit` different key paths (a program deriving lenses by key paths made from
+    /// data), everything kept is forgotten first: lenses handed out stay valid; a lens derived again is
+    /// made again.
     mutating func keep(_ node: AnyObject, for key: ChildKey) {
+        if byValue.count >= Self.limit {
+            byValue.removeAll(keepingCapacity: true)
+            byIdentity.removeAll(keepingCapacity: true)
+        }
         byValue[key] = node
         byIdentity[Identity(object: ObjectIdentifier(key.keyPath), kind: key.kind)] = (key.keyPath, node)
     }
