@@ -35,7 +35,7 @@ enum KeyPathNames {
 
         mutating func names<Part>(in part: Part.Type, prefix: PartialKeyPath<Whole>?, depth: Int) -> [String]? {
             guard depth < 16 else { return nil }
-            for field in StoredFields.of(Part.self) {
+            for field in StoredField.all(of: Part.self) {
                 let path: PartialKeyPath<Whole>
                 if let prefix {
                     guard let appended = prefix.appending(path: field.keyPath) else { continue }
@@ -62,23 +62,23 @@ enum KeyPathNames {
     }
 }
 
-/// The stored properties of a struct, as the standard library's field reflection lists them.
-private struct StoredFields {
+/// A stored property of a struct, as the standard library's field reflection lists them.
+private struct StoredField {
     let name: String
     let keyPath: AnyKeyPath
     let valueType: Any.Type
     let size: Int
 
-    static func of<Whole>(_ type: Whole.Type) -> [StoredFields] {
+    static func all<Whole>(of type: Whole.Type) -> [StoredField] {
         let id = ObjectIdentifier(type)
         if let known = cache.withLock({ $0[id] }) { return known }
-        var fields: [StoredFields] = []
+        var fields: [StoredField] = []
         // Option 1 << 1 is `ignoreUnknown`: fields the runtime cannot describe are skipped. (The option's
         // static property is not concurrency-safe in Swift 6 mode, so it is spelled by its raw value.)
         let listed = _forEachFieldWithKeyPath(of: type, options: _EachFieldOptions(rawValue: 1 << 1)) { name, keyPath in
             let valueType = Swift.type(of: keyPath).valueType
             func size<Value>(_: Value.Type) -> Int { MemoryLayout<Value>.size }
-            fields.append(StoredFields(name: String(cString: name), keyPath: keyPath, valueType: valueType, size: size(valueType)))
+            fields.append(StoredField(name: String(cString: name), keyPath: keyPath, valueType: valueType, size: size(valueType)))
             return true
         }
         if !listed { fields = [] }
@@ -86,5 +86,5 @@ private struct StoredFields {
         return fields
     }
 
-    private static let cache = Locked<[ObjectIdentifier: [StoredFields]]>([:])
+    private static let cache = Locked<[ObjectIdentifier: [StoredField]]>([:])
 }
