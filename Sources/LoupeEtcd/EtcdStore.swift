@@ -20,12 +20,12 @@ import Loupe
 /// - **Updates** are compare-and-swap transactions on the key's `mod_revision` (the store's change token):
 ///   the put happens only if nobody wrote the key since the root read it. If somebody did, the same transaction returns the
 ///   current value, and the lens re-runs the update closure on it and tries again (256 times at most, then
-///   `LensError.conflict(path:attempts:)`). Concurrent updates from any number of processes are never lost.
+///   a `SettingsError` with code `conflict`). Concurrent updates from any number of processes are never lost.
 /// - **Watching**: a root lens watches the key, so a commit from any process reaches its observers in
 ///   milliseconds. A broken watch reopens from the last revision the store saw, so no change is missed;
 ///   if etcd compacted that revision, the store reloads the key.
 /// - **Faults**: while etcd cannot be reached, lenses keep serving the last value they saw, and updates
-///   fail at once with `StoreError.Code.unavailable` and change nothing. A call that cannot reach one
+///   fail at once with `SettingsError.Code.unavailable` and change nothing. A call that cannot reach one
 ///   endpoint moves to the next. An update whose connection broke after it was sent is not repeated (it
 ///   may have landed): it fails, and the watch brings in whatever etcd holds.
 ///
@@ -71,7 +71,7 @@ public final class EtcdStore: DocumentStore {
     ///   - requestTimeout: The longest one call may take (5 seconds by default).
     ///   - logger: Where loads, saves, fail-overs and watch interruptions are logged. Values and
     ///     credentials never are.
-    /// - Throws: `StoreError` when an endpoint is not an `http`/`https` URL or a TLS file cannot be read.
+    /// - Throws: `SettingsError` when an endpoint is not an `http`/`https` URL or a TLS file cannot be read.
     public init(
         endpoints: [String],
         key: String,
@@ -83,7 +83,7 @@ public final class EtcdStore: DocumentStore {
     ) throws {
         let provisionalName = "etcd key \(key)"
         guard !key.isEmpty else {
-            throw StoreError(.unavailable, store: provisionalName, reason: "the key is empty")
+            throw SettingsError(.unavailable, store: provisionalName, reason: "the key is empty")
         }
         let normalized = try EtcdClient.normalize(endpoints, storeName: provisionalName)
         let name = Self.describe(key: key, endpoints: normalized)
@@ -148,7 +148,7 @@ public final class EtcdStore: DocumentStore {
         guard response.succeeded == true else {
             _ = observe(revision: revision, keyValue: response.responses?.first?.response_range?.kvs?.first)
             logger.debug("etcd key changed since it was read", metadata: ["store": "\(description)", "expected": "\(expected)"])
-            throw StoreError(.conflict, store: description, reason: "another writer changed the key after revision \(expected)")
+            throw SettingsError(.conflict, store: description, reason: "another writer changed the key after revision \(expected)")
         }
         return revision
     }

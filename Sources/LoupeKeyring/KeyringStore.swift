@@ -27,7 +27,7 @@ import Loupe
 ///
 /// Nothing of the secret ever appears in an error, a log line, or this store's `description`; buffers
 /// the store owns are wiped after use. Every call to the Secret Service is bounded by ``timeout``: no
-/// service, a locked collection, a prompt nobody answers or a D-Bus error each give a `StoreError`.
+/// service, a locked collection, a prompt nobody answers or a D-Bus error each give a `SettingsError`.
 public final class KeyringStore: DocumentStore {
     /// Which keyring collection holds the item.
     public enum Collection: Sendable, Equatable {
@@ -120,10 +120,10 @@ public final class KeyringStore: DocumentStore {
                 let document = try Self.codec.parseDocument(data, store: description, revealingValues: false)
                 return StoredDocument(document, token: Self.token(of: bytes))
             }
-        } catch let error as StoreError where error.code == .corrupt {
+        } catch let error as SettingsError where error.code == .corrupt {
             // Most often a password another program stored in the item (`secret-tool store`): say what
             // the item must hold and how to start afresh, never what it holds.
-            throw StoreError(
+            throw SettingsError(
                 .corrupt, store: description,
                 reason: "its secret is not a JSON document (a plain password another program stored?); Loupe keeps a JSON document in its items: delete this one to start afresh (secret-tool clear service \(service) account \(account))",
                 cause: error)
@@ -135,11 +135,11 @@ public final class KeyringStore: DocumentStore {
         do {
             data = try Self.codec.serialize(document)
         } catch {
-            throw StoreError(.unwritable, store: description, reason: "cannot write the value as JSON")
+            throw SettingsError(.unwritable, store: description, reason: "cannot write the value as JSON")
         }
         defer { wipe(&data) }
         guard data.count <= Self.maximumSecretSize else {
-            throw StoreError(
+            throw SettingsError(
                 .unwritable, store: description,
                 reason: "the value is \(data.count) bytes as JSON, more than a keyring item may hold here (\(Self.maximumSecretSize) bytes); keep large data in a file")
         }
@@ -173,7 +173,7 @@ public final class KeyringStore: DocumentStore {
         try withLockFile(at: lockFile(), timeout: timeout, store: description) {
             let current = try secretService.lookup().map { $0.withBytes(Self.token(of:)) } ?? .absent
             guard current == token else {
-                throw StoreError(.conflict, store: description, reason: "another program changed or deleted the item since it was read")
+                throw SettingsError(.conflict, store: description, reason: "another program changed or deleted the item since it was read")
             }
             return try write()
         }

@@ -18,7 +18,7 @@ import Loupe
 /// **Bounded calls.** libsecret's calls are synchronous, and cancelling one does not interrupt every wait
 /// inside it: on a bus that never answers, a call returns only after D-Bus's own 25-second timeout. So each
 /// call runs on a thread of its own and the caller waits at most `timeout`. If the call has not finished by
-/// then, the caller gets `StoreError/Code/timeout` at once; the call is cancelled and, when libsecret
+/// then, the caller gets `SettingsError/Code/timeout` at once; the call is cancelled and, when libsecret
 /// lets it end, frees and wipes what it holds.
 struct SecretService: Sendable {
     let service: String
@@ -42,7 +42,7 @@ struct SecretService: Sendable {
 
     /// The stored secret, in a buffer that wipes itself, or nil when there is no item.
     ///
-    /// - Throws: `StoreError` with code `unavailable` when the item exists but cannot be read because its
+    /// - Throws: `SettingsError` with code `unavailable` when the item exists but cannot be read because its
     ///   collection is locked (libsecret's lookup answers "nothing" then, which must not be taken for "no item").
     func lookup() throws -> SecretBuffer? {
         let found = try call("look the item up") { attributes, cancellable, error -> Lookup in
@@ -60,7 +60,7 @@ struct SecretService: Sendable {
         case .found(let secret): return secret
         case .missing: return nil
         case .locked:
-            throw StoreError(.unavailable, store: storeName, reason: "the item exists but its keyring collection is locked")
+            throw SettingsError(.unavailable, store: storeName, reason: "the item exists but its keyring collection is locked")
         }
     }
 
@@ -103,28 +103,28 @@ struct SecretService: Sendable {
         }
         guard finished.wait(timeout: .now() + timeout.timeInterval) == .success else {
             g_cancellable_cancel(cancellable.pointer)  // let the abandoned call end as soon as libsecret allows
-            throw StoreError(
+            throw SettingsError(
                 .timeout, store: storeName,
                 reason: "the Secret Service did not \(what) within \(timeout) (is it waiting for an unlock prompt?)")
         }
         let (value, failure) = outcome.withLock { $0! }
         if let failure { throw storeError(what, failure) }
         if let succeeded = value as? Bool, !succeeded {
-            throw StoreError(
+            throw SettingsError(
                 .unavailable, store: storeName,
                 reason: "the Secret Service refused to \(what) (a prompt was dismissed, or the collection is locked)")
         }
         return value
     }
 
-    private func storeError(_ what: String, _ error: CallError) -> StoreError {
+    private func storeError(_ what: String, _ error: CallError) -> SettingsError {
         if error.isLocked {
-            return StoreError(.unavailable, store: storeName, reason: "the keyring collection is locked: \(error.message)")
+            return SettingsError(.unavailable, store: storeName, reason: "the keyring collection is locked: \(error.message)")
         }
         if error.isCancelled {
-            return StoreError(.timeout, store: storeName, reason: "the Secret Service did not \(what) within \(timeout)")
+            return SettingsError(.timeout, store: storeName, reason: "the Secret Service did not \(what) within \(timeout)")
         }
-        return StoreError(.unavailable, store: storeName, reason: "cannot \(what) in the Secret Service: \(error.message)")
+        return SettingsError(.unavailable, store: storeName, reason: "cannot \(what) in the Secret Service: \(error.message)")
     }
 }
 

@@ -23,7 +23,7 @@ import Testing
 /// - every store: an empty place loads no document; a root over it starts from its default; a load
 ///   changes nothing (two loads return the same document and token, and a load between another writer's
 ///   save and an update does not hide that save from the update);
-/// - stores that can be written (a save that does not throw `StoreError.Code.readOnly`): documents
+/// - stores that can be written (a save that does not throw `SettingsError.Code.readOnly`): documents
 ///   round-trip (objects, arrays, strings, integers, fractions, booleans, nesting), after `flush()`
 ///   for a store that writes later; a save replaces the whole document; a save from a stale token is a
 ///   conflict and writes nothing; a removal empties the place, and removing nothing is no error; a second
@@ -115,7 +115,7 @@ public struct StoreConformanceTest: Sendable {
             _ = try second.save(.object(["round": .string("stale")]), replacing: stale)
             try second.flush()
             Issue.record("a save from a stale token must be refused as a conflict")
-        } catch let error as StoreError {
+        } catch let error as SettingsError {
             #expect(error.code == .conflict, "a save from a stale token is a conflict, not \(error)")
         }
         #expect(try makeStore().load().document == .object(["round": .integer(2)]), "a conflicting save writes nothing")
@@ -318,7 +318,7 @@ public struct StoreConformanceTest: Sendable {
             _ = try RootLens(default: Evolving(), store: makeStore(), version: 3, migrations: failing, watch: false)
         } throws: { error in
             let message = "\(error)"
-            return (error as? StoreError)?.code == .corrupt && message.contains(store.description)
+            return (error as? SettingsError)?.code == .corrupt && message.contains(store.description)
                 && message.contains("migration to version 3")
         }
         #expect(try makeStore().load().document == storedBefore, "a failing migration writes nothing")
@@ -351,7 +351,7 @@ public struct StoreConformanceTest: Sendable {
             _ = try store.remove(replacing: store.load().token)
             try store.flush()
             return true
-        } catch let error as StoreError where error.code == .readOnly {
+        } catch let error as SettingsError where error.code == .readOnly {
             return false
         }
     }

@@ -124,7 +124,7 @@ struct EtcdStoreTests {
             try RootLens(default: FleetSettings(), store: EtcdStore(endpoints: etcd.endpoints, key: key))
         } throws: { error in
             let message = "\(error)"
-            return (error as? StoreError)?.code == .corrupt && message.contains("etcd key \(key)")
+            return (error as? SettingsError)?.code == .corrupt && message.contains("etcd key \(key)")
                 && message.contains(#"server.port: expected Int, found String "80a""#)
         }
         #expect(try etcd.value(of: key) == bad)
@@ -139,7 +139,7 @@ struct EtcdStoreTests {
         #expect(eventually { errors.count > 0 })
         #expect(errors.all.first?.contains("server.port") == true)
         #expect(root.server.port.value == 1)
-        #expect(throws: StoreError.self) { try root.server.port.set(2) }
+        #expect(throws: SettingsError.self) { try root.server.port.set(2) }
         #expect(try etcd.value(of: key) == bad)
     }
 
@@ -149,7 +149,7 @@ struct EtcdStoreTests {
             try RootLens(default: Counter(), store: EtcdStore(endpoints: [endpoint], key: "/k"))
         } throws: { error in
             let message = "\(error)"
-            return (error as? StoreError)?.code == .unavailable && message.contains("cannot reach etcd")
+            return (error as? SettingsError)?.code == .unavailable && message.contains("cannot reach etcd")
                 && message.contains(endpoint) && message.contains("connection refused")
         }
     }
@@ -161,8 +161,8 @@ struct EtcdStoreTests {
         #expect {
             try EtcdStore(endpoints: ["http://root:hunter2@127.0.0.1:2379"], key: "/k")
         } throws: { "\($0)".contains("pass them as EtcdCredentials") && !"\($0)".contains("hunter2") }
-        #expect(throws: StoreError.self) { try EtcdStore(endpoints: [], key: "/k") }
-        #expect(throws: StoreError.self) { try EtcdStore(endpoints: ["http://127.0.0.1:2379"], key: "") }
+        #expect(throws: SettingsError.self) { try EtcdStore(endpoints: [], key: "/k") }
+        #expect(throws: SettingsError.self) { try EtcdStore(endpoints: ["http://127.0.0.1:2379"], key: "") }
     }
 }
 
@@ -197,7 +197,7 @@ struct EtcdFaultTests {
         #expect {
             try root.count.update { $0 += 1 }
         } throws: { error in
-            (error as? StoreError)?.code == .unavailable && "\(error)".contains(cluster.endpoints[0])
+            (error as? SettingsError)?.code == .unavailable && "\(error)".contains(cluster.endpoints[0])
         }
         // Fail fast: a refused connection is an answer, not a timeout (a bound, not a benchmark).
         #expect(ContinuousClock.now - started < .seconds(4))
@@ -223,7 +223,7 @@ struct EtcdFaultTests {
                 do {
                     try root.count.update { $0 += 1 }
                     tally.withLock { $0.succeeded += 1 }
-                } catch let error as StoreError where "\(error)".contains("may or may not have been applied") {
+                } catch let error as SettingsError where "\(error)".contains("may or may not have been applied") {
                     tally.withLock { $0.unknown += 1 }
                 } catch {
                     tally.withLock { $0.failed += 1 }
@@ -398,7 +398,7 @@ struct EtcdSecurityTests {
         let withoutCertificate = EtcdTLS(certificateAuthorityFile: pki.authority)
         #expect {
             try RootLens(default: Counter(), store: EtcdStore(endpoints: cluster.endpoints, key: key, tls: withoutCertificate))
-        } throws: { ($0 as? StoreError)?.code == .unavailable && "\($0)".contains("cannot reach etcd") }
+        } throws: { ($0 as? SettingsError)?.code == .unavailable && "\($0)".contains("cannot reach etcd") }
         #expect {
             try RootLens(default: Counter(), store: EtcdStore(endpoints: cluster.endpoints, key: key))
         } throws: { "\($0)".contains("TLS") || "\($0)".contains("certificate") }

@@ -100,7 +100,7 @@ struct KeyringStoreTests {
             _ = try RootLens(default: Credentials(), store: store)
         } throws: { error in
             let text = "\(error)"
-            return (error as? StoreError)?.code == .corrupt && text.contains("its secret is not a JSON document")
+            return (error as? SettingsError)?.code == .corrupt && text.contains("its secret is not a JSON document")
                 && text.contains("secret-tool clear service \(service) account a") && !text.contains("hunter2")
         }
         // The item is the user's to replace: removed as the error says, the root starts from its default
@@ -158,7 +158,7 @@ struct KeyringStoreTests {
             _ = try RootLens(default: Credentials(), store: KeyringStore(service: service, account: "a"))
         } throws: { error in
             let message = "\(error) \(String(reflecting: error)) \(error.localizedDescription)"
-            return (error as? StoreError)?.code == .corrupt && message.contains("service=\(service)") && !message.contains("hunter2")
+            return (error as? SettingsError)?.code == .corrupt && message.contains("service=\(service)") && !message.contains("hunter2")
         }
         #expect(try secretTool(["lookup", "service", service, "account", "a"]).output == secret, "left as it was")
         _ = try secretTool(["clear", "service", service, "account", "a"])

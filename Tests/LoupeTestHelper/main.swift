@@ -158,7 +158,7 @@ case "follow-layers":
     do {
         try lens.payload.set(["mine"])
         say("locked write succeeded")
-    } catch let error as LensError where error.code == .locked {
+    } catch let error as SettingsError where error.code == .locked {
         say("locked write refused: \(error)")
     }
     try lens.count.set(1000)

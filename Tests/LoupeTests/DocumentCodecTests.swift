@@ -184,7 +184,7 @@ struct DocumentCodecTests {
         #expect {
             try root.ratio.set(.nan)
         } throws: { error in
-            guard let error = error as? StoreError else { return false }
+            guard let error = error as? SettingsError else { return false }
             return error.code == .unwritable && "\(error)".contains(path)
         }
         #expect(root.ratio.value == 0.25)
@@ -220,7 +220,7 @@ struct DocumentCodecTests {
         #expect {
             _ = try RootLens(default: Flat(), store: FileStore(path: path))
         } throws: { error in
-            guard let error = error as? StoreError else { return false }
+            guard let error = error as? SettingsError else { return false }
             return error.code == .corrupt && "\(error)".hasPrefix("invalid data in JSON file \(path): it is not a valid JSON document")
         }
     }

@@ -42,7 +42,7 @@ struct EvolvingSettingsTests {
         #expect(root.value.features.isEmpty)
         #expect(try document(path) == (try JSONValue(parsing: #"{"server": {"colour": "red"}}"#)))
         #expect(try root.storedDocument() == (try document(path)))
-        #expect(throws: PathError.self) { try root.reset(atPath: "server.nothing") }
+        #expect(throws: SettingsError.self) { try root.reset(atPath: "server.nothing") }
     }
 
     @Test func aRootThatIsNotEquatableStoresOnlyWhatDiffers() throws {

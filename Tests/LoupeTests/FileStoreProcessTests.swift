@@ -133,7 +133,7 @@ struct FileStoreProcessTests {
         #expect(ports.all.isEmpty)
 
         // While the file is bad, a local update refuses to overwrite it.
-        #expect(throws: StoreError.self) { try root.server.port.set(5) }
+        #expect(throws: SettingsError.self) { try root.server.port.set(5) }
         #expect(try String(contentsOfFile: path, encoding: .utf8).contains("eighty"))
 
         try Data(#"{"server": {"host": "a", "port": 9}, "features": {}}"#.utf8).write(to: URL(fileURLWithPath: path))
@@ -274,8 +274,8 @@ struct DefaultsStoreTests {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try Data("<plist><dict><key>settings".utf8).write(to: url)
             let store = try DefaultsStore(suite: suite, key: "settings")
-            #expect(throws: StoreError.self) { _ = try RootLens(default: Settings(), store: store) }
-            #expect(throws: StoreError.self) { try store.overwrite(with: DocumentCoding().encode(Settings())) }
+            #expect(throws: SettingsError.self) { _ = try RootLens(default: Settings(), store: store) }
+            #expect(throws: SettingsError.self) { try store.overwrite(with: DocumentCoding().encode(Settings())) }
             #expect(try String(contentsOf: url, encoding: .utf8) == "<plist><dict><key>settings")
         }
     }

@@ -147,7 +147,7 @@ struct FileStoreBadInputTests {
             let message = "\(error)"
             let named = message.contains(path) && message.contains(bad.message)
             if !named { Issue.record("unclear message: \(message)") }
-            return (error as? StoreError)?.code == .corrupt && named
+            return (error as? SettingsError)?.code == .corrupt && named
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(bad.bytes), "the file is left as it was")
     }

@@ -102,7 +102,7 @@ struct HardeningTests {
     @Test func anEmptyPathIsAClearError() throws {
         let error = loadError("")
         #expect(error?.contains("the path is empty; name a file") == true, "\(error ?? "no answer")")
-        #expect(throws: StoreError.self) { try FileStore(path: "").overwrite(with: JSONValue(parsing: "{}")) }
+        #expect(throws: SettingsError.self) { try FileStore(path: "").overwrite(with: JSONValue(parsing: "{}")) }
     }
 
     @Test func aFileWhoseNameIsNearTheLimitIsWritable() throws {
@@ -187,7 +187,7 @@ struct HardeningTests {
             try root.count.set(1)
         } throws: { error in
             let text = "\(error)"
-            return (error as? StoreError)?.code == .timeout && text.contains("another process holds the lock")
+            return (error as? SettingsError)?.code == .timeout && text.contains("another process holds the lock")
                 && !text.contains("Connection timed out")
         }
     }

@@ -232,11 +232,11 @@ struct LayeredStoreTests {
         #expect {
             try root.upstream.url.set("https://other.example")
         } throws: { error in
-            guard let error = error as? LensError, error.code == .locked else { return false }
+            guard let error = error as? SettingsError, error.code == .locked else { return false }
             return error.path == "upstream.url" && error.reason.contains(site.locks + "/00-admin") && error.reason.contains("line 3")
         }
-        #expect(throws: LensError.self) { try root.update { $0.upstream = .init(url: "x", timeoutSeconds: 1) } }
-        #expect(throws: LensError.self) { try root.set(atPath: "logLevel", to: .string("debug")) }
+        #expect(throws: SettingsError.self) { try root.update { $0.upstream = .init(url: "x", timeoutSeconds: 1) } }
+        #expect(throws: SettingsError.self) { try root.set(atPath: "logLevel", to: .string("debug")) }
         #expect(try String(contentsOfFile: site.user, encoding: .utf8) == before)
         #expect(root.value.upstream.url == "https://admin.example")
         // Elsewhere the user writes as usual.
@@ -251,7 +251,7 @@ struct LayeredStoreTests {
         // A lock added while the program runs applies at once.
         try Self.write("greeting\n", to: site.locks + "/10-more")
         #expect(eventually { root.value.greeting == "hello" })
-        #expect(throws: LensError.self) { try root.greeting.set("mine again") }
+        #expect(throws: SettingsError.self) { try root.greeting.set("mine again") }
         // A lock removed lets the user's value through again.
         #expect(unlink(site.locks + "/10-more") == 0)
         #expect(eventually { root.value.greeting == "mine" })
@@ -276,7 +276,7 @@ struct LayeredStoreTests {
         let root = try RootLens(default: Settings(), store: site.store, storing: .wholeValue, watch: false)
         try root.greeting.set("mine")
         #expect(try Self.stored(site.user)[path: "upstream.url"] == .string("https://admin.example"))
-        #expect(throws: LensError.self) { try root.upstream.url.set("https://mine.example") }
+        #expect(throws: SettingsError.self) { try root.upstream.url.set("https://mine.example") }
     }
 
     @Test func aLockFileThatDoesNotParseIsAnErrorNamingItsLine() throws {
@@ -305,7 +305,7 @@ struct LayeredStoreTests {
         let store = LayeredStore(layers: [.directory(mount)], top: FileStore(path: site.user), locks: [lockFile])
         let root = try RootLens(default: Settings(), store: store)
         #expect(root.value.greeting == "first")
-        #expect(throws: LensError.self) { try root.update { $0.features["x"] = true } }
+        #expect(throws: SettingsError.self) { try root.update { $0.features["x"] = true } }
         for (index, greeting) in ["second", "third", "fourth", "fifth"].enumerated() {
             let next = "..2026_0\(index + 2)"
             try FileManager.default.createDirectory(atPath: mount + "/" + next, withIntermediateDirectories: true)

@@ -37,8 +37,8 @@ struct LensUpdateTests {
                 port = 1
             }
         } throws: { error in
-            guard let error = error as? LensError, error.code == .conflict else { return false }
-            return error.path == "server.port" && "\(error)".contains("256 times") && (error.cause as? StoreError)?.code == .conflict
+            guard let error = error as? SettingsError, error.code == .conflict else { return false }
+            return error.path == "server.port" && "\(error)".contains("256 times") && (error.cause as? SettingsError)?.code == .conflict
         }
         #expect(runs.withLock { $0 } == 256)
         #expect(root.value == Settings())
@@ -79,7 +79,7 @@ struct LensUpdateTests {
         #expect {
             try root.server.port.set(2)
         } throws: { error in
-            (error as? StoreError)?.code == .unwritable && "\(error)".contains("recording store")
+            (error as? SettingsError)?.code == .unwritable && "\(error)".contains("recording store")
         }
         #expect(root.value == before)
         #expect(try store.load(over: Settings()) == before)
@@ -159,7 +159,7 @@ struct LensUpdateTests {
     @Test func anUpdateInsideAnUpdateIsReportedNotDeadlocked() throws {
         let root = RootLens(Settings())
         let port = root.server.port
-        #expect(throws: LensError.reentrantUpdate(path: "server.port")) {
+        #expect(throws: failure(.reentrantUpdate, at: "server.port")) {
             try root.update { _ in try port.set(1) }
         }
         // Reading inside an update is fine: it sees the last committed value.
@@ -220,9 +220,30 @@ struct LensUpdateTests {
     }
 
     @Test func storeErrorsReadWell() {
-        let error = StoreError(.corrupt, store: "file /tmp/s.json", codingPath: "server.port", reason: "expected Int")
+        let error = SettingsError(.corrupt, path: "server.port", store: "file /tmp/s.json", reason: "expected Int")
         #expect("\(error)" == "invalid data in file /tmp/s.json: server.port: expected Int")
         #expect(error.localizedDescription == "\(error)")
+        let lensError = SettingsError(.outOfRange, path: "items[4]", reason: "cannot write items[4]: no index 4")
+        #expect("\(lensError)" == "cannot write items[4]: no index 4", "without a store, the reason is the message")
+    }
+
+    @Test func settingsErrorsCompareByCodePathAndStoreNotByTheirWords() {
+        let error = SettingsError(.corrupt, path: "server.port", store: "file /tmp/s.json", reason: "expected Int")
+        #expect(error == SettingsError(.corrupt, path: "server.port", store: "file /tmp/s.json", reason: "other words"))
+        #expect(error != SettingsError(.unreadable, path: "server.port", store: "file /tmp/s.json", reason: "expected Int"))
+        #expect(error != SettingsError(.corrupt, path: "server.host", store: "file /tmp/s.json", reason: "expected Int"))
+        #expect(error != SettingsError(.corrupt, path: "server.port", store: "file /tmp/t.json", reason: "expected Int"))
+        #expect(error != SettingsError(.corrupt, store: "file /tmp/s.json", reason: "expected Int"))
+    }
+
+    @Test func anErrorThroughAComputedPartHasNoPathButSaysWhere() throws {
+        let root = RootLens(Settings())
+        let error = #expect(throws: SettingsError.self) {
+            try root.update { _ in try root[\.features["beta"]].withDefault(false).set(true) }
+        }
+        #expect(error?.code == .reentrantUpdate)
+        #expect(error?.path == nil, "a subscript key path is not a path of stored parts")
+        #expect(error?.description == "cannot update […] from inside another update of the same settings on this thread")
     }
 }
 
@@ -293,18 +314,17 @@ struct DefaultTests {
         let root = try RootLens(default: Settings(), store: store)
         let enabled: MutableLens<Bool?> = root.protection.enabled
         #expect(enabled.value == nil)
-        #expect(throws: LensError.missingParent(path: "protection.enabled", parent: "protection")) {
+        let error = #expect(throws: failure(.missingParent, at: "protection.enabled")) {
             try enabled.set(true)
         }
         #expect(root.value == Settings())
         #expect(store.saves == 0)
-        let error = LensError.missingParent(path: "protection.enabled", parent: "protection")
-        #expect("\(error)".contains("protection.enabled") && "\(error)".contains("withDefault"))
+        #expect(error?.description == "cannot write protection.enabled: protection is nil and has no default (use withDefault(_:) or set protection first)")
         try enabled.set(nil)  // nothing to write: no error
         try root.protection.set(Protection())
         try enabled.set(true)
         #expect(root.protection.value?.enabled == true)
-        #expect(throws: LensError.notOptional(path: "protection.enabled")) { try enabled.set(nil) }
+        #expect(throws: failure(.notOptional, at: "protection.enabled")) { try enabled.set(nil) }
         try root.protection.passcode.set("1234")
         #expect(root.protection.value?.passcode == "1234")
     }

@@ -27,11 +27,12 @@ struct ReadOnlyStoreTests {
         let root = try RootLens(default: Settings(), store: ReadOnlyFile(path: path))
         #expect(root.server.host.value == "vendor")
         #expect(root.features["beta"].value == true)
-        #expect(throws: LensError.readOnly(path: "server.port", store: "read-only file \(path)")) {
+        let refused = #expect(throws: failure(.readOnly, at: "server.port")) {
             try root.server.port.set(1)
         }
-        #expect(throws: LensError.self) { try root.remove() }
-        await #expect(throws: LensError.self) { try await root.async.update { $0.server.port = 2 } }
+        #expect(refused?.description == "cannot write server.port: read-only file \(path) is read-only")
+        #expect(throws: SettingsError.self) { try root.remove() }
+        await #expect(throws: SettingsError.self) { try await root.async.update { $0.server.port = 2 } }
         #expect(root.server.port.value == 7)
         try await root.async.reload()
         try await StoreConformanceTest { ReadOnlyFile(path: directory.file("absent.json")) }.run()
@@ -49,7 +50,7 @@ struct OutsideChangeErrorTests {
         var iterator = root.errors.makeAsyncIterator()
         try Data(#"{"server": {"host": "h", "port": "eighty"}, "features": {}}"#.utf8).write(to: URL(fileURLWithPath: path))
         let error = await iterator.next()
-        #expect((error as? StoreError)?.code == .corrupt)
+        #expect((error as? SettingsError)?.code == .corrupt)
         #expect("\(error.map { "\($0)" } ?? "")".contains(#"server.port: expected Int, found String "eighty""#))
         #expect(root.server.port.value == 1)
     }

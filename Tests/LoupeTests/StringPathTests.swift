@@ -27,7 +27,7 @@ struct StringPathTests {
         #expect(try ValuePath(parsing: "").components.isEmpty)
         #expect(ValuePath([.key("labels"), .key("a.b"), .index(2)]).description == #"labels."a.b"[2]"#)
         for bad in ["a..b", ".a", "a.", "a[x]", "a[1", #""open"#, "a]b"] {
-            #expect(throws: PathError.self, "\(bad)") { try ValuePath(parsing: bad) }
+            #expect(throws: SettingsError.self, "\(bad)") { try ValuePath(parsing: bad) }
         }
     }
 
@@ -42,16 +42,19 @@ struct StringPathTests {
 
     @Test func unknownPathsNameTheNearestParentAndItsKeys() throws {
         let root = RootLens(Graph())
-        #expect(throws: PathError.notFound(path: "server.prot", parent: "server", validKeys: ["host", "port"])) {
+        let unknownKey = #expect(throws: failure(.notFound, at: "server.prot")) {
             try root.value(atPath: "server.prot")
         }
-        #expect(throws: PathError.notFound(path: "items[7]", parent: "items", validKeys: ["[0]…[1]"])) {
+        #expect(unknownKey?.parent == "server" && unknownKey?.validKeys == ["host", "port"])
+        #expect(unknownKey?.description == "no server.prot: server has host, port")
+        let pastTheEnd = #expect(throws: failure(.notFound, at: "items[7]")) {
             try root.value(atPath: "items[7]")
         }
-        #expect("\(PathError.notFound(path: "server.prot", parent: "server", validKeys: ["host", "port"]))" == "no server.prot: server has host, port")
-        #expect(throws: PathError.notFound(path: "server.prot", parent: "server", validKeys: ["host", "port"])) {
+        #expect(pastTheEnd?.parent == "items" && pastTheEnd?.validKeys == ["[0]…[1]"])
+        let written = #expect(throws: failure(.notFound, at: "server.prot")) {
             try root.set(atPath: "server.prot", to: .integer(1))
         }
+        #expect(written?.validKeys == ["host", "port"])
         #expect(root.value == Graph())
     }
 
@@ -100,8 +103,8 @@ struct StringPathTests {
         #expect(root.value.features.isEmpty)
         #expect(root.value.protection == nil)
         #expect(root.value.items == [Item(name: "b")])
-        #expect(throws: PathError.notRemovable(path: "server.port")) { try root.remove(atPath: "server.port") }
-        #expect(throws: PathError.self) { try root.remove(atPath: "features.nothing") }
+        #expect(throws: failure(.notRemovable, at: "server.port")) { try root.remove(atPath: "server.port") }
+        #expect(throws: SettingsError.self) { try root.remove(atPath: "features.nothing") }
     }
 
     @Test func jsonValuesParseAndPrint() throws {

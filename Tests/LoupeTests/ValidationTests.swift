@@ -90,7 +90,7 @@ struct ValidationTests {
         #expect(eventually { errors.withLock { $0.contains { $0.contains("ticker.intervalSeconds: must be greater than 0, got -1") } } })
         #expect(root.value.ticker.intervalSeconds == 1)
         // Updates wait for a good document rather than overwrite the person's edit.
-        #expect(throws: StoreError.self) { try root.minimum.set(2) }
+        #expect(throws: SettingsError.self) { try root.minimum.set(2) }
         try replaceFile(path, with: #"{"ticker": {"intervalSeconds": 3}}"#)
         #expect(eventually { root.value.ticker.intervalSeconds == 3 })
         try root.minimum.set(2)

@@ -32,28 +32,28 @@ extension DocumentCodec {
 
     public var fileExtensions: [String] { ["json"] }
 
-    /// Parses `data`, or throws a ``StoreError`` with code ``StoreError/Code/corrupt`` naming `store` and,
+    /// Parses `data`, or throws a ``SettingsError`` with code ``SettingsError/Code/corrupt`` naming `store` and,
     /// unless `revealingValues` is false, what the format's parser said.
     ///
     /// Every store that keeps bytes parses through this, so every store reports bad bytes the same way.
     public func parseDocument(_ data: Data, store: String, revealingValues: Bool = true) throws -> JSONValue {
         if data.isEmpty {
-            throw StoreError(.corrupt, store: store, reason: "it is empty (expected a \(formatName) document)")
+            throw SettingsError(.corrupt, store: store, reason: "it is empty (expected a \(formatName) document)")
         }
         do {
             return try parse(data)
         } catch {
             let detail = revealingValues ? ": \(error)" : ""
-            throw StoreError(.corrupt, store: store, reason: "it is not a valid \(formatName) document\(detail)", cause: error)
+            throw SettingsError(.corrupt, store: store, reason: "it is not a valid \(formatName) document\(detail)", cause: error)
         }
     }
 
-    /// Serializes `document`, or throws a ``StoreError`` with code ``StoreError/Code/unwritable`` naming `store`.
+    /// Serializes `document`, or throws a ``SettingsError`` with code ``SettingsError/Code/unwritable`` naming `store`.
     public func serializeDocument(_ document: JSONValue, store: String) throws -> Data {
         do {
             return try serialize(document)
         } catch {
-            throw StoreError(.unwritable, store: store, reason: "cannot write the value as \(formatName): \(error)", cause: error)
+            throw SettingsError(.unwritable, store: store, reason: "cannot write the value as \(formatName): \(error)", cause: error)
         }
     }
 }

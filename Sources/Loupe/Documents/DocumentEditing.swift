@@ -35,7 +35,7 @@ extension JSONValue {
     /// Moves the value at `from` to `to` (renaming a key when both share a parent), creating the objects on
     /// the way; replaces what `to` held. Does nothing when there is nothing at `from`.
     ///
-    /// - Throws: ``PathError`` when `to` passes through something that is not an object.
+    /// - Throws: ``SettingsError`` when `to` passes through something that is not an object.
     public mutating func move(from: ValuePath, to: ValuePath) throws {
         guard from != to, let moved = self[path: from] else { return }
         try set(moved, at: to)
@@ -45,7 +45,7 @@ extension JSONValue {
     /// Sets `newValue` at `path`, creating the objects on the way; with `ifAbsent`, only where the document
     /// holds nothing at `path` yet.
     ///
-    /// - Throws: ``PathError`` when `path` passes through something that is not an object.
+    /// - Throws: ``SettingsError`` when `path` passes through something that is not an object.
     public mutating func setValue(_ newValue: JSONValue, at path: ValuePath, ifAbsent: Bool = false) throws {
         if ifAbsent, contains(path) { return }
         try set(newValue, at: path)

@@ -112,17 +112,17 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
             }
             let name = layer.map { lower[$0].name } ?? topName
             let storeError = failure.map {
-                StoreError(.corrupt, store: name, codingPath: $0.path.description, reason: $0.reason, cause: error)
-            } ?? StoreError(.corrupt, store: name, reason: revealsValues ? "\(error)" : "it cannot be read as \(Root.self)", cause: error)
+                SettingsError(.corrupt, path: $0.path, store: name, reason: $0.reason, cause: error)
+            } ?? SettingsError(.corrupt, store: name, reason: revealsValues ? "\(error)" : "it cannot be read as \(Root.self)", cause: error)
             throw LayerLoadFailure(layer: layer, error: storeError)
         }
         // A rule broken is the fault of the topmost layer that sets the part, like a part that does not fit.
         if let validate, let violation = validate(root, revealsValues) {
             let layer = culprit(of: violation.path, top: top, lower: lower)
             let reason = violation.rule + (violation.found.map { ", got \($0)" } ?? "")
-            throw LayerLoadFailure(layer: layer, error: StoreError(
-                .corrupt, store: layer.map { lower[$0].name } ?? topName,
-                codingPath: violation.path.components.isEmpty ? nil : violation.path.description, reason: reason, cause: violation))
+            throw LayerLoadFailure(layer: layer, error: SettingsError(
+                .corrupt, path: violation.path.components.isEmpty ? nil : violation.path,
+                store: layer.map { lower[$0].name } ?? topName, reason: reason, cause: violation))
         }
         var memory = StoredMemory(unknownKeys: UnknownKeys(in: effective, reads: reads), stamp: stamp)
         memory.spellings = top
@@ -142,7 +142,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
 
     /// Takes the stamp off `document` and runs the migrations from its version to ``version`` on it;
     /// returns the version it was stamped with. `store` names the document, for errors.
-    private func migrate(_ document: inout JSONValue, store: String) throws(StoreError) -> Int {
+    private func migrate(_ document: inout JSONValue, store: String) throws(SettingsError) -> Int {
         let stamp = try takeStamp(from: &document, store: store)
         guard stamp < version else { return stamp }
         for step in (stamp + 1)...version {
@@ -151,7 +151,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
                 try migration(&document)
             } catch {
                 let reason = revealsValues ? "\(error)" : "the migration threw"
-                throw StoreError(.corrupt, store: store,
+                throw SettingsError(.corrupt, store: store,
                                  reason: "the migration to version \(step) failed: \(reason)", cause: error)
             }
         }
@@ -159,11 +159,11 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
     }
 
     /// The version `document` is stamped with (1 when unstamped), taking the stamp off.
-    private func takeStamp(from document: inout JSONValue, store: String) throws(StoreError) -> Int {
+    private func takeStamp(from document: inout JSONValue, store: String) throws(SettingsError) -> Int {
         guard case .object(var object) = document, let stamp = object.removeValue(forKey: Self.stampKey) else { return 1 }
         guard case .integer(let number) = stamp, number >= 1 else {
             let found = revealsValues ? ", found \(stamp.shortDescription)" : ""
-            throw StoreError(.corrupt, store: store, codingPath: Self.stampKey,
+            throw SettingsError(.corrupt, path: ValuePath([.key(Self.stampKey)]), store: store,
                              reason: "expected the document's version, a whole number from 1\(found)")
         }
         document = .object(object)
@@ -175,7 +175,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
         do {
             return try coding.encode(root, memo: memo)
         } catch {
-            throw StoreError(.unwritable, store: storeName, reason: "cannot encode the value: \(error)", cause: error)
+            throw SettingsError(.unwritable, store: storeName, reason: "cannot encode the value: \(error)", cause: error)
         }
     }
 
@@ -184,8 +184,8 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
     /// stamped. Updates `memory` to what the store holds once it is written; `dropped` lists unknown keys
     /// that had no place any more.
     ///
-    /// - Throws: ``LensError/Code/locked`` when the patch sets a path an administrator locked.
-    func storedDocument(for full: JSONValue, memory: inout StoredMemory, dropped: inout [ValuePath]) throws(LensError) -> JSONValue {
+    /// - Throws: ``SettingsError/Code/locked`` when the patch sets a path an administrator locked.
+    func storedDocument(for full: JSONValue, memory: inout StoredMemory, dropped: inout [ValuePath]) throws(SettingsError) -> JSONValue {
         // The unknown keys go back into the value first, so that those a lower layer holds are not
         // patched away, and those only the stored document holds are patched in.
         var whole = full
@@ -201,7 +201,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
             // What the value changes over the layers below, whatever the stored form.
             let changes = form == .wholeValue ? base.mergePatch(to: whole) : document
             for lock in layers.locks {
-                if let touched = changes.firstPatched(under: lock.path) { throw LensError.locked(path: touched.description, by: lock) }
+                if let touched = changes.firstPatched(under: lock.path) { throw SettingsError.locked(touched, by: lock) }
             }
             // What the top layer held at locked paths stays there, ignored, for when the lock is lifted.
             for held in layers.heldAside where document[path: held.path] == nil {
@@ -274,7 +274,7 @@ struct Loaded<Root: Sendable>: Sendable {
 struct LayerLoadFailure: Error {
     /// The index of the read-only layer at fault; nil: the top layer (or the store's only document).
     var layer: Int?
-    var error: StoreError
+    var error: SettingsError
 }
 
 /// What a root remembers of the layers below its store's document.

@@ -23,7 +23,7 @@ public struct ValuePath: Sendable, Hashable, CustomStringConvertible {
         var components: [Component] = []
         var rest = Substring(text)
         var expectKey = true
-        func fail(_ reason: String) -> PathError { .invalidPath(text, reason: reason) }
+        func fail(_ reason: String) -> SettingsError { .invalidPath(text, reason: reason) }
         while let next = rest.first {
             if next == "[" {
                 rest.removeFirst()
@@ -74,7 +74,7 @@ public struct ValuePath: Sendable, Hashable, CustomStringConvertible {
             default: key.append(character)
             }
         }
-        throw PathError.invalidPath(text, reason: "unterminated quoted key")
+        throw SettingsError.invalidPath(text, reason: "unterminated quoted key")
     }
 
     /// The path as text, quoting keys that need it; `<root>` for the root.
@@ -179,18 +179,18 @@ extension JSONValue {
     }
 
     /// "Nothing at `path`", naming this value (at `depth` steps down `path`) and what it holds.
-    func notFound(_ path: ValuePath, depth: Int) -> PathError {
-        let parent = path.prefix(depth).description
+    func notFound(_ path: ValuePath, depth: Int) -> SettingsError {
+        let parent = path.prefix(depth)
         switch self {
         case .object(let object):
-            return .notFound(path: path.description, parent: parent, validKeys: object.keys.sorted().map {
+            return .notFound(path, parent: parent, validKeys: object.keys.sorted().map {
                 ValuePath([.key($0)]).description
             })
         case .array(let array):
             let valid = array.isEmpty ? [] : ["[0]" + (array.count > 1 ? "…[\(array.count - 1)]" : "")]
-            return .notFound(path: path.description, parent: parent, validKeys: valid)
+            return .notFound(path, parent: parent, validKeys: valid)
         default:
-            return .notFound(path: path.description, parent: parent + " (\(kind))", validKeys: [])
+            return .notFound(path, parent: parent, shownParent: "\(parent) (\(kind))", validKeys: [])
         }
     }
 }

@@ -109,14 +109,14 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         let coding = store?.coding ?? DocumentCoding()
         let storeName = store?.description ?? Self.noStoreName
         guard version >= 1 else {
-            throw StoreError(.corrupt, store: storeName, reason: "the program's version must be 1 or more, not \(version)")
+            throw SettingsError(.corrupt, store: storeName, reason: "the program's version must be 1 or more, not \(version)")
         }
         let defaults: JSONValue
         do {
             // Only a store's documents lie over the defaults; a root in memory never encodes them.
             defaults = store == nil ? .object([:]) : try coding.encode(defaultValue)
         } catch {
-            throw StoreError(.unwritable, store: storeName, reason: "cannot encode the default value: \(error)", cause: error)
+            throw SettingsError(.unwritable, store: storeName, reason: "cannot encode the default value: \(error)", cause: error)
         }
         pipeline = DocumentPipeline(
             coding: coding, storeName: storeName, revealsValues: !holdsSecrets, defaults: defaults,
@@ -185,7 +185,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// the save, so that a writer that lost one race cannot lose every next one. An update that changes
     /// nothing asks the store whether it still holds what the root knows, and if not, runs again on what it
     /// holds, so that no update applies to a stale value.
-    func update<R>(path: String, _ body: (inout Root) throws -> R) throws -> R {
+    func update<R>(path: LensPath, _ body: (inout Root) throws -> R) throws -> R {
         var committedAny = false
         defer { afterCommits(committedAny) }
         return try serialized(path: path) { () throws -> R in
@@ -201,16 +201,16 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
                     }) {
                         return result
                     }
-                } catch let error as StoreError where error.code == .conflict {
+                } catch let error as SettingsError where error.code == .conflict {
                     logger.debug("conflicting write, retrying", metadata: ["store": "\(storeName)", "attempt": "\(attempts + 1)"])
-                } catch let error as StoreError where error.code == .readOnly {
-                    throw LensError.readOnly(path: path, store: storeName)
+                } catch let error as SettingsError where error.code == .readOnly {
+                    throw SettingsError.readOnly(path, store: storeName)
                 }
                 attempts += 1
                 guard attempts < Self.maximumConflictRetries else {
-                    throw LensError.conflict(
-                        path: path, attempts: attempts,
-                        cause: StoreError(.conflict, store: storeName, reason: "other writers kept changing it"))
+                    throw SettingsError.conflict(
+                        path, attempts: attempts,
+                        cause: SettingsError(.conflict, store: storeName, reason: "other writers kept changing it"))
                 }
             }
         }
@@ -252,7 +252,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         defer { afterCommits(committedAny) }
         // A read takes no lock across processes: stores replace documents atomically, and a reader that
         // may only read (a daemon and its root-owned file) must not need to write a lock.
-        try serialized(path: rootPathName) {
+        try serialized(path: .root) {
             let loaded = try load(store.load(), keepingLastGood: false)
             rejected.withLock { $0 = nil }
             storedMemory.withLock { $0 = loaded.memory }
@@ -265,17 +265,17 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         guard let store else { return }
         var committedAny = false
         defer { afterCommits(committedAny) }
-        try serialized(path: rootPathName) {
+        try serialized(path: .root) {
             var token = storedMemory.withLock { $0.token }
             for attempt in 1... {
                 do {
                     _ = try store.remove(replacing: token)
                     break
-                } catch let error as StoreError where error.code == .conflict && attempt < Self.maximumConflictRetries {
+                } catch let error as SettingsError where error.code == .conflict && attempt < Self.maximumConflictRetries {
                     // Whatever another writer stored meanwhile is removed too: that is what was asked.
                     token = try store.load().token
-                } catch let error as StoreError where error.code == .readOnly {
-                    throw LensError.readOnly(path: rootPathName, store: storeName)
+                } catch let error as SettingsError where error.code == .readOnly {
+                    throw SettingsError.readOnly(.root, store: storeName)
                 }
             }
             rejected.withLock { $0 = nil }
@@ -297,7 +297,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         var committedAny = false
         do {
             // No lock across processes, as for `reload()`.
-            try serialized(path: rootPathName) {
+            try serialized(path: .root) {
                 let stored = try store.load()
                 guard stored.token != storedMemory.withLock({ $0.token }), stored.token != rejected.withLock({ $0 }) else { return }
                 do {
@@ -334,7 +334,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         let lastGood = storedMemory.withLock { $0.goodLayers }
         var good: [String: StoredLayer.Content] = [:]
         var stack = LayerStack(top: stored.document, topSource: stored.source)
-        var errors: [StoreError] = []
+        var errors: [SettingsError] = []
         for layer in stored.layers {
             var content = layer.content
             if case .unreadable(let error) = content {
@@ -468,8 +468,8 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         for error in errors { report(error) }
     }
 
-    private func serialized<R>(path: String, _ body: () throws -> R) throws -> R {
-        try lock.withUpdateLock(orThrow: { LensError.reentrantUpdate(path: path) }, body)
+    private func serialized<R>(path: LensPath, _ body: () throws -> R) throws -> R {
+        try lock.withUpdateLock(orThrow: { SettingsError.reentrantUpdate(path) }, body)
     }
 
     // MARK: Layers and provenance
@@ -498,7 +498,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
 
     /// What the root remembers of its store and the document of its value, read together.
     private func consistentState() throws -> (StoredMemory, JSONValue) {
-        try serialized(path: rootPathName) {
+        try serialized(path: .root) {
             (storedMemory.withLock { $0 }, try pipeline.encode(committed.root))
         }
     }

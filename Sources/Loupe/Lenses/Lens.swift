@@ -28,10 +28,14 @@ public struct Lens<Value: Sendable>: Sendable {
     /// The path from the root, as ``ValuePath`` prints it (`server.port`); `<root>` for the root.
     ///
     /// The path is composed as the lens is derived, each key path named by the stored properties it walks.
-    /// A key path through a computed property or a subscript (`root[\.features["beta"]]`) is shown as
-    /// `[…]` from there; the lens subscripts that know their key or index (`root.features["beta"]`,
-    /// `root.items[index: 3]`) name it exactly.
+    /// A key path through a computed property or a subscript is shown as `[…]`, the whole of that key path
+    /// (`root.server[\.aliases[0]]` is `server[…]`); the lens subscripts that know their key or index
+    /// (`root.features["beta"]`, `root.items[index: 3]`) name it exactly.
     public var path: String { node.path }
+
+    /// The path from the root as a ``ValuePath``, the form errors and ``RootLens/provenance(of:)`` take;
+    /// `nil` for a lens through a computed property or a subscript, which no path names.
+    public var valuePath: ValuePath? { node.lensPath.valuePath }
 
     /// Whether the store behind this lens keeps secrets (a keyring): tools should mask what they show.
     public var holdsSecrets: Bool { node.storeHoldsSecrets }
@@ -48,7 +52,7 @@ public struct Lens<Value: Sendable>: Sendable {
     public subscript<Part: Sendable>(_ keyPath: KeyPath<Value, Part> & Sendable) -> Lens<Part> {
         Lens<Part>(node: node.child(ChildKey(keyPath: keyPath, kind: .readOnly)) {
             let path = node.lensPath.appending(KeyPathNames.segments(of: keyPath))
-            return (KeyPathStep(keyPath: keyPath, path: path.description), path)
+            return (KeyPathStep(keyPath: keyPath, path: path), path)
         })
     }
 
@@ -61,7 +65,7 @@ public struct Lens<Value: Sendable>: Sendable {
     /// as it shrinks and grows. Never traps.
     public subscript<Element: Sendable>(index index: Int) -> Lens<Element?> where Value == [Element] {
         let path = node.lensPath.appending(.index(index))
-        return Lens<Element?>(node: node.appending(IndexStep<Element>(index: index, path: path.description), path: path))
+        return Lens<Element?>(node: node.appending(IndexStep<Element>(index: index, path: path), path: path))
     }
 
     /// A lens onto the entry for `key`: `nil` while absent.
@@ -69,7 +73,7 @@ public struct Lens<Value: Sendable>: Sendable {
     where Value == [Key: Element] {
         let path = node.lensPath.appending(.key("\(key)"))
         let keyPath: KeyPath<[Key: Element], Element?> & Sendable = \.[key]
-        return Lens<Element?>(node: node.appending(KeyPathStep(keyPath: keyPath, path: path.description), path: path))
+        return Lens<Element?>(node: node.appending(KeyPathStep(keyPath: keyPath, path: path), path: path))
     }
 }
 

@@ -71,7 +71,7 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
     }
 
     func update<R>(_ body: (inout Value) throws -> R) throws -> R {
-        try core.update(path: path) { root in try step.modify(&root, body) }
+        try core.update(path: lensPath) { root in try step.modify(&root, body) }
     }
 
     func updateOffPool<R: Sendable>(_ body: @escaping @Sendable (inout Value) throws -> R) async throws -> R {

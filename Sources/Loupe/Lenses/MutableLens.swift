@@ -30,10 +30,14 @@ public struct MutableLens<Value: Sendable>: Sendable {
     /// The path from the root, as ``ValuePath`` prints it (`server.port`); `<root>` for the root.
     ///
     /// The path is composed as the lens is derived, each key path named by the stored properties it walks.
-    /// A key path through a computed property or a subscript (`root[\.features["beta"]]`) is shown as
-    /// `[…]` from there; the lens subscripts that know their key or index (`root.features["beta"]`,
-    /// `root.items[index: 3]`) name it exactly.
+    /// A key path through a computed property or a subscript is shown as `[…]`, the whole of that key path
+    /// (`root.server[\.aliases[0]]` is `server[…]`); the lens subscripts that know their key or index
+    /// (`root.features["beta"]`, `root.items[index: 3]`) name it exactly.
     public var path: String { node.path }
+
+    /// The path from the root as a ``ValuePath``, the form errors and ``RootLens/provenance(of:)`` take;
+    /// `nil` for a lens through a computed property or a subscript, which no path names.
+    public var valuePath: ValuePath? { node.lensPath.valuePath }
 
     /// Whether the store behind this lens keeps secrets (a keyring): tools should mask what they show.
     public var holdsSecrets: Bool { node.storeHoldsSecrets }
@@ -76,8 +80,8 @@ public struct MutableLens<Value: Sendable>: Sendable {
 
     /// Replaces this lens's value.
     ///
-    /// Returns after the new root is saved and visible. Throws ``LensError`` when the write cannot land
-    /// and ``StoreError`` when the store fails; either way nothing changed.
+    /// Returns after the new root is saved and visible. Throws ``SettingsError`` when the write cannot land
+    /// or the store fails; either way nothing changed.
     public func set(_ newValue: Value) throws {
         try node.update { $0 = newValue }
     }
@@ -168,14 +172,14 @@ public struct MutableLens<Value: Sendable>: Sendable {
 extension MutableLens {
     /// A lens onto a member of this optional part, `nil` while the part is `nil`.
     ///
-    /// Writing a value while the part is `nil` throws ``LensError/Code/missingParent``; give the part a
+    /// Writing a value while the part is `nil` throws ``SettingsError/Code/missingParent``; give the part a
     /// default with ``withDefault(_:)`` to have the write create it instead.
     public subscript<Wrapped, Member: Sendable>(
         dynamicMember keyPath: WritableKeyPath<Wrapped, Member> & Sendable
     ) -> MutableLens<Member?> where Value == Wrapped? {
         MutableLens<Member?>(node: node.child(ChildKey(keyPath: keyPath, kind: .optionalMember)) {
             let path = node.lensPath.appending(KeyPathNames.segments(of: keyPath))
-            return (OptionalMemberStep(keyPath: keyPath, path: path.description, parentPath: node.path), path)
+            return (OptionalMemberStep(keyPath: keyPath, path: path, parentPath: node.lensPath), path)
         })
     }
 
@@ -185,7 +189,7 @@ extension MutableLens {
     ) -> MutableLens<Member?> where Value == Wrapped? {
         MutableLens<Member?>(node: node.child(ChildKey(keyPath: keyPath, kind: .optionalOptionalMember)) {
             let path = node.lensPath.appending(KeyPathNames.segments(of: keyPath))
-            return (OptionalOptionalMemberStep(keyPath: keyPath, path: path.description, parentPath: node.path), path)
+            return (OptionalOptionalMemberStep(keyPath: keyPath, path: path, parentPath: node.lensPath), path)
         })
     }
 }
@@ -209,15 +213,15 @@ extension MutableLens {
     /// as it shrinks and grows. Reading and observing never trap.
     ///
     /// Writing a value replaces the element; where there is no such element it throws
-    /// ``LensError/Code/outOfRange`` naming the path, and nothing changes. Remove elements through the
-    /// array itself: writing `nil` throws ``LensError/Code/notOptional``.
+    /// ``SettingsError/Code/outOfRange`` naming the path, and nothing changes. Remove elements through the
+    /// array itself: writing `nil` throws ``SettingsError/Code/notOptional``.
     ///
     /// ```swift
     /// let third = root.items[index: 2]     // MutableLens<Item?>
     /// ```
     public subscript<Element: Sendable>(index index: Int) -> MutableLens<Element?> where Value == [Element] {
         let path = node.lensPath.appending(.index(index))
-        return MutableLens<Element?>(node: node.appending(IndexStep<Element>(index: index, path: path.description), path: path))
+        return MutableLens<Element?>(node: node.appending(IndexStep<Element>(index: index, path: path), path: path))
     }
 }
 

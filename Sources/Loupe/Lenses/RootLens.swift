@@ -51,7 +51,7 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     ///   - defaultValue: What a stored document lies over, and the value while the store holds nothing;
     ///     never saved by itself.
     ///   - store: Where the document is kept. One store instance serves one root. A store that is only a
-    ///     ``DocumentStore`` is read-only: writes throw ``LensError/Code/readOnly``.
+    ///     ``DocumentStore`` is read-only: writes throw ``SettingsError/Code/readOnly``.
     ///   - version: The version of the documents this program writes; 1 (the default) for a program that
     ///     has never changed their shape. A document records its version as `"$version": N` (unstamped
     ///     means 1); one stamped newer than `version` is read as far as the type allows, its unknown keys
@@ -64,7 +64,7 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     ///   - watch: Whether to pick up changes that other processes make to the store, for stores that can
     ///     see them (files, etcd). On by default.
     ///   - logger: Where outside changes and their failures are logged. Values are never logged.
-    /// - Throws: ``StoreError`` when the store holds something that cannot be read, migrated or decoded;
+    /// - Throws: ``SettingsError`` when the store holds something that cannot be read, migrated or decoded;
     ///   the stored data is left as it is.
     public convenience init(
         default defaultValue: Root, store: some DocumentStore, version: Int = 1,
@@ -170,7 +170,7 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     /// try root.reset(atPath: "ticker.intervalSeconds")
     /// ```
     ///
-    /// - Throws: ``PathError`` when the path is malformed or names nothing in the value or the default; or
+    /// - Throws: ``SettingsError`` when the path is malformed or names nothing in the value or the default; or
     ///   the store's error. Either way nothing changes.
     public func reset(atPath path: String) throws {
         let parsed = try ValuePath(parsing: path)
@@ -203,7 +203,7 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     /// //     (overrides /usr/share/app/settings.json, default)
     /// ```
     ///
-    /// - Throws: ``PathError`` when `path` is malformed.
+    /// - Throws: ``SettingsError`` when `path` is malformed.
     public func provenance(ofPath path: String) throws -> Provenance {
         try core.provenance(of: ValuePath(parsing: path))
     }

@@ -9,7 +9,7 @@ protocol Step<Whole, Part>: Sendable {
 
     func get(_ whole: Whole) -> Part
 
-    /// Runs `body` on the part, in place where possible; throws ``LensError`` where the write cannot land.
+    /// Runs `body` on the part, in place where possible; throws ``SettingsError`` where the write cannot land.
     func modify<R>(_ whole: inout Whole, _ body: (inout Part) throws -> R) throws -> R
 }
 
@@ -34,12 +34,12 @@ struct WritableKeyPathStep<Whole, Part>: Step, @unchecked Sendable {
 /// A read-only key path; `Lens` never writes through it.
 struct KeyPathStep<Whole, Part>: Step, @unchecked Sendable {
     let keyPath: KeyPath<Whole, Part>
-    let path: String
+    let path: LensPath
 
     func get(_ whole: Whole) -> Part { whole[keyPath: keyPath] }
     func modify<R>(_ whole: inout Whole, _ body: (inout Part) throws -> R) throws -> R {
         // Unreachable through the public API: only `Lens`, which cannot write, is built over this step.
-        throw LensError(.readOnly, path: path, reason: "cannot write \(path): it is read-only")
+        throw SettingsError(.readOnly, path: path.valuePath, reason: "cannot write \(path): it is read-only")
     }
 }
 
@@ -73,11 +73,11 @@ struct DefaultStep<Wrapped: Sendable>: Step {
 /// A member of an optional part (`protection.enabled` while `protection` may be nil), as an optional.
 ///
 /// Reads `nil` while the parent is nil. Writing a value while the parent is nil throws
-/// ``LensError/missingParent(path:parent:)``: the write would otherwise be silently dropped.
+/// ``SettingsError/missingParent(path:parent:)``: the write would otherwise be silently dropped.
 struct OptionalMemberStep<Parent, Member>: Step, @unchecked Sendable {
     let keyPath: WritableKeyPath<Parent, Member>
-    let path: String
-    let parentPath: String
+    let path: LensPath
+    let parentPath: LensPath
 
     func get(_ whole: Parent?) -> Member? { whole?[keyPath: keyPath] }
     func modify<R>(_ whole: inout Parent?, _ body: (inout Member?) throws -> R) throws -> R {
@@ -85,8 +85,8 @@ struct OptionalMemberStep<Parent, Member>: Step, @unchecked Sendable {
         let result = try body(&member)
         switch (whole == nil, member) {
         case (true, nil): break  // writing nil into a missing parent: already so
-        case (true, .some): throw LensError.missingParent(path: path, parent: parentPath)
-        case (false, nil): throw LensError.notOptional(path: path)
+        case (true, .some): throw SettingsError.missingParent(path, parent: parentPath)
+        case (false, nil): throw SettingsError.notOptional(path)
         case (false, .some(let member)): whole![keyPath: keyPath] = member
         }
         return result
@@ -96,15 +96,15 @@ struct OptionalMemberStep<Parent, Member>: Step, @unchecked Sendable {
 /// An optional member of an optional part (`protection.passcode`), flattened to one level of optional.
 struct OptionalOptionalMemberStep<Parent, Member>: Step, @unchecked Sendable {
     let keyPath: WritableKeyPath<Parent, Member?>
-    let path: String
-    let parentPath: String
+    let path: LensPath
+    let parentPath: LensPath
 
     func get(_ whole: Parent?) -> Member? { whole?[keyPath: keyPath] ?? nil }
     func modify<R>(_ whole: inout Parent?, _ body: (inout Member?) throws -> R) throws -> R {
         if whole != nil { return try body(&whole![keyPath: keyPath]) }
         var member: Member? = nil
         let result = try body(&member)
-        if member != nil { throw LensError.missingParent(path: path, parent: parentPath) }
+        if member != nil { throw SettingsError.missingParent(path, parent: parentPath) }
         return result
     }
 }
@@ -138,12 +138,12 @@ func compose<Whole, Middle, Part>(
 /// An element of an array by its index: `nil` while the index is out of range, following the array as it
 /// shrinks and grows. Reading never traps.
 ///
-/// Writing a value in range replaces the element; out of range, it throws ``LensError/Code/outOfRange``.
-/// Writing `nil` throws ``LensError/Code/notOptional``: an element is removed through the array, not its
+/// Writing a value in range replaces the element; out of range, it throws ``SettingsError/Code/outOfRange``.
+/// Writing `nil` throws ``SettingsError/Code/notOptional``: an element is removed through the array, not its
 /// index lens (the elements after it would move).
 struct IndexStep<Element>: Step, @unchecked Sendable {  // immutable: an index and two strings
     let index: Int
-    let path: String
+    let path: LensPath
 
     func get(_ whole: [Element]) -> Element? {
         whole.indices.contains(index) ? whole[index] : nil
@@ -154,16 +154,12 @@ struct IndexStep<Element>: Step, @unchecked Sendable {  // immutable: an index a
         let result = try body(&element)
         switch (whole.indices.contains(index), element) {
         case (true, .some(let element)): whole[index] = element
-        case (false, .some): throw LensError.outOfRange(path: path, index: index, count: whole.count)
+        case (false, .some): throw SettingsError.outOfRange(path, index: index, count: whole.count)
         case (true, nil):
-            throw LensError(
-                .notOptional, path: path,
-                reason: "cannot remove \(path) through its index lens: remove it from the array instead")
+            throw SettingsError.notOptional(
+                path, reason: "cannot remove \(path) through its index lens: remove it from the array instead")
         case (false, nil): break  // writing nil where there is nothing: already so
         }
         return result
     }
 }
-
-/// How the root lens is named in messages: the empty ``ValuePath``'s description.
-let rootPathName = LensPath.root.description

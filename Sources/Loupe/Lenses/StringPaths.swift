@@ -12,7 +12,7 @@
 extension Lens where Value: Encodable {
     /// The document of the part at `path` (relative to this lens's value), as the graph's coding writes it.
     ///
-    /// - Throws: ``PathError`` when the path is malformed or names nothing; the error names the nearest
+    /// - Throws: ``SettingsError`` when the path is malformed or names nothing; the error names the nearest
     ///   existing parent and its keys.
     public func value(atPath path: String) throws -> JSONValue {
         try node.coding.encode(value).value(at: ValuePath(parsing: path))
@@ -32,8 +32,8 @@ extension MutableLens where Value: Codable {
     /// `server.port: expected Int, found String "abc"` and changes nothing. Missing objects on the way are
     /// created (so an optional part that is `nil` can be set member by member, if what results decodes).
     ///
-    /// - Throws: ``PathError`` (``PathError/Code/invalidValue`` when the type refuses the value,
-    ///   ``PathError/Code/notFound`` when the path names a key the type does not have), or the store's
+    /// - Throws: ``SettingsError`` (``SettingsError/Code/invalidValue`` when the type refuses the value,
+    ///   ``SettingsError/Code/notFound`` when the path names a key the type does not have), or the store's
     ///   error; either way nothing changes.
     public func set(atPath path: String, to newValue: JSONValue) throws {
         try set(atPath: path, to: newValue, expecting: nil)
@@ -42,7 +42,7 @@ extension MutableLens where Value: Codable {
     /// Replaces the part at `path` with `newValue` if it still holds `expected`: for an editor that shows a
     /// person the value, and writes their edit later only if nobody changed the value meanwhile.
     ///
-    /// - Throws: ``LensError/Code/conflict`` when the part no longer holds `expected` (nothing changes);
+    /// - Throws: ``SettingsError/Code/conflict`` when the part no longer holds `expected` (nothing changes);
     ///   otherwise as ``set(atPath:to:)``.
     public func set(atPath path: String, to newValue: JSONValue, ifUnchangedFrom expected: JSONValue) throws {
         try set(atPath: path, to: newValue, expecting: expected)
@@ -55,8 +55,8 @@ extension MutableLens where Value: Codable {
         try update { value in
             var tree = try coding.encode(value)
             if let expected, (try? tree.value(at: path)).map({ $0.isSameDocument(as: expected) }) != true {
-                throw LensError(
-                    .conflict, path: path.description.isEmpty ? "<root>" : path.description,
+                throw SettingsError(
+                    .conflict, path: path,
                     reason: "\(path.description.isEmpty ? "the settings" : path.description) changed meanwhile; nothing was written")
             }
             try tree.set(newValue, at: path)
@@ -71,11 +71,11 @@ extension MutableLens where Value: Codable {
 
     /// Removes the part at `path`: an optional becomes `nil`, a dictionary entry or array element goes.
     ///
-    /// - Throws: ``PathError`` with code ``PathError/Code/notRemovable`` when the type requires the part,
-    ///   ``PathError/Code/notFound`` when there is nothing at `path`.
+    /// - Throws: ``SettingsError`` with code ``SettingsError/Code/notRemovable`` when the type requires the part,
+    ///   ``SettingsError/Code/notFound`` when there is nothing at `path`.
     public func remove(atPath path: String) throws {
         let path = try ValuePath(parsing: path)
-        guard !path.components.isEmpty else { throw PathError.notRemovable(path: path.description) }
+        guard !path.components.isEmpty else { throw SettingsError.notRemovable(path) }
         let coding = node.coding
         let revealing = !holdsSecrets
         try update { value in
@@ -84,7 +84,7 @@ extension MutableLens where Value: Codable {
             do {
                 value = try coding.decode(Value.self, from: tree)
             } catch DecodingError.keyNotFound, DecodingError.valueNotFound {
-                throw PathError.notRemovable(path: path.description)
+                throw SettingsError.notRemovable(path)
             } catch let error as DecodingError {
                 throw invalidValue(error, in: tree, revealing: revealing)
             }
@@ -116,7 +116,7 @@ extension JSONValue {
 }
 
 /// A decoding error of a value written by path, in the one dialect of decoding failures.
-private func invalidValue(_ error: DecodingError, in tree: JSONValue, revealing: Bool) -> PathError {
+private func invalidValue(_ error: DecodingError, in tree: JSONValue, revealing: Bool) -> SettingsError {
     let failure = DecodingFailure(error, in: tree, revealingValues: revealing)
-    return .invalidValue(path: failure.path.description, reason: failure.reason, cause: error)
+    return .invalidValue(failure.path, reason: failure.reason, cause: error)
 }

@@ -108,7 +108,7 @@ public final class CoalescingStore: DocumentStore {
             return (ChangeToken(state.generation), !state.flushScheduled)
         }
         guard let accepted else {
-            throw StoreError(.conflict, store: description, reason: "the store changed since it was read")
+            throw SettingsError(.conflict, store: description, reason: "the store changed since it was read")
         }
         if schedule {
             flushQueue.asyncAfter(deadline: .now() + interval.timeInterval) { [weak self] in
@@ -123,7 +123,7 @@ public final class CoalescingStore: DocumentStore {
         try writing.withLock { _ in
             let baseToken = try state.withLock { state -> ChangeToken in
                 guard token == ChangeToken(state.generation), let baseToken = state.baseToken else {
-                    throw StoreError(.conflict, store: description, reason: "the store changed since it was read")
+                    throw SettingsError(.conflict, store: description, reason: "the store changed since it was read")
                 }
                 return baseToken
             }
@@ -161,14 +161,14 @@ public final class CoalescingStore: DocumentStore {
                         if state.pendingNumber == number { state.pending = nil }
                     }
                     return
-                } catch let error as StoreError where error.code == .conflict {
+                } catch let error as SettingsError where error.code == .conflict {
                     // Another writer wrote meanwhile: this process's changes go again over what it holds.
                     let stored = try base.load()
                     state.withLock { $0.rebase(on: stored.document, token: stored.token) }
                     logger.notice("re-applied changes not yet written over an outside change", metadata: ["store": "\(description)"])
                 }
             }
-            throw StoreError(.conflict, store: description, reason: "other writers kept changing the store")
+            throw SettingsError(.conflict, store: description, reason: "other writers kept changing the store")
         }
     }
 

@@ -41,17 +41,17 @@ public final class DefaultsStore: DocumentStore {
     ///   - suite: The `UserDefaults` suite's name (on Linux, the file `<suite>.plist` in `~/.config`).
     ///   - key: The key the value is stored under.
     ///   - logger: Where loads and saves are logged (at debug level); values are never logged.
-    /// - Throws: ``StoreError`` when `suite` cannot name a suite (empty, a path, the app's own bundle
+    /// - Throws: ``SettingsError`` when `suite` cannot name a suite (empty, a path, the app's own bundle
     ///   identifier, `NSGlobalDomain`).
     public init(suite: String, key: String, logger: Logger = Logger(label: "loupe.defaults")) throws {
         // A suite is a name, not a path: `../../tmp/x` would write outside the defaults' directory.
         guard !suite.isEmpty, !suite.contains("/"), suite != ".", suite != ".." else {
-            throw StoreError(
+            throw SettingsError(
                 .unavailable, store: "defaults \(suite) key \(key)",
                 reason: "\(String(reflecting: suite)) is not a suite name: a name such as com.example.app, without /")
         }
         guard let defaults = UserDefaults(suiteName: suite) else {
-            throw StoreError(.unavailable, store: "defaults \(suite) key \(key)", reason: "\(suite) cannot be used as a UserDefaults suite name")
+            throw SettingsError(.unavailable, store: "defaults \(suite) key \(key)", reason: "\(suite) cannot be used as a UserDefaults suite name")
         }
         self.suite = suite
         self.key = key
@@ -62,7 +62,7 @@ public final class DefaultsStore: DocumentStore {
             WatchedFile(path: url.path, name: name) { data in
                 var format = PropertyListSerialization.PropertyListFormat.xml
                 guard let keys = try? PropertyListSerialization.propertyList(from: data, options: [], format: &format) as? [String: Any] else {
-                    throw StoreError(
+                    throw SettingsError(
                         .corrupt, store: name,
                         reason: "the suite file \(url.path) is not a valid property list (it is left as it is)")
                 }
@@ -128,14 +128,14 @@ public final class DefaultsStore: DocumentStore {
     /// under the suite file's lock, written atomically in its own format (not flushed to disk, as
     /// `UserDefaults` writes a suite: readers see the old file or the new one; a crash may lose the write).
     private func changeSuite(replacing token: ChangeToken, _ change: (inout [String: Any]) -> Void) throws -> ChangeToken {
-        let conflict = StoreError(.conflict, store: description, reason: "another process changed the suite since it was read")
+        let conflict = SettingsError(.conflict, store: description, reason: "another process changed the suite since it was read")
         guard let file else {
             guard Self.digest(of: defaults.object(forKey: key).map(JSONValue.init(propertyList:))) == token else { throw conflict }
             var keys = [key: defaults.object(forKey: key) as Any]
             change(&keys)
             defaults.set(keys[key], forKey: key)
             guard defaults.synchronize() else {
-                throw StoreError(.unwritable, store: description, reason: "UserDefaults could not write the suite")
+                throw SettingsError(.unwritable, store: description, reason: "UserDefaults could not write the suite")
             }
             return Self.digest(of: defaults.object(forKey: key).map(JSONValue.init(propertyList:)))
         }
@@ -149,7 +149,7 @@ public final class DefaultsStore: DocumentStore {
             do {
                 data = try PropertyListSerialization.data(fromPropertyList: keys, format: format, options: 0)
             } catch {
-                throw StoreError(.unwritable, store: description, reason: "the value cannot be written as a property list", cause: error)
+                throw SettingsError(.unwritable, store: description, reason: "the value cannot be written as a property list", cause: error)
             }
             let identity = try file.write(data, to: target, permissions: 0o600, durable: false)
             file.remember(SuiteContents(keys: keys, format: format), as: identity)

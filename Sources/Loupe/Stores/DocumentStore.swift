@@ -10,7 +10,7 @@
 /// - ``load()`` reads what the store holds now and a ``ChangeToken`` that identifies it. It changes
 ///   nothing: no cursor moves, nothing is written, so anyone may call it at any time.
 /// - ``save(_:replacing:)`` stores a document made from what `token` identifies, and fails with
-///   ``StoreError/Code/conflict`` when the store holds something else by now. The root then loads again and
+///   ``SettingsError/Code/conflict`` when the store holds something else by now. The root then loads again and
 ///   re-runs the update on what the store holds. How the check and the write are made atomic across
 ///   processes (a file lock, an etcd transaction) is the store's own business.
 /// - ``remove(replacing:)`` deletes the document, under the same check.
@@ -22,8 +22,8 @@
 /// - ``holdsSecrets``: the store's documents are secrets, so tools mask them and errors never quote them.
 ///
 /// A store that can only be read implements ``load()`` alone: the default ``save(_:replacing:)`` and
-/// ``remove(replacing:)`` throw ``StoreError/Code/readOnly``, and a root over it reads and observes, and
-/// its writes throw ``LensError/Code/readOnly``.
+/// ``remove(replacing:)`` throw ``SettingsError/Code/readOnly``, and a root over it reads and observes, and
+/// its writes throw ``SettingsError/Code/readOnly``.
 ///
 /// Every store is a stack: a plain store's ``StoredDocument`` is one document; a ``LayeredStore``'s also
 /// carries the read-only layers and locks below it. The root runs the same pipeline over both.
@@ -34,16 +34,16 @@
 public protocol DocumentStore: AnyObject, Sendable, CustomStringConvertible {
     /// Reads what the store holds now, and the token that identifies it. Changes nothing.
     ///
-    /// - Throws: ``StoreError`` when something is stored but cannot be read or parsed. A store must never
+    /// - Throws: ``SettingsError`` when something is stored but cannot be read or parsed. A store must never
     ///   treat unreadable data as "nothing stored", or the root would overwrite it with a default.
     func load() throws -> StoredDocument
 
     /// Stores `document`, replacing what the store holds, atomically, if it still holds what `token`
     /// identifies; returns the token of what it holds afterwards.
     ///
-    /// - Throws: ``StoreError/Code/conflict`` when the store holds something else by now (nothing is
-    ///   written); ``StoreError/Code/readOnly`` when the store cannot be written (the default); any other
-    ///   ``StoreError`` when the write fails, leaving the old document in place.
+    /// - Throws: ``SettingsError/Code/conflict`` when the store holds something else by now (nothing is
+    ///   written); ``SettingsError/Code/readOnly`` when the store cannot be written (the default); any other
+    ///   ``SettingsError`` when the write fails, leaving the old document in place.
     func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken
 
     /// Deletes the stored document, if the store still holds what `token` identifies; the next
@@ -77,11 +77,11 @@ public protocol DocumentStore: AnyObject, Sendable, CustomStringConvertible {
 
 extension DocumentStore {
     public func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken {
-        throw StoreError(.readOnly, store: description, reason: "it is read-only")
+        throw SettingsError(.readOnly, store: description, reason: "it is read-only")
     }
 
     public func remove(replacing token: ChangeToken) throws -> ChangeToken {
-        throw StoreError(.readOnly, store: description, reason: "it is read-only")
+        throw SettingsError(.readOnly, store: description, reason: "it is read-only")
     }
 
     public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? { nil }
@@ -187,7 +187,7 @@ public struct StoredLayer: Sendable, Equatable {
         case locks([SettingsLock])
         /// It could not be read or parsed. The root keeps the last good content it read from the same
         /// source, and reports the error.
-        case unreadable(StoreError)
+        case unreadable(SettingsError)
     }
 
     /// Where the layer is (a file's path); the root matches layers across loads by it.

@@ -32,7 +32,7 @@ public final class MemoryStore: DocumentStore {
     private func replace(_ token: ChangeToken, with document: JSONValue?) throws -> ChangeToken {
         try state.withLock { state in
             guard token == ChangeToken(state.generation) else {
-                throw StoreError(.conflict, store: description, reason: "another writer saved since it was read")
+                throw SettingsError(.conflict, store: description, reason: "another writer saved since it was read")
             }
             state = (document, state.generation + 1)
             return ChangeToken(state.generation)

@@ -26,7 +26,7 @@ import Foundation
 ///   0, got -5`) and changes nothing.
 /// - An outside edit that breaks one is refused like an edit that does not decode: logged, reported on
 ///   ``RootLens/errors``, and the good value stays.
-/// - A stored document that breaks one is a ``StoreError`` at load naming the store and the path; it is
+/// - A stored document that breaks one is a ``SettingsError`` at load naming the store and the path; it is
 ///   never overwritten.
 ///
 /// The defaults are not checked: they are the program's own.

@@ -39,22 +39,17 @@ enum ExitStatus {
 
     static func of(_ error: any Error) -> Int32 {
         switch error {
-        case let error as PathError:
+        case let error as SettingsError:
             switch error.code {
             case .invalidPath: usage
             case .notFound: notFound
-            default: invalidValue
-            }
-        case let error as StoreError:
+            case .invalidValue, .notRemovable, .missingParent, .notOptional, .outOfRange, .reentrantUpdate: invalidValue
             // Another writer got there first, or holds the file's lock: try again. Any other timeout (a
             // keyring that never answers) is a store that is unavailable.
-            error.code == .conflict || (error.code == .timeout && error.errno == ETIMEDOUT) ? conflict : unavailable
-        case let error as LensError:
-            switch error.code {
             case .conflict: conflict
-            case .readOnly: unavailable
+            case .timeout where error.errno == ETIMEDOUT: conflict
             case .locked: locked
-            default: invalidValue
+            default: unavailable  // unreadable, corrupt, unwritable, unavailable, read-only, timed out
             }
         case let error as CommandError:
             switch error {

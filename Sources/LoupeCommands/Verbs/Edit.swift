@@ -48,18 +48,19 @@ extension SettingsCommand {
                     do {
                         try settings.replace(original, try JSONValue(parsing: edited))
                         return
-                    } catch let error as PathError {
-                        report(error.description)
+                    } catch let error as SettingsError {
+                        switch error.code {
+                        case .invalidPath, .notFound, .invalidValue, .notRemovable:
+                            report(error.description)  // the edit's own fault: edit again
+                        case .conflict:
+                            throw CommandError.conflict("the settings changed while you were editing them; nothing was written")
+                        default:
+                            throw error  // a lock, a read-only or broken store: editing again cannot help
+                        }
                     } catch let error as RuleViolation {
                         report(error.description)
                     } catch let error as DecodingError {
                         report("\(error)")
-                    } catch let error as LensError where error.code == .conflict {
-                        throw CommandError.conflict("the settings changed while you were editing them; nothing was written")
-                    } catch is StoreError {
-                        throw CommandError.unavailable("could not save the edit; nothing was written")
-                    } catch let error as LensError {
-                        throw error
                     } catch {
                         report("not valid JSON: \(oneLine(error))")
                     }

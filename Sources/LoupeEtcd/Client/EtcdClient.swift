@@ -137,7 +137,7 @@ final class EtcdClient: Sendable {
     ///
     /// - Parameter refusal: The error code when etcd refuses the call (permission denied, too large).
     func call<Body: Encodable, Response: Decodable>(
-        _ path: String, _ body: Body, as: Response.Type, repetition: Repetition, refusal: StoreError.Code
+        _ path: String, _ body: Body, as: Response.Type, repetition: Repetition, refusal: SettingsError.Code
     ) throws -> Response {
         let payload = try JSONEncoder().encode(body)
         let first = state.withLock { $0.preferred }
@@ -153,13 +153,13 @@ final class EtcdClient: Sendable {
                 do {
                     return try JSONDecoder().decode(Response.self, from: data)
                 } catch {
-                    throw StoreError(.unavailable, store: storeName, reason: "etcd at \(endpoints[index]) gave an answer to \(path) that is not what the v3 API describes")
+                    throw SettingsError(.unavailable, store: storeName, reason: "etcd at \(endpoints[index]) gave an answer to \(path) that is not what the v3 API describes")
                 }
             case .notDelivered(let reason):
                 unreachable.append("\(endpoints[index]): \(reason)")
             case .outcomeUnknown(let reason):
                 guard repetition == .safe else {
-                    throw StoreError(
+                    throw SettingsError(
                         .unavailable, store: storeName,
                         reason: "lost etcd at \(endpoints[index]) after sending the update (\(reason)); it may or may not have been applied, and the watch will show which")
                 }
@@ -168,7 +168,7 @@ final class EtcdClient: Sendable {
                 throw error
             }
         }
-        throw StoreError(.unavailable, store: storeName, reason: "cannot reach etcd (\(unreachable.joined(separator: "; ")))")
+        throw SettingsError(.unavailable, store: storeName, reason: "cannot reach etcd (\(unreachable.joined(separator: "; ")))")
     }
 
     enum Outcome: Error {
@@ -180,7 +180,7 @@ final class EtcdClient: Sendable {
         /// The request was sent but no answer came: etcd may have acted on it.
         case outcomeUnknown(String)
         /// etcd answered with an error that another member would give too.
-        case refused(StoreError)
+        case refused(SettingsError)
 
         /// Why the call failed, in a few words (for logs: never a value or a credential).
         var reason: String {
@@ -192,7 +192,7 @@ final class EtcdClient: Sendable {
         }
     }
 
-    private func attempt(_ path: String, _ payload: Data, endpoint index: Int, refusal: StoreError.Code, isRetry: Bool = false) -> Outcome {
+    private func attempt(_ path: String, _ payload: Data, endpoint index: Int, refusal: SettingsError.Code, isRetry: Bool = false) -> Outcome {
         var token: String?
         if credentials != nil {
             switch self.token(for: index) {
@@ -219,14 +219,14 @@ final class EtcdClient: Sendable {
         case .unauthenticated?, .permissionDenied?,
              .invalidArgument? where message.contains("user name is empty"):
             let user = credentials.map { " as \($0)" } ?? " without credentials"
-            return .refused(StoreError(refusal, store: storeName, reason: "etcd at \(endpoints[index]) refused access\(user): \(message)"))
+            return .refused(SettingsError(refusal, store: storeName, reason: "etcd at \(endpoints[index]) refused access\(user): \(message)"))
         case .unavailable? where message.contains("no leader") || message.contains("not capable"):
             // The member could not even propose the request: nothing happened, another member may serve it.
             return .notDelivered(message)
         case .unavailable?, .deadlineExceeded?:
             return .outcomeUnknown(message)
         default:
-            return .refused(StoreError(refusal, store: storeName, reason: "etcd at \(endpoints[index]) refused: \(message)"))
+            return .refused(SettingsError(refusal, store: storeName, reason: "etcd at \(endpoints[index]) refused: \(message)"))
         }
     }
 
@@ -256,7 +256,7 @@ final class EtcdClient: Sendable {
             }
             let message = (try? JSONDecoder().decode(GatewayError.self, from: reply.body))?.text ?? "HTTP \(reply.status.code)"
             if message.contains("no leader") { return .failure(.notDelivered(message)) }
-            return .failure(.refused(StoreError(
+            return .failure(.refused(SettingsError(
                 .unavailable, store: storeName,
                 reason: "etcd at \(endpoints[index]) did not accept the credentials of \(credentials): \(message)")))
         }
@@ -387,8 +387,8 @@ extension TimeAmount {
 
 /// Errors about how a store was set up.
 enum StoreErrorFactory {
-    static func configuration(_ store: String, _ reason: String) -> StoreError {
-        StoreError(.unavailable, store: store, reason: reason)
+    static func configuration(_ store: String, _ reason: String) -> SettingsError {
+        SettingsError(.unavailable, store: store, reason: reason)
     }
 }
 #endif

@@ -29,7 +29,7 @@ struct Opaque: Codable, Sendable {
 /// store, and stands in for a store whose disk or server has gone away.
 final class RecordingStore: DocumentStore {
     private let inner: MemoryStore
-    private let state = Locked((saves: 0, failure: StoreError.Code?.none))
+    private let state = Locked((saves: 0, failure: SettingsError.Code?.none))
 
     init(_ document: JSONValue? = nil) { inner = MemoryStore(document) }
 
@@ -40,7 +40,7 @@ final class RecordingStore: DocumentStore {
 
     var saves: Int { state.withLock { $0.saves } }
     /// Makes every save fail with `code` (a lost disk by default; `.conflict` for a writer that always wins).
-    func fail(_ failing: Bool, with code: StoreError.Code = .unwritable) { state.withLock { $0.failure = failing ? code : nil } }
+    func fail(_ failing: Bool, with code: SettingsError.Code = .unwritable) { state.withLock { $0.failure = failing ? code : nil } }
 
     func load() throws -> StoredDocument { try inner.load() }
     /// The stored document read as a root over `defaultValue` reads it.
@@ -49,7 +49,7 @@ final class RecordingStore: DocumentStore {
     }
     func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken {
         try state.withLock { state in
-            if let code = state.failure { throw StoreError(code, store: description, reason: "the disk is gone") }
+            if let code = state.failure { throw SettingsError(code, store: description, reason: "the disk is gone") }
             state.saves += 1
         }
         return try inner.save(document, replacing: token)
@@ -60,3 +60,9 @@ final class RecordingStore: DocumentStore {
 
 struct Boom: Error, Equatable {}
 
+
+/// The failure a test expects: settings errors compare by code, path and store, never by their words, so a
+/// test that cares about the words checks the caught error's `description` as well.
+func failure(_ code: SettingsError.Code, at path: ValuePath? = nil, store: String? = nil) -> SettingsError {
+    SettingsError(code, path: path, store: store, reason: "")
+}

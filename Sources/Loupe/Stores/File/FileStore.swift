@@ -59,7 +59,7 @@ public final class FileStore: DocumentStore {
 
     /// What to do when the file exists but does not parse.
     public enum CorruptFileRecovery: Sendable, Equatable {
-        /// Fail with a ``StoreError`` naming the file and what is wrong; leave the file alone (the default).
+        /// Fail with a ``SettingsError`` naming the file and what is wrong; leave the file alone (the default).
         case fail
         /// Start from the default, log a warning saying so, and before the first write over the file,
         /// rename it to `NAME.corrupt-TIMESTAMP` (a load never moves it: a reader changes nothing).
@@ -79,7 +79,7 @@ public final class FileStore: DocumentStore {
     /// How long an update waits for another process to release the file's lock.
     public let lockTimeout: Duration
     /// The largest file read, in bytes: a larger one (or one that grows past it while it is read) is a
-    /// ``StoreError`` rather than all of memory.
+    /// ``SettingsError`` rather than all of memory.
     public let maximumDocumentSize: Int
 
     /// The file written at once, or a coalescing store around it.
@@ -180,7 +180,7 @@ final class DocumentFile: DocumentStore {
     /// reason it does not parse.
     private enum Parsed: Sendable {
         case document(JSONValue)
-        case corrupt(StoreError)
+        case corrupt(SettingsError)
     }
 
     init(
@@ -197,7 +197,7 @@ final class DocumentFile: DocumentStore {
         file = WatchedFile(path: path, name: name, maximumSize: maximumDocumentSize) { data in
             do {
                 return .document(try codec.parseDocument(data, store: name))
-            } catch let error as StoreError where recovery == .moveAside {
+            } catch let error as SettingsError where recovery == .moveAside {
                 return .corrupt(error)
             }
         }
@@ -268,21 +268,21 @@ final class DocumentFile: DocumentStore {
     private func checkUnchanged(_ target: String, since token: ChangeToken) throws {
         let current = try file.identity()
         guard (current?.token ?? .absent) == token else {
-            throw StoreError(.conflict, store: description, reason: "another writer changed the file since it was read")
+            throw SettingsError(.conflict, store: description, reason: "another writer changed the file since it was read")
         }
         if current != nil, recovery == .moveAside, case .corrupt(let failure)? = try? file.read()?.content {
             try moveAside(target, because: failure)
         }
     }
 
-    private func moveAside(_ target: String, because failure: StoreError) throws {
+    private func moveAside(_ target: String, because failure: SettingsError) throws {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
         let aside = target + ".corrupt-" + formatter.string(from: Date())
         guard rename(target, aside) == 0 else {
-            throw StoreError(.unwritable, store: description, path: path, SystemCallError("move aside", target))
+            throw SettingsError(.unwritable, store: description, path: path, SystemCallError("move aside", target))
         }
         logger.warning(
             "moved an unreadable settings file aside before writing over it",
@@ -290,7 +290,7 @@ final class DocumentFile: DocumentStore {
     }
 }
 
-extension StoreError {
+extension SettingsError {
     /// The failure of a system call on the file at `path` (as given; a symbolic link is followed), which
     /// `store` keeps: `cannot read JSON file /etc/app/settings.json: open: Permission denied`.
     init(_ code: Code, store: String, path: String, _ error: SystemCallError) {

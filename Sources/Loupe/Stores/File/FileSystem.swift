@@ -511,7 +511,7 @@ package func withLockFile<R>(at path: String, timeout: Duration, store: String, 
     do {
         result = try FileLock.at(path).withLock(until: ContinuousClock.now + timeout) { Result { try body() } }
     } catch let error as SystemCallError {
-        throw StoreError(error.code == ETIMEDOUT ? .timeout : .unwritable, store: store, reason: error.description, cause: error, errno: error.code)
+        throw SettingsError(error.code == ETIMEDOUT ? .timeout : .unwritable, store: store, reason: error.description, cause: error, errno: error.code)
     }
     return try result.get()
 }
@@ -528,11 +528,11 @@ package func userLockDirectory(store: String) throws -> String {
         path = (environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp") + "/loupe-\(geteuid())"
     }
     if mkdir(path, 0o700) != 0, errno != EEXIST {
-        throw StoreError(.unwritable, store: store, reason: "cannot create the lock directory \(path): \(String(cString: strerror(errno)))", errno: errno)
+        throw SettingsError(.unwritable, store: store, reason: "cannot create the lock directory \(path): \(String(cString: strerror(errno)))", errno: errno)
     }
     var info = stat()
     guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == geteuid(), info.st_mode & 0o022 == 0 else {
-        throw StoreError(.unwritable, store: store, reason: "the lock directory \(path) is not a directory of this user's that only it may write")
+        throw SettingsError(.unwritable, store: store, reason: "the lock directory \(path) is not a directory of this user's that only it may write")
     }
     return path
 }

@@ -17,7 +17,7 @@ import Foundation
 ///   identity has not changed returns what was parsed then, without reading it again.
 /// - Its lock (`flock` on `.NAME.lock` beside the file the path resolves to) is worked out when it is
 ///   taken, and checked again once held: if the link was retargeted meanwhile, it locks the new target's.
-/// - It maps every system error to a ``StoreError`` naming the file, one way.
+/// - It maps every system error to a ``SettingsError`` naming the file, one way.
 final class WatchedFile<Content: Sendable>: Sendable {
     /// The path as given.
     let path: String
@@ -53,7 +53,7 @@ final class WatchedFile<Content: Sendable>: Sendable {
 
     /// What the file holds now and the identity of exactly that version; nil when there is no file.
     ///
-    /// - Throws: ``StoreError`` naming the file when it cannot be read, is not a regular file, is too
+    /// - Throws: ``SettingsError`` naming the file when it cannot be read, is not a regular file, is too
     ///   large, or does not parse (and stays that way while it is read again).
     func read() throws -> (content: Content, identity: FileIdentity)? {
         let target = try resolved()
@@ -105,7 +105,7 @@ final class WatchedFile<Content: Sendable>: Sendable {
                     return Result { try body(target) }
                 }
             } catch let error as SystemCallError {
-                throw StoreError(error.code == ETIMEDOUT ? .timeout : .unwritable, store: name, path: path, error)
+                throw SettingsError(error.code == ETIMEDOUT ? .timeout : .unwritable, store: name, path: path, error)
             }
             if let outcome { return try outcome.get() }
         }
@@ -117,11 +117,11 @@ final class WatchedFile<Content: Sendable>: Sendable {
         try FileWatcher(path: path, contents: contents, onChange: onChange)
     }
 
-    private func mapping<R>(_ code: StoreError.Code, _ body: () throws -> R) throws -> R {
+    private func mapping<R>(_ code: SettingsError.Code, _ body: () throws -> R) throws -> R {
         do {
             return try body()
         } catch let error as SystemCallError {
-            throw StoreError(code, store: name, path: path, error)
+            throw SettingsError(code, store: name, path: path, error)
         }
     }
 }

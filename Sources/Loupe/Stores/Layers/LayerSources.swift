@@ -111,7 +111,7 @@ final class DropInDirectory: LayerSource {
         do {
             names = try FileSystem.entries(of: FileSystem.resolvingSymlinks(path)) ?? []
         } catch let error as SystemCallError {
-            throw StoreError(.unreadable, store: name, path: path, error)
+            throw SettingsError(.unreadable, store: name, path: path, error)
         }
         let paths = names
             .filter { !$0.hasPrefix(".") && includes($0) && FileSystem.isRegularFile(path + "/" + $0) }
@@ -153,9 +153,9 @@ final class StoreLayer: LayerSource {
     }
 }
 
-extension StoreError {
+extension SettingsError {
     /// `error` as a store error: itself when it is one, else an unreadable `store`.
-    static func reading(_ error: any Error, store: String) -> StoreError {
-        error as? StoreError ?? StoreError(.unreadable, store: store, reason: "\(error)", cause: error)
+    static func reading(_ error: any Error, store: String) -> SettingsError {
+        error as? SettingsError ?? SettingsError(.unreadable, store: store, reason: "\(error)", cause: error)
     }
 }

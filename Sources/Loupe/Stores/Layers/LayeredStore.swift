@@ -40,7 +40,7 @@ import Foundation
 /// - **Locks**, as dconf's lockdown: text files, one path per line (`upstream.url`, or dconf's
 ///   `/upstream/url`), `#` starting a comment, given as files or directories of them. A locked path and
 ///   everything under it keep the value of the layers below the top: a write there throws
-///   ``LensError/Code/locked`` naming the path and the lock's file, and a value the top layer already
+///   ``SettingsError/Code/locked`` naming the path and the lock's file, and a value the top layer already
 ///   holds there is ignored, with a log line.
 /// - **Provenance**: `RootLens.provenance(ofPath:)` says which layer gave a value and which it overrides
 ///   (`loupe explain PATH`).
@@ -170,7 +170,7 @@ public final class LayeredStore: DocumentStore {
         guard let parts = token.parts, let topToken = parts.first, parts.count == sources.count + 1,
               zip(sources, parts.dropFirst()).allSatisfy({ $0.token() == $1 })
         else {
-            throw StoreError(.conflict, store: description, reason: "a layer changed since the settings were read")
+            throw SettingsError(.conflict, store: description, reason: "a layer changed since the settings were read")
         }
         return (topToken, Array(parts.dropFirst()))
     }

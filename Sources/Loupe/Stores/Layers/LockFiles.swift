@@ -28,7 +28,7 @@ enum LockFiles {
     @Sendable static func file(_ path: String) -> LayerFile {
         LayerFile(path: path, name: "lock file \(path)") { data, name in
             guard let text = String(data: data, encoding: .utf8) else {
-                throw StoreError(.corrupt, store: name, reason: "it is not UTF-8 text")
+                throw SettingsError(.corrupt, store: name, reason: "it is not UTF-8 text")
             }
             var locks: [SettingsLock] = []
             for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
@@ -38,7 +38,7 @@ enum LockFiles {
                 do {
                     locks.append(SettingsLock(path: try parsePath(trimmed), file: path, line: index + 1))
                 } catch {
-                    throw StoreError(.corrupt, store: name, reason: "line \(index + 1): \(error)", cause: error)
+                    throw SettingsError(.corrupt, store: name, reason: "line \(index + 1): \(error)", cause: error)
                 }
             }
             return .locks(locks)
