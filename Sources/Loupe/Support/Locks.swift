@@ -8,13 +8,23 @@ import Darwin
 import Foundation
 import Synchronization
 
-/// State behind a mutex: the one lock type of every Loupe module.
+/// State behind a mutex: the one in-process lock of every Loupe module.
+///
+/// **The rule for re-entry.** A thread never waits for a lock it holds, and never takes it twice: the lock
+/// knows the thread that holds it (``isHeldByCurrentThread``). Where Loupe's own code can come back to a
+/// lock on the thread that holds it, that code asks first and decides, in one place each:
+/// - a store's file lock (``FileLock``, ``DirectoryLock``) is already held, so the body just runs (a load
+///   inside a reload, one root's update writing another root's file in the same directory);
+/// - the graph's update lock (``GraphLock``) refuses: an update inside another update of the same graph
+///   would be overwritten by the outer one, so it throws ``SettingsError/Code/reentrantUpdate``.
+/// Every other lock guards a few lines of state that call nothing that could come back.
 ///
 /// Built on `NSLock` (a `pthread_mutex_t`) rather than `Synchronization.Mutex`, because on Linux `Mutex`
 /// waits on a futex inside the standard library that ThreadSanitizer cannot see, and the test suite runs
 /// under TSan with no report. `package` access: the store modules share it, users never see it.
 package final class Locked<State>: @unchecked Sendable {  // every access to `state` holds `lock`
     private let lock = NSLock()
+    private let holder = Atomic<UInt>(0)
     private var state: State
 
     package init(_ state: State) {
@@ -23,11 +33,20 @@ package final class Locked<State>: @unchecked Sendable {  // every access to `st
 
     package func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
         lock.lock()
-        defer { lock.unlock() }
+        holder.store(currentThreadID(), ordering: .relaxed)
+        defer {
+            holder.store(0, ordering: .relaxed)
+            lock.unlock()
+        }
         return try body(&state)
     }
-}
 
+    /// Whether the calling thread holds the lock (inside ``withLock(_:)``'s body). Only the holder stores
+    /// its own identity, so the answer about the calling thread is always right.
+    package var isHeldByCurrentThread: Bool {
+        holder.load(ordering: .relaxed) == currentThreadID()
+    }
+}
 extension Locked where State: Sendable {
     /// A copy of the state.
     package var value: State { withLock { $0 } }
@@ -38,7 +57,7 @@ extension Locked where State: Sendable {
 ///
 /// - The *update lock* (``withUpdateLock(orThrow:_:)``) is held while an update closure runs and while
 ///   the store saves, so updates are one at a time and each sees the result of the last. It runs user code
-///   and I/O, so it is a blocking mutex. It knows its owner, so an update started from inside another
+///   and I/O, so it is a blocking mutex, a ``Locked``: by its rule, an update started from inside another
 ///   update's closure on the same thread is reported instead of deadlocking.
 /// - *Readers* (``withReadLock(_:)``) never wait for a closure or for I/O: they are held back only while
 ///   the update lock's holder swaps a committed root in (``publishing(_:)``), an assignment.
@@ -71,8 +90,8 @@ final class GraphLock: Sendable {
     /// The process-wide key of each thread's stripe number, copied here: reaching the global on every read
     /// cost a check that it was initialized.
     private let stripeKey = readStripeKey.key
-    private let mutex = NSLock()
-    private let owner = Atomic<UInt>(0)
+    /// The update lock: held by one update at a time, for its closure and its save.
+    private let updates = Locked(())
 
     /// Runs `body` while no root is being swapped in.
     @inline(__always)
@@ -102,15 +121,8 @@ final class GraphLock: Sendable {
     /// Runs `body` holding the update lock; throws `reentrancyError()` without running it if this thread
     /// already holds it.
     func withUpdateLock<R>(orThrow reentrancyError: () -> any Error, _ body: () throws -> R) throws -> R {
-        let me = currentThreadID()
-        if owner.load(ordering: .relaxed) == me { throw reentrancyError() }
-        mutex.lock()
-        owner.store(me, ordering: .relaxed)
-        defer {
-            owner.store(0, ordering: .relaxed)
-            mutex.unlock()
-        }
-        return try body()
+        if updates.isHeldByCurrentThread { throw reentrancyError() }
+        return try updates.withLock { _ in try body() }
     }
 
     /// Runs `body` with no reader inside: for swapping in a committed root. Call it holding the update lock.

@@ -3,7 +3,6 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import Loupe
-import Synchronization
 
 extension SettingsCommand {
     /// `watch [PATH]`: the value, then each change.
@@ -41,7 +40,7 @@ extension SettingsCommand {
 final class ChangePrinter: Sendable {
     let settings: OpenSettings
     let path: ValuePath
-    private let state = Mutex<(last: JSONValue?, failure: CommandError?)>((nil, nil))
+    private let state = Locked<(last: JSONValue?, failure: CommandError?)>((nil, nil))
     let failed = DispatchSemaphore(value: 0)
 
     init(settings: OpenSettings, path: ValuePath) {

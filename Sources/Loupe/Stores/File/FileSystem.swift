@@ -334,8 +334,9 @@ enum FileSystem {
 /// the same file, and by every store instance in this process.
 ///
 /// `flock` locks belong to an open file description, so the lock also holds an in-process mutex: two
-/// threads of one process using one store exclude each other too. The thread holding it may take it again
-/// (a load that moves a corrupt file aside inside a reload). A process that dies releases its lock.
+/// threads of one process using one store exclude each other too. The thread holding it passes through
+/// (``Locked``'s rule: a load that moves a corrupt file aside inside a reload). A process that dies
+/// releases its lock.
 ///
 /// A lock on a sidecar that someone then deletes or replaces would exclude nobody: a later writer would
 /// create a new file and lock that. So after locking, the lock checks that its file is still the one at
@@ -366,8 +367,6 @@ final class FileLock: Sendable {
     let path: String
     /// The sidecar's descriptor, opened on first use; held, with the in-process exclusion, while locked.
     private let descriptor = Locked<Int32>(-1)
-    /// The thread inside the lock, so that it may enter again.
-    private let owner = Atomic<UInt>(0)
     /// Whether this process has cleared the temporary files a killed writer left beside the file.
     private let cleaned = Atomic<Bool>(false)
 
@@ -381,8 +380,7 @@ final class FileLock: Sendable {
 
     /// Runs `body` holding the lock, waiting for another process to release it at most until `deadline`.
     func withLock<R>(until deadline: ContinuousClock.Instant, _ body: () throws -> R) throws -> R {
-        let me = currentThreadID()
-        if owner.load(ordering: .relaxed) == me { return try body() }
+        if descriptor.isHeldByCurrentThread { return try body() }  // see `Locked`: already held, so run
         return try descriptor.withLock { fd in
             while true {
                 if fd < 0 { fd = try openSidecar() }
@@ -394,11 +392,7 @@ final class FileLock: Sendable {
                 fd = -1
             }
             defer { flock(fd, LOCK_UN) }
-            return try DirectoryLock.of(FileSystem.directory(of: path)).withLock(until: deadline) {
-                owner.store(me, ordering: .relaxed)
-                defer { owner.store(0, ordering: .relaxed) }
-                return try body()
-            }
+            return try DirectoryLock.of(FileSystem.directory(of: path)).withLock(until: deadline, body)
         }
     }
 
@@ -460,8 +454,8 @@ private func lockExclusively(_ fd: Int32, _ path: String, _ what: String, until 
 
 /// An advisory lock on a directory, which every ``FileLock`` in it takes after its sidecar: a directory
 /// cannot be deleted from under its lock the way a sidecar can. One per directory per process, with an
-/// in-process mutex (as ``FileLock``); the thread holding it may take it again, so that an update of one
-/// root may update another root whose file is in the same directory.
+/// in-process mutex (as ``FileLock``); the thread holding it passes through (``Locked``'s rule), so that an
+/// update of one root may update another root whose file is in the same directory.
 final class DirectoryLock: Sendable {
     private static let all = Locked<[String: DirectoryLock]>([:])
 
@@ -477,7 +471,6 @@ final class DirectoryLock: Sendable {
 
     let path: String
     private let descriptor = Locked<Int32>(-1)
-    private let owner = Atomic<UInt>(0)
 
     private init(path: String) {
         self.path = path
@@ -486,17 +479,12 @@ final class DirectoryLock: Sendable {
     /// Runs `body` holding the directory's lock, waiting for another process at most until `deadline`. A
     /// directory this process may not open (no read permission) is not locked: the sidecar still is.
     func withLock<R>(until deadline: ContinuousClock.Instant, _ body: () throws -> R) throws -> R {
-        let me = currentThreadID()
-        if owner.load(ordering: .relaxed) == me { return try body() }
+        if descriptor.isHeldByCurrentThread { return try body() }  // see `Locked`: already held, so run
         return try descriptor.withLock { fd in
             if fd < 0 { fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
             guard fd >= 0 else { return try body() }
             try lockExclusively(fd, path, "the directory", until: deadline)
-            owner.store(me, ordering: .relaxed)
-            defer {
-                owner.store(0, ordering: .relaxed)
-                flock(fd, LOCK_UN)
-            }
+            defer { flock(fd, LOCK_UN) }
             return try body()
         }
     }
