@@ -7,55 +7,28 @@ import Loupe
 /// ```swift
 /// OpenSettings(try RootLens(default: AppSettings(), store: FileStore(path: path), watch: watching))
 /// ```
+///
+/// The commands reach the root through its type-erased face, `AnyRootLens`, so every write is checked by
+/// the settings type and its rules exactly as a program's own writes are.
 public struct OpenSettings: Sendable {
+    /// The root, with its type hidden.
+    public let root: AnyRootLens
     /// Whether printed values are masked: the store holds secrets and the person did not ask to see them.
     public let masksValues: Bool
     /// Whether the store holds secrets (which `edit` never writes to a temporary file).
-    public let holdsSecrets: Bool
+    public var holdsSecrets: Bool { root.holdsSecrets }
 
-    let value: @Sendable (String) throws -> JSONValue
-    let set: @Sendable (String, JSONValue) throws -> Void
-    let replace: @Sendable (JSONValue, JSONValue) throws -> Void
-    let reset: @Sendable (String) throws -> Void
-    let storedDocument: @Sendable () throws -> JSONValue?
-    let layers: @Sendable () throws -> [SettingsLayer]
-    let locks: @Sendable () -> [SettingsLock]
-    let provenance: @Sendable (ValuePath) throws -> Provenance
-    let schema: @Sendable () throws -> SettingsSchema
-    let observe: @Sendable (@escaping @Sendable (JSONValue) -> Void) -> ObservationToken
-    let observeErrors: @Sendable (@escaping @Sendable (any Error) -> Void) -> ObservationToken
+    /// The commands' view of `root`. Values of a root that holds secrets are printed masked unless
+    /// `revealingSecrets`.
+    public init(_ root: AnyRootLens, revealingSecrets: Bool = false) {
+        self.root = root
+        masksValues = root.holdsSecrets && !revealingSecrets
+    }
 
     /// The commands' view of `root`. Values of a root that holds secrets are printed masked unless
     /// `revealingSecrets`.
     public init<Root: Codable & Sendable>(_ root: RootLens<Root>, revealingSecrets: Bool = false) {
-        holdsSecrets = root.holdsSecrets
-        masksValues = root.holdsSecrets && !revealingSecrets
-        value = { try root.lens.value(atPath: $0) }
-        set = { try root.lens.set(atPath: $0, to: $1) }
-        replace = { original, edited in try root.lens.set(atPath: "", to: edited, ifUnchangedFrom: original) }
-        reset = { try root.reset(atPath: $0) }
-        storedDocument = { try root.storedDocument() }
-        layers = { try root.layers() }
-        locks = { root.locks }
-        provenance = { try root.provenance(of: $0) }
-        schema = { try root.schema() }
-        let lens = root.readOnly
-        observe = { handler in
-            root.observe { _ in
-                if let json = try? lens.value(atPath: "") { handler(json) }
-            }
-        }
-        observeErrors = { root.observeErrors($0) }
-    }
-
-    /// The whole value, as JSON.
-    var json: JSONValue {
-        get throws { try value("") }
-    }
-
-    /// The encoded default value.
-    var defaults: JSONValue {
-        get throws { try layers().first { $0.source == .defaultValue }?.document ?? .object([:]) }
+        self.init(root.erased, revealingSecrets: revealingSecrets)
     }
 }
 #endif

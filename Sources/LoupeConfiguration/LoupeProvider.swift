@@ -34,7 +34,7 @@ public struct LoupeProvider: ConfigProvider, CustomStringConvertible {
     ///   - lens: The lens whose value the provider serves; its changes reach watchers.
     ///   - name: How the provider names itself in `ConfigReader`'s logs; the lens's path and store by default.
     public init<Value: Encodable & Sendable>(_ lens: Lens<Value>, name: String? = nil) {
-        storage = Storage(lens: lens, name: name ?? "Loupe \(lens.path) in \(lens)")
+        storage = Storage(source: lens, name: name ?? "Loupe \(lens.path) in \(lens)")
     }
 
     /// A provider over `lens`'s value, as for a read-only lens.
@@ -52,7 +52,16 @@ public struct LoupeProvider: ConfigProvider, CustomStringConvertible {
     ///   - root: The root whose value the provider serves; its changes reach watchers.
     ///   - name: How the provider names itself in `ConfigReader`'s logs; the root's store by default.
     public init<Value: Codable & Sendable>(_ root: RootLens<Value>, name: String? = nil) {
-        self.init(root.readOnly, name: name ?? "Loupe \(root.storeDescription)")
+        self.init(root.erased, name: name)
+    }
+
+    /// A provider over a root's whole value, whatever its type.
+    ///
+    /// - Parameters:
+    ///   - root: The root whose value the provider serves; its changes reach watchers.
+    ///   - name: How the provider names itself in `ConfigReader`'s logs; the root's store by default.
+    public init(_ root: AnyRootLens, name: String? = nil) {
+        storage = Storage(source: root, name: name ?? "Loupe \(root.storeDescription)")
     }
 
     public var providerName: String { storage.name }
@@ -234,17 +243,16 @@ private final class Storage: Sendable {
     private let state: Locked<State>
     private let token = Locked<ObservationToken?>(nil)
 
-    init<Value: Encodable & Sendable>(lens: Lens<Value>, name: String) {
+    init(source: some SnapshotSource, name: String) {
         self.name = name
-        let isSecret = lens.holdsSecrets
-        @Sendable func snapshot() -> LoupeSnapshot {
-            LoupeSnapshot(providerName: name, json: (try? lens.value(atPath: "")) ?? .null, isSecret: isSecret)
+        let isSecret = source.holdsSecrets
+        state = Locked(State(snapshot: LoupeSnapshot(providerName: name, json: source.currentDocument, isSecret: isSecret)))
+        let observation = source.observeDocument { [weak self] document in
+            self?.publish(LoupeSnapshot(providerName: name, json: document, isSecret: isSecret))
         }
-        state = Locked(State(snapshot: snapshot()))
-        let observation = lens.observe { [weak self] _ in self?.publish(snapshot()) }
         token.withLock { $0 = observation }
         // A commit between reading the value and observing it would be missed: read once more.
-        let latest = snapshot()
+        let latest = LoupeSnapshot(providerName: name, json: source.currentDocument, isSecret: isSecret)
         state.withLock { $0.snapshot = latest }
     }
 
@@ -273,6 +281,28 @@ private final class Storage: Sendable {
             return state.watchers.sorted { $0.key < $1.key }.map(\.value)
         }
         for watcher in current { watcher(new) }
+    }
+}
+
+/// What a provider serves: a lens's value or a root's, as a document, and its changes.
+private protocol SnapshotSource: Sendable {
+    var holdsSecrets: Bool { get }
+    /// The value now, encoded; `null` if it cannot be encoded.
+    var currentDocument: JSONValue { get }
+    func observeDocument(_ handler: @escaping @Sendable (JSONValue) -> Void) -> ObservationToken
+}
+
+extension AnyRootLens: SnapshotSource {
+    var currentDocument: JSONValue { (try? document) ?? .null }
+    func observeDocument(_ handler: @escaping @Sendable (JSONValue) -> Void) -> ObservationToken {
+        observe(handler)
+    }
+}
+
+extension Lens: SnapshotSource where Value: Encodable {
+    var currentDocument: JSONValue { (try? value(atPath: "")) ?? .null }
+    func observeDocument(_ handler: @escaping @Sendable (JSONValue) -> Void) -> ObservationToken {
+        observe { [self] _ in handler(currentDocument) }
     }
 }
 

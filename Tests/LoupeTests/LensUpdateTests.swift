@@ -227,6 +227,20 @@ struct LensUpdateTests {
         #expect("\(lensError)" == "cannot write items[4]: no index 4", "without a store, the reason is the message")
     }
 
+    @Test func anUpdateClosuresOwnConflictIsThrownAsItIsAndNeverRetried() throws {
+        let root = try RootLens(default: Settings(), store: MemoryStore())
+        let runs = Mutex(0)
+        let thrown = SettingsError(.conflict, path: "server.port", reason: "the caller's own conflict")
+        let caught = #expect(throws: thrown) {
+            try root.update { _ in
+                runs.withLock { $0 += 1 }
+                throw thrown
+            }
+        }
+        #expect(caught?.reason == "the caller's own conflict")
+        #expect(runs.withLock { $0 } == 1, "only a store's conflict runs an update again")
+    }
+
     @Test func settingsErrorsCompareByCodePathAndStoreNotByTheirWords() {
         let error = SettingsError(.corrupt, path: "server.port", store: "file /tmp/s.json", reason: "expected Int")
         #expect(error == SettingsError(.corrupt, path: "server.port", store: "file /tmp/s.json", reason: "other words"))

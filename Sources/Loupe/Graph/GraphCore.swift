@@ -201,6 +201,8 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
                     }) {
                         return result
                     }
+                } catch let failure as BodyFailure {
+                    throw failure.error  // the update's own error, whatever its code: never retried
                 } catch let error as SettingsError where error.code == .conflict {
                     logger.debug("conflicting write, retrying", metadata: ["store": "\(storeName)", "attempt": "\(attempts + 1)"])
                 } catch let error as SettingsError where error.code == .readOnly {
@@ -223,7 +225,12 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         // The root changes only under the update lock, which this thread holds, so it is read here without
         // the read lock.
         var next = committed.root
-        let result = try body(&next)
+        let result: R
+        do {
+            result = try body(&next)
+        } catch {
+            throw BodyFailure(error: error)
+        }
         if let validator, let violation = validator(next, !holdsSecrets) { throw violation }
         if try commit(next, saving: store) {
             committedAny = true
@@ -233,6 +240,12 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         guard let store, try catchUp(with: store) else { return result }
         committedAny = true
         return nil
+    }
+
+    /// An error thrown by an update's closure, kept apart from the store's: a closure's conflict (a write
+    /// that expected another value) is the caller's answer, not a store's race to run again.
+    private struct BodyFailure: Error {
+        let error: any Error
     }
 
     /// Loads what `store` holds and commits it if it is newer than what the root knows; says whether it

@@ -31,7 +31,7 @@ extension SettingsCommand {
                 guard !settings.holdsSecrets else {
                     throw CommandError.usage("edit does not work on secrets: it would write them to a temporary file; use get and set")
                 }
-                let original = try settings.json
+                let original = try settings.root.document
                 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("settings-edit-\(UUID().uuidString)")
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
                 defer { try? FileManager.default.removeItem(at: directory) }
@@ -46,7 +46,7 @@ extension SettingsCommand {
                         return
                     }
                     do {
-                        try settings.replace(original, try JSONValue(parsing: edited))
+                        try settings.root.set(atPath: "", to: try JSONValue(parsing: edited), ifUnchangedFrom: original)
                         return
                     } catch let error as SettingsError {
                         switch error.code {

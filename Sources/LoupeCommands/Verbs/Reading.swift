@@ -15,7 +15,7 @@ extension SettingsCommand {
         public init() {}
 
         public func run() throws {
-            try group.withSettings { settings in try show(try settings.value(path), settings) }
+            try group.withSettings { settings in try show(try settings.root.value(atPath: path), settings) }
         }
     }
 
@@ -52,25 +52,25 @@ extension SettingsCommand {
         public func run() throws {
             try group.withSettings { settings in
                 if layers {
-                    for layer in try settings.layers() {
+                    for layer in try settings.root.layers() {
                         try printLine("# \(layer.source)\(layer.isWritable ? " (writable)" : "")")
                         try show(layer.document, settings)
                     }
-                    let locks = settings.locks()
+                    let locks = settings.root.locks
                     if !locks.isEmpty {
                         try printLine("# locks")
                         for lock in locks { try printLine("\(lock.path)  (\(lock.file), line \(lock.line))") }
                     }
                 } else if stored {
-                    guard let stored = try settings.storedDocument() else {
+                    guard let stored = try settings.root.storedDocument() else {
                         printError("nothing is stored; the value is the default")
                         return try show(.object([:]), settings)
                     }
                     try show(stored, settings)
                 } else if defaults || onlyDefaults {
-                    try show(try settings.defaults, settings)
+                    try show(try settings.root.defaults, settings)
                 } else {
-                    try show(try settings.json, settings)
+                    try show(try settings.root.document, settings)
                 }
             }
         }
@@ -91,7 +91,7 @@ extension SettingsCommand {
 
         public func run() throws {
             try group.withSettings { settings in
-                for leaf in leaves(of: try settings.value(path), at: try ValuePath(parsing: path)) {
+                for leaf in leaves(of: try settings.root.value(atPath: path), at: try ValuePath(parsing: path)) {
                     try printLine("\(leaf.path) = \(displayed(leaf.value, settings).jsonText())")
                 }
             }
@@ -114,11 +114,11 @@ extension SettingsCommand {
         public func run() throws {
             try group.withSettings { settings in
                 let path = try ValuePath(parsing: path)
-                let schema = try settings.schema()
-                let current = try? settings.value(path.description)
+                let schema = try settings.root.schema()
+                let current = try? settings.root.value(atPath: path.description)
                 guard let part = schema.part(at: path) else {
                     // Not a part of the type: an error unless the document holds it (a key the type does not know).
-                    guard let current else { _ = try settings.value(path.description); return }
+                    guard let current else { _ = try settings.root.value(atPath: path.description); return }
                     try printLine("path: \(path.description.isEmpty ? "(the whole value)" : path.description)")
                     try printLine("type: unknown (a key the settings type does not know; kept as it is)")
                     return try printLine("value: \(displayed(current, settings).jsonText())")
@@ -126,7 +126,7 @@ extension SettingsCommand {
                 let description = PartDescription(part)
                 try printLine("path: \(path.description.isEmpty ? "(the whole value)" : path.description)")
                 try printLine("type: \(description.type)")
-                let fallback = (try? settings.defaults.value(at: path))
+                let fallback = (try? settings.root.defaults.value(at: path))
                 if let value = description.defaultValue ?? fallback {
                     try printLine("default: \(displayed(value, settings).jsonText())")
                 } else {
@@ -157,7 +157,7 @@ extension SettingsCommand {
         public init() {}
 
         public func run() throws {
-            try group.withSettings { settings in try printLine(try settings.schema().document.jsonText(pretty: true)) }
+            try group.withSettings { settings in try printLine(try settings.root.schema().document.jsonText(pretty: true)) }
         }
     }
 
@@ -180,8 +180,8 @@ extension SettingsCommand {
 
         public func run() throws {
             try group.withSettings { settings in
-                for leaf in leaves(of: try settings.value(path), at: try ValuePath(parsing: path)) {
-                    var origin = try settings.provenance(leaf.path)
+                for leaf in leaves(of: try settings.root.value(atPath: path), at: try ValuePath(parsing: path)) {
+                    var origin = try settings.root.provenance(of: leaf.path)
                     origin.value = origin.value.map { displayed($0, settings) }
                     try printLine(origin.description)
                 }

@@ -22,13 +22,13 @@ extension SettingsCommand {
             try group.withSettings(watching: true) { settings in
                 let path = try ValuePath(parsing: self.path)
                 let printer = ChangePrinter(settings: settings, path: path)
-                let token = settings.observe { printer.print($0) }
-                let errors = settings.observeErrors { error in printError("ignored a change: \(oneLine(error))") }
+                let token = settings.root.observe { printer.print($0) }
+                let errors = settings.root.observeErrors { error in printError("ignored a change: \(oneLine(error))") }
                 defer {
                     token.cancel()
                     errors.cancel()
                 }
-                printer.print(try settings.json)
+                printer.print(try settings.root.document)
                 waitForInterruptOrFailure(printer)
                 if let failure = printer.failure { throw failure }
             }

@@ -33,7 +33,7 @@ extension SettingsCommand {
         }
 
         public func run() throws {
-            try group.withSettings { settings in try settings.set(path, try parseValue(words[0])) }
+            try group.withSettings { settings in try settings.root.set(atPath: path, to: try parseValue(words[0])) }
         }
     }
 
@@ -55,7 +55,7 @@ extension SettingsCommand {
         public init() {}
 
         public func run() throws {
-            try group.withSettings { settings in try settings.reset(path) }
+            try group.withSettings { settings in try settings.root.reset(atPath: path) }
         }
     }
 }

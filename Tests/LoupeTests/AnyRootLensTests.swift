@@ -1,0 +1,57 @@
+import Foundation
+import Loupe
+import LoupeTestSupport
+import Synchronization
+import Testing
+
+/// `AnyRootLens`, the one non-generic face of a root that the commands and the configuration provider use.
+@Suite("AnyRootLens: a root with its type hidden")
+struct AnyRootLensTests {
+    @Test func writesGoThroughTheTypedRootItsRulesAndItsStore() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        let root = try RootLens(default: ValidationTests.Settings(), store: FileStore(path: path))
+        let erased = root.erased
+        #expect(erased.storeDescription == root.storeDescription)
+        #expect(!erased.holdsSecrets)
+        #expect("\(erased)" == "\(root)")
+
+        let typed = Mutex<[Int]>([])
+        let documents = Mutex<[JSONValue]>([])
+        let typedToken = root.upstream.timeoutSeconds.observe { value in typed.withLock { $0.append(value) } }
+        let documentToken = erased.observe { document in documents.withLock { $0.append(document) } }
+        defer {
+            typedToken.cancel()
+            documentToken.cancel()
+        }
+
+        try erased.set(atPath: "upstream.timeoutSeconds", to: .integer(30))
+        #expect(root.upstream.timeoutSeconds.value == 30)
+        #expect(try erased.value(atPath: "upstream.timeoutSeconds") == .integer(30))
+        #expect(try erased.storedDocument() == .object(["upstream": .object(["timeoutSeconds": .integer(30)])]))
+        #expect(typed.withLock { $0 } == [30], "the typed root's observers see a write through the erased face")
+        #expect(try documents.withLock { $0 } == [erased.document])
+
+        // The type and its rules check what the erased face writes.
+        let wrongType = #expect(throws: failure(.invalidValue, at: "upstream.timeoutSeconds")) {
+            try erased.set(atPath: "upstream.timeoutSeconds", to: .string("soon"))
+        }
+        #expect(wrongType != nil)
+        #expect(throws: RuleViolation.self) { try erased.set(atPath: "upstream.timeoutSeconds", to: .integer(0)) }
+        #expect(root.upstream.timeoutSeconds.value == 30, "a refused write changes nothing")
+
+        // A write that expects what the part no longer holds is a conflict and writes nothing.
+        #expect(throws: failure(.conflict, at: "upstream.timeoutSeconds")) {
+            try erased.set(atPath: "upstream.timeoutSeconds", to: .integer(60), ifUnchangedFrom: .integer(5))
+        }
+        try erased.set(atPath: "upstream.timeoutSeconds", to: .integer(60), ifUnchangedFrom: .integer(30))
+        #expect(root.upstream.timeoutSeconds.value == 60)
+
+        try erased.reset(atPath: "upstream.timeoutSeconds")
+        #expect(root.upstream.timeoutSeconds.value == 5)
+        #expect(try erased.defaults == DocumentCoding().encode(ValidationTests.Settings()))
+        #expect(try erased.provenance(of: "upstream.timeoutSeconds").source == .defaultValue)
+        #expect(try erased.schema() == root.schema())
+    }
+}
