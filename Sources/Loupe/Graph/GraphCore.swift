@@ -2,50 +2,6 @@ import Foundation
 import Logging
 import Synchronization
 
-/// The committed root of a graph and its version.
-///
-/// Guarded by the graph's ``GraphLock``: read under its read lock (or by the update lock's holder),
-/// written only while publishing.
-///
-/// **The one unsafe island of the core.** The root lives at a stable address of its own, so that a lens
-/// whose path is stored properties only reads its part where it lies, at the property's byte offset, as
-/// `MemoryLayout.offset(of:)` documents; reading through the key path instead costs a copy of the root
-/// and the key path machinery's generic metadata on every read (44× the read target, measured). The
-/// pointer is allocated and initialized once, assigned only while publishing (no reader inside), and
-/// destroyed with the box. Tests run under ASan and TSan.
-final class CommittedRoot<Root: Sendable>: @unchecked Sendable {
-    private let storage: UnsafeMutablePointer<Root>
-    var version: UInt64 = 0
-
-    init(_ root: Root) {
-        storage = .allocate(capacity: 1)
-        storage.initialize(to: root)
-    }
-
-    deinit {
-        storage.deinitialize(count: 1)
-        storage.deallocate()
-    }
-
-    var root: Root {
-        get { storage.pointee }
-        set { storage.pointee = newValue }
-    }
-
-    /// Runs `body` on the root where it lies, without copying it.
-    @inline(__always)
-    func withRoot<R>(_ body: (Root) throws -> R) rethrows -> R {
-        try body(storage.pointee)
-    }
-
-    /// The stored property at byte `offset` in the root (from `MemoryLayout<Root>.offset(of:)`), copied
-    /// out where it lies.
-    @inline(__always)
-    func part<Part>(at offset: Int, as _: Part.Type) -> Part {
-        UnsafeRawPointer(storage).advanced(by: offset).assumingMemoryBound(to: Part.self).pointee
-    }
-}
-
 /// The state behind one root lens and every lens derived from it: the committed root, its store and the
 /// document pipeline between them, the observers.
 ///
@@ -65,7 +21,9 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     private let validator: (@Sendable (Root, Bool) -> RuleViolation?)?
     let holdsSecrets: Bool
 
-    private let lock = GraphLock()
+    /// Held by one update at a time, for its closure and its save (see ``Locked`` for re-entry).
+    private let updateLock = Locked(())
+    /// The committed root, read fast.
     let committed: CommittedRoot<Root>
     private let rootsEqual: (@Sendable (Root, Root) -> Bool)?
     private let watch = Locked<(any StoreWatch)?>(nil)
@@ -126,7 +84,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         committed = CommittedRoot(defaultValue)
         if let store {
             let initial = try load(store.load(), keepingLastGood: false)
-            committed.root = initial.root
+            committed.publish(initial.root)
             storedMemory.withLock { $0 = initial.memory }
             if shouldWatch, let handle = try store.watch({ [weak self] in self?.refreshFromStore() }) {
                 watch.withLock { $0 = handle }
@@ -158,18 +116,18 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// Runs `body` on the current root under the read lock.
     @inline(__always)
     func read<T>(_ body: (Root) throws -> T) rethrows -> T {
-        try lock.withReadLock { try body(committed.root) }
+        try committed.read(body)
     }
 
     /// The stored property at byte `offset` of the current root, read in place under the read lock.
     @inline(__always)
     func read<T>(at offset: Int, as type: T.Type) -> T {
-        lock.withReadLock { committed.part(at: offset, as: type) }
+        committed.part(at: offset, as: type)
     }
 
     /// The current root and its version, read together.
     func versionedSnapshot() -> (root: Root, version: UInt64) {
-        lock.withReadLock { (committed.root, committed.version) }
+        committed.snapshot()
     }
 
     // MARK: Updating
@@ -224,7 +182,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     private func apply<R>(_ body: (inout Root) throws -> R, saving store: (any DocumentStore)?, committed committedAny: inout Bool) throws -> R? {
         // The root changes only under the update lock, which this thread holds, so it is read here without
         // the read lock.
-        var next = committed.root
+        var next = committed.rootForUpdate
         let result: R
         do {
             result = try body(&next)
@@ -421,34 +379,23 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     private func commit(_ value: Root, saving store: (any DocumentStore)?) throws -> Bool {
         var document: JSONValue?
         if let rootsEqual {
-            if committed.withRoot({ haveSameBytes(value, $0) || rootsEqual(value, $0) }) { return false }
+            let current = committed.rootForUpdate
+            if haveSameBytes(value, current) || rootsEqual(value, current) { return false }
         } else {
             // Not `Equatable`: roots are equal when their documents are.
             document = try pipeline.encode(value)
-            if try document == pipeline.encode(committed.root) { return false }
+            if try document == pipeline.encode(committed.rootForUpdate) { return false }
         }
         if let store { try save(value, document: document, to: store) }
         publish(value)
         return true
     }
 
-    /// Makes `value` the committed root, with the next version, and queues the commit for its observers.
-    ///
-    /// A commit is made only when someone observes (the common in-memory update has no observer, and
-    /// unspecialized generic code pays a metadata lookup for each generic type it touches).
+    /// Makes `value` the committed root, with the next version, and queues the commit for its observers,
+    /// if it has any.
     private func publish(_ value: Root) {
-        guard notifier.isObserved else {
-            lock.publishing {
-                committed.root = value
-                committed.version &+= 1
-            }
-            return
-        }
-        let version = lock.publishing { () -> UInt64 in
-            committed.root = value
-            committed.version &+= 1
-            return committed.version
-        }
+        let version = committed.publish(value)
+        guard notifier.isObserved else { return }
         notifier.enqueue(value, version: version)
     }
 
@@ -482,7 +429,8 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     }
 
     private func serialized<R>(path: LensPath, _ body: () throws -> R) throws -> R {
-        try lock.withUpdateLock(orThrow: { SettingsError.reentrantUpdate(path) }, body)
+        if updateLock.isHeldByCurrentThread { throw SettingsError.reentrantUpdate(path) }
+        return try updateLock.withLock { _ in try body() }
     }
 
     // MARK: Layers and provenance
@@ -512,7 +460,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// What the root remembers of its store and the document of its value, read together.
     private func consistentState() throws -> (StoredMemory, JSONValue) {
         try serialized(path: .root) {
-            (storedMemory.withLock { $0 }, try pipeline.encode(committed.root))
+            (storedMemory.withLock { $0 }, try pipeline.encode(committed.rootForUpdate))
         }
     }
 
