@@ -4,9 +4,8 @@ import Foundation
 /// not changed since the last value it encoded.
 ///
 /// Why not `JSONEncoder` alone: it writes text, which the pipeline must read back into a tree, and it
-/// encodes the whole value on every commit. An update that changes one field of a 157 KB settings graph
-/// spent 10 ms in `JSONEncoder` and 8 ms more reading its text back; with this encoder the unchanged
-/// 900-element array is not encoded again (the benchmark's "durable update, ~157 KB" row).
+/// encodes the whole value on every commit. This encoder builds the tree directly, and does not encode a
+/// large collection again that an update did not change (`Benchmarks/README.md` says which row needs it).
 ///
 /// **How a collection is known to be unchanged.** Arrays, dictionaries and sets of `Equatable` elements
 /// with at least ``memoThreshold`` elements are remembered with their document, by coding path. The next
