@@ -96,7 +96,9 @@ struct DaemonTests {
         #expect(unknown.error == "loupe: no ticker.colour: ticker has greeting, intervalSeconds\n")
         #expect(try daemon.set("logLevel", "loud").status == 65)
         #expect(try Data(contentsOf: URL(fileURLWithPath: daemon.settings)) == before)
-        usleep(300_000)
+        // A good change after the bad ones: once the daemon has taken it, it has seen everything before it.
+        #expect(try daemon.set("ticker.greeting", "after").status == 0)
+        #expect(daemon.waitFor("greeting is now after"), "\(daemon.log)")
         #expect(!daemon.log.contains("tick interval is now"))
         #expect(!daemon.log.contains("log level is now loud"))
     }

@@ -171,6 +171,17 @@ public func eventually(within limit: Duration = .seconds(10), _ condition: () th
     return try condition()
 }
 
+/// Waits until `condition` holds, as ``eventually(within:_:)`` does, without holding a thread of the
+/// cooperative pool while it waits: for async tests whose condition waits on a task.
+public func eventually(within limit: Duration = .seconds(10), _ condition: () throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if try condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return try condition()
+}
+
 /// Collects values from callbacks on any thread.
 public final class Recorder<Element: Sendable>: Sendable {
     private let items = Locked<[Element]>([])

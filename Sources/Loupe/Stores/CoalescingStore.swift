@@ -24,6 +24,8 @@ public final class CoalescingStore: DocumentStore {
     public let interval: Duration
 
     private let logger: Logger
+    /// Runs a write when the interval ends, on the store's clock.
+    private let schedule: @Sendable (_ write: @escaping @Sendable () -> Void) -> Void
     private let state = Locked(State())
     /// Serializes writes to ``base``.
     private let writing = Locked(())
@@ -64,11 +66,31 @@ public final class CoalescingStore: DocumentStore {
     /// - Parameters:
     ///   - base: Where documents are written: any store that can be written.
     ///   - interval: The longest a saved document waits to be written.
+    ///   - clock: The clock the interval is measured on: the continuous clock, or in tests a clock the test
+    ///     moves (`LoupeTesting`'s `ManualClock`).
     ///   - logger: Where background write failures are logged. Values are never logged.
-    public init(_ base: some DocumentStore, interval: Duration, logger: Logger = Logger(label: "loupe.coalescing")) {
+    public init(
+        _ base: some DocumentStore, interval: Duration, clock: some Clock<Duration> = ContinuousClock(),
+        logger: Logger = Logger(label: "loupe.coalescing")
+    ) {
         self.base = base
         self.interval = interval
         self.logger = logger
+        let flushQueue = flushQueue
+        if clock is ContinuousClock {
+            // Real time waits on a Dispatch timer: a cooperative pool kept busy never delays a write.
+            schedule = { write in flushQueue.asyncAfter(deadline: .now() + interval.timeInterval, execute: write) }
+        } else {
+            schedule = { write in
+                // Another clock (a test's) is waited on by a task; the deadline is taken when the save is
+                // made, and the write runs on the queue, never on the cooperative pool.
+                let deadline = clock.now.advanced(by: interval)
+                Task {
+                    try? await clock.sleep(until: deadline, tolerance: nil)
+                    flushQueue.async(execute: write)
+                }
+            }
+        }
     }
 
     deinit {
@@ -111,9 +133,7 @@ public final class CoalescingStore: DocumentStore {
             throw SettingsError(.conflict, store: description, reason: "the store changed since it was read")
         }
         if schedule {
-            flushQueue.asyncAfter(deadline: .now() + interval.timeInterval) { [weak self] in
-                self?.writeScheduledFlush()
-            }
+            self.schedule { [weak self] in self?.writeScheduledFlush() }
         }
         return accepted
     }
