@@ -96,12 +96,12 @@ public struct AnyRootLens: Sendable, CustomStringConvertible {
         root.observeErrors(handler)
     }
 
-    /// Reads the store again (see ``RootLens/reload()``).
+    /// Reads the store again (as `RootLens.reload()` does).
     public func reload() throws {
         try root.reload()
     }
 
-    /// Writes what a coalescing store holds back (see ``RootLens/flush()``).
+    /// Writes what a coalescing store holds back (as `RootLens.flush()` does).
     public func flush() throws {
         try root.flush()
     }
