@@ -24,33 +24,30 @@ import Synchronization
 /// under TSan with no report. `package` access: the store modules share it, users never see it.
 package final class Locked<State>: @unchecked Sendable {  // every access to `state` holds `lock`
     private let lock = NSLock()
-    /// The holding thread, in an object of its own: asking about it from another thread reads nothing
-    /// of this object's while the holder changes `state` (ThreadSanitizer's access checks see them apart).
-    private let holder = Holder()
-    private var state: State
-
-    private final class Holder: Sendable {
-        let thread = Atomic<UInt>(0)
-    }
+    private let holder = Atomic<UInt>(0)
+    /// The state, with a byte beside it so that it always has bytes of its own: a state of no size
+    /// (`Locked(())`) shares its address with the next field, and ThreadSanitizer then takes the holder's
+    /// access to the state and another thread's read of that field for one racing access.
+    private var state: (value: State, ownBytes: UInt8)
 
     package init(_ state: State) {
-        self.state = state
+        self.state = (state, 0)
     }
 
     package func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
         lock.lock()
-        holder.thread.store(currentThreadID(), ordering: .relaxed)
+        holder.store(currentThreadID(), ordering: .relaxed)
         defer {
-            holder.thread.store(0, ordering: .relaxed)
+            holder.store(0, ordering: .relaxed)
             lock.unlock()
         }
-        return try body(&state)
+        return try body(&state.value)
     }
 
     /// Whether the calling thread holds the lock (inside ``withLock(_:)``'s body). Only the holder stores
     /// its own identity, so the answer about the calling thread is always right.
     package var isHeldByCurrentThread: Bool {
-        holder.thread.load(ordering: .relaxed) == currentThreadID()
+        holder.load(ordering: .relaxed) == currentThreadID()
     }
 }
 extension Locked where State: Sendable {
