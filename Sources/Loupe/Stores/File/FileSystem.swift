@@ -403,22 +403,26 @@ final class FileLock: Sendable {
         FileSystem.removeStaleTemporaryFiles(for: target)
     }
 
-    /// Opens the sidecar, creating it (owned as its directory) if need be.
+    /// Opens the sidecar, creating it (owned as its directory) if need be. Someone may delete it between
+    /// finding it there and opening it; then it is created afresh.
     private func openSidecar() throws -> Int32 {
         let directory = FileSystem.directory(of: path)
         try FileSystem.createDirectory(directory)
-        let created = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        if created >= 0 {
-            var owner = stat()
-            if stat(directory, &owner) == 0, owner.st_uid != geteuid() || owner.st_gid != getegid() {
-                _ = fchown(created, owner.st_uid, owner.st_gid)
+        var fd: Int32 = -1
+        while fd < 0 {
+            let created = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            if created >= 0 {
+                var owner = stat()
+                if stat(directory, &owner) == 0, owner.st_uid != geteuid() || owner.st_gid != getegid() {
+                    _ = fchown(created, owner.st_uid, owner.st_gid)
+                }
+                return created
             }
-            return created
+            guard errno == EEXIST else { throw SystemCallError("open lock file", path) }
+            fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+            if fd < 0, errno == EACCES { fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+            guard fd >= 0 || errno == ENOENT else { throw SystemCallError("open lock file", path) }
         }
-        guard errno == EEXIST else { throw SystemCallError("open lock file", path) }
-        var fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
-        if fd < 0, errno == EACCES { fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
-        guard fd >= 0 else { throw SystemCallError("open lock file", path) }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
             close(fd)
