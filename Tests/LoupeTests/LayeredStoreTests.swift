@@ -9,7 +9,8 @@ import LoupeTesting
 import Testing
 
 /// Settings in layers: vendor defaults, the administrator's file and drop-ins, the user's file on top, and
-/// locks, all real files in real directories.
+/// locks, all real files in real directories, watched through inotify. The layers' logic on its own (the
+/// order of drop-ins, a layer that breaks and is fixed) is in `LayerLogicTests`, in memory.
 @Suite("LayeredStore: vendor, admin, drop-ins, user, locks, provenance")
 struct LayeredStoreTests {
     struct Settings: Codable, Sendable, Equatable {
@@ -175,40 +176,6 @@ struct LayeredStoreTests {
         #expect(eventually { root.value.logLevel == "error" })
         #expect(root.value.greeting == "admin")
         #expect(seen.withLock { $0.map(\.greeting) }.contains("drop-in 2"))
-    }
-
-    @Test func aLayerThatDoesNotParseOrDecodeKeepsItsLastGoodDocumentAndTheOthersKeepWorking() throws {
-        let site = try Deployment()
-        defer { site.cleanUp() }
-        try Self.write(#"{"greeting": "good"}"#, to: site.dropIn("10-a.json"))
-        try Self.write(#"{"logLevel": "notice"}"#, to: site.dropIn("20-b.json"))
-        let root = try site.root()
-        let errors = Locked<[String]>([])
-        let token = root.observeErrors { error in errors.withLock { $0.append("\(error)") } }
-        defer { token.cancel() }
-
-        try Self.write(#"{"greeting": "#, to: site.dropIn("10-a.json"))  // does not parse
-        #expect(eventually { errors.withLock { $0.contains { $0.contains(site.dropIn("10-a.json")) } } })
-        try Self.write(#"{"logLevel": "debug"}"#, to: site.dropIn("20-b.json"))
-        #expect(eventually { root.value.logLevel == "debug" })
-        #expect(root.value.greeting == "good")
-
-        try Self.write(#"{"upstream": {"timeoutSeconds": "soon"}}"#, to: site.admin)  // does not decode
-        #expect(eventually { errors.withLock { $0.contains { $0.contains(site.admin) && $0.contains("upstream.timeoutSeconds") } } })
-        try Self.write(#"{"greeting": "fixed"}"#, to: site.dropIn("10-a.json"))
-        #expect(eventually { root.value.greeting == "fixed" })
-        #expect(root.value.upstream.timeoutSeconds == 5)
-        // Updates still work, over the last good layers.
-        try root.logLevel.set("error")
-        #expect(try Self.stored(site.user) == JSONValue(parsing: #"{"logLevel": "error"}"#))
-
-        // Loading settings with a bad layer is an error naming it: a program never starts on settings it
-        // cannot read.
-        #expect {
-            try site.root(watch: false)
-        } throws: { error in
-            "\(error)".contains(site.admin) && "\(error)".contains("upstream.timeoutSeconds")
-        }
     }
 
     @Test func aLockedPathKeepsTheValueOfTheLayersBelowTheTop() throws {

@@ -298,6 +298,9 @@ struct StoredMemory: Sendable, Equatable {
     /// The content last read good from each read-only layer, by source: what a layer that changes into
     /// something unreadable keeps.
     var goodLayers: [String: StoredLayer.Content] = [:]
+    /// The error last reported for each read-only layer that cannot be used now, by source: reported
+    /// again only when it changes, not on every change of another layer.
+    var brokenLayers: [String: String] = [:]
     var unknownKeys: UnknownKeys?
     /// The stored document's version (1 when unstamped). Migrations from it ran in memory only; the next
     /// stored document carries the later of it and the program's version, so a stamp is never lowered.

@@ -302,15 +302,22 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// from the same source instead (or, new, is left out), its error is reported, and the other layers
     /// apply. The top layer's failure always throws: an update must never overwrite it.
     private func load(_ stored: StoredDocument, keepingLastGood: Bool) throws -> Loaded<Root> {
-        let lastGood = storedMemory.withLock { $0.goodLayers }
+        let (lastGood, lastBroken) = storedMemory.withLock { ($0.goodLayers, $0.brokenLayers) }
         var good: [String: StoredLayer.Content] = [:]
+        var broken: [String: String] = [:]
         var stack = LayerStack(top: stored.document, topSource: stored.source)
         var errors: [SettingsError] = []
+        /// Notes that the layer from `source` cannot be used, reporting `error` unless it was reported last.
+        func note(_ error: SettingsError, of source: String) {
+            let text = "\(error)"
+            if lastBroken[source] != text { errors.append(error) }
+            broken[source] = text
+        }
         for layer in stored.layers {
             var content = layer.content
             if case .unreadable(let error) = content {
                 guard keepingLastGood else { throw error }
-                errors.append(error)
+                note(error, of: layer.source)
                 guard let known = lastGood[layer.source] else { continue }
                 content = known
             }
@@ -329,8 +336,8 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             } catch {
                 guard keepingLastGood, let index = error.layer else { throw error.error }
                 // That layer keeps its last good document (or, new, is left out) and the others apply.
-                errors.append(error.error)
                 let source = stack.lower[index].source
+                note(error.error, of: source)
                 if case .document(let known)? = lastGood[source], known != stack.lower[index].document {
                     stack.lower[index].document = known
                     good[source] = .document(known)
@@ -348,6 +355,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         }
         loaded.memory.token = stored.token
         loaded.memory.goodLayers = good
+        loaded.memory.brokenLayers = broken
         return loaded
     }
 

@@ -115,7 +115,7 @@ public final class DefaultsStore: DocumentStore {
     }
 
     public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
-        try file?.watch(onChange)
+        try file?.watch(onChange).watch
     }
 
     /// Holds the suite file's lock around `body`, on Linux.

@@ -250,13 +250,13 @@ final class DocumentFile: DocumentStore {
     func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
         do {
             // The path as given: the watch follows its symbolic links afresh after every change.
-            let watcher = try file.watch(onChange)
-            if let reason = watcher.pollingReason {
+            let (watch, pollingReason) = try file.watch(onChange)
+            if let pollingReason {
                 logger.warning(
                     "inotify cannot watch the settings file; checking it every 100 ms instead",
-                    metadata: ["file": "\(path)", "error": "\(reason)"])
+                    metadata: ["file": "\(path)", "error": "\(pollingReason)"])
             }
-            return watcher
+            return watch
         } catch {
             logger.warning("cannot watch the settings file for outside changes", metadata: ["file": "\(path)", "error": "\(error)"])
             return nil

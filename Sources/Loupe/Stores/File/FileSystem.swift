@@ -32,12 +32,20 @@ struct SystemCallError: Error, Sendable, CustomStringConvertible {
 
 /// What identifies one version of a file: a rename-replace gives a new inode, an in-place write a new size
 /// or modification time. The change time is left out because `rename` may touch it.
-struct FileIdentity: Equatable, Sendable {
+package struct FileIdentity: Equatable, Sendable {
     let device: UInt64
     let inode: UInt64
     let size: Int64
     let modifiedSeconds: Int
     let modifiedNanoseconds: Int
+
+    init(device: UInt64, inode: UInt64, size: Int64, modifiedSeconds: Int, modifiedNanoseconds: Int) {
+        self.device = device
+        self.inode = inode
+        self.size = size
+        self.modifiedSeconds = modifiedSeconds
+        self.modifiedNanoseconds = modifiedNanoseconds
+    }
 
     init(_ info: stat) {
         device = UInt64(info.st_dev)

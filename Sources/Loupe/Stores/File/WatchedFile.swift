@@ -18,6 +18,9 @@ import Foundation
 /// - Its lock (`flock` on `.NAME.lock` beside the file the path resolves to) is worked out when it is
 ///   taken, and checked again once held: if the link was retargeted meanwhile, it locks the new target's.
 /// - It maps every system error to a ``SettingsError`` naming the file, one way.
+///
+/// It reads and watches through a ``ReadableFileSystem`` (the disk, unless a logic test gives it an
+/// ``InMemoryFileSystem``); it writes, deletes and locks on the disk: only ``FileStore`` writes.
 final class WatchedFile<Content: Sendable>: Sendable {
     /// The path as given.
     let path: String
@@ -26,24 +29,29 @@ final class WatchedFile<Content: Sendable>: Sendable {
     /// The largest file read, in bytes.
     let maximumSize: Int
     private let parse: @Sendable (Data) throws -> Content
+    private let fileSystem: any ReadableFileSystem
     /// What the file held when last read, by identity: a read of an unchanged file is a `stat`.
     private let lastRead = Locked<(identity: FileIdentity, content: Content)?>(nil)
 
-    init(path: String, name: String, maximumSize: Int = FileSystem.defaultMaximumSize, parse: @escaping @Sendable (Data) throws -> Content) {
+    init(
+        path: String, name: String, maximumSize: Int = FileSystem.defaultMaximumSize,
+        fileSystem: any ReadableFileSystem = LocalFileSystem(), parse: @escaping @Sendable (Data) throws -> Content
+    ) {
         self.path = path
         self.name = name
         self.maximumSize = maximumSize
+        self.fileSystem = fileSystem
         self.parse = parse
     }
 
     /// The path the file's links resolve to now.
     func resolved() throws -> String {
-        try mapping(.unreadable) { try FileSystem.resolvingSymlinks(path) }
+        try mapping(.unreadable) { try fileSystem.resolvingSymlinks(path) }
     }
 
     /// The identity of the file now; nil when there is none.
     func identity() throws -> FileIdentity? {
-        try mapping(.unreadable) { try FileSystem.identity(of: FileSystem.resolvingSymlinks(path)) }
+        try mapping(.unreadable) { try fileSystem.identity(of: fileSystem.resolvingSymlinks(path)) }
     }
 
     /// The token of the file now: its identity, or ``ChangeToken/absent``.
@@ -57,10 +65,10 @@ final class WatchedFile<Content: Sendable>: Sendable {
     ///   large, or does not parse (and stays that way while it is read again).
     func read() throws -> (content: Content, identity: FileIdentity)? {
         let target = try resolved()
-        if let known = lastRead.withLock({ $0 }), try mapping(.unreadable, { try FileSystem.identity(of: target) }) == known.identity {
+        if let known = lastRead.withLock({ $0 }), try mapping(.unreadable, { try fileSystem.identity(of: target) }) == known.identity {
             return (known.content, known.identity)
         }
-        guard let read = try mapping(.unreadable, { try FileSystem.readSettled(target, maximumSize: maximumSize, parse: parse) }) else {
+        guard let read = try mapping(.unreadable, { try fileSystem.readSettled(target, maximumSize: maximumSize, parse: parse) }) else {
             return nil
         }
         lastRead.withLock { $0 = (read.1, read.0) }
@@ -112,9 +120,9 @@ final class WatchedFile<Content: Sendable>: Sendable {
     }
 
     /// Starts reporting changes to the file (through every link on its path), or with `contents`, to the
-    /// names in the directory it names.
-    func watch(contents: Bool = false, _ onChange: @escaping @Sendable () -> Void) throws -> FileWatcher {
-        try FileWatcher(path: path, contents: contents, onChange: onChange)
+    /// names in the directory it names; `pollingReason` says why it checks by polling, if it does.
+    func watch(contents: Bool = false, _ onChange: @escaping @Sendable () -> Void) throws -> (watch: any StoreWatch, pollingReason: String?) {
+        try mapping(.unreadable) { try fileSystem.watch(path, contents: contents, onChange: onChange) }
     }
 
     private func mapping<R>(_ code: SettingsError.Code, _ body: () throws -> R) throws -> R {

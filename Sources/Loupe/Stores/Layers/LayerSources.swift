@@ -23,13 +23,16 @@ final class LayerFile: LayerSource {
 
     var path: String { file.path }
 
-    init(path: String, name: String, parse: @escaping @Sendable (Data, _ name: String) throws -> StoredLayer.Content) {
-        file = WatchedFile(path: path, name: name) { try parse($0, name) }
+    init(
+        path: String, name: String, fileSystem: any ReadableFileSystem,
+        parse: @escaping @Sendable (Data, _ name: String) throws -> StoredLayer.Content
+    ) {
+        file = WatchedFile(path: path, name: name, fileSystem: fileSystem) { try parse($0, name) }
     }
 
     /// A layer file in `codec`'s format.
-    convenience init(path: String, codec: any DocumentCodec) {
-        self.init(path: path, name: "\(codec.formatName) file \(path)") { data, name in
+    convenience init(path: String, codec: any DocumentCodec, fileSystem: any ReadableFileSystem) {
+        self.init(path: path, name: "\(codec.formatName) file \(path)", fileSystem: fileSystem) { data, name in
             .document(try codec.parseDocument(data, store: name))
         }
     }
@@ -48,7 +51,7 @@ final class LayerFile: LayerSource {
     }
 
     func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
-        try file.watch(onChange)
+        try file.watch(onChange).watch
     }
 }
 
@@ -58,6 +61,7 @@ final class LayerFile: LayerSource {
 /// not exist holds no layers.
 final class DropInDirectory: LayerSource {
     let path: String
+    private let fileSystem: any ReadableFileSystem
     /// Which names are layers.
     private let includes: @Sendable (String) -> Bool
     /// Makes the reader of one file.
@@ -65,16 +69,22 @@ final class DropInDirectory: LayerSource {
     /// The readers of the files listed last, kept so that an unchanged file is not parsed again.
     private let files = Locked<[String: LayerFile]>([:])
 
-    init(path: String, includes: @escaping @Sendable (String) -> Bool, makeFile: @escaping @Sendable (String) -> LayerFile) {
+    init(
+        path: String, fileSystem: any ReadableFileSystem, includes: @escaping @Sendable (String) -> Bool,
+        makeFile: @escaping @Sendable (String) -> LayerFile
+    ) {
         self.path = path
+        self.fileSystem = fileSystem
         self.includes = includes
         self.makeFile = makeFile
     }
 
     /// Drop-ins in `codec`'s format, named with one of its ``DocumentCodec/fileExtensions``.
-    convenience init(path: String, codec: any DocumentCodec) {
+    convenience init(path: String, codec: any DocumentCodec, fileSystem: any ReadableFileSystem) {
         let suffixes = codec.fileExtensions.map { "." + $0 }
-        self.init(path: path, includes: { name in suffixes.contains { name.hasSuffix($0) } }, makeFile: { LayerFile(path: $0, codec: codec) })
+        self.init(
+            path: path, fileSystem: fileSystem, includes: { name in suffixes.contains { name.hasSuffix($0) } },
+            makeFile: { LayerFile(path: $0, codec: codec, fileSystem: fileSystem) })
     }
 
     private var name: String { "drop-in directory \(path)" }
@@ -102,19 +112,19 @@ final class DropInDirectory: LayerSource {
     }
 
     func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
-        try FileWatcher(path: path, contents: true, onChange: onChange)
+        try fileSystem.watch(path, contents: true, onChange: onChange).watch
     }
 
     /// The readers of the directory's layer files now, in name order.
     private func list() throws -> [LayerFile] {
         let names: [String]
         do {
-            names = try FileSystem.entries(of: FileSystem.resolvingSymlinks(path)) ?? []
+            names = try fileSystem.entries(of: fileSystem.resolvingSymlinks(path)) ?? []
         } catch let error as SystemCallError {
             throw SettingsError(.unreadable, store: name, path: path, error)
         }
         let paths = names
-            .filter { !$0.hasPrefix(".") && includes($0) && FileSystem.isRegularFile(path + "/" + $0) }
+            .filter { !$0.hasPrefix(".") && includes($0) && fileSystem.isRegularFile(path + "/" + $0) }
             .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             .map { path + "/" + $0 }
         return files.withLock { files in

@@ -52,7 +52,8 @@ import Foundation
 public final class LayeredStore: DocumentStore {
     /// A read-only layer.
     public struct Layer: Sendable {
-        let source: any LayerSource
+        /// Makes the layer's source, reading files through the store's file system.
+        let makeSource: @Sendable (any ReadableFileSystem) -> any LayerSource
         /// How the layer shows in the store's description.
         let label: String
         /// Whether the layer is a store that holds secrets.
@@ -60,32 +61,38 @@ public final class LayeredStore: DocumentStore {
 
         /// A file, in `format`. A missing file is an empty layer, and is read when it appears.
         public static func file(_ path: String, format: any DocumentCodec = JSONCodec()) -> Layer {
-            Layer(source: LayerFile(path: path, codec: format), label: path, holdsSecrets: false)
+            Layer(makeSource: { LayerFile(path: path, codec: format, fileSystem: $0) }, label: path, holdsSecrets: false)
         }
 
         /// A drop-in directory: each file named with one of `format`'s extensions (`*.json`), in name order,
         /// is a layer over the ones before, as systemd reads `*.conf.d`. Hidden files are skipped; a missing
         /// directory holds no layers, and files are read as they appear.
         public static func directory(_ path: String, format: any DocumentCodec = JSONCodec()) -> Layer {
-            Layer(source: DropInDirectory(path: path, codec: format), label: path + "/", holdsSecrets: false)
+            Layer(makeSource: { DropInDirectory(path: path, codec: format, fileSystem: $0) }, label: path + "/", holdsSecrets: false)
         }
 
-        /// ``directory(_:format:)`` when `path` names a directory now, else ``file(_:format:)``.
+        /// ``directory(_:format:)`` when `path` names a directory when the store is made, else
+        /// ``file(_:format:)``.
         public static func fileOrDirectory(_ path: String, format: any DocumentCodec = JSONCodec()) -> Layer {
-            var info = stat()
-            let isDirectory = stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
-            return isDirectory ? directory(path, format: format) : file(path, format: format)
+            Layer(
+                makeSource: { fileSystem -> any LayerSource in
+                    if fileSystem.isDirectory(path) { return DropInDirectory(path: path, codec: format, fileSystem: fileSystem) }
+                    return LayerFile(path: path, codec: format, fileSystem: fileSystem)
+                },
+                label: path, holdsSecrets: false)
         }
 
         /// Any store, read only: etcd for a fleet's defaults, for example. It is watched when it can be.
         public static func store(_ store: some DocumentStore) -> Layer {
-            Layer(source: StoreLayer(store), label: store.description, holdsSecrets: store.holdsSecrets)
+            let source = StoreLayer(store)
+            return Layer(makeSource: { _ in source }, label: store.description, holdsSecrets: store.holdsSecrets)
         }
     }
 
     /// The writable top layer, where updates are stored.
     public let top: any DocumentStore
     private let layers: [Layer]
+    private let layerSources: [any LayerSource]
     private let lockSources: [any LayerSource]
 
     /// Creates a store of `layers` (read-only, lowest first) under the writable `top`.
@@ -94,10 +101,17 @@ public final class LayeredStore: DocumentStore {
     ///   - layers: The read-only layers, lowest first.
     ///   - top: Where updates are stored: the user's file, usually.
     ///   - locks: Lock files, or directories of them (every file not hidden and not ending in `~`).
-    public init(layers: [Layer], top: some DocumentStore, locks: [String] = []) {
+    public convenience init(layers: [Layer], top: some DocumentStore, locks: [String] = []) {
+        self.init(layers: layers, top: top, locks: locks, fileSystem: LocalFileSystem())
+    }
+
+    /// Creates a store whose layer and lock files are read through `fileSystem`: an
+    /// ``InMemoryFileSystem`` in the logic tests.
+    package init(layers: [Layer], top: some DocumentStore, locks: [String] = [], fileSystem: any ReadableFileSystem) {
         self.layers = layers
         self.top = top
-        lockSources = locks.map(LockFiles.source)
+        layerSources = layers.map { $0.makeSource(fileSystem) }
+        lockSources = locks.map { LockFiles.source($0, fileSystem: fileSystem) }
     }
 
     /// `JSON file /home/me/.config/app/settings.json over 3 layers`; never a value.
@@ -111,7 +125,7 @@ public final class LayeredStore: DocumentStore {
     /// Whether the top or any store layer holds secrets.
     public var holdsSecrets: Bool { top.holdsSecrets || layers.contains(where: \.holdsSecrets) }
 
-    private var sources: [any LayerSource] { layers.map(\.source) + lockSources }
+    private var sources: [any LayerSource] { layerSources + lockSources }
 
     /// Reads every layer, every lock file and the top. A layer that cannot be read is a layer whose
     /// content says so; the top's failure is thrown.

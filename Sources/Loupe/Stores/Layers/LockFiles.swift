@@ -16,17 +16,18 @@ import Foundation
 /// ```
 enum LockFiles {
     /// A lock file, or a directory of them (every file whose name does not start with `.` or end in `~`).
-    static func source(_ path: String) -> any LayerSource {
-        var info = stat()
-        if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
-            return DropInDirectory(path: path, includes: { !$0.hasSuffix("~") }, makeFile: file)
+    static func source(_ path: String, fileSystem: any ReadableFileSystem) -> any LayerSource {
+        if fileSystem.isDirectory(path) {
+            return DropInDirectory(
+                path: path, fileSystem: fileSystem, includes: { !$0.hasSuffix("~") },
+                makeFile: { file($0, fileSystem: fileSystem) })
         }
-        return file(path)
+        return file(path, fileSystem: fileSystem)
     }
 
     /// One lock file: its content is the locks it holds.
-    @Sendable static func file(_ path: String) -> LayerFile {
-        LayerFile(path: path, name: "lock file \(path)") { data, name in
+    static func file(_ path: String, fileSystem: any ReadableFileSystem) -> LayerFile {
+        LayerFile(path: path, name: "lock file \(path)", fileSystem: fileSystem) { data, name in
             guard let text = String(data: data, encoding: .utf8) else {
                 throw SettingsError(.corrupt, store: name, reason: "it is not UTF-8 text")
             }
