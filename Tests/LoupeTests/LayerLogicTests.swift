@@ -167,3 +167,79 @@ struct LayerLogicTests {
         #expect(root.locks.isEmpty)
     }
 }
+
+/// The in-memory double answers as the disk does, for what the layers ask of a file system: the same
+/// steps, on both, give the same answers.
+@Suite("InMemoryFileSystem answers as the disk does")
+struct InMemoryFileSystemTests {
+    /// A file system a test can change: the disk under a temporary directory, or memory.
+    struct Changeable {
+        let readable: any ReadableFileSystem
+        let root: String
+        let write: (String, String) throws -> Void
+        let link: (String, String) throws -> Void
+        let remove: (String) throws -> Void
+    }
+
+    static func disk(_ directory: TemporaryDirectory) -> Changeable {
+        Changeable(
+            readable: LocalFileSystem(), root: directory.path,
+            write: { text, path in
+                try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                try replaceFile(path, with: text)
+            },
+            link: { path, target in
+                try? FileManager.default.removeItem(atPath: path)
+                try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: target)
+            },
+            remove: { try FileManager.default.removeItem(atPath: $0) })
+    }
+
+    static func memory() -> Changeable {
+        let files = InMemoryFileSystem()
+        return Changeable(
+            readable: files, root: "/tmp/in-memory",
+            write: { files.write($0, to: $1) }, link: { files.link($0, to: $1) }, remove: { files.remove($0) })
+    }
+
+    /// The answers to every question the layers ask, after the same steps.
+    static func answers(_ system: Changeable) throws -> [String] {
+        let base = system.root
+        let files = system.readable
+        try system.write(#"{"a": 1}"#, "\(base)/d/v1/10-a.json")
+        try system.write(#"{"b": 2}"#, "\(base)/d/v1/.hidden.json")
+        try system.link("\(base)/d/data", "v1")
+        try system.link("\(base)/d/settings.d", "data")
+        var answers: [String] = []
+        func ask(_ path: String) {
+            let read = Result { try files.readSettled(path, maximumSize: 1 << 20) { String(decoding: $0, as: UTF8.self) }?.0 }
+            let readAnswer = switch read {
+            case .success(let text): text ?? "no file"
+            case .failure(let error): "\((error as? SettingsError)?.code.description ?? "\(error)")"
+            }
+            answers.append([
+                String(describing: try? files.resolvingSymlinks(path)).replacingOccurrences(of: base, with: "BASE"),
+                "\((try? files.entries(of: path))??.sorted() ?? [])", "\(files.isRegularFile(path))", "\(files.isDirectory(path))",
+                "\((try? files.identity(of: path)) != nil)", readAnswer.replacingOccurrences(of: base, with: "BASE"),
+            ].joined(separator: " | "))
+        }
+        for path in ["\(base)/d/settings.d", "\(base)/d/settings.d/10-a.json", "\(base)/d/missing.json", "\(base)/d/data"] { ask(path) }
+        let before = try files.identity(of: "\(base)/d/settings.d/10-a.json")
+        try system.write(#"{"a": 3}"#, "\(base)/d/v2/10-a.json")
+        try system.link("\(base)/d/data", "v2")
+        answers.append("identity changed: \(try files.identity(of: "\(base)/d/settings.d/10-a.json") != before)")
+        ask("\(base)/d/settings.d/10-a.json")
+        try system.remove("\(base)/d/v2")
+        ask("\(base)/d/settings.d/10-a.json")
+        ask("\(base)/d/settings.d")
+        return answers
+    }
+
+    @Test func theSameStepsGiveTheSameAnswersInMemoryAndOnDisk() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let onDisk = try Self.answers(Self.disk(directory))
+        let inMemory = try Self.answers(Self.memory())
+        #expect(inMemory.map { $0.replacingOccurrences(of: "/tmp/in-memory", with: "BASE") } == onDisk)
+    }
+}

@@ -106,16 +106,29 @@ package final class InMemoryFileSystem: ReadableFileSystem {
 
     // MARK: ReadableFileSystem
 
+    /// As on disk: links in the last component are followed, and the path is returned as they leave it
+    /// (links in the directories above stay, for the kernel to follow on each access).
     package func resolvingSymlinks(_ path: String) throws -> String {
-        try state.withLock { try Self.resolve(path, in: $0.nodes) }
+        try state.withLock { state in
+            var current = path
+            for _ in 0..<40 {
+                let parent = try Self.resolve(FileSystem.directory(of: current), in: state.nodes)
+                guard case .link(let target) = state.nodes[(parent == "/" ? "" : parent) + "/" + FileSystem.fileName(of: current)] else { return current }
+                current = target.hasPrefix("/") ? target : FileSystem.directory(of: current) + "/" + target
+            }
+            throw SystemCallError("resolve", path, code: ELOOP)
+        }
     }
 
     package func identity(of path: String) throws -> FileIdentity? {
         try state.withLock { state in
-            switch state.nodes[try Self.resolve(path, in: state.nodes)] {
-            case .file(_, let identity): identity
-            case .directory: FileIdentity(device: 1, inode: 0, size: 0, modifiedSeconds: 0, modifiedNanoseconds: 0)
-            case .link, nil: nil
+            let target = try Self.resolve(path, in: state.nodes)
+            switch state.nodes[target] {
+            case .file(_, let identity): return identity
+            case .directory: return FileIdentity(device: 1, inode: 0, size: 0, modifiedSeconds: 0, modifiedNanoseconds: 0)
+            case .link, nil:
+                guard Self.isImplicitDirectory(target, in: state.nodes) else { return nil }
+                return FileIdentity(device: 1, inode: 0, size: 0, modifiedSeconds: 0, modifiedNanoseconds: 0)
             }
         }
     }
