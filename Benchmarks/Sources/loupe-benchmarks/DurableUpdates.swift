@@ -1,0 +1,93 @@
+import Foundation
+import Loupe
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Encodes, writes a temporary file, flushes it, renames it over `path` and flushes the directory.
+func writeByHand(_ data: Data, to path: String) {
+    let temporary = path + ".by-hand.tmp"
+    let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    precondition(fd >= 0)
+    data.withUnsafeBytes { buffer in
+        var offset = 0
+        while offset < buffer.count { offset += write(fd, buffer.baseAddress! + offset, buffer.count - offset) }
+    }
+    fsync(fd)
+    close(fd)
+    rename(temporary, path)
+    let directory = open((path as NSString).deletingLastPathComponent, O_RDONLY | O_CLOEXEC)
+    fsync(directory)
+    close(directory)
+}
+
+/// The encoder the baselines write with: as Loupe's JSON files are written.
+func prettyEncoder() -> JSONEncoder {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    return encoder
+}
+
+/// Durable updates of a small and a large graph against writing their bytes by hand, the async form, and
+/// coalesced writes.
+func measureDurableUpdates(_ bench: Bench, _ report: Report) throws {
+    let scale = bench.scale
+    let scratch = bench.scratch
+    do {
+        // The file holds only what differs from the defaults; by hand writes those same bytes.
+        struct Stored: Encodable { var counter: Int }
+        let root = try RootLens(default: Small(), store: FileStore(path: scratch + "/small.json"), watch: false)
+        let counter = root.counter
+        var byHand = Stored(counter: 0)
+        let n = 200 / scale
+        report.add("durable update, small graph (~20 fields, stores what differs from the defaults) vs writing the same bytes", try compare(operations: n,
+            loupe: { for _ in 0..<n { try counter.update { $0 += 1 } } },
+            baseline: {
+                for _ in 0..<n {
+                    byHand.counter += 1
+                    writeByHand(try prettyEncoder().encode(byHand), to: scratch + "/small-by-hand.json")
+                }
+            }), .atMost(1.2))
+    }
+
+    do {
+        // Every entry differs from the (empty) default, so the whole graph is stored.
+        let root = try RootLens(default: Large(entries: []), store: FileStore(path: scratch + "/large.json"), watch: false)
+        try root.entries.set(Large().entries)
+        let counter = root.counter
+        let bytes = try prettyEncoder().encode(Large())
+        let n = 100 / scale
+        let writes = try compare(operations: n,
+            loupe: { for _ in 0..<n { try counter.update { $0 += 1 } } },
+            baseline: { for _ in 0..<n { writeByHand(bytes, to: scratch + "/large-by-hand.json") } })
+        let encodeOnly = timeOnce(n) { for _ in 0..<n { blackHole(try! prettyEncoder().encode(Large())) } }
+        report.add("durable update, ~\(bytes.count / 1024) KB graph vs writing its encoded bytes (JSONEncoder alone: \(duration(encodeOnly)))",
+            writes, .atMost(2))
+    }
+
+    do {
+        // The async form runs the store's I/O on the graph's own queue, off the cooperative pool.
+        let root = try RootLens(default: Small(), store: FileStore(path: scratch + "/async.json"), watch: false)
+        let counter = root.counter
+        let n = 200 / scale
+        let updates = try compare(operations: n,
+            loupe: { try waitFor { for _ in 0..<n { try await counter.async.update { $0 += 1 } } } },
+            baseline: { for _ in 0..<n { try counter.update { $0 += 1 } } })
+        report.add("async update vs the synchronous one, FileStore JSON", updates, .atMost(1.2))
+    }
+
+    do {
+        let immediate = try RootLens(default: Small(), store: FileStore(path: scratch + "/immediate.json"), watch: false)
+        let coalesced = try RootLens(default: Small(), store: FileStore(path: scratch + "/coalesced.json", writePolicy: .coalesced(.milliseconds(100))), watch: false)
+        let immediateOps = 200 / scale
+        let coalescedOps = 200_000 / scale
+        let (immediateCounter, coalescedCounter) = (immediate.counter, coalesced.counter)
+        var rates = Comparison()
+        for _ in 0..<3 {
+            rates.loupe.append(1e9 / (try timeOnce(coalescedOps) { for _ in 0..<coalescedOps { try coalescedCounter.update { $0 += 1 } } }))
+            rates.baseline.append(1e9 / (try timeOnce(immediateOps) { for _ in 0..<immediateOps { try immediateCounter.update { $0 += 1 } } }))
+    }
+    try coalesced.flush()
+    report.add("coalesced updates per second vs immediate, FileStore", rates, .atLeast(100), .rates)
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import Loupe
+import Configuration
+
+/// `--profile NAME`: loops one case for a profiler (perf record, callgrind).
+func runProfile(_ name: String, _ bench: Bench) throws {
+    let scratch = bench.scratch
+    switch name {
+    case "read":
+        let port = RootLens(Deep()).inner.leaf.port
+        for _ in 0..<20_000_000 { blackHole(port.value) }
+    case "read2":
+        let port = RootLens(Deep()).inner.leaf.port
+        for _ in 0..<5 { blackHole(throughput(threads: 2, operations: 10_000_000) { blackHole(port.value) }) }
+    case "readers-ratio":
+        let port = RootLens(Deep()).inner.leaf.port
+        let (readers, machine) = compareThreads(operations: 2_000_000) { blackHole(port.value) }
+        print("2 readers: \(rate(median(readers.loupe))) vs \(rate(median(readers.baseline))) on 1 thread: \(format(readers.ratio))×",
+              zip(readers.loupe, readers.baseline).map { format($0 / $1) })
+        print("the machine: 2 threads of independent work do \(format(machine.ratio))× one",
+              zip(machine.loupe, machine.baseline).map { format($0 / $1) })
+    case "read-ratio":
+        let port = RootLens(Deep()).inner.leaf.port
+        let bare = RWLocked(Deep())
+        let keyPath = \Deep.inner.leaf.port
+        let n = 2_000_000
+        let reads = compare(operations: n,
+            loupe: { for _ in 0..<n { blackHole(port.value) } },
+            baseline: { for _ in 0..<n { blackHole(bare.read { $0[keyPath: keyPath] }) } })
+        print("derived read: \(duration(median(reads.loupe))) vs \(duration(median(reads.baseline))) bare: \(format(reads.ratio))×")
+    case "steady":
+        printTable("Reads during updates", ["reader threads", "reads/s in all", "per thread", "updates/s meanwhile"],
+                   readsDuringUpdates(operations: 500_000))
+    case "update-ratio":
+        let updates = try compareInMemoryUpdates(200_000)
+        print("update: \(duration(median(updates.loupe))) vs \(duration(median(updates.baseline))) by hand: \(format(updates.ratio))×")
+    case "update-by-hand":
+        let updates = InMemoryUpdates()
+        print("update by hand: \(duration(timeOnce(1_000_000) { updates.byHand(1_000_000) }))")
+    case "update":
+        let updates = InMemoryUpdates()
+        print("update: \(duration(try timeOnce(1_000_000) { try updates.loupe(1_000_000) })) per update")
+    case "observers":
+        final class Sink: @unchecked Sendable { var count = 0 }
+        let sink = Sink()
+        let port = RootLens(Deep()).inner.leaf.port
+        let tokens = (0..<10_000).map { _ in port.observe { _ in sink.count &+= 1 } }
+        var next = 0
+        let perCommit = try timeOnce(2_000) {
+            for _ in 0..<2_000 { next += 1; try port.set(next) }
+        }
+        blackHole(tokens)
+        print("observers: \(duration(perCommit)) per commit delivered to 10,000 observers")
+    case "floors":
+        let floors = observationFloors(scale: 1)
+        print("ObservationRegistrar.access alone: \(duration(median(floors.access.loupe))) vs \(duration(median(floors.access.baseline))) bare read: \(format(floors.access.ratio))×")
+        print("ObservationRegistrar.withMutation alone: \(duration(median(floors.mutation.loupe))) vs \(duration(median(floors.mutation.baseline))) by-hand update: \(format(floors.mutation.ratio))×")
+        let (provider, watcher, received) = watchedProvider()
+        let sets = compareObservedSetByHand(with: provider, operations: 100_000)
+        print("observed set by hand, telling Observation: \(duration(median(sets.loupe))) vs \(duration(median(sets.baseline))) MutableInMemoryProvider: \(format(sets.ratio))× (its watcher received \(received.value) updates)")
+        watcher.cancel()
+    case "set":
+        let counter = RootLens(Small()).counter
+        print("set with no observer: \(duration(try timeOnce(1_000_000) { for i in 0..<1_000_000 { try counter.set(i) } }))")
+    case "observed-set":
+        final class Sink: @unchecked Sendable { var count = 0 }
+        let sink = Sink()
+        let counter = RootLens(Small()).counter
+        let token = counter.observe { _ in sink.count &+= 1 }
+        print("set with one observer: \(duration(try timeOnce(1_000_000) { for i in 0..<1_000_000 { try counter.set(i) } }))")
+        token.cancel()
+    case "large-ratio":
+        let root = try RootLens(default: Large(entries: []), store: FileStore(path: scratch + "/large.json"), watch: false)
+        try root.entries.set(Large().entries)
+        let counter = root.counter
+        let encoder = JSONEncoder()  // as prettyEncoder, which is not yet initialized here
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let bytes = try encoder.encode(Large())
+        let n = 100
+        let writes = try compare(operations: n,
+            loupe: { for _ in 0..<n { try counter.update { $0 += 1 } } },
+            baseline: { for _ in 0..<n { writeByHand(bytes, to: scratch + "/large-by-hand.json") } })
+        print("durable update of ~\(bytes.count / 1024) KB: \(duration(median(writes.loupe))) vs \(duration(median(writes.baseline))) by hand: \(format(writes.ratio))×")
+    case "load":
+        // As the table's row: the file as prettyEncoder (not yet initialized here) writes it, one decoder.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let complete = try encoder.encode(Wide.stored)
+        try complete.write(to: URL(fileURLWithPath: scratch + "/wide.json"))
+        let n = 20
+        let decoder = JSONDecoder()
+        let loads = try compare(operations: n,
+            loupe: { for _ in 0..<n { blackHole(try RootLens(default: Wide(), store: FileStore(path: scratch + "/wide.json"), watch: false).value) } },
+            baseline: { for _ in 0..<n { blackHole(try decoder.decode(Wide.self, from: complete)) } })
+        print("load: \(duration(median(loads.loupe))) vs \(duration(median(loads.baseline))) JSONDecoder: \(format(loads.ratio))×")
+    case "coalesced":
+        let root = try RootLens(default: Small(), store: FileStore(path: scratch + "/p.json", writePolicy: .coalesced(.seconds(1))), watch: false)
+        for _ in 0..<200_000 { try root.counter.update { $0 += 1 } }
+    default: break
+    }
+    exit(0)
+}
