@@ -66,7 +66,7 @@ struct LoupeStore: SettingsLocation {
         """
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
-        case json, plist, binaryPlist = "binary-plist", yaml
+        case json, plist, binaryPlist = "binary-plist", yaml, toml
     }
 
     /// The types `--schema` names.
@@ -80,7 +80,7 @@ struct LoupeStore: SettingsLocation {
         "--file", "--layer", "--locks", "--format", "--defaults", "--key", "--etcd", "--keyring", "--schema",
     ]
 
-    @Option(help: "A settings file; its format comes from its extension (.json, .plist, .yaml/.yml). With --layer, the writable top layer (the user's file).")
+    @Option(help: "A settings file; its format comes from its extension (.json, .toml, .plist, .yaml/.yml). With --layer, the writable top layer (the user's file).")
     var file: String?
 
     @Option(name: .customLong("layer"), help: ArgumentHelp(
@@ -154,6 +154,7 @@ struct LoupeStore: SettingsLocation {
         case .plist: PropertyListCodec(format: .xml)
         case .binaryPlist: PropertyListCodec(format: .binary)
         case .yaml: YAMLCodec()
+        case .toml: TOMLCodec()
         }
     }
 
@@ -161,6 +162,7 @@ struct LoupeStore: SettingsLocation {
         switch URL(fileURLWithPath: path).pathExtension.lowercased() {
         case "plist": .plist
         case "yaml", "yml": .yaml
+        case "toml": .toml
         default: .json
         }
     }

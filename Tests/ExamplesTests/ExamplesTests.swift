@@ -346,6 +346,24 @@ struct CLITests {
         try? FileManager.default.removeItem(atPath: config + "/" + suite + ".plist")
     }
 
+    @Test func tomlFilesAreReadAndWrittenByTheirExtension() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let file = directory.file("app.toml")
+        try replaceFile(file, with: "# by hand\na = 1\n\n[server]\nport = 8_080\nstarted = 1979-05-27T07:32:00Z\n")
+        let get = try loupe("--file", file, "get", "a")
+        #expect(get.status == 0 && get.output == "1\n", "\(get.error)")
+        #expect(try loupe("--file", file, "get", "server.port").output == "8080\n")
+        let set = try loupe("--file", file, "set", "server.host", "\"example.org\"")
+        #expect(set.status == 0, "\(set.error)")
+        let written = try python("import tomllib,sys,json; print(json.dumps(tomllib.load(open(sys.argv[1],'rb')), default=str, sort_keys=True))", [file])
+        #expect(written == #"{"a": 1, "server": {"host": "example.org", "port": 8080, "started": "1979-05-27 07:32:00+00:00"}}"#)
+        // Not TOML: an error naming the file, line and column, and exit 69 as for every unreadable store.
+        try replaceFile(file, with: "a = [1 2]\n")
+        let broken = try loupe("--file", file, "get", "a")
+        #expect(broken.status == 69 && broken.error.contains(file) && broken.error.contains("line 1, column 8"), "\(broken.error)")
+    }
+
     @Test func watchPrintsChangesThatAnotherProcessMakes() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }

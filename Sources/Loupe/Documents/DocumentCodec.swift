@@ -6,7 +6,7 @@ import Foundation
 /// dates) is decided once, by the root's document pipeline, for every store and format alike; how
 /// dates and keys are encoded is the codec's ``coding``.
 ///
-/// Loupe ships ``JSONCodec`` and ``PropertyListCodec``; `LoupeYAML` adds `YAMLCodec`.
+/// Loupe ships ``JSONCodec``, ``TOMLCodec`` and ``PropertyListCodec``; `LoupeYAML` adds `YAMLCodec`.
 public protocol DocumentCodec: Sendable {
     /// The format's name in messages: `JSON`, `property list`.
     var formatName: String { get }

@@ -1,0 +1,42 @@
+import Foundation
+
+/// TOML 1.0.0 (`settings.toml`), the format people pick for configuration they write by hand.
+///
+/// ```swift
+/// let store = FileStore(path: "/etc/app/settings.toml", format: TOMLCodec())
+/// ```
+///
+/// It reads the whole of TOML 1.0.0, every rule about defining a key or a table twice included, with an
+/// error naming the line and column for anything else. A TOML date-time decodes to a `Date` (the codec's coding is ISO 8601), and a `Date` is
+/// written as a TOML date-time. Local dates, times and date-times are read as their text, and written back
+/// as the same TOML values. TOML has no null: a document that needs one (a value removed over a lower
+/// layer that holds it) cannot be written, and the write is refused naming where.
+///
+/// Writes are written in a clean style (tables after values, keys sorted); comments and the order of a
+/// file someone wrote are not kept yet.
+public struct TOMLCodec: DocumentCodec {
+    /// How the typed value maps to TOML: ISO 8601 dates by default, so that a `Date` is a TOML date-time.
+    public var coding: DocumentCoding
+
+    /// Creates a TOML codec.
+    ///
+    /// - Parameter coding: Date and key strategies; ISO 8601 dates by default.
+    public init(coding: DocumentCoding = DocumentCoding(dates: .iso8601)) {
+        self.coding = coding
+    }
+
+    public var formatName: String { "TOML" }
+
+    public var fileExtensions: [String] { ["toml"] }
+
+    public func parse(_ data: Data) throws -> JSONValue {
+        guard String(validating: data, as: UTF8.self) != nil else {
+            throw DocumentSyntaxError("it is not UTF-8 text")
+        }
+        return try TOMLReader.document(from: Array(data))
+    }
+
+    public func serialize(_ document: JSONValue) throws -> Data {
+        Data(try TOMLWriter.text(of: document).utf8)
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+
+/// Writes a document as TOML 1.0.0 text, in a clean style: each table's values first (keys sorted, bare
+/// where TOML allows), then its tables as `[a.b]` sections and its arrays of tables as `[[a.b]]`, a blank
+/// line before each section; objects inside arrays as inline tables.
+///
+/// A string in RFC 3339 form (what a `Date` encodes to with ISO 8601 coding, and what ``TOMLReader``
+/// makes of TOML's date-times, dates and times) is written as a TOML date-time, date or time, never
+/// quoted, so a date-time read from a file stays one. TOML has no null, and its integers are 64-bit: a
+/// document holding a null, or a larger integer, is refused with an error naming where.
+struct TOMLWriter {
+    private var text = ""
+
+    /// The TOML text of `document`, which must be an object.
+    ///
+    /// - Throws: ``DocumentSyntaxError`` for what TOML cannot hold, naming where.
+    static func text(of document: JSONValue) throws -> String {
+        guard case .object(let members) = document else {
+            throw DocumentSyntaxError("a TOML document is a table; \(document.kind) cannot be one")
+        }
+        var writer = TOMLWriter()
+        try writer.writeTable(members, at: [], header: nil)
+        return writer.text
+    }
+
+    /// Writes the values of a table, then its sections. `header` is the table's own header line, written
+    /// only when the table has values of its own or nothing at all (a table holding only tables needs none).
+    private mutating func writeTable(_ members: [String: JSONValue], at path: [String], header: String?) throws {
+        let keys = members.keys.sorted()
+        var values: [String] = []
+        var tables: [String] = []
+        var arraysOfTables: [String] = []
+        for key in keys {
+            switch members[key]! {
+            case .object: tables.append(key)
+            case .array(let elements) where !elements.isEmpty && elements.allSatisfy({ if case .object = $0 { true } else { false } }):
+                arraysOfTables.append(key)
+            default: values.append(key)
+            }
+        }
+        if let header, !values.isEmpty || (tables.isEmpty && arraysOfTables.isEmpty) {
+            if !text.isEmpty { text += "\n" }
+            text += header + "\n"
+        }
+        for key in values {
+            text += Self.key(key) + " = " + (try inline(members[key]!, at: path.map(ValuePath.Component.key) + [.key(key)])) + "\n"
+        }
+        for key in tables {
+            guard case .object(let inner) = members[key]! else { continue }
+            let innerPath = path + [key]
+            try writeTable(inner, at: innerPath, header: "[" + Self.dotted(innerPath) + "]")
+        }
+        for key in arraysOfTables {
+            guard case .array(let elements) = members[key]! else { continue }
+            let innerPath = path + [key]
+            for element in elements {
+                guard case .object(let inner) = element else { continue }
+                // Every element has its header, even an empty one: it is what makes the element.
+                if !text.isEmpty { text += "\n" }
+                text += "[[" + Self.dotted(innerPath) + "]]\n"
+                try writeTable(inner, at: innerPath, header: nil)
+            }
+        }
+    }
+
+    /// A value on one line: a scalar, an array, or an inline table.
+    private func inline(_ value: JSONValue, at path: [ValuePath.Component]) throws -> String {
+        switch value {
+        case .null:
+            throw DocumentSyntaxError("TOML cannot hold a null (at \(ValuePath(path)))")
+        case .bool(let flag):
+            return flag ? "true" : "false"
+        case .integer(let number):
+            return String(number)
+        case .double(let number):
+            if number.isNaN { return "nan" }
+            if number.isInfinite { return number < 0 ? "-inf" : "inf" }
+            let text = number.description
+            return text.contains(".") || text.contains("e") ? text : text + ".0"
+        case .exactNumber(let text):
+            // A number beyond what `Double` or `Int` hold exactly: TOML holds it only as a float.
+            guard TOMLReader.number(text) != nil, text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) else {
+                throw DocumentSyntaxError("TOML cannot hold the integer \(text), beyond 64 bits (at \(ValuePath(path)))")
+            }
+            return text
+        case .string(let string):
+            if TOMLReader.dateTime(string) == string { return string }
+            return Self.quoted(string)
+        case .array(let elements):
+            var parts: [String] = []
+            for (index, element) in elements.enumerated() {
+                parts.append(try inline(element, at: path + [.index(index)]))
+            }
+            return "[" + parts.joined(separator: ", ") + "]"
+        case .object(let members):
+            guard !members.isEmpty else { return "{}" }
+            var parts: [String] = []
+            for key in members.keys.sorted() {
+                parts.append(Self.key(key) + " = " + (try inline(members[key]!, at: path + [.key(key)])))
+            }
+            return "{ " + parts.joined(separator: ", ") + " }"
+        }
+    }
+
+    /// A key: bare when TOML allows it, else a basic string.
+    static func key(_ key: String) -> String {
+        let bare = !key.isEmpty && key.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "_"), UInt8(ascii: "-"): true
+            default: false
+            }
+        }
+        return bare ? key : quoted(key)
+    }
+
+    static func dotted(_ path: [String]) -> String {
+        path.map(key).joined(separator: ".")
+    }
+
+    /// `string` as a TOML basic string, with TOML's escapes.
+    static func quoted(_ string: String) -> String {
+        var result = "\""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\t": result += "\\t"
+            case "\r": result += "\\r"
+            case "\u{08}": result += "\\b"
+            case "\u{0C}": result += "\\f"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                let hex = String(scalar.value, radix: 16, uppercase: true)
+                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+}

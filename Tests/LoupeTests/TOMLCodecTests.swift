@@ -1,0 +1,470 @@
+import Foundation
+import Loupe
+import LoupeTestSupport
+import Testing
+
+/// TOML 1.0.0, read and written by `TOMLCodec`, checked against the specification's examples and against
+/// an independent parser: Python's `tomllib` reads the same text, and its answer is compared with Loupe's.
+@Suite("TOML: the specification's examples, against Python's tomllib")
+struct TOMLCodecTests {
+    let codec = TOMLCodec()
+
+    /// What `tomllib` reads from `text`, as a document: date-times in RFC 3339 form with `Z` for a zero
+    /// offset, infinities and NaN as the strings `inf`, `-inf` and `nan`; or the error it raised.
+    static func tomllib(_ text: String) throws -> Result<JSONValue, TOMLRefused> {
+        let script = """
+        import sys, json, tomllib, math, datetime
+        def convert(v):
+            if isinstance(v, dict): return {k: convert(x) for k, x in v.items()}
+            if isinstance(v, list): return [convert(x) for x in v]
+            if isinstance(v, float) and (math.isnan(v) or math.isinf(v)): return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+            if isinstance(v, (datetime.datetime, datetime.date, datetime.time)):
+                text = v.isoformat()
+                return text[:-6] + "Z" if text.endswith("+00:00") else text
+            return v
+        try:
+            print(json.dumps(convert(tomllib.loads(sys.stdin.read()))))
+        except tomllib.TOMLDecodeError as e:
+            print("REFUSED: " + str(e))
+        """
+        let result = try run("/usr/bin/env", ["python3", "-c", script], input: text)
+        guard result.status == 0 else { throw TOMLRefused(reason: "python3 failed: \(result.error)") }
+        let output = result.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        if output.hasPrefix("REFUSED: ") { return .failure(TOMLRefused(reason: String(output.dropFirst(9)))) }
+        return .success(try JSONValue(parsing: output))
+    }
+
+    struct TOMLRefused: Error, Equatable {
+        let reason: String
+    }
+
+    /// Loupe's document of `text`, in `tomllib`'s terms (non-finite floats as strings, `+00:00` as `Z`).
+    func loupe(_ text: String) throws -> JSONValue {
+        Self.comparable(try codec.parse(Data(text.utf8)))
+    }
+
+    static func comparable(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .double(let number) where number.isNaN: .string("nan")
+        case .double(let number) where number.isInfinite: .string(number > 0 ? "inf" : "-inf")
+        case .string(let text) where text.hasSuffix("+00:00") && text.count > 19: .string(String(text.dropLast(6)) + "Z")
+        case .array(let elements): .array(elements.map(comparable))
+        case .object(let members): .object(members.mapValues(comparable))
+        default: value
+        }
+    }
+
+    /// Every example of the TOML 1.0.0 specification that is valid TOML, as one document per section.
+    static let specificationExamples: [String] = [
+        // Comment, key/value pair
+        """
+        # This is a full-line comment
+        key = "value"  # This is a comment at the end of a line
+        another = "# This is not a comment"
+        """,
+        // Keys
+        """
+        key = "value"
+        bare_key = "value"
+        bare-key = "value"
+        1234 = "value"
+        "127.0.0.1" = "value"
+        "character encoding" = "value"
+        "ʎǝʞ" = "value"
+        'key2' = "value"
+        'quoted "value"' = "value"
+        "" = "blank"
+        """,
+        """
+        name = "Orange"
+        physical.color = "orange"
+        physical.shape = "round"
+        site."google.com" = true
+        fruit.name = "banana"     # this is best practice
+        fruit. color = "yellow"    # same as fruit.color
+        fruit . flavor = "banana"   # same as fruit.flavor
+        """,
+        """
+        apple.type = "fruit"
+        orange.type = "fruit"
+        apple.skin = "thin"
+        orange.skin = "thick"
+        apple.color = "red"
+        orange.color = "orange"
+        3.14159 = "pi"
+        """,
+        """
+        # This makes the key "fruit" into a table.
+        fruit.apple.smooth = true
+        # So then you can add to the table "fruit" like so:
+        fruit.orange = 2
+        """,
+        // Strings
+        #"""
+        str = "I'm a string. \"You can quote me\". Name\tJos\u00E9\nLocation\tSF."
+        str1 = """
+        Roses are red
+        Violets are blue"""
+        str2 = """
+
+        The quick brown \
+
+
+          fox jumps over \
+            the lazy dog."""
+        str3 = """\
+               The quick brown \
+               fox jumps over \
+               the lazy dog.\
+               """
+        str4 = """Here are two quotation marks: "". Simple enough."""
+        str5 = """Here are three quotation marks: ""\"."""
+        str6 = """Here are fifteen quotation marks: ""\"""\"""\"""\"""\"."""
+        str7 = """"This," she said, "is just a pointless statement.""""
+        winpath  = 'C:\Users\nodejs\templates'
+        winpath2 = '\\ServerX\admin$\system32\'
+        quoted   = 'Tom "Dubs" Preston-Werner'
+        regex    = '<\i\c*\s*>'
+        regex2 = '''I [dw]on't need \d{2} apples'''
+        lines  = '''
+        The first newline is
+        trimmed in raw strings.
+           All other whitespace
+           is preserved.
+        '''
+        quot15 = '''Here are fifteen quotation marks: """""""""""""""'''
+        apos15 = "Here are fifteen apostrophes: '''''''''''''''"
+        str8 = ''''That,' she said, 'is still pointless.''''
+        escapes = "\b\t\n\f\r\"\\\u00e9\U0001F600"
+        """#,
+        // Integers
+        """
+        int1 = +99
+        int2 = 42
+        int3 = 0
+        int4 = -17
+        int5 = 1_000
+        int6 = 5_349_221
+        int7 = 53_49_221  # Indian number system grouping
+        int8 = 1_2_3_4_5  # VALID but discouraged
+        hex1 = 0xDEADBEEF
+        hex2 = 0xdeadbeef
+        hex3 = 0xdead_beef
+        oct1 = 0o01234567
+        oct2 = 0o755 # useful for Unix file permissions
+        bin1 = 0b11010110
+        max = 9_223_372_036_854_775_807
+        min = -9_223_372_036_854_775_808
+        """,
+        // Floats
+        """
+        flt1 = +1.0
+        flt2 = 3.1415
+        flt3 = -0.01
+        flt4 = 5e+22
+        flt5 = 1e06
+        flt6 = -2E-2
+        flt7 = 6.626e-34
+        flt8 = 224_617.445_991_228
+        sf1 = inf  # positive infinity
+        sf2 = +inf # positive infinity
+        sf3 = -inf # negative infinity
+        sf4 = nan  # actual sNaN/qNaN encoding is implementation-specific
+        sf5 = +nan # same as `nan`
+        sf6 = -nan # valid, actual encoding is implementation-specific
+        """,
+        // Booleans, date-times
+        """
+        bool1 = true
+        bool2 = false
+        odt1 = 1979-05-27T07:32:00Z
+        odt2 = 1979-05-27T00:32:00-07:00
+        odt3 = 1979-05-27T00:32:00.999999-07:00
+        odt4 = 1979-05-27 07:32:00Z
+        ldt1 = 1979-05-27T07:32:00
+        ldt2 = 1979-05-27T00:32:00.999999
+        ld1 = 1979-05-27
+        lt1 = 07:32:00
+        lt2 = 00:32:00.999999
+        leap = 2000-02-29
+        """,
+        // Arrays
+        """
+        integers = [ 1, 2, 3 ]
+        colors = [ "red", "yellow", "green" ]
+        nested_arrays_of_ints = [ [ 1, 2 ], [3, 4, 5] ]
+        nested_mixed_array = [ [ 1, 2 ], ["a", "b", "c"] ]
+        string_array = [ "all", 'strings', \"\"\"are the same\"\"\", '''type''' ]
+        numbers = [ 0.1, 0.2, 0.5, 1, 2, 5 ]
+        contributors = [
+          "Foo Bar <foo@example.com>",
+          { name = "Baz Qux", email = "bazqux@example.com", url = "https://example.com/bazqux" }
+        ]
+        integers2 = [
+          1, 2, 3
+        ]
+        integers3 = [
+          1,
+          2, # this is ok
+        ]
+        """,
+        // Tables
+        """
+        [table-1]
+        key1 = "some string"
+        key2 = 123
+
+        [table-2]
+        key1 = "another string"
+        key2 = 456
+
+        [dog."tater.man"]
+        type.name = "pug"
+
+        [a.b.c]            # this is best practice
+        [ d.e.f ]          # same as [d.e.f]
+        [ g .  h  . i ]    # same as [g.h.i]
+        [ j . "ʞ" . 'l' ]  # same as [j."ʞ".'l']
+
+        # [x] you
+        # [x.y] don't
+        # [x.y.z] need these
+        [x.y.z.w] # for this to work
+
+        [x] # defining a super-table afterward is ok
+        """,
+        """
+        # Top-level table begins.
+        name = "Fido"
+        breed = "pug"
+
+        # Top-level table ends.
+        [owner]
+        name = "Regina Dogman"
+        member_since = 1999-08-04
+        """,
+        """
+        [fruit]
+        apple.color = "red"
+        apple.taste.sweet = true
+
+        [fruit.apple.texture]  # you can add sub-tables
+        smooth = true
+        """,
+        // Inline tables
+        """
+        name = { first = "Tom", last = "Preston-Werner" }
+        point = { x = 1, y = 2 }
+        animal = { type.name = "pug" }
+        empty = {}
+        """,
+        // Arrays of tables
+        """
+        [[products]]
+        name = "Hammer"
+        sku = 738594937
+
+        [[products]]  # empty table within the array
+
+        [[products]]
+        name = "Nail"
+        sku = 284758393
+
+        color = "gray"
+        """,
+        """
+        [[fruits]]
+        name = "apple"
+
+        [fruits.physical]  # subtable
+        color = "red"
+        shape = "round"
+
+        [[fruits.varieties]]  # nested array of tables
+        name = "red delicious"
+
+        [[fruits.varieties]]
+        name = "granny smith"
+
+
+        [[fruits]]
+        name = "banana"
+
+        [[fruits.varieties]]
+        name = "plantain"
+        """,
+        """
+        points = [ { x = 1, y = 2, z = 3 },
+                   { x = 7, y = 8, z = 9 },
+                   { x = 2, y = 4, z = 8 } ]
+        """,
+        "key = \"value\"\r\nother = 'crlf'\r\n[t]\r\nk = [\r\n 1,\r\n]\r\n",
+        "",
+        "# only a comment",
+    ]
+
+    @Test(arguments: specificationExamples)
+    func everyValidExampleReadsAsTomllibReadsIt(_ text: String) throws {
+        let expected = try Self.tomllib(text).get()
+        #expect(try loupe(text) == expected)
+    }
+
+    /// The specification's invalid examples and more, each with where Loupe says the error is.
+    static let invalidExamples: [(text: String, error: String)] = [
+        ("key = # INVALID", "line 1, column 7: a value was expected, not '#'"),
+        ("first = \"Tom\" last = \"Preston-Werner\" # INVALID", "line 1, column 15: a line break was expected"),
+        ("= \"no key name\"  # INVALID", "line 1, column 1: a key was expected, not '='"),
+        ("\"\"\"key\"\"\" = \"not allowed\"", "line 1, column 1: a key cannot be a multi-line string"),
+        ("name = \"Tom\"\nname = \"Pradyun\"", "line 2, column 1: the key name is defined twice"),
+        ("spelling = \"favorite\"\n\"spelling\" = \"favourite\"", "line 2, column 1: the key spelling is defined twice"),
+        ("fruit.apple = 1\nfruit.apple.smooth = true", "line 2, column 1: fruit.apple is already a value, not a table"),
+        ("[fruit]\napple = \"red\"\n\n[fruit]\norange = \"orange\"", "line 4, column 1: the table fruit is defined twice"),
+        ("[fruit]\napple = \"red\"\n\n[fruit.apple]\ntexture = \"smooth\"", "line 4, column 1: fruit.apple is already a value, not a table"),
+        ("[fruit]\napple.color = \"red\"\napple.taste.sweet = true\n[fruit.apple]", "line 4, column 1: the table fruit.apple is defined twice"),
+        ("[fruit]\napple.color = \"red\"\napple.taste.sweet = true\n[fruit.apple.taste]", "line 4, column 1: the table fruit.apple.taste is defined twice"),
+        ("[a.b.c]\nz = 9\n[a]\nb.c.t = 1", "line 4, column 1: the table a.b.c is defined by a header; dotted keys cannot add to it"),
+        ("[product]\ntype = { name = \"Nail\" }\ntype.edible = false", "line 3, column 1: the table product.type is an inline table, complete where it is written"),
+        ("[product]\ntype.name = \"Nail\"\ntype = { edible = false }", "line 3, column 1: the key product.type is defined twice"),
+        ("a = {b = 1,}", "line 1, column 12: an inline table cannot end with a ','"),
+        ("a = {b = 1,\n c = 2}", "line 1, column 12: a key was expected, not a line break"),
+        ("[[fruits]]\nname = \"apple\"\n[[fruits.varieties]]\nname = \"red delicious\"\n[fruits.varieties]\nname = \"granny smith\"", "line 5, column 1: fruits.varieties is already an array of tables"),
+        ("[[fruits]]\n[fruits.physical]\ncolor = \"red\"\n[[fruits.physical]]\ncolor = \"green\"", "line 4, column 1: fruits.physical is already a table, not an array of tables"),
+        ("fruits = []\n[[fruits]]", "line 2, column 1: fruits is already an array, complete where it is written, not a table"),
+        ("int = 01", "line 1, column 7: 01 is not a TOML value"),
+        ("int = 1__2", "line 1, column 7: 1__2 is not a TOML value"),
+        ("int = _1", "line 1, column 7: _1 is not a TOML value"),
+        ("int = 1_", "line 1, column 7: 1_ is not a TOML value"),
+        ("int = +0x1", "line 1, column 7: +0x1 is not a TOML value"),
+        ("flt = .7", "line 1, column 7: .7 is not a TOML value"),
+        ("flt = 7.", "line 1, column 7: 7. is not a TOML value"),
+        ("flt = 3.e+20", "line 1, column 7: 3.e+20 is not a TOML value"),
+        ("bool = True", "line 1, column 8: True is not a TOML value"),
+        ("date = 1979-02-30", "line 1, column 8: 1979-02-30 is not a TOML value"),
+        ("time = 24:00:00", "line 1, column 8: 24:00:00 is not a TOML value"),
+        ("s = \"no end", "line 1, column 5: the string is not closed"),
+        ("s = \"a\\qb\"", "line 1, column 7: \\'q' is not an escape TOML knows"),
+        ("s = \"\\uD800\"", "line 1, column 6: \\u must be followed by 4 hex digits of a Unicode scalar value"),
+        ("s = \"tab\u{01}\"", "line 1, column 9: a string cannot hold the control character the byte 0x1; escape it"),
+        ("s = 'one\nline'", "line 1, column 9: a string on one line cannot hold a line break"),
+        ("a = 1\rb = 2", "line 1, column 6: a line break was expected after the value (a lone carriage return is not one)"),
+        ("a = [1 2]", "line 1, column 8: ',' or ']' was expected in the array, not '2'"),
+        ("[a]b = 1", "line 1, column 4: a line break was expected after the value, not 'b'"),
+        ("[a", "line 1, column 3: a ']' to end the table header was expected before the end of the text"),
+        ("a = 1 # \u{7F} delete", "line 1, column 9: a comment cannot hold the control character the byte 0x7F; escape it"),
+    ]
+
+    @Test(arguments: 0..<invalidExamples.count)
+    func everyInvalidExampleIsAnErrorNamingLineAndColumnAsTomllibRefusesIt(_ index: Int) throws {
+        let (text, expected) = Self.invalidExamples[index]
+        #expect(throws: (any Error).self) { try Self.tomllib(text).get() }
+        #expect {
+            try codec.parse(Data(text.utf8))
+        } throws: { error in
+            "\(error)".hasPrefix(expected)
+        }
+    }
+
+    /// TOML's integers are 64-bit signed, and the specification requires an error for any other
+    /// (`tomllib`, with Python's integers, reads them all).
+    @Test func anIntegerBeyond64BitsIsAnErrorNeverARoundedNumber() throws {
+        for text in ["int = 9223372036854775808", "int = -9223372036854775809", "int = 0x8000000000000000"] {
+            #expect {
+                try codec.parse(Data(text.utf8))
+            } throws: { error in
+                "\(error)".hasPrefix("line 1, column 7: ") && "\(error)".hasSuffix("is not a TOML value")
+            }
+        }
+    }
+
+    @Test func nestingDeeperThanTheLimitIsAnErrorNotACrash() throws {
+        let deep = "a = " + String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+        #expect {
+            try codec.parse(Data(deep.utf8))
+        } throws: { error in
+            "\(error)".contains("nested more than 512 levels deep")
+        }
+        let deepTables = "a = " + String(repeating: "{b = ", count: 100_000)
+        #expect(throws: DocumentSyntaxError.self) { try codec.parse(Data(deepTables.utf8)) }
+        #expect(throws: DocumentSyntaxError.self) { try codec.parse(Data([0x61, 0x20, 0x3D, 0x20, 0x22, 0xFF, 0x22])) }
+    }
+
+    @Test(arguments: specificationExamples)
+    func whatLoupeWritesReadsBackTheSameHereAndInTomllib(_ text: String) throws {
+        let document = try codec.parse(Data(text.utf8))
+        let written = String(decoding: try codec.serialize(document), as: UTF8.self)
+        #expect(Self.comparable(try codec.parse(Data(written.utf8))) == Self.comparable(document), "\(written)")
+        #expect(try Self.tomllib(written).get() == Self.comparable(document), "\(written)")
+    }
+
+    @Test func whatTOMLCannotHoldIsRefusedNamingWhere() throws {
+        #expect {
+            try codec.serialize(JSONValue(parsing: #"{"a": {"b": [1, null]}}"#))
+        } throws: { error in
+            "\(error)" == "TOML cannot hold a null (at a.b[1])"
+        }
+        #expect {
+            try codec.serialize(JSONValue(parsing: #"{"big": 18446744073709551615}"#))
+        } throws: { error in
+            "\(error)".contains("TOML cannot hold the integer 18446744073709551615, beyond 64 bits (at big)")
+        }
+        #expect(throws: DocumentSyntaxError.self) { try codec.serialize(.array([])) }
+    }
+
+    struct Settings: Codable, Sendable, Equatable {
+        struct Upstream: Codable, Sendable, Equatable {
+            var url = "https://a.example"
+            var timeoutSeconds = 5.0
+        }
+        var greeting = "hello"
+        var started = Date(timeIntervalSince1970: 0)
+        var upstream = Upstream()
+        var mirrors: [Upstream] = []
+        var ports: [Int] = [80]
+    }
+
+    @Test func aFileStoreReadsAndWritesTOMLWithDatesAsTOMLDateTimes() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.toml")
+        try replaceFile(path, with: """
+        # written by hand
+        greeting = "bonjour"
+        started = 1979-05-27T00:32:00-07:00
+
+        [upstream]
+        timeoutSeconds = 2.5
+
+        [[mirrors]]
+        url = "https://m1.example"
+        timeoutSeconds = 5
+        """)
+        let root = try RootLens(default: Settings(), store: FileStore(path: path, format: TOMLCodec()), watch: false)
+        #expect(root.value.greeting == "bonjour")
+        #expect(root.value.started == Date(timeIntervalSince1970: 296_638_320))
+        #expect(root.value.upstream == .init(url: "https://a.example", timeoutSeconds: 2.5))
+        #expect(root.value.mirrors == [.init(url: "https://m1.example", timeoutSeconds: 5)])
+
+        try root.started.set(Date(timeIntervalSince1970: 1_000_000_000))
+        try root.ports.set([80, 443])
+        let written = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(written.contains("started = 2001-09-09T01:46:40Z"), "a date stays a TOML date-time: \(written)")
+        let reread = try Self.tomllib(written).get()
+        #expect(reread[path: "started"] == .string("2001-09-09T01:46:40Z"))
+        #expect(reread[path: "ports"] == .array([.integer(80), .integer(443)]))
+        #expect(try RootLens(default: Settings(), store: FileStore(path: path, format: TOMLCodec()), watch: false).value == root.value)
+    }
+
+    @Test func aFileThatIsNotTOMLIsAnErrorNamingTheFileLineAndColumnAndNothingIsWritten() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.toml")
+        try replaceFile(path, with: "greeting = \"bonjour\"\nport = 80 80\n")
+        #expect {
+            try RootLens(default: Settings(), store: FileStore(path: path, format: TOMLCodec()), watch: false)
+        } throws: { error in
+            let text = "\(error)"
+            return (error as? SettingsError)?.code == .corrupt && text.contains(path) && text.contains("line 2, column 11")
+        }
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "greeting = \"bonjour\"\nport = 80 80\n")
+    }
+}
