@@ -247,7 +247,8 @@ public struct StoreConformanceTest: Sendable {
         #expect(root.value.labels == ["keep": Evolving.Label(), "new": Evolving.Label(text: "n", weight: 1)],
                 "an element lacking a key takes its type's default")
 
-        // Keys the type does not know survive a write, at their place, and only differences are written.
+        // Keys the type does not know survive a write, at their place; so does every key the document held,
+        // even one equal to the default (`tags`); of the rest, only differences are written.
         let future: JSONValue = .object([
             "addedLater": .string("by a newer version"),
             "labels": .object(["keep": .object(["colour": .string("red")])]),
@@ -261,7 +262,8 @@ public struct StoreConformanceTest: Sendable {
             "name": .string("changed"),
             "addedLater": .string("by a newer version"),
             "labels": .object(["keep": .object(["colour": .string("red")])]),
-        ]), "a write keeps unknown keys at their place and stores only what differs from the defaults")
+            "tags": .array([.string("a")]),
+        ]), "a write keeps unknown keys at their place, keeps the keys the document held, and adds only what differs from the defaults")
 
         // A default changed in a later version reaches a document that never set that part.
         let later = try RootLens(default: Evolving(count: 99), store: makeStore(), watch: false)

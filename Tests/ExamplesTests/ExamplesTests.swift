@@ -443,7 +443,7 @@ struct EvolvingSettingsTests {
         #expect(try String(contentsOfFile: daemon.settings, encoding: .utf8) == written, "loading never writes")
     }
 
-    @Test func loupeKeepsWhatItDoesNotKnowAndStoresOnlyWhatDiffers() throws {
+    @Test func loupeKeepsWhatItDoesNotKnowAndWhatTheFileHeldAndStoresOnlyWhatDiffers() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let path = directory.file("settings.json")
@@ -454,8 +454,8 @@ struct EvolvingSettingsTests {
         let set = try loupe("--file", path, "--schema", "daemon", "set", "ticker.intervalSeconds", "2")
         #expect(set.status == 0, "\(set.error)")
         #expect(try document(path) == (try JSONValue(parsing: """
-            {"ticker": {"greeting": "hi", "colour": "red", "intervalSeconds": 2}, "addedLater": {"x": 1}}
-            """)), "unknown keys kept at their place; a value equal to the default (logLevel) is not stored")
+            {"logLevel": "info", "ticker": {"greeting": "hi", "colour": "red", "intervalSeconds": 2}, "addedLater": {"x": 1}}
+            """)), "unknown keys kept at their place; so is a key the file held at the default's value (logLevel)")
 
         let stored = try loupe("--file", path, "--schema", "daemon", "show", "--stored")
         #expect(stored.status == 0)
@@ -468,9 +468,16 @@ struct EvolvingSettingsTests {
         let unset = try loupe("--file", path, "--schema", "daemon", "unset", "ticker.greeting")
         #expect(unset.status == 0, "\(unset.error)")
         #expect(try document(path) == (try JSONValue(parsing: """
-            {"ticker": {"colour": "red", "intervalSeconds": 2}, "addedLater": {"x": 1}}
+            {"logLevel": "info", "ticker": {"colour": "red", "intervalSeconds": 2}, "addedLater": {"x": 1}}
             """)), "unset returns the part to its default, which is then not stored")
         #expect(try loupe("--file", path, "--schema", "daemon", "get", "ticker.greeting").output.contains("\"hello\""))
+
+        // A key held at the default's value leaves the file only when it is unset, though the value stays.
+        let release = try loupe("--file", path, "--schema", "daemon", "unset", "logLevel")
+        #expect(release.status == 0, "\(release.error)")
+        #expect(try document(path) == (try JSONValue(parsing: """
+            {"ticker": {"colour": "red", "intervalSeconds": 2}, "addedLater": {"x": 1}}
+            """)), "unset takes a pinned key out of the file")
     }
 
     @Test func aWrongTypeNamesThePathAndLeavesTheFile() throws {

@@ -184,8 +184,14 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
     /// stamped. Updates `memory` to what the store holds once it is written; `dropped` lists unknown keys
     /// that had no place any more.
     ///
+    /// A key the stored document held stays in it, with the value's value there, even when that equals the
+    /// layers below (an administrator's explicit pin), unless it is under a path in `released`; a key it
+    /// did not hold is written only where the value differs from the layers below.
+    ///
     /// - Throws: ``SettingsError/Code/locked`` when the patch sets a path an administrator locked.
-    func storedDocument(for full: JSONValue, memory: inout StoredMemory, dropped: inout [ValuePath]) throws(SettingsError) -> JSONValue {
+    func storedDocument(
+        for full: JSONValue, memory: inout StoredMemory, releasing released: [ValuePath] = [], dropped: inout [ValuePath]
+    ) throws(SettingsError) -> JSONValue {
         // The unknown keys go back into the value first, so that those a lower layer holds are not
         // patched away, and those only the stored document holds are patched in.
         var whole = full
@@ -207,6 +213,10 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
             for held in layers.heldAside where document[path: held.path] == nil {
                 document[path: held.path] = held.value
             }
+        }
+        // Keys the store holds stay there, even where they equal what lies below.
+        if form != .wholeValue {
+            document = document.keepingKeys(of: memory.spellings, whole: whole, releasing: released)
         }
         // Numbers the store holds spelled otherwise than the value encodes them stay as they are there.
         document = document.keepingNumberSpellings(of: memory.spellings)
@@ -317,9 +327,9 @@ struct StoredMemory: Sendable, Equatable {
 
 /// What a root's stored document holds.
 public enum StoredForm: Sendable, Hashable {
-    /// Only what differs from the default value (a merge patch over its encoding), plus the keys the type
-    /// does not know: a default changed in a later version reaches everyone who never set that part.
-    /// The default.
+    /// What differs from the default value (a merge patch over its encoding), plus the keys the type does
+    /// not know, plus every key the stored document already held (until it is reset): a default changed
+    /// in a later version reaches everyone who never set that part. The default.
     case differencesFromDefaults
     /// The whole value, plus the keys the type does not know: for documents that other programs read
     /// without knowing the defaults.

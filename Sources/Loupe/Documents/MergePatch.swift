@@ -88,6 +88,33 @@ extension JSONValue {
         }
     }
 
+    /// This patch (the stored document a value needs over `base`), with every key that `held` (the stored
+    /// document as last read or written) holds and `whole` (the value's whole document) still has put back
+    /// where the patch left it out for being equal to the layers below: a key someone wrote in the file
+    /// stays there, with its value now, until it is released. Nothing under a path in `released` is put
+    /// back (`reset(atPath:)`, `loupe unset`).
+    func keepingKeys(of held: JSONValue?, whole: JSONValue, releasing released: [ValuePath], at path: [ValuePath.Component] = []) -> JSONValue {
+        guard let held, case .object(let heldMembers) = held, case .object(let wholeMembers) = whole,
+              !released.contains(where: { path.starts(with: $0.components) })
+        else { return self }
+        guard case .object(var members) = self else { return self }
+        for (key, heldValue) in heldMembers {
+            guard let wholeValue = wholeMembers[key] else { continue }  // gone from the value: not kept
+            let here = path + [.key(key)]
+            if released.contains(where: { here.starts(with: $0.components) }) { continue }
+            switch (heldValue, wholeValue, members[key]) {
+            case (.object, .object, let patched):
+                let kept = (patched ?? .object([:])).keepingKeys(of: heldValue, whole: wholeValue, releasing: released, at: here)
+                if patched != nil || kept != .object([:]) { members[key] = kept }
+            case (_, _, nil):
+                members[key] = wholeValue
+            default:
+                break
+            }
+        }
+        return .object(members)
+    }
+
     /// Whether this and `other` hold the same values, numbers spelled differently (`2`, `2.0`) included.
     func isSameDocument(as other: JSONValue) -> Bool {
         if self == other || isSameNumbers(as: other) { return true }

@@ -143,19 +143,22 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// the save, so that a writer that lost one race cannot lose every next one. An update that changes
     /// nothing asks the store whether it still holds what the root knows, and if not, runs again on what it
     /// holds, so that no update applies to a stale value.
-    func update<R>(path: LensPath, _ body: (inout Root) throws -> R) throws -> R {
+    ///
+    /// Keys the store holds under a path in `released` leave it (a reset), even when the value is the
+    /// same; every other key the store holds stays.
+    func update<R>(path: LensPath, releasing released: [ValuePath] = [], _ body: (inout Root) throws -> R) throws -> R {
         var committedAny = false
         defer { afterCommits(committedAny) }
         return try serialized(path: path) { () throws -> R in
             var attempts = 0
             while true {
                 do {
-                    if store == nil || attempts == 0, let result = try apply(body, saving: store, committed: &committedAny) {
+                    if store == nil || attempts == 0, let result = try apply(body, saving: store, releasing: released, committed: &committedAny) {
                         return result
                     }
                     if let store, attempts > 0, let result = try store.withExclusiveAccess({ () throws -> R? in
                         committedAny = try catchUp(with: store) || committedAny
-                        return try apply(body, saving: store, committed: &committedAny)
+                        return try apply(body, saving: store, releasing: released, committed: &committedAny)
                     }) {
                         return result
                     }
@@ -179,7 +182,9 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// Runs `body` on a copy of the root, checks the result, saves it to `store` and publishes it; returns
     /// `body`'s result, or nil when the update must run again because it changed nothing and the store
     /// holds something newer than the root knew (which is committed first). Call it holding the update lock.
-    private func apply<R>(_ body: (inout Root) throws -> R, saving store: (any DocumentStore)?, committed committedAny: inout Bool) throws -> R? {
+    private func apply<R>(
+        _ body: (inout Root) throws -> R, saving store: (any DocumentStore)?, releasing released: [ValuePath], committed committedAny: inout Bool
+    ) throws -> R? {
         // The root changes only under the update lock, which this thread holds, so it is read here without
         // the read lock.
         var next = committed.rootForUpdate
@@ -190,7 +195,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             throw BodyFailure(error: error)
         }
         if let validator, let violation = validator(next, !holdsSecrets) { throw violation }
-        if try commit(next, saving: store) {
+        if try commit(next, saving: store, releasing: released) {
             committedAny = true
             return result
         }
@@ -384,17 +389,26 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// Commits `value` if it differs from the current root, saving its document to `store` first, and says
     /// whether it did. If the save throws, nothing changes and the error propagates. Call it holding the
     /// update lock.
-    private func commit(_ value: Root, saving store: (any DocumentStore)?) throws -> Bool {
+    private func commit(_ value: Root, saving store: (any DocumentStore)?, releasing released: [ValuePath] = []) throws -> Bool {
         var document: JSONValue?
+        let unchanged: Bool
         if let rootsEqual {
             let current = committed.rootForUpdate
-            if haveSameBytes(value, current) || rootsEqual(value, current) { return false }
+            unchanged = haveSameBytes(value, current) || rootsEqual(value, current)
         } else {
             // Not `Equatable`: roots are equal when their documents are.
             document = try pipeline.encode(value)
-            if try document == pipeline.encode(committed.rootForUpdate) { return false }
+            unchanged = try document == pipeline.encode(committed.rootForUpdate)
         }
-        if let store { try save(value, document: document, to: store) }
+        if unchanged {
+            // A reset of a key the store holds at the value it has anyway: the key leaves the store.
+            guard let store, !released.isEmpty, storedMemory.withLock({ memory in
+                released.contains { memory.spellings?[path: $0] != nil }
+            }) else { return false }
+            try save(value, document: document, to: store, releasing: released)
+            return false
+        }
+        if let store { try save(value, document: document, to: store, releasing: released) }
         publish(value)
         return true
     }
@@ -410,10 +424,11 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// Hands `store` the document to keep for `value` (whose whole document is `document`, when it is
     /// already encoded): the patch over what lies below, with the unknown keys and the version stamp,
     /// replacing what the root last read or wrote.
-    private func save(_ value: Root, document: JSONValue?, to store: any DocumentStore) throws {
+    private func save(_ value: Root, document: JSONValue?, to store: any DocumentStore, releasing released: [ValuePath] = []) throws {
         var memory = storedMemory.withLock { $0 }
         var dropped: [ValuePath] = []
-        let stored = try pipeline.storedDocument(for: try document ?? pipeline.encode(value), memory: &memory, dropped: &dropped)
+        let stored = try pipeline.storedDocument(
+            for: try document ?? pipeline.encode(value), memory: &memory, releasing: released, dropped: &dropped)
         memory.token = try store.save(stored, replacing: memory.token)
         storedMemory.withLock { $0 = memory }
         if !dropped.isEmpty {

@@ -39,7 +39,8 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     ///
     /// A stored document is a JSON Merge Patch (RFC 7386) over the encoded default: a key it lacks takes
     /// the default's value (`{}` is the default), keys the type does not know are kept and written back at
-    /// their place, and an update stores only what differs from the default (see `storing`). See
+    /// their place, and an update stores what differs from the default and keeps every key the document
+    /// already held (see `storing`, and ``reset(atPath:)`` for how a key leaves). See
     /// <doc:EvolvingYourSettings>.
     ///
     /// ```swift
@@ -166,6 +167,10 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     /// does not have (an optional that is `nil`, an entry of a dictionary) is removed. Over a
     /// ``LayeredStore``, the part takes the value of the layers below the top one.
     ///
+    /// It is how a key leaves the stored document: an update keeps every key the document holds, even one
+    /// whose value equals the default (an administrator's explicit `logLevel = "info"`), and a reset of a
+    /// key held at the default's value removes it from the document although the value does not change.
+    ///
     /// ```swift
     /// try root.reset(atPath: "ticker.intervalSeconds")
     /// ```
@@ -175,10 +180,13 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     public func reset(atPath path: String) throws {
         let parsed = try ValuePath(parsing: path)
         guard let defaultPart = try core.baseDocument()[path: parsed] else {
-            if parsed.components.isEmpty { return try lens.set(core.defaultValue) }
+            if parsed.components.isEmpty {
+                let defaultValue = core.defaultValue
+                return try core.update(path: .root, releasing: [parsed]) { $0 = defaultValue }
+            }
             return try lens.remove(atPath: path)
         }
-        try lens.set(atPath: path, to: defaultPart)
+        try core.update(path: .root, releasing: [parsed], lens.replacing(at: parsed, with: defaultPart, expecting: nil))
     }
 
     /// The document the store holds now, as it is stored: what differs from the defaults, the keys the

@@ -49,10 +49,15 @@ extension MutableLens where Value: Codable {
     }
 
     private func set(atPath path: String, to newValue: JSONValue, expecting expected: JSONValue?) throws {
-        let path = try ValuePath(parsing: path)
+        try update(replacing(at: try ValuePath(parsing: path), with: newValue, expecting: expected))
+    }
+
+    /// The change that replaces the part at `path` with `newValue`, type-checked, if it still holds
+    /// `expected` (when given).
+    func replacing(at path: ValuePath, with newValue: JSONValue, expecting expected: JSONValue?) -> (inout Value) throws -> Void {
         let coding = node.coding
         let revealing = !holdsSecrets
-        try update { value in
+        return { value in
             var tree = try coding.encode(value)
             if let expected, (try? tree.value(at: path)).map({ $0.isSameDocument(as: expected) }) != true {
                 throw SettingsError(
