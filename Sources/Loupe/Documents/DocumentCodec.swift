@@ -25,10 +25,19 @@ public protocol DocumentCodec: Sendable {
 
     /// The bytes of `document` in this format.
     func serialize(_ document: JSONValue) throws -> Data
+
+    /// The bytes of `document`, written as an edit of `previous`, the bytes the store holds, which hold
+    /// `previousDocument`: a format people edit by hand changes only what changed, and keeps the rest of
+    /// the text (order, spacing, comments) as it is. By default, ``serialize(_:)``.
+    func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data
 }
 
 extension DocumentCodec {
     public var coding: DocumentCoding { DocumentCoding() }
+
+    public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
+        try serialize(document)
+    }
 
     public var fileExtensions: [String] { ["json"] }
 
@@ -48,10 +57,13 @@ extension DocumentCodec {
         }
     }
 
-    /// Serializes `document`, or throws a ``SettingsError`` with code ``SettingsError/Code/unwritable`` naming `store`.
-    public func serializeDocument(_ document: JSONValue, store: String) throws -> Data {
+    /// Serializes `document` (as an edit of `previous`, the bytes the store holds and the document they
+    /// hold, when given), or throws a ``SettingsError`` with code ``SettingsError/Code/unwritable`` naming
+    /// `store`.
+    public func serializeDocument(_ document: JSONValue, editing previous: (text: Data, document: JSONValue)? = nil, store: String) throws -> Data {
         do {
-            return try serialize(document)
+            guard let previous else { return try serialize(document) }
+            return try serialize(document, editing: previous.text, holding: previous.document)
         } catch {
             throw SettingsError(.unwritable, store: store, reason: "cannot write the value as \(formatName): \(error)", cause: error)
         }
@@ -103,6 +115,15 @@ public struct JSONCodec: DocumentCodec {
         var data = Data(try JSONWriter.bytes(of: document, pretty: prettyPrinted, memo: memo))
         if prettyPrinted { data.append(0x0A) }  // end the file with a newline, as editors do
         return data
+    }
+
+    /// `document` as an edit of the JSON text `previous`: only the values that changed are rewritten, where
+    /// they stand; key order, indentation, spacing and line endings stay as the text has them.
+    public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
+        guard let edited = try JSONTextEditor.edit(Array(previous), holding: previousDocument, into: document) else {
+            return try serialize(document)
+        }
+        return Data(edited)
     }
 }
 

@@ -176,10 +176,10 @@ final class DocumentFile: DocumentStore {
     private let file: WatchedFile<Parsed>
     private let logger: Logger
 
-    /// A file's content as read: a document, or (with ``FileStore/CorruptFileRecovery/moveAside``) the
-    /// reason it does not parse.
+    /// A file's content as read: a document and the text that holds it (which the next write edits), or
+    /// (with ``FileStore/CorruptFileRecovery/moveAside``) the reason it does not parse.
     private enum Parsed: Sendable {
-        case document(JSONValue)
+        case document(JSONValue, text: Data)
         case corrupt(SettingsError)
     }
 
@@ -196,7 +196,7 @@ final class DocumentFile: DocumentStore {
         let name = "\(codec.formatName) file \(path)"
         file = WatchedFile(path: path, name: name, maximumSize: maximumDocumentSize) { data in
             do {
-                return .document(try codec.parseDocument(data, store: name))
+                return .document(try codec.parseDocument(data, store: name), text: data)
             } catch let error as SettingsError where recovery == .moveAside {
                 return .corrupt(error)
             }
@@ -213,7 +213,7 @@ final class DocumentFile: DocumentStore {
             return StoredDocument(nil, token: .absent, source: path)
         }
         switch parsed {
-        case .document(let document):
+        case .document(let document, _):
             return StoredDocument(document, token: identity.token, source: path)
         case .corrupt(let failure):
             logger.warning(
@@ -223,12 +223,19 @@ final class DocumentFile: DocumentStore {
         }
     }
 
+    /// Writes `document` as an edit of the file's text as last read, when that is what the file holds:
+    /// a format people edit by hand changes only what changed. An edit that changes nothing writes nothing.
     func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken {
-        let data = try codec.serializeDocument(document, store: description)
-        return try file.withLock(timeout: lockTimeout) { target in
+        try file.withLock(timeout: lockTimeout) { target in
             try checkUnchanged(target, since: token)
+            var previous: (text: Data, document: JSONValue)?
+            if let (content, identity) = file.lastReadContent(), identity.token == token, case .document(let held, let text) = content {
+                previous = (text, held)
+            }
+            let data = try codec.serializeDocument(document, editing: previous, store: description)
+            if let previous, data == previous.text { return token }
             let identity = try file.write(data, to: target, permissions: permissions)
-            file.remember(.document(document), as: identity)
+            file.remember(.document(document, text: data), as: identity)
             logger.debug("saved settings", metadata: ["file": "\(path)", "bytes": "\(data.count)"])
             return identity.token
         }

@@ -75,6 +75,12 @@ final class WatchedFile<Content: Sendable>: Sendable {
         return (read.0, read.1)
     }
 
+    /// What the file held when this process last read or wrote it, and that version's identity; nil when
+    /// it has not yet.
+    func lastReadContent() -> (content: Content, identity: FileIdentity)? {
+        lastRead.withLock { $0.map { ($0.content, $0.identity) } }
+    }
+
     /// Remembers that the file's version `identity` holds `content` (what this process just wrote), so
     /// that the next read of it is a `stat`.
     func remember(_ content: Content, as identity: FileIdentity) {

@@ -1,0 +1,171 @@
+import Foundation
+import Loupe
+import LoupeTestSupport
+import Testing
+
+/// A write edits a JSON file's text in place: what did not change stays byte for byte (key order, inline
+/// objects, spacing, indentation, line endings), a changed value is replaced where it stands, a removed key
+/// goes with its separator, a new key goes after its last sibling in the siblings' style.
+@Suite("JSON files people write: every write edits the text in place")
+struct JSONInPlaceEditTests {
+    let codec = JSONCodec()
+
+    /// `text` edited by the codec into `change(document)`.
+    func edited(_ text: String, _ change: (inout JSONValue) throws -> Void) throws -> String {
+        let previous = try codec.parse(Data(text.utf8))
+        var document = previous
+        try change(&document)
+        let data = try codec.serialize(document, editing: Data(text.utf8), holding: previous)
+        #expect(try codec.parse(data) == document, "the edited text holds the new document")
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static let handWritten = """
+    {
+        "zeta": 1,
+        "server": {"host": "a.example", "port": 80},
+        "alpha" : [1, 2,   3],
+        "nested": {
+            "deep": {
+                "x": 1.50
+            }
+        }
+    }
+
+    """
+
+    @Test func aChangedValueIsReplacedWhereItStandsAndNothingElseMoves() throws {
+        let text = try edited(Self.handWritten) { try $0.set(.integer(8080), at: "server.port") }
+        #expect(text == Self.handWritten.replacingOccurrences(of: #""port": 80"#, with: #""port": 8080"#))
+        let deep = try edited(Self.handWritten) { try $0.set(.string("y"), at: "nested.deep.x") }
+        #expect(deep == Self.handWritten.replacingOccurrences(of: "\"x\": 1.50", with: "\"x\": \"y\""))
+        let element = try edited(Self.handWritten) { try $0.set(.integer(9), at: "alpha[1]") }
+        #expect(element == Self.handWritten.replacingOccurrences(of: "[1, 2,   3]", with: "[1, 9,   3]"))
+    }
+
+    @Test func aNewKeyGoesAfterItsLastSiblingInTheirStyle() throws {
+        let inline = try edited(Self.handWritten) { try $0.set(.bool(true), at: "server.tls") }
+        #expect(inline == Self.handWritten.replacingOccurrences(of: #""port": 80}"#, with: #""port": 80, "tls": true}"#))
+        let block = try edited(Self.handWritten) { try $0.set(.object(["a": .integer(1), "b": .array([.integer(2)])]), at: "nested.added") }
+        #expect(block == """
+        {
+            "zeta": 1,
+            "server": {"host": "a.example", "port": 80},
+            "alpha" : [1, 2,   3],
+            "nested": {
+                "deep": {
+                    "x": 1.50
+                },
+                "added": {
+                    "a": 1,
+                    "b": [
+                        2
+                    ]
+                }
+            }
+        }
+
+        """)
+        let top = try edited(Self.handWritten) { try $0.set(.string("new"), at: "omega") }
+        #expect(top.hasSuffix("""
+                }
+            },
+            "omega": "new"
+        }
+
+        """))
+    }
+
+    @Test func aRemovedKeyGoesWithItsSeparatorAndTheRestStays() throws {
+        let first = try edited(Self.handWritten) { try $0.remove(at: "zeta") }
+        #expect(first == Self.handWritten.replacingOccurrences(of: "\n    \"zeta\": 1,", with: ""))
+        let last = try edited(Self.handWritten) { try $0.remove(at: "nested") }
+        #expect(last == """
+        {
+            "zeta": 1,
+            "server": {"host": "a.example", "port": 80},
+            "alpha" : [1, 2,   3]
+        }
+
+        """)
+        let inner = try edited(Self.handWritten) { try $0.remove(at: "server.host") }
+        #expect(inner == Self.handWritten.replacingOccurrences(of: #"{"host": "a.example", "port": 80}"#, with: #"{"port": 80}"#))
+        let all = try edited(Self.handWritten) { try $0.remove(at: "server.host"); try $0.remove(at: "server.port") }
+        #expect(all == Self.handWritten.replacingOccurrences(of: #"{"host": "a.example", "port": 80}"#, with: "{}"))
+    }
+
+    @Test func crlfLineEndingsAndTabsAreKeptForWhatIsWrittenAnew() throws {
+        let windows = "{\r\n\t\"a\": 1\r\n}\r\n"
+        let text = try edited(windows) { try $0.set(.object(["x": .integer(1)]), at: "b") }
+        #expect(text == "{\r\n\t\"a\": 1,\r\n\t\"b\": {\r\n\t\t\"x\": 1\r\n\t}\r\n}\r\n")
+    }
+
+    @Test func nothingChangedIsTheSameBytes() throws {
+        #expect(try edited(Self.handWritten) { _ in } == Self.handWritten)
+    }
+
+    /// Random sets and removals on a hand-written file, seeded: after each, the text parses (with Python's
+    /// `json`, an independent parser) to the model, and the lines no step touched are still there.
+    @Test(arguments: [1, 2, 3])
+    func randomEditsKeepTheTextValidAndEqualToTheModel(seed: UInt64) throws {
+        var generator = SeededGenerator(seed: seed)
+        var text = Self.handWritten
+        var model = try codec.parse(Data(text.utf8))
+        let keys = ["zeta", "server.host", "server.port", "alpha", "nested.deep.x", "nested.deep.y", "fresh", "server.extra", "nested.more"]
+        for step in 0..<400 {
+            let key = keys.randomElement(using: &generator)!
+            let previous = model
+            if Bool.random(using: &generator), (try? model.value(at: ValuePath(parsing: key))) != nil {
+                try? model.remove(at: ValuePath(parsing: key))
+            } else {
+                let values: [JSONValue] = [.integer(Int.random(in: 0...999, using: &generator)), .string("s\(step)"), .bool(true),
+                                           .array([.integer(1), .string("two")]), .object(["k": .integer(step)])]
+                try? model.set(values.randomElement(using: &generator)!, at: ValuePath(parsing: key))
+            }
+            let data = try codec.serialize(model, editing: Data(text.utf8), holding: previous)
+            text = String(decoding: data, as: UTF8.self)
+            #expect(try codec.parse(data) == model, "step \(step)")
+        }
+        let python = try LoupeTestSupport.python("import json,sys; print(json.dumps(json.loads(sys.argv[1]), sort_keys=True))", [text])
+        #expect(try JSONValue(parsing: python) == model)
+    }
+
+    @Test func aFileStoreEditsTheFileInPlace() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        struct Settings: Codable, Sendable, Equatable {
+            struct Server: Codable, Sendable, Equatable { var host = "localhost"; var port = 8080 }
+            var server = Server()
+            var logLevel = "info"
+        }
+        let path = directory.file("settings.json")
+        let handWritten = """
+        {
+          "logLevel": "info",
+          "server": { "port": 8080,   "host": "a.example" }
+        }
+
+        """
+        try replaceFile(path, with: handWritten)
+        let root = try RootLens(default: Settings(), store: FileStore(path: path), watch: false)
+        try root.server.port.set(9090)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == handWritten.replacingOccurrences(of: "8080", with: "9090"))
+        // An update that changes nothing in the file writes nothing: the file is not even replaced.
+        let before = try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? Int
+        try root.update { $0.server.port = 9090 }
+        #expect(try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? Int == before)
+    }
+}
+
+/// A small seeded generator (SplitMix64), for property tests that replay.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
