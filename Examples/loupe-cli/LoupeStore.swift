@@ -66,7 +66,7 @@ struct LoupeStore: SettingsLocation {
         """
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
-        case json, plist, binaryPlist = "binary-plist", yaml, toml
+        case json, jsonc, plist, binaryPlist = "binary-plist", yaml, toml
     }
 
     /// The types `--schema` names.
@@ -80,7 +80,7 @@ struct LoupeStore: SettingsLocation {
         "--file", "--layer", "--locks", "--format", "--defaults", "--key", "--etcd", "--keyring", "--schema",
     ]
 
-    @Option(help: "A settings file; its format comes from its extension (.json, .toml, .plist, .yaml/.yml). With --layer, the writable top layer (the user's file).")
+    @Option(help: "A settings file; its format comes from its extension (.json, .jsonc, .toml, .plist, .yaml/.yml). With --layer, the writable top layer (the user's file).")
     var file: String?
 
     @Option(name: .customLong("layer"), help: ArgumentHelp(
@@ -151,6 +151,7 @@ struct LoupeStore: SettingsLocation {
     private static func codec(of format: Format) -> any DocumentCodec {
         switch format {
         case .json: JSONCodec()
+        case .jsonc: JSONCCodec()
         case .plist: PropertyListCodec(format: .xml)
         case .binaryPlist: PropertyListCodec(format: .binary)
         case .yaml: YAMLCodec()
@@ -163,6 +164,7 @@ struct LoupeStore: SettingsLocation {
         case "plist": .plist
         case "yaml", "yml": .yaml
         case "toml": .toml
+        case "jsonc": .jsonc
         default: .json
         }
     }

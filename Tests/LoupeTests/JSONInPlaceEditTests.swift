@@ -157,6 +157,81 @@ struct JSONInPlaceEditTests {
     }
 }
 
+/// JSONC: comments and trailing commas, read, and kept through every write.
+@Suite("JSONC: comments and trailing commas, kept through writes")
+struct JSONCTests {
+    let codec = JSONCCodec()
+
+    static let commented = """
+    // Settings for the daemon. Edit with care.
+    {
+        /* where it listens */
+        "server": {
+            "port": 80, // the well-known port
+            "host": "a.example",
+        },
+        "logLevel": "info", // pinned by the administrator
+        "retries": 3,
+    }
+
+    """
+
+    func edited(_ text: String, _ change: (inout JSONValue) throws -> Void) throws -> String {
+        let previous = try codec.parse(Data(text.utf8))
+        var document = previous
+        try change(&document)
+        let data = try codec.serialize(document, editing: Data(text.utf8), holding: previous)
+        #expect(try codec.parse(data) == document, "the edited text holds the new document")
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    @Test func commentsAndTrailingCommasAreRead() throws {
+        #expect(try codec.parse(Data(Self.commented.utf8)) == JSONValue(parsing: #"{"server": {"port": 80, "host": "a.example"}, "logLevel": "info", "retries": 3}"#))
+        #expect(try codec.parse(Data("[1, 2, /* three */ 3,]".utf8)) == JSONValue(parsing: "[1, 2, 3]"))
+        // Plain JSON stays strict; JSONC still refuses what is not JSONC.
+        #expect(throws: DocumentSyntaxError.self) { try JSONCodec().parse(Data(Self.commented.utf8)) }
+        #expect(throws: DocumentSyntaxError.self) { try codec.parse(Data("{\"a\": 1 /* never closed".utf8)) }
+        #expect(throws: DocumentSyntaxError.self) { try codec.parse(Data("{,}".utf8)) }
+        #expect(throws: DocumentSyntaxError.self) { try codec.parse(Data("[1,,]".utf8)) }
+    }
+
+    @Test func aChangedValueKeepsEveryComment() throws {
+        let text = try edited(Self.commented) { try $0.set(.integer(8080), at: "server.port") }
+        #expect(text == Self.commented.replacingOccurrences(of: "\"port\": 80,", with: "\"port\": 8080,"))
+    }
+
+    @Test func aRemovedKeyGoesWithTheCommentOnItsLineAndTheOthersStay() throws {
+        let text = try edited(Self.commented) { try $0.remove(at: "logLevel") }
+        #expect(text == Self.commented.replacingOccurrences(of: "\n    \"logLevel\": \"info\", // pinned by the administrator", with: ""))
+        let port = try edited(Self.commented) { try $0.remove(at: "server.port") }
+        #expect(port == Self.commented.replacingOccurrences(of: "\n        \"port\": 80, // the well-known port", with: ""))
+    }
+
+    @Test func aNewKeyFollowsTheTrailingCommaStyle() throws {
+        let text = try edited(Self.commented) { try $0.set(.bool(true), at: "server.tls") }
+        #expect(text == Self.commented.replacingOccurrences(of: "\"host\": \"a.example\",\n", with: "\"host\": \"a.example\",\n        \"tls\": true,\n"))
+    }
+
+    @Test func aFileStoreOverAJSONCFileKeepsItsComments() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        struct Settings: Codable, Sendable, Equatable {
+            struct Server: Codable, Sendable, Equatable { var port = 8080; var host = "localhost" }
+            var server = Server()
+            var logLevel = "info"
+            var retries = 1
+        }
+        let path = directory.file("settings.jsonc")
+        try replaceFile(path, with: Self.commented)
+        let root = try RootLens(default: Settings(), store: FileStore(path: path, format: JSONCCodec()), watch: false)
+        try root.retries.set(5)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == Self.commented.replacingOccurrences(of: "\"retries\": 3,", with: "\"retries\": 5,"))
+        try root.reset(atPath: "logLevel")
+        #expect(try String(contentsOfFile: path, encoding: .utf8).contains("// pinned by the administrator") == false)
+        #expect(try String(contentsOfFile: path, encoding: .utf8).contains("/* where it listens */"))
+    }
+}
+
 /// A small seeded generator (SplitMix64), for property tests that replay.
 struct SeededGenerator: RandomNumberGenerator {
     private var state: UInt64

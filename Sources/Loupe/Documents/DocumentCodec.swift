@@ -6,7 +6,8 @@ import Foundation
 /// dates) is decided once, by the root's document pipeline, for every store and format alike; how
 /// dates and keys are encoded is the codec's ``coding``.
 ///
-/// Loupe ships ``JSONCodec``, ``TOMLCodec`` and ``PropertyListCodec``; `LoupeYAML` adds `YAMLCodec`.
+/// Loupe ships ``JSONCodec``, ``JSONCCodec``, ``TOMLCodec`` and ``PropertyListCodec``; `LoupeYAML` adds
+/// `YAMLCodec`.
 public protocol DocumentCodec: Sendable {
     /// The format's name in messages: `JSON`, `property list`.
     var formatName: String { get }
@@ -87,6 +88,9 @@ public struct DocumentSyntaxError: Error, Sendable, Equatable, CustomStringConve
 public struct JSONCodec: DocumentCodec {
     /// Whether output is indented (on by default). Keys are always sorted.
     public var prettyPrinted: Bool
+    /// Whether comments (`//`, `/* */`) and trailing commas are read, as in VS Code's `settings.json`
+    /// (off by default: JSON is strict). They are kept through writes, which edit the text in place.
+    public var allowsComments: Bool
     /// How the typed value maps to JSON: date and key strategies.
     public var coding: DocumentCoding
     /// The text of large parts written last time, reused where they have not changed.
@@ -98,8 +102,15 @@ public struct JSONCodec: DocumentCodec {
     ///   - prettyPrinted: Whether output is indented, one key per line (on by default).
     ///   - coding: Date and key strategies, as `JSONEncoder` and `JSONDecoder` take them.
     public init(prettyPrinted: Bool = true, coding: DocumentCoding = DocumentCoding()) {
+        self.init(prettyPrinted: prettyPrinted, coding: coding, allowsComments: false)
+    }
+
+    /// Creates a JSON codec that reads comments and trailing commas when `allowsComments` is true, as in
+    /// VS Code's `settings.json`; they are kept through writes, which edit the text in place.
+    public init(prettyPrinted: Bool = true, coding: DocumentCoding = DocumentCoding(), allowsComments: Bool) {
         self.prettyPrinted = prettyPrinted
         self.coding = coding
+        self.allowsComments = allowsComments
     }
 
     public var formatName: String { "JSON" }
@@ -108,7 +119,7 @@ public struct JSONCodec: DocumentCodec {
         guard String(validating: data, as: UTF8.self) != nil else {
             throw DocumentSyntaxError("it is not UTF-8 text")
         }
-        return try JSONReader.document(from: Array(data))
+        return try JSONReader.document(from: Array(data), comments: allowsComments)
     }
 
     public func serialize(_ document: JSONValue) throws -> Data {
@@ -124,6 +135,33 @@ public struct JSONCodec: DocumentCodec {
             return try serialize(document)
         }
         return Data(edited)
+    }
+}
+
+/// JSONC (`settings.jsonc`): JSON with `//` and `/* */` comments and trailing commas, as VS Code's settings
+/// are written. Comments are kept through every write: a write edits the text in place, changing only the
+/// values that changed. A file Loupe creates is written as pretty JSON.
+public struct JSONCCodec: DocumentCodec {
+    private var json: JSONCodec
+
+    /// How the typed value maps to JSON: date and key strategies.
+    public var coding: DocumentCoding { json.coding }
+
+    /// Creates a JSONC codec.
+    public init(coding: DocumentCoding = DocumentCoding()) {
+        json = JSONCodec(coding: coding, allowsComments: true)
+    }
+
+    public var formatName: String { "JSONC" }
+
+    public var fileExtensions: [String] { ["jsonc"] }
+
+    public func parse(_ data: Data) throws -> JSONValue { try json.parse(data) }
+
+    public func serialize(_ document: JSONValue) throws -> Data { try json.serialize(document) }
+
+    public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
+        try json.serialize(document, editing: previous, holding: previousDocument)
     }
 }
 

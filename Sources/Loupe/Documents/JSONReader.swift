@@ -4,7 +4,8 @@
 /// back as `1.0000000000000004e-06`), it keeps the first of two equal keys without a word, and its errors
 /// do not say where. Here integers are read with `Int(_:)` (falling back to `Double` beyond its range),
 /// other numbers with `Double(_:)`, the correctly rounded conversion; a repeated key, a syntax error or
-/// nesting deeper than ``maximumDepth`` is an error naming the line and column.
+/// nesting deeper than ``maximumDepth`` is an error naming the line and column. With `comments`, it reads
+/// JSONC as VS Code writes it: `//` and `/* */` comments, and a comma after the last member or element.
 struct JSONReader {
     /// The deepest nesting of arrays and objects read; deeper documents are refused rather than risk the
     /// stack.
@@ -12,17 +13,21 @@ struct JSONReader {
 
     private let bytes: [UInt8]
     private var position = 0
+    /// Whether JSONC's comments (`//`, `/* */`) and trailing commas are read.
+    private let comments: Bool
 
-    private init(_ bytes: [UInt8]) {
+    private init(_ bytes: [UInt8], comments: Bool) {
         self.bytes = bytes
+        self.comments = comments
     }
 
-    /// The document `bytes` hold: exactly one JSON value, with white space around it.
-    static func document(from bytes: [UInt8]) throws -> JSONValue {
-        var reader = JSONReader(bytes)
-        reader.skipWhitespace()
+    /// The document `bytes` hold: exactly one JSON value, with white space around it; with `comments`,
+    /// JSONC: comments where white space may be, and a comma after the last member or element.
+    static func document(from bytes: [UInt8], comments: Bool = false) throws -> JSONValue {
+        var reader = JSONReader(bytes, comments: comments)
+        try reader.skipWhitespace()
         let value = try reader.value(depth: 0)
-        reader.skipWhitespace()
+        try reader.skipWhitespace()
         guard reader.position == bytes.count else { throw reader.error("unexpected text after the document") }
         return value
     }
@@ -46,48 +51,60 @@ struct JSONReader {
 
     private mutating func object(depth: Int) throws -> JSONValue {
         position += 1  // {
-        skipWhitespace()
+        try skipWhitespace()
         if peek() == UInt8(ascii: "}") { position += 1; return .object([:]) }
         // The members are gathered first and hashed once into a dictionary of their number: growing the
         // dictionary member by member hashed every key again on each resize.
         var members: [(key: String, value: JSONValue, offset: Int)] = []
         while true {
-            skipWhitespace()
+            try skipWhitespace()
+            if comments, peek() == UInt8(ascii: "}"), !members.isEmpty {  // JSONC: a comma after the last
+                position += 1
+                return try object(of: members)
+            }
             guard peek() == UInt8(ascii: "\"") else { throw error("expected a key in quotes") }
             let keyStart = position
             let key = try string()
-            skipWhitespace()
+            try skipWhitespace()
             guard peek() == UInt8(ascii: ":") else { throw error("expected : after the key \(String(reflecting: key))") }
             position += 1
-            skipWhitespace()
+            try skipWhitespace()
             members.append((key, try value(depth: depth + 1), keyStart))
-            skipWhitespace()
+            try skipWhitespace()
             switch peek() {
             case UInt8(ascii: ","): position += 1
             case UInt8(ascii: "}"):
                 position += 1
-                var object = [String: JSONValue](minimumCapacity: members.count)
-                for member in members {
-                    guard object.updateValue(member.value, forKey: member.key) == nil else {
-                        throw error("the key \(String(reflecting: member.key)) appears twice in one object", at: member.offset)
-                    }
-                }
-                return .object(object)
+                return try object(of: members)
             case nil: throw error("unexpected end of the document in an object (it may be truncated)")
             case let byte?: throw error("expected , or } in an object, found \(describe(byte))")
             }
         }
     }
 
+    private func object(of members: [(key: String, value: JSONValue, offset: Int)]) throws -> JSONValue {
+        var object = [String: JSONValue](minimumCapacity: members.count)
+        for member in members {
+            guard object.updateValue(member.value, forKey: member.key) == nil else {
+                throw error("the key \(String(reflecting: member.key)) appears twice in one object", at: member.offset)
+            }
+        }
+        return .object(object)
+    }
+
     private mutating func array(depth: Int) throws -> JSONValue {
         position += 1  // [
         var elements: [JSONValue] = []
-        skipWhitespace()
+        try skipWhitespace()
         if peek() == UInt8(ascii: "]") { position += 1; return .array(elements) }
         while true {
-            skipWhitespace()
+            try skipWhitespace()
+            if comments, peek() == UInt8(ascii: "]"), !elements.isEmpty {  // JSONC: a comma after the last
+                position += 1
+                return .array(elements)
+            }
             elements.append(try value(depth: depth + 1))
-            skipWhitespace()
+            try skipWhitespace()
             switch peek() {
             case UInt8(ascii: ","): position += 1
             case UInt8(ascii: "]"): position += 1; return .array(elements)
@@ -229,8 +246,29 @@ struct JSONReader {
         position += utf8.count
     }
 
-    private mutating func skipWhitespace() {
+    private mutating func skipWhitespace() throws {
         while let byte = peek(), byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { position += 1 }
+        if comments, peek() == UInt8(ascii: "/") { try skipComments() }
+    }
+
+    /// JSONC's comments, and the white space between them.
+    private mutating func skipComments() throws {
+        while peek() == UInt8(ascii: "/") {
+            let start = position
+            guard position + 1 < bytes.count else { throw error("unexpected '/'") }
+            switch bytes[position + 1] {
+            case UInt8(ascii: "/"):
+                while let byte = peek(), byte != 0x0A { position += 1 }
+            case UInt8(ascii: "*"):
+                guard let end = bytes[(position + 2)...].firstRange(of: "*/".utf8)?.upperBound else {
+                    throw error("a comment that never ends (it may be truncated)", at: start)
+                }
+                position = end
+            default:
+                throw error("unexpected '/'")
+            }
+            while let byte = peek(), byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { position += 1 }
+        }
     }
 
     private func peek() -> UInt8? {

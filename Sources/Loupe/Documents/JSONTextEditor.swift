@@ -1,8 +1,8 @@
-/// Writes a new document as an edit of the JSON text that held the previous one: what did not change is
-/// copied byte for byte (key order, indentation, spacing, line endings, the spelling of numbers and
-/// strings), a changed value is replaced where it stands, a removed key goes with its separator, and a new
-/// key goes after its last sibling in the siblings' style (on their line for an object written on one
-/// line, on a line of its own at their indentation otherwise).
+/// Writes a new document as an edit of the JSON (or JSONC) text that held the previous one: what did not
+/// change is copied byte for byte (key order, indentation, spacing, line endings, comments, the spelling of
+/// numbers and strings), a changed value is replaced where it stands, a removed key goes with its comma and
+/// the comment on its line, and a new key goes after its last sibling in the siblings' style (on their
+/// line for an object written on one line, on a line of its own at their indentation otherwise).
 ///
 /// The text is read again here with the position of every value (`Node`); the new text of each object or
 /// array is put together from the pieces of the old one. An array whose length changed is written anew
@@ -71,41 +71,89 @@ struct JSONTextEditor {
         }
     }
 
+    /// An object's new text. Each member is its *lead* (from the end of the member before, or the `{`, to
+    /// its key: line break, indentation, the comments above it), the member itself, and its *tail* (its
+    /// comma, and a comment that ends its line). A kept member keeps all three (its tail gains or loses the
+    /// comma as it becomes last or not); a removed member goes with all three; a new member goes after the
+    /// last, with the last one's line break and indentation and no comment.
     private func objectText(_ node: Node, members: [Member], old: [String: JSONValue], new: [String: JSONValue]) throws -> [UInt8] {
         let multiline = bytes[node.range].contains(UInt8(ascii: "\n"))
         guard !members.isEmpty else { return try fresh(.object(new), at: node.range.lowerBound, multiline: multiline) }
         if new.isEmpty { return Array("{}".utf8) }
         let open = node.range.lowerBound + 1
         let close = node.range.upperBound - 1
-        let kept = members.filter { new[$0.key] != nil }
-        var output: [UInt8] = [UInt8(ascii: "{")]
-        // What stood before each member: the leading space for the first, `,` and space for the others.
-        func before(_ index: Int) -> ArraySlice<UInt8> {
-            index == 0 ? bytes[open..<members[0].start] : bytes[members[index - 1].value.range.upperBound..<members[index].start]
+        let tails = members.map { tail(after: $0.value.range.upperBound) }
+        func lead(_ index: Int) -> ArraySlice<UInt8> {
+            bytes[(index == 0 ? open : tails[index - 1].end)..<members[index].start]
         }
-        for (position, member) in kept.enumerated() {
-            let index = members.firstIndex { $0.start == member.start }!
-            output += position == 0 ? before(0) : (index == 0 ? before(1) : before(index))
+        // A trailing comma after the last member (JSONC) is the file's style: the last keeps one.
+        let trailingComma = tails[members.count - 1].comma != nil
+        let kept = members.indices.filter { new[members[$0].key] != nil }
+        let added = new.keys.filter { key in !members.contains { $0.key == key } }.sorted()
+        var output: [UInt8] = [UInt8(ascii: "{")]
+        for (position, index) in kept.enumerated() {
+            let member = members[index]
+            let leading = lead(index)
+            // On one line, the first member keeps the object's own leading space.
+            output += position == 0 && index != 0 && !leading.contains(UInt8(ascii: "\n")) ? lead(0) : leading
             output += bytes[member.start..<member.value.range.lowerBound]  // the key and its separator
             output += try text(of: member.value, old: old[member.key] ?? .null, new: new[member.key]!, multiline: multiline)
+            let isLast = position == kept.count - 1 && added.isEmpty
+            output += withComma(tails[index], member.value.range.upperBound, isLast && !trailingComma ? false : true)
         }
-        // New keys, after the last one, in its style.
-        let added = new.keys.filter { key in !members.contains { $0.key == key } }.sorted()
         if !added.isEmpty {
             let last = members[members.count - 1]
-            let separator: [UInt8] = members.count > 1 ? Array(before(members.count - 1)) : [UInt8(ascii: ",")] + Array(before(0))
+            let lastLead = lead(members.count - 1)
+            let newLead: [UInt8] = lastLead.lastIndex(of: UInt8(ascii: "\n")).map { newline + bytes[($0 + 1)..<last.start] }
+                ?? (lastLead.isEmpty ? [UInt8(ascii: " ")] : Array(lastLead))
             let keySeparator = bytes[last.keyEnd..<last.value.range.lowerBound]
             for (position, key) in added.enumerated() {
-                if !(kept.isEmpty && position == 0) { output += separator } else { output += before(0) }
+                output += kept.isEmpty && position == 0 ? Array(lead(0)) : newLead
                 output += try JSONWriter.bytes(of: .string(key), pretty: false)
                 output += keySeparator
                 output += try fresh(new[key]!, at: last.start, multiline: multiline)
+                if position < added.count - 1 || trailingComma { output.append(UInt8(ascii: ",")) }
             }
         }
-        let trailingStart = members[members.count - 1].value.range.upperBound
-        output += bytes[trailingStart..<close]
+        output += bytes[tails[members.count - 1].end..<close]
         output.append(UInt8(ascii: "}"))
         return output
+    }
+
+    /// What follows a member's value up to the next member's lead: its comma if any, and a comment
+    /// that ends its line (the line break stays in the next lead).
+    private func tail(after valueEnd: Int) -> (end: Int, comma: Int?) {
+        var position = valueEnd
+        func skipSpaces() { while position < bytes.count, bytes[position] == 0x20 || bytes[position] == 0x09 { position += 1 } }
+        skipSpaces()
+        var comma: Int?
+        if position < bytes.count, bytes[position] == UInt8(ascii: ",") {
+            comma = position
+            position += 1
+        }
+        let afterComma = comma.map { $0 + 1 } ?? valueEnd
+        skipSpaces()
+        guard position < bytes.count else { return (afterComma, comma) }
+        if bytes[position...].starts(with: "//".utf8) {
+            while position < bytes.count, bytes[position] != UInt8(ascii: "\n"), bytes[position] != UInt8(ascii: "\r") { position += 1 }
+            return (position, comma)
+        }
+        if bytes[position...].starts(with: "/*".utf8), let end = bytes[(position + 2)...].firstRange(of: "*/".utf8)?.upperBound {
+            var after = end
+            while after < bytes.count, bytes[after] == 0x20 || bytes[after] == 0x09 { after += 1 }
+            if after == bytes.count || bytes[after] == UInt8(ascii: "\n") || bytes[after] == UInt8(ascii: "\r") { return (end, comma) }
+        }
+        return (afterComma, comma)
+    }
+
+    /// A member's tail with its comma (added right after the value if it had none) or without it.
+    private func withComma(_ tail: (end: Int, comma: Int?), _ valueEnd: Int, _ wanted: Bool) -> [UInt8] {
+        let text = bytes[valueEnd..<tail.end]
+        switch (tail.comma, wanted) {
+        case (nil, true): return [UInt8(ascii: ",")] + text
+        case (let comma?, false): return Array(bytes[valueEnd..<comma] + bytes[(comma + 1)..<tail.end])
+        default: return Array(text)
+        }
     }
 
     /// `value` written anew, to stand at `offset`: on one line when the text around is on one line
@@ -189,6 +237,7 @@ struct JSONTextEditor {
                 if peek() == UInt8(ascii: "}") { position += 1; return Node(kind: .object([]), range: start..<position) }
                 while true {
                     skipWhitespace()
+                    if peek() == UInt8(ascii: "}") { position += 1; return Node(kind: .object(members), range: start..<position) }
                     let keyStart = position
                     guard peek() == UInt8(ascii: "\""), let key = string() else { return nil }
                     let keyEnd = position
@@ -212,6 +261,7 @@ struct JSONTextEditor {
                 if peek() == UInt8(ascii: "]") { position += 1; return Node(kind: .array([]), range: start..<position) }
                 while true {
                     skipWhitespace()
+                    if peek() == UInt8(ascii: "]") { position += 1; return Node(kind: .array(elements), range: start..<position) }
                     guard let element = value(depth: depth + 1) else { return nil }
                     elements.append(element)
                     skipWhitespace()
@@ -245,12 +295,23 @@ struct JSONTextEditor {
 
         private func peek() -> UInt8? { position < bytes.count ? bytes[position] : nil }
 
+        /// White space, and JSONC's comments.
         private mutating func skipWhitespace() {
-            while let byte = peek(), byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { position += 1 }
+            while let byte = peek() {
+                if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D {
+                    position += 1
+                } else if bytes[position...].starts(with: "//".utf8) {
+                    while let next = peek(), next != 0x0A { position += 1 }
+                } else if bytes[position...].starts(with: "/*".utf8) {
+                    position = bytes[(position + 2)...].firstRange(of: "*/".utf8)?.upperBound ?? bytes.count
+                } else {
+                    return
+                }
+            }
         }
 
         private static func isDelimiter(_ byte: UInt8) -> Bool {
-            [0x20, 0x09, 0x0A, 0x0D, UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]")].contains(byte)
+            [0x20, 0x09, 0x0A, 0x0D, UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), UInt8(ascii: "/")].contains(byte)
         }
     }
 }
