@@ -22,8 +22,9 @@ enum LoupeCLI {
         SettingsCommand<LoupeStore>.main(showFlagsApart(Array(CommandLine.arguments.dropFirst())))
     }
 
-    /// The arguments with `show --defaults` spelled `show --only-defaults`: loupe's own `--defaults SUITE`
-    /// (a UserDefaults suite) would take it, as the group's options are matched anywhere in the line.
+    /// The arguments with `show --defaults` spelled `show --only-defaults`, and `template --format`
+    /// `template --template-format`: loupe's own `--defaults SUITE` (a UserDefaults suite) and `--format`
+    /// (the file's) would take them, as the group's options are matched anywhere in the line.
     static func showFlagsApart(_ arguments: [String]) -> [String] {
         var arguments = arguments
         var index = 0
@@ -35,10 +36,11 @@ enum LoupeCLI {
                 continue
             }
             if !argument.hasPrefix("-") {
-                // The verb.
-                guard argument == "show" else { break }
-                for later in arguments.indices.dropFirst(index + 1) where arguments[later] == "--defaults" {
-                    arguments[later] = "--only-defaults"
+                // The verb. Its own options that share a name with a store option get their other name.
+                let renamed = ["show": ("--defaults", "--only-defaults"), "template": ("--format", "--template-format")]
+                guard let (name, otherName) = renamed[argument] else { break }
+                for later in arguments.indices.dropFirst(index + 1) where arguments[later] == name {
+                    arguments[later] = otherName
                 }
                 break
             }

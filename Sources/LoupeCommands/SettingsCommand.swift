@@ -45,7 +45,7 @@ public struct SettingsCommand<Location: SettingsLocation>: ParsableCommand {
             discussion: Location.discussion.isEmpty ? ExitStatus.help : Location.discussion + "\n\n" + ExitStatus.help,
             subcommands: [
                 Get.self, Set.self, Unset.self, Show.self, Edit.self, Watch.self, List.self, Describe.self,
-                Schema.self, Explain.self,
+                Schema.self, Template.self, Explain.self,
             ])
     }
 

@@ -364,6 +364,25 @@ struct CLITests {
         #expect(broken.status == 69 && broken.error.contains(file) && broken.error.contains("line 1, column 8"), "\(broken.error)")
     }
 
+    @Test func templatePrintsEverySettingCommentedOutInTheFormatAsked() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let file = directory.file("settings.toml")
+        let toml = try loupe("--file", file, "--schema", "daemon", "template", "--format", "toml")
+        #expect(toml.status == 0, "\(toml.error)")
+        #expect(toml.output.contains("# How much the daemon logs.\n# Allowed values: one of \"trace\"") && toml.output.contains("# [ticker]\n"), "\(toml.output)")
+        // Saved as the settings file: a program reading it has its defaults, and a set keeps it readable.
+        try replaceFile(file, with: toml.output)
+        #expect(try loupe("--file", file, "--schema", "daemon", "get", "ticker.greeting").output == "\"hello\"\n")
+        let jsonc = try loupe("--file", directory.file("s.jsonc"), "--schema", "daemon", "template")
+        #expect(jsonc.status == 0 && jsonc.output.hasPrefix("{\n  // Settings of DaemonSettings."), "\(jsonc.output)")
+        try replaceFile(directory.file("s.jsonc"), with: jsonc.output)
+        #expect(try loupe("--file", directory.file("s.jsonc"), "--schema", "daemon", "set", "ticker.greeting", "bonjour").status == 0)
+        let edited = try String(contentsOfFile: directory.file("s.jsonc"), encoding: .utf8)
+        #expect(edited.contains("// What the ticker says.") && edited.contains("\"greeting\": \"bonjour\""), "\(edited)")
+        #expect(try loupe("--file", directory.file("s.json"), "template", "--format", "ini").status == 64)
+    }
+
     @Test func watchPrintsChangesThatAnotherProcessMakes() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }

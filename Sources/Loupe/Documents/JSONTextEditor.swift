@@ -78,7 +78,7 @@ struct JSONTextEditor {
     /// last, with the last one's line break and indentation and no comment.
     private func objectText(_ node: Node, members: [Member], old: [String: JSONValue], new: [String: JSONValue]) throws -> [UInt8] {
         let multiline = bytes[node.range].contains(UInt8(ascii: "\n"))
-        guard !members.isEmpty else { return try fresh(.object(new), at: node.range.lowerBound, multiline: multiline) }
+        guard !members.isEmpty else { return try fillingEmpty(node, with: new, multiline: multiline) }
         if new.isEmpty { return Array("{}".utf8) }
         let open = node.range.lowerBound + 1
         let close = node.range.upperBound - 1
@@ -118,6 +118,30 @@ struct JSONTextEditor {
         output += bytes[tails[members.count - 1].end..<close]
         output.append(UInt8(ascii: "}"))
         return output
+    }
+
+    /// An object that held no member (but perhaps comments, as a template's settings commented out) with
+    /// `new`'s members added before its closing brace, after whatever it held.
+    private func fillingEmpty(_ node: Node, with new: [String: JSONValue], multiline: Bool) throws -> [UInt8] {
+        let inside = bytes[(node.range.lowerBound + 1)..<(node.range.upperBound - 1)]
+        guard multiline, inside.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) else {
+            return try fresh(.object(new), at: node.range.lowerBound, multiline: multiline)
+        }
+        let lineStart = bytes[..<node.range.lowerBound].lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
+        let indentation = Array(bytes[lineStart...].prefix { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") })
+        // What the object held, without the line break and indentation before its brace.
+        var held = Array(inside)
+        while let last = held.last, [0x20, 0x09, 0x0A, 0x0D].contains(last) { held.removeLast() }
+        var output: [UInt8] = [UInt8(ascii: "{")] + held
+        for (index, key) in new.keys.sorted().enumerated() {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            output += newline + indentation + unit
+            output += try JSONWriter.bytes(of: .string(key), pretty: false) + Array(": ".utf8)
+            var value: [UInt8] = []
+            try write(new[key]!, indentation: indentation + unit, multiline: true, into: &value)
+            output += value
+        }
+        return output + newline + indentation + [UInt8(ascii: "}")]
     }
 
     /// What follows a member's value up to the next member's lead: its comma if any, and a comment

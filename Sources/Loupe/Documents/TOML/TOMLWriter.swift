@@ -63,6 +63,11 @@ struct TOMLWriter {
         }
     }
 
+    /// `value` on one line, as TOML writes a value: a scalar, an array, or an inline table.
+    static func inlineText(of value: JSONValue) throws -> String {
+        try TOMLWriter().inline(value, at: [])
+    }
+
     /// A value on one line: a scalar, an array, or an inline table.
     private func inline(_ value: JSONValue, at path: [ValuePath.Component]) throws -> String {
         switch value {
