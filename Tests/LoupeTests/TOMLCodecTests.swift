@@ -448,6 +448,7 @@ struct TOMLCodecTests {
         try root.ports.set([80, 443])
         let written = try String(contentsOfFile: path, encoding: .utf8)
         #expect(written.contains("started = 2001-09-09T01:46:40Z"), "a date stays a TOML date-time: \(written)")
+        #expect(written.hasPrefix("# written by hand\ngreeting = \"bonjour\"\n"), "edited in place, comments kept: \(written)")
         let reread = try Self.tomllib(written).get()
         #expect(reread[path: "started"] == .string("2001-09-09T01:46:40Z"))
         #expect(reread[path: "ports"] == .array([.integer(80), .integer(443)]))
@@ -466,5 +467,100 @@ struct TOMLCodecTests {
             return (error as? SettingsError)?.code == .corrupt && text.contains(path) && text.contains("line 2, column 11")
         }
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "greeting = \"bonjour\"\nport = 80 80\n")
+    }
+}
+
+/// A write to a TOML file edits its text in place.
+@Suite("TOML files people write: every write edits the text in place")
+struct TOMLInPlaceEditTests {
+    let codec = TOMLCodec()
+
+    static let handWritten = """
+    # The daemon's settings, by hand.
+    title = 'Loupe'   # a literal string stays literal when it is not changed
+    count = 1_000
+
+    [server]
+    # where it listens
+    host = "a.example"
+    port = 8080 # the usual
+
+    [server.tls]
+    enabled = false
+
+    [[mirrors]]
+    url = "https://m1.example"
+
+    [[mirrors]]
+    url = "https://m2.example"
+
+    """
+
+    func edited(_ text: String, _ change: (inout JSONValue) throws -> Void) throws -> String {
+        let previous = try codec.parse(Data(text.utf8))
+        var document = previous
+        try change(&document)
+        let data = try codec.serialize(document, editing: Data(text.utf8), holding: previous)
+        #expect(try codec.parse(data) == document, "the edited text holds the new document")
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    @Test func aChangedValueIsReplacedWhereItStands() throws {
+        #expect(try edited(Self.handWritten) { try $0.set(.integer(9090), at: "server.port") }
+                == Self.handWritten.replacingOccurrences(of: "port = 8080 # the usual", with: "port = 9090 # the usual"))
+        #expect(try edited(Self.handWritten) { try $0.set(.string("https://m3.example"), at: "mirrors[1].url") }
+                == Self.handWritten.replacingOccurrences(of: "https://m2.example", with: "https://m3.example"))
+        #expect(try edited(Self.handWritten) { _ in } == Self.handWritten)
+    }
+
+    @Test func aRemovedKeyGoesWithItsLineAndARemovedTableWithItsSection() throws {
+        #expect(try edited(Self.handWritten) { try $0.remove(at: "server.port") }
+                == Self.handWritten.replacingOccurrences(of: "port = 8080 # the usual\n", with: ""))
+        #expect(try edited(Self.handWritten) { try $0.remove(at: "server.tls") }
+                == Self.handWritten.replacingOccurrences(of: "[server.tls]\nenabled = false\n\n", with: ""))
+    }
+
+    @Test func aNewKeyJoinsItsTablesSectionAndANewTableGoesAtTheEnd() throws {
+        #expect(try edited(Self.handWritten) { try $0.set(.string("debug"), at: "server.logLevel") }
+                == Self.handWritten.replacingOccurrences(of: "port = 8080 # the usual\n", with: "port = 8080 # the usual\nlogLevel = \"debug\"\n"))
+        #expect(try edited(Self.handWritten) { try $0.set(.bool(true), at: "verbose") }
+                == Self.handWritten.replacingOccurrences(of: "count = 1_000\n", with: "count = 1_000\nverbose = true\n"))
+        let table = try edited(Self.handWritten) { try $0.set(.object(["level": .string("info")]), at: "log") }
+        #expect(table == Self.handWritten + "\n[log]\nlevel = \"info\"\n")
+        // A table with no section of its own (made by a header of a table inside it) gets a dotted key.
+        let implicit = try edited("[a.b]\nx = 1\n") { try $0.set(.integer(2), at: "a.y") }
+        #expect(implicit == "a.y = 2\n[a.b]\nx = 1\n", "\(implicit)")
+    }
+
+    @Test func anArrayOfTablesThatChangesLengthIsWrittenAnewAndStillRight() throws {
+        let text = try edited(Self.handWritten) { try $0.set(.array([.object(["url": .string("x")])]), at: "mirrors") }
+        #expect(try codec.parse(Data(text.utf8))[path: "mirrors"] == .array([.object(["url": .string("x")])]))
+    }
+
+    /// Random sets and removals, seeded: after each, the text holds the model (for this reader and for
+    /// Python's tomllib), and every comment line of the file is still there.
+    @Test(arguments: [1, 2, 3])
+    func randomEditsKeepTheTextValidTheModelAndTheComments(seed: UInt64) throws {
+        var generator = SeededGenerator(seed: seed)
+        var text = Self.handWritten
+        var model = try codec.parse(Data(text.utf8))
+        let keys = ["title", "count", "server.host", "server.port", "server.tls.enabled", "server.extra", "fresh", "log.level", "mirrors[0].url", "mirrors[1].weight"]
+        for step in 0..<300 {
+            let key = keys.randomElement(using: &generator)!
+            let previous = model
+            if Bool.random(using: &generator), (try? model.value(at: ValuePath(parsing: key))) != nil, !key.hasPrefix("mirrors") || key.hasSuffix("weight") {
+                try? model.remove(at: ValuePath(parsing: key))
+            } else {
+                let values: [JSONValue] = [.integer(Int.random(in: 0...999, using: &generator)), .string("s\(step)"), .bool(true), .array([.integer(1), .string("two")])]
+                try? model.set(values.randomElement(using: &generator)!, at: ValuePath(parsing: key))
+            }
+            let data = try codec.serialize(model, editing: Data(text.utf8), holding: previous)
+            text = String(decoding: data, as: UTF8.self)
+            #expect(try codec.parse(data) == model, "step \(step)")
+        }
+        #expect(try TOMLCodecTests.tomllib(text).get() == TOMLCodecTests.comparable(model))
+        for comment in ["# The daemon's settings, by hand.", "# where it listens"] {
+            #expect(text.contains(comment), "\(comment) in:\n\(text)")
+        }
     }
 }

@@ -12,8 +12,8 @@ import Foundation
 /// as the same TOML values. TOML has no null: a document that needs one (a value removed over a lower
 /// layer that holds it) cannot be written, and the write is refused naming where.
 ///
-/// Writes are written in a clean style (tables after values, keys sorted); comments and the order of a
-/// file someone wrote are not kept yet.
+/// A write to a file edits its text in place: comments, blank lines and the order of keys and sections
+/// stay. A file Loupe creates is written in a clean style (tables after values, keys sorted).
 public struct TOMLCodec: DocumentCodec {
     /// How the typed value maps to TOML: ISO 8601 dates by default, so that a `Date` is a TOML date-time.
     public var coding: DocumentCoding
@@ -38,5 +38,14 @@ public struct TOMLCodec: DocumentCodec {
 
     public func serialize(_ document: JSONValue) throws -> Data {
         Data(try TOMLWriter.text(of: document).utf8)
+    }
+
+    /// `document` as an edit of the TOML text `previous`: changed values are replaced where they stand,
+    /// removed keys go with their line, new keys join their table's section, and comments, blank lines and
+    /// order stay. What cannot be edited in place (an array of tables that changes length) is written anew.
+    public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
+        // What TOML cannot hold is refused as a fresh write would refuse it.
+        let fresh = try serialize(document)
+        return TOMLTextEditor.edit(Array(previous), into: document).map { Data($0) } ?? fresh
     }
 }

@@ -24,12 +24,43 @@ struct TOMLReader {
     private var sectionKey: [String] = []
     private var sectionNumber = 0
     private let root: Table
+    /// Where each section and each key/value of a section is in the text, for an edit in place.
+    private(set) var outline = Outline()
+    /// The path of the table the current section writes to, with the index of an array of tables' element.
+    private var sectionPath: [ValuePath.Component] = []
+
+    /// Where things are in a TOML text: each section (the root's first), and each `key = value` line.
+    struct Outline {
+        struct Section {
+            let path: [ValuePath.Component]
+            /// Where its header line starts (0 for the root), and where its body starts.
+            let headerStart: Int
+            let bodyStart: Int
+        }
+        struct KeyValue {
+            /// The value's path: the section's and the (dotted) key's.
+            let path: [ValuePath.Component]
+            let section: Int
+            /// The line, from its start through its line break, and the value's bytes.
+            let lines: Range<Int>
+            let value: Range<Int>
+        }
+        var sections: [Section] = [Section(path: [], headerStart: 0, bodyStart: 0)]
+        var keyValues: [KeyValue] = []
+    }
 
     /// The document `bytes` hold.
     static func document(from bytes: [UInt8]) throws -> JSONValue {
         var reader = TOMLReader(bytes)
         try reader.readDocument()
         return reader.root.document
+    }
+
+    /// The document `bytes` hold, and where each part of it is written.
+    static func outlined(_ bytes: [UInt8]) throws -> (document: JSONValue, outline: Outline) {
+        var reader = TOMLReader(bytes)
+        try reader.readDocument()
+        return (reader.root.document, reader.outline)
     }
 
     private init(_ bytes: [UInt8]) {
@@ -91,9 +122,19 @@ struct TOMLReader {
             case UInt8(ascii: "#"), UInt8(ascii: "\n"), UInt8(ascii: "\r"):
                 break
             case UInt8(ascii: "["):
+                let lineStart = self.lineStart(of: position)
                 try readHeader()
+                try endOfLine()
+                outline.sections.append(.init(path: sectionPath, headerStart: lineStart, bodyStart: position))
+                continue
             default:
-                try readKeyValue(into: section, depth: 0)
+                let lineStart = self.lineStart(of: position)
+                let (path, value) = try readKeyValue(into: section, depth: 0)
+                try endOfLine()
+                outline.keyValues.append(.init(
+                    path: sectionPath + path.map(ValuePath.Component.key), section: outline.sections.count - 1,
+                    lines: lineStart..<position, value: value))
+                continue
             }
             try endOfLine()
         }
@@ -112,12 +153,16 @@ struct TOMLReader {
         if isArray { try expect("]", "']]' to end the array of tables header") }
         sectionNumber += 1
         var table = root
+        var path: [ValuePath.Component] = []
+        defer { sectionPath = path }
         for (index, part) in key.enumerated() {
             let isLast = index == key.count - 1
+            path.append(.key(part))
             switch table.entries[part] {
             case nil:
                 let made = Table(kind: isLast ? .header : .implicit, section: sectionNumber)
                 table.entries[part] = isLast && isArray ? .tables([made]) : .table(made)
+                if isLast && isArray { path.append(.index(0)) }
                 table = made
             case .table(let existing):
                 if existing.kind == .inline { throw error("the table \(name(key, upTo: index)) is an inline table, complete where it is written", at: start) }
@@ -132,8 +177,10 @@ struct TOMLReader {
                     guard isArray else { throw error("\(name(key)) is already an array of tables", at: start) }
                     let made = Table(kind: .header, section: sectionNumber)
                     table.entries[part] = .tables(tables + [made])
+                    path.append(.index(tables.count))
                     table = made
                 } else {
+                    path.append(.index(tables.count - 1))
                     table = tables[tables.count - 1]
                 }
             case .value(let value):
@@ -145,8 +192,9 @@ struct TOMLReader {
         sectionKey = key
     }
 
-    /// `key = value` (the key may be dotted), into `table`.
-    private mutating func readKeyValue(into table: Table, depth: Int) throws {
+    /// `key = value` (the key may be dotted), into `table`; returns the key and where its value is.
+    @discardableResult
+    private mutating func readKeyValue(into table: Table, depth: Int) throws -> (key: [String], value: Range<Int>) {
         let start = position
         let relative = try readKey()
         // Errors name the whole key, from the section's header (inside an inline table, from there).
@@ -155,7 +203,9 @@ struct TOMLReader {
         skipBlank()
         try expect("=", "'=' after the key \(name(key))")
         skipBlank()
+        let valueStart = position
         let value = try readValue(depth: depth)
+        let valueRange = valueStart..<position
         var target = table
         for (index, part) in key.enumerated().dropFirst(skipped).dropLast().map({ ($0.offset, $0.element) }) {
             switch target.entries[part] {
@@ -182,6 +232,11 @@ struct TOMLReader {
         let last = key[key.count - 1]
         guard target.entries[last] == nil else { throw error("the key \(name(key)) is defined twice", at: start) }
         target.entries[last] = value
+        return (relative, valueRange)
+    }
+
+    private func lineStart(of offset: Int) -> Int {
+        bytes[..<offset].lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
     }
 
     /// `key`, `"quoted key"`, `'literal'`, or those joined by dots (white space around the dots allowed).

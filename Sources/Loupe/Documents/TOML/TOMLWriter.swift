@@ -23,6 +23,16 @@ struct TOMLWriter {
         return writer.text
     }
 
+    /// The TOML text of the table `document` at `path` (`[path]` and its sections), as appended to a file.
+    static func text(of document: JSONValue, under path: [String]) throws -> String {
+        guard case .object(let members) = document else {
+            throw DocumentSyntaxError("a TOML table is an object; \(document.kind) cannot be one")
+        }
+        var writer = TOMLWriter()
+        try writer.writeTable(members, at: path, header: path.isEmpty ? nil : "[" + dotted(path) + "]")
+        return writer.text
+    }
+
     /// Writes the values of a table, then its sections. `header` is the table's own header line, written
     /// only when the table has values of its own or nothing at all (a table holding only tables needs none).
     private mutating func writeTable(_ members: [String: JSONValue], at path: [String], header: String?) throws {
