@@ -14,7 +14,10 @@ import Yams
 /// Scalars take the types Yams's resolver gives them (`8080` is a number, `"8080"` a string, `~` null,
 /// and, as in YAML 1.1, `on`, `off`, `yes` and `no` booleans); strings that would read as another type
 /// are written quoted. Aliases are expanded, up to ``maximumValues`` values in all, so a small file
-/// cannot expand into an unbounded document.
+/// cannot expand into an unbounded document. A file with several YAML documents is refused when read.
+///
+/// A write writes the whole file anew (comments are not kept yet); a write over a file that uses anchors
+/// and aliases is refused, saying why, since it would replace each alias with a copy.
 public struct YAMLCodec: DocumentCodec {
     /// How the typed value maps to documents: date and key strategies.
     public var coding: DocumentCoding
@@ -48,6 +51,31 @@ public struct YAMLCodec: DocumentCodec {
 
     public func serialize(_ document: JSONValue) throws -> Data {
         Data(try Yams.serialize(node: node(document), sortKeys: true).utf8)
+    }
+
+    /// `document`, written anew over `previous`, unless `previous` uses anchors and aliases: a write
+    /// would put a copy of each alias's value in its place, so it is refused, saying why.
+    public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
+        if let text = String(data: previous, encoding: .utf8), let parser = try? Parser(yaml: text),
+           let root = try? parser.singleRoot() {
+            // The parser holds the anchors its nodes name (weakly) while it lives.
+            let usesAnchors = withExtendedLifetime(parser) { Self.usesAnchors(root) }
+            if usesAnchors {
+                throw DocumentSyntaxError(
+                    "the file uses YAML anchors and aliases (&name, *name); a write would put a copy of each alias's value in its place, so Loupe does not write it: edit it by hand, or take the anchors out")
+            }
+        }
+        return try serialize(document)
+    }
+
+    private static func usesAnchors(_ node: Node) -> Bool {
+        if node.anchor != nil { return true }
+        switch node {
+        case .alias: return true
+        case .mapping(let mapping): return mapping.contains { usesAnchors($0.key) || usesAnchors($0.value) }
+        case .sequence(let sequence): return sequence.contains(where: usesAnchors)
+        case .scalar: return false
+        }
     }
 
     private func document(_ node: Node, budget: inout Int) throws -> JSONValue {

@@ -41,6 +41,37 @@ struct YAMLCodecTests {
     }
 }
 
+@Suite("YAML files that cannot be written as they are")
+struct YAMLRefusedWriteTests {
+    @Test func aWriteOverAFileWithAnchorsAndAliasesIsRefusedSayingWhyAndNothingIsWritten() throws {
+        let directory = NSTemporaryDirectory() + "loupe-yaml-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/service.yaml"
+        let text = "defaults: &tags [blue]\nname: api\ntags: *tags\n"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        struct WithDefaults: Codable, Sendable, Equatable {
+            var defaults: [String] = []
+            var name = "api"
+            var port = 8080
+            var tags: [String] = []
+        }
+        let root = try RootLens(default: WithDefaults(), store: FileStore(path: path, format: .yaml), watch: false)
+        #expect(root.value.tags == ["blue"], "aliases are read")
+        #expect {
+            try root.port.set(9090)
+        } throws: { error in
+            (error as? SettingsError)?.code == .unwritable && "\(error)".contains("the file uses YAML anchors and aliases")
+        }
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == text)
+        #expect(root.value.port == 8080, "nothing was applied")
+    }
+
+    @Test func aFileWithSeveralDocumentsIsRefusedWhenRead() throws {
+        #expect(throws: (any Error).self) { try YAMLCodec().parse(Data("a: 1\n---\na: 2\n".utf8)) }
+    }
+}
+
 @Suite("YAML numbers")
 struct YAMLNumberTests {
     @Test func numbersNoSwiftTypeHoldsAreKeptAsWrittenAndDoublesInFull() throws {
