@@ -16,8 +16,9 @@ import Yams
 /// are written quoted. Aliases are expanded, up to ``maximumValues`` values in all, so a small file
 /// cannot expand into an unbounded document. A file with several YAML documents is refused when read.
 ///
-/// A write writes the whole file anew (comments are not kept yet); a write over a file that uses anchors
-/// and aliases is refused, saying why, since it would replace each alias with a copy.
+/// A write edits a file's block mappings in place (comments, order and quoting stay); what it cannot edit
+/// in place (a sequence that changes) is written anew. A write over a file that uses anchors and aliases
+/// is refused, saying why, since it would replace each alias with a copy.
 public struct YAMLCodec: DocumentCodec {
     /// How the typed value maps to documents: date and key strategies.
     public var coding: DocumentCoding
@@ -53,8 +54,10 @@ public struct YAMLCodec: DocumentCodec {
         Data(try Yams.serialize(node: node(document), sortKeys: true).utf8)
     }
 
-    /// `document`, written anew over `previous`, unless `previous` uses anchors and aliases: a write
-    /// would put a copy of each alias's value in its place, so it is refused, saying why.
+    /// `document` as an edit of the YAML text `previous`: changed scalars are replaced where they stand, in
+    /// their quoting; removed keys go with their lines; new keys follow their last sibling; comments, order
+    /// and style stay. What cannot be edited in place is written anew. A file that uses anchors and aliases
+    /// is refused, saying why: a write would put a copy of each alias's value in its place.
     public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
         if let text = String(data: previous, encoding: .utf8), let parser = try? Parser(yaml: text),
            let root = try? parser.singleRoot() {
@@ -65,7 +68,8 @@ public struct YAMLCodec: DocumentCodec {
                     "the file uses YAML anchors and aliases (&name, *name); a write would put a copy of each alias's value in its place, so Loupe does not write it: edit it by hand, or take the anchors out")
             }
         }
-        return try serialize(document)
+        let fresh = try serialize(document)
+        return YAMLTextEditor.edit(previous, into: document, codec: self) ?? fresh
     }
 
     private static func usesAnchors(_ node: Node) -> Bool {

@@ -86,3 +86,119 @@ struct YAMLNumberTests {
                 && written.contains("third: 0.30000000000000004"), "\(written)")
     }
 }
+
+/// A write to a YAML file edits its text in place.
+@Suite("YAML files people write: every write edits the text in place")
+struct YAMLInPlaceEditTests {
+    let codec = YAMLCodec()
+
+    static let handWritten = """
+    # The daemon's settings.
+    # Edited by the administrator.
+    logLevel: info   # pinned on purpose
+
+    # upstream service
+    upstream:
+      url: "https://a.example"
+      timeoutSeconds: 5
+    ticker:
+      greeting: 'hello'
+      intervalSeconds: 1
+    tags: [a, b]
+
+    """
+
+    func edited(_ text: String, _ change: (inout JSONValue) throws -> Void) throws -> String {
+        let previous = try codec.parse(Data(text.utf8))
+        var document = previous
+        try change(&document)
+        let data = try codec.serialize(document, editing: Data(text.utf8), holding: previous)
+        #expect(try codec.parse(data) == document, "the edited text holds the new document")
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    @Test func aChangedScalarIsReplacedWhereItStandsInItsQuoting() throws {
+        #expect(try edited(Self.handWritten) { try $0.set(.string("bonjour"), at: "ticker.greeting") }
+                == Self.handWritten.replacingOccurrences(of: "greeting: 'hello'", with: "greeting: 'bonjour'"))
+        #expect(try edited(Self.handWritten) { try $0.set(.string("https://b.example"), at: "upstream.url") }
+                == Self.handWritten.replacingOccurrences(of: "\"https://a.example\"", with: "\"https://b.example\""))
+        #expect(try edited(Self.handWritten) { try $0.set(.string("debug"), at: "logLevel") }
+                == Self.handWritten.replacingOccurrences(of: "logLevel: info   #", with: "logLevel: debug   #"))
+        #expect(try edited(Self.handWritten) { try $0.set(.integer(30), at: "upstream.timeoutSeconds") }
+                == Self.handWritten.replacingOccurrences(of: "timeoutSeconds: 5", with: "timeoutSeconds: 30"))
+        #expect(try edited(Self.handWritten) { _ in } == Self.handWritten)
+    }
+
+    @Test func aRemovedKeyGoesWithItsLinesAndANewKeyFollowsItsLastSibling() throws {
+        #expect(try edited(Self.handWritten) { try $0.remove(at: "ticker.intervalSeconds") }
+                == Self.handWritten.replacingOccurrences(of: "  intervalSeconds: 1\n", with: ""))
+        #expect(try edited(Self.handWritten) { try $0.remove(at: "upstream") }
+                == Self.handWritten.replacingOccurrences(of: "upstream:\n  url: \"https://a.example\"\n  timeoutSeconds: 5\n", with: ""))
+        #expect(try edited(Self.handWritten) { try $0.set(.bool(true), at: "ticker.loud") }
+                == Self.handWritten.replacingOccurrences(of: "  intervalSeconds: 1\n", with: "  intervalSeconds: 1\n  loud: true\n"))
+    }
+
+    /// Random sets and removals of scalars, sequences, mappings and keys, seeded: after each, the text holds the model (for this
+    /// reader and for PyYAML), and the comments that were not on a removed key's line are still there.
+    @Test(arguments: [UInt64(1), 2])
+    func randomEditsKeepTheTextValidTheModelAndTheComments(seed: UInt64) throws {
+        var state = seed
+        func next(_ bound: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        var text = Self.handWritten
+        var model = try codec.parse(Data(text.utf8))
+        let keys = ["upstream.url", "upstream.timeoutSeconds", "upstream.extra", "ticker.greeting", "ticker.intervalSeconds", "ticker.loud", "fresh", "other.nested"]
+        for step in 0..<300 {
+            let key = try ValuePath(parsing: keys[next(keys.count)])
+            let previous = model
+            if next(2) == 0, (try? model.value(at: key)) != nil {
+                try? model.remove(at: key)
+            } else {
+                let values: [JSONValue] = [.integer(next(1000)), .string("s \(step)"), .bool(true), .string("yes"), .string("1.5"), .string("it's"),
+                                           .array([.integer(1), .string("two")]), .object(["k": .integer(step)])]
+                try? model.set(values[next(values.count)], at: key)
+            }
+            let data = try codec.serialize(model, editing: Data(text.utf8), holding: previous)
+            text = String(decoding: data, as: UTF8.self)
+            #expect(try codec.parse(data) == model, "step \(step)")
+        }
+        for comment in ["# The daemon's settings.", "# Edited by the administrator."] {
+            #expect(text.contains(comment), "\(comment) in:\n\(text)")
+        }
+        let script = "import yaml,sys,json; print(json.dumps(yaml.safe_load(sys.stdin.read())))"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        input.fileHandleForWriting.write(Data(text.utf8))
+        try input.fileHandleForWriting.close()
+        let printed = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(try JSONValue(parsing: String(decoding: printed, as: UTF8.self)) == model)
+    }
+
+    /// The issue's measured case: `loupe set ticker.greeting bonjour` on a commented file kept nothing.
+    @Test func aSetThroughAFileStoreKeepsCommentsQuotingAndPinnedValues() throws {
+        let directory = NSTemporaryDirectory() + "loupe-yaml-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/settings.yaml"
+        try Data(Self.handWritten.utf8).write(to: URL(fileURLWithPath: path))
+        struct Settings: Codable, Sendable, Equatable {
+            struct Upstream: Codable, Sendable, Equatable { var url = "http://127.0.0.1"; var timeoutSeconds = 5 }
+            struct Ticker: Codable, Sendable, Equatable { var greeting = "hello"; var intervalSeconds = 1 }
+            var logLevel = "info"
+            var upstream = Upstream()
+            var ticker = Ticker()
+            var tags: [String] = []
+        }
+        let root = try RootLens(default: Settings(), store: FileStore(path: path, format: codec), watch: false)
+        try root.ticker.greeting.set("bonjour")
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == Self.handWritten.replacingOccurrences(of: "'hello'", with: "'bonjour'"))
+    }
+}

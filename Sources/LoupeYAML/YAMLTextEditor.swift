@@ -1,0 +1,204 @@
+#if YAML
+import Foundation
+import Loupe
+import Yams
+
+/// Writes a new document as an edit of the YAML text that held the previous one, for block mappings (the
+/// way people write settings): a changed scalar is replaced where it stands, in its quoting where it can
+/// be (a quoted string stays quoted the same way), a removed key goes with its lines and the comment on
+/// them, and a new key goes after its last sibling at their indentation. Comments, blank lines, order,
+/// quoting and flow or block style of everything else stay.
+///
+/// What it does not edit in place (a sequence or a flow collection that changes, a multi-line scalar that
+/// changes) makes it return nil, and the codec writes the document anew. The edited text is read again and
+/// must hold the new document, or the edit is not used either.
+struct YAMLTextEditor {
+    private let text: String
+    /// Where each line starts, in bytes, and its text.
+    private let lines: [(start: Int, text: Substring)]
+    private var edits: [(range: Range<Int>, text: String)] = []
+    private let codec: YAMLCodec
+
+    static func edit(_ data: Data, into document: JSONValue, codec: YAMLCodec) -> Data? {
+        guard let text = String(data: data, encoding: .utf8), let parser = try? Parser(yaml: text),
+              let root = try? parser.singleRoot(), let previous = try? codec.parse(data)
+        else { return nil }
+        var editor = YAMLTextEditor(text: text, codec: codec)
+        guard case .mapping(let mapping) = root, mapping.style != .flow,
+              (try? editor.visit(mapping, old: previous, new: document)) == true
+        else { return nil }
+        var output = Array(text.utf8)
+        for edit in editor.edits.sorted(by: { $0.range.lowerBound > $1.range.lowerBound }) {
+            output.replaceSubrange(edit.range, with: Array(edit.text.utf8))
+        }
+        let data = Data(output)
+        guard (try? codec.parse(data)) == document else { return nil }
+        return data
+    }
+
+    private init(text: String, codec: YAMLCodec) {
+        self.text = text
+        self.codec = codec
+        var lines: [(Int, Substring)] = []
+        var offset = 0
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            lines.append((offset, line))
+            offset += line.utf8.count + 1
+        }
+        self.lines = lines
+    }
+
+    // MARK: Editing
+
+    private mutating func visit(_ mapping: Node.Mapping, old: JSONValue, new: JSONValue) throws -> Bool {
+        guard case .object(let before) = old, case .object(let after) = new, mapping.style != .flow else { return false }
+        let entries = Array(mapping)
+        var lastEnd: Int?
+        for (index, (keyNode, valueNode)) in entries.enumerated() {
+            guard let key = keyNode.string, let keyMark = keyNode.mark else { return false }
+            let end = entryEnd(index, entries, mapping)
+            lastEnd = end
+            switch (before[key], after[key]) {
+            case (let was?, let now?) where was == now:
+                continue
+            case (_?, nil):
+                edits.append((lines[keyMark.line - 1].start..<end, ""))
+            case (_?, .object(let members)?) where members.isEmpty:
+                // A mapping that loses every key: `key: {}` in its place (no lines under a key read as null).
+                let indentation = String(repeating: " ", count: keyMark.column - 1)
+                edits.append((lines[keyMark.line - 1].start..<end, indentation + Self.yamlKey(key, codec: codec) + ": {}\n"))
+            case (let was?, let now?):
+                if case .mapping(let inner) = valueNode, inner.style != .flow, case .object = now {
+                    var nested = self
+                    nested.edits = []
+                    if try nested.visit(inner, old: was, new: now) {
+                        edits += nested.edits
+                        continue
+                    }
+                } else if case .scalar(let scalar) = valueNode, let replaced = try replacement(for: scalar, with: now) {
+                    edits.append(replaced)
+                    continue
+                }
+                // Anything else (a sequence, a flow collection, a multi-line scalar, a change of kind): this
+                // entry written anew in its place, at its indentation; the rest of the file stays.
+                let indentation = String(repeating: " ", count: keyMark.column - 1)
+                let yaml = String(decoding: try codec.serialize(.object([key: now])), as: UTF8.self)
+                let block = yaml.split(separator: "\n").map { indentation + $0 + "\n" }.joined()
+                edits.append((lines[keyMark.line - 1].start..<end, block))
+            default:
+                return false
+            }
+        }
+        let added = after.keys.filter { before[$0] == nil }.sorted()
+        guard !added.isEmpty else { return true }
+        guard let first = entries.first?.key.mark, let insertAt = lastEnd else { return false }
+        let indentation = String(repeating: " ", count: first.column - 1)
+        var block = ""
+        for key in added {
+            let yaml = String(decoding: try codec.serialize(.object([key: after[key]!])), as: UTF8.self)
+            for line in yaml.split(separator: "\n") { block += indentation + line + "\n" }
+        }
+        var insertion = insertAt
+        if insertion > 0, insertion <= text.utf8.count, Array(text.utf8)[insertion - 1] != UInt8(ascii: "\n") {
+            block = "\n" + block
+        }
+        insertion = min(insertion, text.utf8.count)
+        edits.append((insertion..<insertion, block))
+        return true
+    }
+
+    /// Where entry `index` of `mapping` ends: after its last line of content (blank lines and comments
+    /// before the next key belong to that key).
+    private func entryEnd(_ index: Int, _ entries: [(key: Node, value: Node)], _ mapping: Node.Mapping) -> Int {
+        guard let keyLine = entries[index].key.mark?.line else { return text.utf8.count }
+        let indentation = (entries[index].key.mark?.column ?? 1) - 1
+        var next = lines.count  // the line (1-based) after the entry's lines
+        if index + 1 < entries.count, let line = entries[index + 1].key.mark?.line {
+            next = line
+        } else {
+            // The end of the mapping: the first line of content indented less than its keys.
+            for line in stride(from: keyLine + 1, through: lines.count, by: 1) {
+                let raw = lines[line - 1].text
+                let content = raw.drop { $0 == " " }
+                if content.isEmpty || content.hasPrefix("#") { continue }
+                if raw.count - content.count < indentation {
+                    next = line
+                    break
+                }
+            }
+        }
+        var last = next - 1
+        while last > keyLine {
+            let content = lines[last - 1].text.drop { $0 == " " }
+            if content.isEmpty || content.hasPrefix("#") { last -= 1 } else { break }
+        }
+        let line = lines[last - 1]
+        return min(line.start + line.text.utf8.count + 1, text.utf8.count)
+    }
+
+    /// The edit that replaces a one-line scalar with `value`, quoted as it was; nil for what cannot be.
+    private func replacement(for scalar: Node.Scalar, with value: JSONValue) throws -> (range: Range<Int>, text: String)? {
+        guard let mark = scalar.mark, mark.line <= lines.count else { return nil }
+        switch value {
+        case .object, .array: return nil
+        default: break
+        }
+        let line = lines[mark.line - 1]
+        let characters = Array(line.text)
+        guard mark.column - 1 <= characters.count else { return nil }
+        let startInLine = String(characters[..<(mark.column - 1)]).utf8.count
+        let rest = Array(line.text.utf8.dropFirst(startInLine))
+        let length: Int
+        let rendered: String
+        switch scalar.style {
+        case .doubleQuoted:
+            guard case .string(let string) = value, let end = Self.closingQuote(rest, quote: UInt8(ascii: "\""), escape: UInt8(ascii: "\\")) else { return nil }
+            length = end
+            rendered = JSONValue.string(string).jsonText()
+        case .singleQuoted:
+            guard case .string(let string) = value, let end = Self.closingQuote(rest, quote: UInt8(ascii: "'"), escape: nil) else { return nil }
+            length = end
+            rendered = "'" + string.replacingOccurrences(of: "'", with: "''") + "'"
+        case .plain:
+            // To the end of the line, or a comment, without the spaces before it.
+            var end = rest.count
+            for index in rest.indices where rest[index] == UInt8(ascii: "#") && index > 0 && (rest[index - 1] == 0x20 || rest[index - 1] == 0x09) {
+                end = index
+                break
+            }
+            while end > 0, rest[end - 1] == 0x20 || rest[end - 1] == 0x09 || rest[end - 1] == 0x0D { end -= 1 }
+            length = end
+            // As the codec writes it as a mapping's value: quoted when plain text would read otherwise.
+            let entry = String(decoding: try codec.serialize(.object(["k": value])), as: UTF8.self)
+            guard entry.hasPrefix("k: "), entry.dropFirst(3).trimmingCharacters(in: .newlines).contains("\n") == false else { return nil }
+            rendered = entry.dropFirst(3).trimmingCharacters(in: .whitespacesAndNewlines)
+        default:
+            return nil
+        }
+        let start = line.start + startInLine
+        return (start..<(start + length), rendered)
+    }
+
+    /// `key` as the codec writes a mapping's key.
+    private static func yamlKey(_ key: String, codec: YAMLCodec) -> String {
+        let entry = (try? codec.serialize(.object([key: .null]))).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        guard let colon = entry.range(of: ": null", options: .backwards) else { return JSONValue.string(key).jsonText() }
+        return String(entry[..<colon.lowerBound])
+    }
+
+    /// The length of a quoted scalar, quotes included, at the start of `bytes`.
+    private static func closingQuote(_ bytes: [UInt8], quote: UInt8, escape: UInt8?) -> Int? {
+        guard bytes.first == quote else { return nil }
+        var index = 1
+        while index < bytes.count {
+            if let escape, bytes[index] == escape { index += 2; continue }
+            if bytes[index] == quote {
+                if escape == nil, index + 1 < bytes.count, bytes[index + 1] == quote { index += 2; continue }
+                return index + 1
+            }
+            index += 1
+        }
+        return nil
+    }
+}
+#endif
