@@ -5,9 +5,15 @@
 /// the end of the file. Comments, blank lines, the order of keys and sections, and the spelling of what
 /// did not change all stay.
 ///
-/// What this does not edit in place (an array of tables that gains or loses an element, a new table inside
-/// an element that is not the last) makes it return nil, and the codec writes the document anew. The
-/// edited text is read again and must hold the new document, or the edit is not used either.
+/// A changed value keeps its spelling where the new value allows it: a literal string stays literal, a
+/// multi-line string multi-line, a hexadecimal, octal or binary integer keeps its base, and a decimal one its
+/// `_` grouping. An array of tables that gains elements gets `[[…]]` sections after its last one, and one
+/// that loses elements loses their sections.
+///
+/// What this does not edit in place (a new table inside an element of an array of tables that is not the
+/// last, an array of tables that becomes something else) makes it return nil, and the codec writes the
+/// document anew. The edited text is read again and must hold the new document, or the edit is not used
+/// either.
 struct TOMLTextEditor {
     private let bytes: [UInt8]
     private let outline: TOMLReader.Outline
@@ -20,11 +26,21 @@ struct TOMLTextEditor {
         var editor = TOMLTextEditor(bytes: text, outline: outline)
         guard (try? editor.visit([], old: previous, new: document)) == true else { return nil }
         var output = text
-        for edit in editor.edits.sorted(by: { $0.range.lowerBound > $1.range.lowerBound }) {
-            output.replaceSubrange(edit.range, with: edit.text)
+        // From the end of the text back, so that each range still names the bytes it was made for; where a
+        // removal and an insertion start at one place, the removal first, so that it does not take the
+        // inserted text with it.
+        let ordered = editor.edits.sorted {
+            ($0.range.lowerBound, $0.range.upperBound) > ($1.range.lowerBound, $1.range.upperBound)
+        }
+        var limit = output.count
+        for edit in ordered {
+            // Removals of nested sections may share blank lines: each takes what the later one left.
+            let range = edit.range.lowerBound..<Swift.max(edit.range.lowerBound, Swift.min(edit.range.upperBound, limit))
+            output.replaceSubrange(range, with: edit.text)
+            limit = range.lowerBound
         }
         // The edit must say exactly what the document says; else it is written anew.
-        guard (try? TOMLReader.document(from: output)) == document else { return nil }
+        guard let written = try? TOMLReader.document(from: output), written.isIdentical(to: document) else { return nil }
         return output
     }
 
@@ -37,10 +53,11 @@ struct TOMLTextEditor {
 
     /// Makes the edits that turn `old` at `path` into `new`; false when it cannot be done in place.
     private mutating func visit(_ path: [ValuePath.Component], old: JSONValue?, new: JSONValue?) throws -> Bool {
-        if old == new { return true }
+        if let old, let new, old.isIdentical(to: new) { return true }
+        if old == nil, new == nil { return true }
         if let line = outline.keyValues.first(where: { $0.path == path }) {
             if let new {
-                edits.append((line.value, Array(try TOMLWriter.inlineText(of: new).utf8)))
+                edits.append((line.value, Array(try TOMLWriter.inlineText(of: new, spelledLike: bytes[line.value]).utf8)))
             } else {
                 edits.append((line.lines, []))
             }
@@ -51,27 +68,45 @@ struct TOMLTextEditor {
             for key in Set(before.keys).union(after.keys).sorted() {
                 guard try visit(path + [.key(key)], old: before[key], new: after[key]) else { return false }
             }
+            // A table that loses every key, and has no section of its own (its keys were dotted, or in
+            // sections of tables inside it): a key makes it, empty.
+            if after.isEmpty, !path.isEmpty, !outline.sections.contains(where: { $0.path == path }) {
+                return try insert(.object([:]), at: path)
+            }
             return true
-        case (.array(let before)?, .array(let after)?) where before.count == after.count:
-            // An array of tables, element by element.
-            for index in before.indices {
+        case (.array(let before)?, .array(let after)?) where after.allSatisfy({ if case .object = $0 { true } else { false } }):
+            // An array of tables (an inline array is a value, edited above), element by element; elements
+            // past the end of the shorter one are sections removed, or sections added after the last.
+            for index in before.indices.prefix(after.count) {
                 guard try visit(path + [.index(index)], old: before[index], new: after[index]) else { return false }
+            }
+            if before.count > after.count {
+                for index in after.count..<before.count {
+                    removeSections(under: path + [.index(index)])
+                }
+                // Every element gone: the key stays, as an empty array.
+                if after.isEmpty { return try insert(.array([]), at: path) }
+            } else if after.count > before.count {
+                return try appendTables(Array(after[before.count...]), to: path, after: before.count)
             }
             return true
         case (nil, let value?):
             return try insert(value, at: path)
         case (_?, nil):
             // A table written with headers (or dotted keys): every section and line under it goes.
-            for section in outline.sections.indices where outline.sections[section].path.starts(with: path) && !path.isEmpty {
-                edits.append((outline.sections[section].headerStart..<sectionEnd(section), []))
-            }
+            removeSections(under: path)
             for line in outline.keyValues where line.path.starts(with: path)
                 && !outline.sections[line.section].path.starts(with: path) {
                 edits.append((line.lines, []))
             }
             return true
-        default:
-            return false
+        case (let was?, let now?):
+            // What sections or dotted keys hold becomes a value of another kind (or an array of tables an
+            // array of values): it goes, and the new value comes as a new key or table.
+            guard try visit(path, old: was, new: nil) else { return false }
+            return try visit(path, old: nil, new: now)
+        case (nil, nil):
+            return true
         }
     }
 
@@ -113,9 +148,78 @@ struct TOMLTextEditor {
         return true
     }
 
-    /// Where section `index` ends: at the next section's header, or the end of the text.
-    private func sectionEnd(_ index: Int) -> Int {
-        index + 1 < outline.sections.count ? outline.sections[index + 1].headerStart : bytes.count
+    /// Removes every section at or under `path`, header and body.
+    private mutating func removeSections(under path: [ValuePath.Component]) {
+        guard !path.isEmpty else { return }
+        for section in outline.sections.indices where outline.sections[section].path.starts(with: path) {
+            edits.append((removalRange(ofSection: section), []))
+        }
+    }
+
+    /// Adds `elements` to the array of tables at `path`, which has `count` elements written as sections: a
+    /// `[[…]]` section for each, after the last section of the array's last element.
+    private mutating func appendTables(_ elements: [JSONValue], to path: [ValuePath.Component], after count: Int) throws -> Bool {
+        guard count > 0, elements.allSatisfy({ if case .object = $0 { true } else { false } }),
+              !path.contains(where: { if case .index = $0 { true } else { false } })
+        else { return false }
+        let last = path + [.index(count - 1)]
+        guard let lastSection = outline.sections.indices.last(where: { outline.sections[$0].path.starts(with: last) }) else {
+            return false
+        }
+        let keys = path.compactMap { component -> String? in
+            if case .key(let name) = component { return name }
+            return nil
+        }
+        // After its last line of content: blank lines and comments that come before the next section stay
+        // with that section.
+        let offset = contentEnd(ofSection: lastSection)
+        var text = "\n" + (try TOMLWriter.text(ofArrayOfTables: elements, under: keys))
+        if offset > 0, bytes[offset - 1] != UInt8(ascii: "\n") { text = "\n" + text }
+        edits.append((offset..<offset, Array(text.utf8).replacingNewlines(with: newline, separating: false)))
+        return true
+    }
+
+    /// Where section `index`'s content ends: after its header, or its last `key = value` line.
+    private func contentEnd(ofSection index: Int) -> Int {
+        outline.keyValues.lazy.filter { $0.section == index }.map(\.lines.upperBound).max() ?? outline.sections[index].bodyStart
+    }
+
+    /// What goes when section `index` is removed: its header and its content, with the blank lines after
+    /// them (or, for the file's last section, before them). Comments before the next section stay.
+    private func removalRange(ofSection index: Int) -> Range<Int> {
+        var start = outline.sections[index].headerStart
+        var end = contentEnd(ofSection: index)
+        while let line = blankLine(from: end) { end = line }
+        if end == bytes.count {
+            while start > 0 {
+                let previous = (bytes[..<(start - 1)].lastIndex(of: UInt8(ascii: "\n")) ?? -1) + 1
+                guard blankLine(from: previous) == start else { break }
+                start = previous
+            }
+        }
+        return start..<end
+    }
+
+    /// The end of the blank line (spaces and tabs only) that starts at `offset`, if it is one.
+    private func blankLine(from offset: Int) -> Int? {
+        var index = offset
+        while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 || bytes[index] == 0x0D { index += 1 }
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\n") else { return nil }
+        return index + 1
+    }
+}
+
+extension JSONValue {
+    /// Whether the two documents are the same, a NaN the same as a NaN (which `==` says it is not): a
+    /// TOML file may hold `nan`.
+    fileprivate func isIdentical(to other: JSONValue) -> Bool {
+        switch (self, other) {
+        case (.double(let a), .double(let b)): a == b || (a.isNaN && b.isNaN)
+        case (.array(let a), .array(let b)): a.count == b.count && zip(a, b).allSatisfy { $0.isIdentical(to: $1) }
+        case (.object(let a), .object(let b)):
+            a.count == b.count && a.allSatisfy { key, value in b[key].map(value.isIdentical) ?? false }
+        default: self == other
+        }
     }
 }
 

@@ -33,6 +33,21 @@ struct TOMLWriter {
         return writer.text
     }
 
+    /// The `[[path]]` sections of `elements`, elements of the array of tables at `path`, a blank line between
+    /// them, as appended after the array's last element.
+    static func text(ofArrayOfTables elements: [JSONValue], under path: [String]) throws -> String {
+        var writer = TOMLWriter()
+        for element in elements {
+            guard case .object(let members) = element else {
+                throw DocumentSyntaxError("an element of an array of tables is a table; \(element.kind) cannot be one")
+            }
+            if !writer.text.isEmpty { writer.text += "\n" }
+            writer.text += "[[" + dotted(path) + "]]\n"
+            try writer.writeTable(members, at: path, header: nil)
+        }
+        return writer.text
+    }
+
     /// Writes the values of a table, then its sections. `header` is the table's own header line, written
     /// only when the table has values of its own or nothing at all (a table holding only tables needs none).
     private mutating func writeTable(_ members: [String: JSONValue], at path: [String], header: String?) throws {
@@ -76,6 +91,70 @@ struct TOMLWriter {
     /// `value` on one line, as TOML writes a value: a scalar, an array, or an inline table.
     static func inlineText(of value: JSONValue) throws -> String {
         try TOMLWriter().inline(value, at: [])
+    }
+
+    /// `value` on one line, spelled like `previous` (the text of the value it replaces) where it can be:
+    /// a literal string stays literal and a multi-line string multi-line when the new string can be written
+    /// so, and an integer keeps its base (`0x`, `0o`, `0b`) or its `_` grouping.
+    static func inlineText(of value: JSONValue, spelledLike previous: ArraySlice<UInt8>) throws -> String {
+        let previous = String(decoding: previous, as: UTF8.self)
+        switch value {
+        case .string(let string) where TOMLReader.dateTime(string) != string:
+            return spelledString(string, like: previous) ?? quoted(string)
+        case .integer(let number):
+            return spelledInteger(number, like: previous) ?? String(number)
+        default:
+            return try inlineText(of: value)
+        }
+    }
+
+    /// `string` in the quoting of `previous`, or nil when that quoting cannot hold it (or is a basic string,
+    /// which ``quoted(_:)`` writes).
+    private static func spelledString(_ string: String, like previous: String) -> String? {
+        let control = string.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t" && $0 != "\n") || $0.value == 0x7F }
+        guard !control else { return nil }
+        for delimiter in ["'''", "\"\"\""] where previous.hasPrefix(delimiter) {
+            // A multi-line string: its first line break, when it had one right after the delimiter, stays
+            // (TOML drops it); a basic one escapes what it must, and leaves line breaks as they are.
+            let opening = previous.dropFirst(3).hasPrefix("\r\n") ? "\r\n" : previous.dropFirst(3).hasPrefix("\n") ? "\n" : ""
+            var body = string
+            if delimiter == "\"\"\"" {
+                // Escapes but for line breaks and tabs; a backslash is left to a basic string.
+                guard !string.contains("\\") else { return nil }
+                body = String(quoted(string).dropFirst().dropLast()).replacingOccurrences(of: "\\n", with: "\n")
+                    .replacingOccurrences(of: "\\t", with: "\t")
+            } else if string.contains("'''") || string.hasSuffix("'") {
+                return nil
+            }
+            // A line break the string starts with would be taken for the one TOML drops.
+            if opening.isEmpty, body.hasPrefix("\n") { return nil }
+            return delimiter + opening + body + delimiter
+        }
+        if previous.hasPrefix("'") {
+            guard !string.contains("'"), !string.contains("\n") else { return nil }
+            return "'" + string + "'"
+        }
+        return nil
+    }
+
+    /// `number` in the base, or with the `_` grouping, of the integer `previous`; nil for plain decimal.
+    private static func spelledInteger(_ number: Int, like previous: String) -> String? {
+        for (prefix, radix) in [("0x", 16), ("0o", 8), ("0b", 2)] where previous.hasPrefix(prefix) {
+            // TOML allows no sign on these: a negative number is written in decimal.
+            guard number >= 0 else { return nil }
+            let digits = previous.dropFirst(2)
+            let uppercase = digits.contains { $0.isUppercase }
+            return prefix + String(number, radix: radix, uppercase: uppercase)
+        }
+        let digits = previous.drop { $0 == "+" || $0 == "-" }
+        guard digits.contains("_"), let group = digits.split(separator: "_").last?.count, group > 0 else { return nil }
+        let plain = String(number.magnitude)
+        var grouped = ""
+        for (index, digit) in plain.enumerated() {
+            if index > 0, (plain.count - index) % group == 0 { grouped += "_" }
+            grouped.append(digit)
+        }
+        return (number < 0 ? "-" : "") + grouped
     }
 
     /// A value on one line: a scalar, an array, or an inline table.
