@@ -17,8 +17,8 @@ import Yams
 /// cannot expand into an unbounded document. A file with several YAML documents is refused when read.
 ///
 /// A write edits a file's block mappings in place (comments, order and quoting stay); what it cannot edit
-/// in place (a sequence that changes) is written anew. A write over a file that uses anchors and aliases
-/// is refused, saying why, since it would replace each alias with a copy.
+/// in place (a sequence that changes) is written anew. A write that would replace an alias with a copy (a
+/// change to an alias, or to an anchored value, or a file with aliases written anew) is refused, saying why.
 public struct YAMLCodec: DocumentCodec {
     /// How the typed value maps to documents: date and key strategies.
     public var coding: DocumentCoding
@@ -56,30 +56,19 @@ public struct YAMLCodec: DocumentCodec {
 
     /// `document` as an edit of the YAML text `previous`: changed scalars are replaced where they stand, in
     /// their quoting; removed keys go with their lines; new keys follow their last sibling; comments, order
-    /// and style stay. What cannot be edited in place is written anew. A file that uses anchors and aliases
-    /// is refused, saying why: a write would put a copy of each alias's value in its place.
+    /// and style stay. What cannot be edited in place is written anew, unless the file uses anchors and
+    /// aliases: that write would put a copy of each alias's value in its place, and it is refused, saying
+    /// why. A change to an alias, or to an anchored value, is refused too, naming where.
     public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
-        if let text = String(data: previous, encoding: .utf8), let parser = try? Parser(yaml: text),
-           let root = try? parser.singleRoot() {
-            // The parser holds the anchors its nodes name (weakly) while it lives.
-            let usesAnchors = withExtendedLifetime(parser) { Self.usesAnchors(root) }
-            if usesAnchors {
-                throw DocumentSyntaxError(
-                    "the file uses YAML anchors and aliases (&name, *name); a write would put a copy of each alias's value in its place, so Loupe does not write it: edit it by hand, or take the anchors out")
-            }
-        }
         let fresh = try serialize(document)
-        return YAMLTextEditor.edit(previous, into: document, codec: self) ?? fresh
-    }
-
-    private static func usesAnchors(_ node: Node) -> Bool {
-        if node.anchor != nil { return true }
-        switch node {
-        case .alias: return true
-        case .mapping(let mapping): return mapping.contains { usesAnchors($0.key) || usesAnchors($0.value) }
-        case .sequence(let sequence): return sequence.contains(where: usesAnchors)
-        case .scalar: return false
+        if let edited = try YAMLTextEditor.edit(previous, into: document, codec: self) { return edited }
+        if let text = String(data: previous, encoding: .utf8), let parser = try? Parser(yaml: text),
+           let root = try? parser.singleRoot(),
+           withExtendedLifetime(parser, { YAMLTextEditor.holdsAnchorsOrAliases(root) }) {
+            throw DocumentSyntaxError(
+                "the file uses YAML anchors and aliases (&name, *name), and this change cannot be made in place; a write of the whole file would put a copy of each alias's value in its place, so Loupe does not write it: edit it by hand, or take the anchors out")
         }
+        return fresh
     }
 
     private func document(_ node: Node, budget: inout Int) throws -> JSONValue {

@@ -19,14 +19,21 @@ struct YAMLTextEditor {
     private var edits: [(range: Range<Int>, text: String)] = []
     private let codec: YAMLCodec
 
-    static func edit(_ data: Data, into document: JSONValue, codec: YAMLCodec) -> Data? {
+    /// `document` written as an edit of `data`; nil when the edit cannot be made in place.
+    ///
+    /// - Throws: ``DocumentSyntaxError`` when a value that changes is an alias (`*name`), or holds an anchor
+    ///   (`&name`): an edit there would change every alias of it, or leave an alias with nothing to name.
+    static func edit(_ data: Data, into document: JSONValue, codec: YAMLCodec) throws -> Data? {
         guard let text = String(data: data, encoding: .utf8), let parser = try? Parser(yaml: text),
               let root = try? parser.singleRoot(), let previous = try? codec.parse(data)
         else { return nil }
         var editor = YAMLTextEditor(text: text, codec: codec)
-        guard case .mapping(let mapping) = root, mapping.style != .flow,
-              (try? editor.visit(mapping, old: previous, new: document)) == true
-        else { return nil }
+        // The parser holds the anchors its nodes name (weakly) while it lives.
+        let edited = try withExtendedLifetime(parser) {
+            guard case .mapping(let mapping) = root, mapping.style != .flow else { return false }
+            return try editor.visit(mapping, old: previous, new: document, at: [])
+        }
+        guard edited else { return nil }
         var output = Array(text.utf8)
         for edit in editor.edits.sorted(by: { $0.range.lowerBound > $1.range.lowerBound }) {
             output.replaceSubrange(edit.range, with: Array(edit.text.utf8))
@@ -50,7 +57,7 @@ struct YAMLTextEditor {
 
     // MARK: Editing
 
-    private mutating func visit(_ mapping: Node.Mapping, old: JSONValue, new: JSONValue) throws -> Bool {
+    private mutating func visit(_ mapping: Node.Mapping, old: JSONValue, new: JSONValue, at path: [String]) throws -> Bool {
         guard case .object(let before) = old, case .object(let after) = new, mapping.style != .flow else { return false }
         let entries = Array(mapping)
         var lastEnd: Int?
@@ -61,6 +68,12 @@ struct YAMLTextEditor {
             switch (before[key], after[key]) {
             case (let was?, let now?) where was == now:
                 continue
+            case (_?, let now):
+                try Self.refuseAliases(in: valueNode, keyMark: keyMark, at: path + [key], removing: now == nil, writtenAnew: false)
+            default:
+                break
+            }
+            switch (before[key], after[key]) {
             case (_?, nil):
                 edits.append((lines[keyMark.line - 1].start..<end, ""))
             case (_?, .object(let members)?) where members.isEmpty:
@@ -71,7 +84,7 @@ struct YAMLTextEditor {
                 if case .mapping(let inner) = valueNode, inner.style != .flow, case .object = now {
                     var nested = self
                     nested.edits = []
-                    if try nested.visit(inner, old: was, new: now) {
+                    if try nested.visit(inner, old: was, new: now, at: path + [key]) {
                         edits += nested.edits
                         continue
                     }
@@ -80,7 +93,9 @@ struct YAMLTextEditor {
                     continue
                 }
                 // Anything else (a sequence, a flow collection, a multi-line scalar, a change of kind): this
-                // entry written anew in its place, at its indentation; the rest of the file stays.
+                // entry written anew in its place, at its indentation; the rest of the file stays. (Not when
+                // it holds aliases, which that would replace with copies.)
+                try Self.refuseAliases(in: valueNode, keyMark: keyMark, at: path + [key], removing: false, writtenAnew: true)
                 let indentation = String(repeating: " ", count: keyMark.column - 1)
                 let yaml = String(decoding: try codec.serialize(.object([key: now])), as: UTF8.self)
                 let block = yaml.split(separator: "\n").map { indentation + $0 + "\n" }.joined()
@@ -105,6 +120,59 @@ struct YAMLTextEditor {
         insertion = min(insertion, text.utf8.count)
         edits.append((insertion..<insertion, block))
         return true
+    }
+
+    /// Throws when the value at `path` (whose key is at `keyMark`), which changes (or goes, when
+    /// `removing`), is an alias or holds an anchor: an edit of an anchored value would change its aliases
+    /// too, and a write of an alias (or of a value holding aliases) anew would put a copy in its place. A
+    /// removed value may be or hold aliases, and may not hold an anchor, which aliases elsewhere may name.
+    ///
+    /// Yams gives an alias as the node it names: a node written before its key, where the anchor is.
+    private static func refuseAliases(in node: Node, keyMark: Mark, at path: [String], removing: Bool, writtenAnew: Bool) throws {
+        let name = path.joined(separator: ".")
+        if isAlias(node, after: keyMark) {
+            if removing { return }
+            throw DocumentSyntaxError("\(name) is a YAML alias (*name) of a value written elsewhere in the file; Loupe does not write a copy in its place: edit it by hand, or take the alias out")
+        }
+        if let anchor = node.anchor {
+            throw DocumentSyntaxError("\(name) is anchored (&\(anchor.rawValue)), and its aliases would change with it; Loupe does not edit it: edit it by hand, or take the anchor out")
+        }
+        if removing {
+            if holdsAnchors(node, after: keyMark) {
+                throw DocumentSyntaxError("\(name) holds a YAML anchor (&name) that aliases elsewhere may name; Loupe does not remove it: edit it by hand, or take the anchor out")
+            }
+        } else if writtenAnew || node.mapping == nil, holdsAnchorsOrAliases(node) {
+            throw DocumentSyntaxError("\(name) holds YAML anchors or aliases (&name, *name), which a write of it would replace with copies; Loupe does not write it: edit it by hand, or take them out")
+        }
+    }
+
+    /// Whether `node`, the value of a key at `keyMark`, is an alias: written before the key.
+    private static func isAlias(_ node: Node, after keyMark: Mark) -> Bool {
+        if case .alias = node { return true }
+        guard let mark = node.mark else { return false }
+        return (mark.line, mark.column) < (keyMark.line, keyMark.column)
+    }
+
+    /// Whether `node` or a node inside it is an anchor's definition (not an alias: written after `start`).
+    private static func holdsAnchors(_ node: Node, after start: Mark) -> Bool {
+        if isAlias(node, after: start) { return false }
+        if node.anchor != nil { return true }
+        switch node {
+        case .mapping(let mapping): return mapping.contains { holdsAnchors($0.value, after: start) }
+        case .sequence(let sequence): return sequence.contains { holdsAnchors($0, after: start) }
+        case .scalar, .alias: return false
+        }
+    }
+
+    /// Whether `node` or a node inside it has an anchor or is an alias.
+    static func holdsAnchorsOrAliases(_ node: Node) -> Bool {
+        if node.anchor != nil { return true }
+        switch node {
+        case .alias: return true
+        case .mapping(let mapping): return mapping.contains { holdsAnchorsOrAliases($0.value) }
+        case .sequence(let sequence): return sequence.contains(where: holdsAnchorsOrAliases)
+        case .scalar: return false
+        }
     }
 
     /// Where entry `index` of `mapping` ends: after its last line of content (blank lines and comments
