@@ -104,30 +104,19 @@ struct JSONInPlaceEditTests {
         #expect(try edited(Self.handWritten) { _ in } == Self.handWritten)
     }
 
-    /// Random sets and removals on a hand-written file, seeded: after each, the text parses (with Python's
-    /// `json`, an independent parser) to the model, and the lines no step touched are still there.
-    @Test(arguments: [1, 2, 3])
+    /// Random sets and removals on a hand-written file, seeded, 1,050 steps in all: after each, the text
+    /// parses with Python's `json` (an independent parser) to the step's document.
+    @Test(arguments: [UInt64(1), 2, 3])
     func randomEditsKeepTheTextValidAndEqualToTheModel(seed: UInt64) throws {
-        var generator = SeededGenerator(seed: seed)
-        var text = Self.handWritten
-        var model = try codec.parse(Data(text.utf8))
         let keys = ["zeta", "server.host", "server.port", "alpha", "nested.deep.x", "nested.deep.y", "fresh", "server.extra", "nested.more"]
-        for step in 0..<400 {
-            let key = keys.randomElement(using: &generator)!
-            let previous = model
-            if Bool.random(using: &generator), (try? model.value(at: ValuePath(parsing: key))) != nil {
-                try? model.remove(at: ValuePath(parsing: key))
-            } else {
-                let values: [JSONValue] = [.integer(Int.random(in: 0...999, using: &generator)), .string("s\(step)"), .bool(true),
-                                           .array([.integer(1), .string("two")]), .object(["k": .integer(step)])]
-                try? model.set(values.randomElement(using: &generator)!, at: ValuePath(parsing: key))
-            }
-            let data = try codec.serialize(model, editing: Data(text.utf8), holding: previous)
-            text = String(decoding: data, as: UTF8.self)
-            #expect(try codec.parse(data) == model, "step \(step)")
+        let walk = try randomEditWalk(codec: codec, from: Self.handWritten, keys: keys, steps: 350, seed: seed) { step, generator in
+            [.integer(Int.random(in: 0...999, using: &generator)), .string("s\(step)"), .bool(true),
+             .array([.integer(1), .string("two")]), .object(["k": .integer(step)])]
         }
-        let python = try LoupeTestSupport.python("import json,sys; print(json.dumps(json.loads(sys.argv[1]), sort_keys=True))", [text])
-        #expect(try JSONValue(parsing: python) == model)
+        let independent = try IndependentParser.json.parse(walk.texts)
+        for step in walk.texts.indices {
+            #expect(independent[step] == walk.models[step], "step \(step):\n\(walk.texts[step])")
+        }
     }
 
     @Test func aFileStoreEditsTheFileInPlace() throws {
@@ -212,6 +201,36 @@ struct JSONCTests {
         #expect(text == Self.commented.replacingOccurrences(of: "\"host\": \"a.example\",\n", with: "\"host\": \"a.example\",\n        \"tls\": true,\n"))
     }
 
+    /// Random sets and removals on a commented file, seeded, 1,050 steps in all: after each, the text
+    /// parses with Python's `json5` (an independent parser that reads comments and trailing commas) to the
+    /// step's document, and every comment that was not on a removed key's line is still there.
+    @Test(arguments: [UInt64(1), 2, 3])
+    func randomEditsKeepTheTextValidTheModelAndTheComments(seed: UInt64) throws {
+        let keys = ["server.port", "server.extra", "retries", "fresh", "nested.deep.x", "nested.more"]
+        let walk = try randomEditWalk(codec: codec, from: Self.commented, keys: keys, steps: 350, seed: seed) { step, generator in
+            [.integer(Int.random(in: 0...999, using: &generator)), .string("s\(step)"), .bool(false),
+             .array([.integer(1), .string("two")]), .object(["k": .integer(step)])]
+        }
+        let independent = try IndependentParser.json5.parse(walk.texts)
+        // Never removed: the comments on their own lines, and the one on `logLevel`'s line.
+        let comments = commentLines(of: Self.commented, marker: "//") + commentLines(of: Self.commented, marker: "/*")
+            + ["// pinned by the administrator"]
+        for step in walk.texts.indices {
+            #expect(independent[step] == walk.models[step], "step \(step):\n\(walk.texts[step])")
+            for comment in comments {
+                #expect(walk.texts[step].contains(comment), "step \(step) lost \(comment):\n\(walk.texts[step])")
+            }
+        }
+    }
+
+    /// Parse-then-write with no change is byte-identical, for every JSON and JSONC text the tests hold.
+    @Test func parseThenWriteIsByteIdenticalForEveryTestFile() throws {
+        for text in [Self.commented, JSONInPlaceEditTests.handWritten, "{\r\n\t\"a\": 1,\r\n}\r\n", "[1, /* two */ 2,]"] {
+            let document = try codec.parse(Data(text.utf8))
+            #expect(try codec.serialize(document, editing: Data(text.utf8), holding: document) == Data(text.utf8), "\(text)")
+        }
+    }
+
     @Test func aFileStoreOverAJSONCFileKeepsItsComments() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
@@ -229,18 +248,5 @@ struct JSONCTests {
         try root.reset(atPath: "logLevel")
         #expect(try String(contentsOfFile: path, encoding: .utf8).contains("// pinned by the administrator") == false)
         #expect(try String(contentsOfFile: path, encoding: .utf8).contains("/* where it listens */"))
-    }
-}
-
-/// A small seeded generator (SplitMix64), for property tests that replay.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
