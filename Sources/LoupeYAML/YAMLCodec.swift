@@ -60,7 +60,6 @@ public struct YAMLCodec: DocumentCodec {
     /// aliases: that write would put a copy of each alias's value in its place, and it is refused, saying
     /// why. A change to an alias, or to an anchored value, is refused too, naming where.
     public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
-        let fresh = try serialize(document)
         if let edited = try YAMLTextEditor.edit(previous, into: document, codec: self) { return edited }
         if let text = String(data: previous, encoding: .utf8), let parser = try? Parser(yaml: text),
            let root = try? parser.singleRoot(),
@@ -68,7 +67,7 @@ public struct YAMLCodec: DocumentCodec {
             throw DocumentSyntaxError(
                 "the file uses YAML anchors and aliases (&name, *name), and this change cannot be made in place; a write of the whole file would put a copy of each alias's value in its place, so Loupe does not write it: edit it by hand, or take the anchors out")
         }
-        return fresh
+        return try serialize(document)
     }
 
     private func document(_ node: Node, budget: inout Int) throws -> JSONValue {

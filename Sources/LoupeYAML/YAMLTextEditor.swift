@@ -35,8 +35,14 @@ struct YAMLTextEditor {
         }
         guard edited else { return nil }
         var output = Array(text.utf8)
-        for edit in editor.edits.sorted(by: { $0.range.lowerBound > $1.range.lowerBound }) {
-            output.replaceSubrange(edit.range, with: Array(edit.text.utf8))
+        // What is written anew ends its lines as the file does.
+        let crlf = text.utf8.firstIndex(of: UInt8(ascii: "\n")).map { $0 > text.utf8.startIndex && text.utf8[text.utf8.index(before: $0)] == 0x0D } ?? false
+        let ordered = editor.edits.sorted {
+            ($0.range.lowerBound, $0.range.upperBound) > ($1.range.lowerBound, $1.range.upperBound)
+        }
+        for edit in ordered {
+            let replacement = crlf ? edit.text.replacingOccurrences(of: "\n", with: "\r\n") : edit.text
+            output.replaceSubrange(edit.range, with: Array(replacement.utf8))
         }
         let data = Data(output)
         guard (try? codec.parse(data)) == document else { return nil }
@@ -46,11 +52,13 @@ struct YAMLTextEditor {
     private init(text: String, codec: YAMLCodec) {
         self.text = text
         self.codec = codec
+        // Split on the line feed byte: "\r\n" is one Character, which a split on "\n" would not see. A
+        // line's text keeps its "\r", which `isBlankOrComment` ignores.
         var lines: [(Int, Substring)] = []
         var offset = 0
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            lines.append((offset, line))
-            offset += line.utf8.count + 1
+        for line in text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            lines.append((offset, Substring(line)))
+            offset += line.count + 1
         }
         self.lines = lines
     }
@@ -62,7 +70,7 @@ struct YAMLTextEditor {
         let entries = Array(mapping)
         var lastEnd: Int?
         for (index, (keyNode, valueNode)) in entries.enumerated() {
-            guard let key = keyNode.string, let keyMark = keyNode.mark else { return false }
+            guard let key = keyNode.string, let keyMark = keyNode.mark, (1...lines.count).contains(keyMark.line) else { return false }
             let end = entryEnd(index, entries, mapping)
             lastEnd = end
             switch (before[key], after[key]) {
@@ -187,21 +195,25 @@ struct YAMLTextEditor {
             // The end of the mapping: the first line of content indented less than its keys.
             for line in stride(from: keyLine + 1, through: lines.count, by: 1) {
                 let raw = lines[line - 1].text
+                if Self.isBlankOrComment(raw) { continue }
                 let content = raw.drop { $0 == " " }
-                if content.isEmpty || content.hasPrefix("#") { continue }
                 if raw.count - content.count < indentation {
                     next = line
                     break
                 }
             }
         }
-        var last = next - 1
-        while last > keyLine {
-            let content = lines[last - 1].text.drop { $0 == " " }
-            if content.isEmpty || content.hasPrefix("#") { last -= 1 } else { break }
-        }
+        var last = min(next - 1, lines.count)
+        while last > keyLine, Self.isBlankOrComment(lines[last - 1].text) { last -= 1 }
+        guard last >= 1 else { return text.utf8.count }
         let line = lines[last - 1]
         return min(line.start + line.text.utf8.count + 1, text.utf8.count)
+    }
+
+    /// Whether a line holds nothing but blanks, or a comment.
+    private static func isBlankOrComment(_ line: Substring) -> Bool {
+        let content = line.utf8.drop { $0 == 0x20 || $0 == 0x09 }
+        return content.isEmpty || content.first == UInt8(ascii: "#") || Array(content) == [0x0D]
     }
 
     /// The edit that replaces a one-line scalar with `value`, quoted as it was; nil for what cannot be.

@@ -167,7 +167,9 @@ struct YAMLInPlaceEditTests {
     @Test(arguments: [UInt64(1), 2, 3])
     func randomEditsKeepTheTextValidTheModelAndTheComments(seed: UInt64) throws {
         let keys = ["upstream.url", "upstream.timeoutSeconds", "upstream.extra", "ticker.greeting", "ticker.intervalSeconds", "ticker.loud", "fresh", "other.nested"]
-        let walk = try randomEditWalk(codec: codec, from: Self.handWritten, keys: keys, steps: 350, seed: seed) { step, generator in
+        // The third walk is over the file with CRLF line endings.
+        let start = seed == 3 ? Self.handWritten.replacingOccurrences(of: "\n", with: "\r\n") : Self.handWritten
+        let walk = try randomEditWalk(codec: codec, from: start, keys: keys, steps: 350, seed: seed) { step, generator in
             [.integer(Int.random(in: 0...999, using: &generator)), .string("s \(step)"), .bool(true), .string("yes"), .string("1.5"), .string("it's"),
              .array([.integer(1), .string("two")]), .object(["k": .integer(step)])]
         }
@@ -188,6 +190,13 @@ struct YAMLInPlaceEditTests {
             let document = try codec.parse(Data(text.utf8))
             #expect(try codec.serialize(document, editing: Data(text.utf8), holding: document) == Data(text.utf8), "\(text)")
         }
+    }
+
+    @Test func crlfLineEndingsStayForWhatIsChangedAndWhatIsWrittenAnew() throws {
+        let text = "# settings\r\nname: api\r\nserver:\r\n  port: 80\r\n"
+        #expect(try edited(text) { try $0.set(.integer(8080), at: "server.port"); try $0.set(.string("debug"), at: "server.log") }
+                == "# settings\r\nname: api\r\nserver:\r\n  port: 8080\r\n  log: debug\r\n")
+        #expect(try edited(text) { try $0.remove(at: "name") } == "# settings\r\nserver:\r\n  port: 80\r\n")
     }
 
     /// The measured case: `loupe set ticker.greeting bonjour` on a commented file kept nothing.

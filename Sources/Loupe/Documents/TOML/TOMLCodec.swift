@@ -44,8 +44,9 @@ public struct TOMLCodec: DocumentCodec {
     /// removed keys go with their line, new keys join their table's section, and comments, blank lines and
     /// order stay. What cannot be edited in place (an array of tables that changes length) is written anew.
     public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
-        // What TOML cannot hold is refused as a fresh write would refuse it.
-        let fresh = try serialize(document)
-        return TOMLTextEditor.edit(Array(previous), into: document).map { Data($0) } ?? fresh
+        // What the edit cannot make (what TOML cannot hold among it) is written anew, or refused as a fresh
+        // write refuses it.
+        if let edited = TOMLTextEditor.edit(Array(previous), into: document) { return Data(edited) }
+        return try serialize(document)
     }
 }

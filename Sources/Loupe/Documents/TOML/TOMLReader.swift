@@ -26,6 +26,8 @@ struct TOMLReader {
     private let root: Table
     /// Where each section and each key/value of a section is in the text, for an edit in place.
     private(set) var outline = Outline()
+    /// Whether the reader notes the outline (a parse for an edit), or only reads the document.
+    private let outlining: Bool
     /// The path of the table the current section writes to, with the index of an array of tables' element.
     private var sectionPath: [ValuePath.Component] = []
 
@@ -51,20 +53,21 @@ struct TOMLReader {
 
     /// The document `bytes` hold.
     static func document(from bytes: [UInt8]) throws -> JSONValue {
-        var reader = TOMLReader(bytes)
+        var reader = TOMLReader(bytes, outlining: false)
         try reader.readDocument()
         return reader.root.document
     }
 
     /// The document `bytes` hold, and where each part of it is written.
     static func outlined(_ bytes: [UInt8]) throws -> (document: JSONValue, outline: Outline) {
-        var reader = TOMLReader(bytes)
+        var reader = TOMLReader(bytes, outlining: true)
         try reader.readDocument()
         return (reader.root.document, reader.outline)
     }
 
-    private init(_ bytes: [UInt8]) {
+    private init(_ bytes: [UInt8], outlining: Bool) {
         self.bytes = bytes
+        self.outlining = outlining
         root = Table(kind: .header, section: 0)
         section = root
     }
@@ -125,15 +128,17 @@ struct TOMLReader {
                 let lineStart = self.lineStart(of: position)
                 try readHeader()
                 try endOfLine()
-                outline.sections.append(.init(path: sectionPath, headerStart: lineStart, bodyStart: position))
+                if outlining { outline.sections.append(.init(path: sectionPath, headerStart: lineStart, bodyStart: position)) }
                 continue
             default:
                 let lineStart = self.lineStart(of: position)
                 let (path, value) = try readKeyValue(into: section, depth: 0)
                 try endOfLine()
-                outline.keyValues.append(.init(
-                    path: sectionPath + path.map(ValuePath.Component.key), section: outline.sections.count - 1,
-                    lines: lineStart..<position, value: value))
+                if outlining {
+                    outline.keyValues.append(.init(
+                        path: sectionPath + path.map(ValuePath.Component.key), section: outline.sections.count - 1,
+                        lines: lineStart..<position, value: value))
+                }
                 continue
             }
             try endOfLine()
@@ -201,7 +206,8 @@ struct TOMLReader {
         let key = depth == 0 ? sectionKey + relative : relative
         let skipped = key.count - relative.count
         skipBlank()
-        try expect("=", "'=' after the key \(name(key))")
+        // (The message names the key, which takes time to write: only when it is needed.)
+        if peek() == UInt8(ascii: "=") { position += 1 } else { try expect("=", "'=' after the key \(name(key))") }
         skipBlank()
         let valueStart = position
         let value = try readValue(depth: depth)
@@ -505,6 +511,7 @@ struct TOMLReader {
             position += 1
             while let byte = peek(), Self.isValueByte(byte) { position += 1 }
         }
+        if let integer = Self.plainInteger(bytes[start..<position]) { return .integer(integer) }
         let text = String(decoding: bytes[start..<position], as: UTF8.self)
         guard !text.isEmpty else { throw error("a value was expected, not \(peek().map(describe) ?? "the end of the text")") }
         if let value = Self.number(text) { return value }
@@ -518,6 +525,21 @@ struct TOMLReader {
              UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: ":"): true
         default: false
         }
+    }
+
+    /// A decimal integer of up to 18 digits with no `_`, `+` or leading zero (the common case, which
+    /// cannot overflow), read from its bytes; nil for any other text, which ``number(_:)`` reads.
+    private static func plainInteger(_ text: ArraySlice<UInt8>) -> Int? {
+        var digits = text[...]
+        let negative = digits.first == UInt8(ascii: "-")
+        if negative { digits = digits.dropFirst() }
+        guard !digits.isEmpty, digits.count <= 18, digits.count == 1 || digits.first != UInt8(ascii: "0") else { return nil }
+        var value = 0
+        for byte in digits {
+            guard isDigit(byte) else { return nil }
+            value = value * 10 + Int(byte &- UInt8(ascii: "0"))
+        }
+        return negative ? -value : value
     }
 
     /// An integer or a float as TOML writes them; nil for anything else.
@@ -709,8 +731,8 @@ struct TOMLReader {
         }
     }
 
-    private mutating func expect(_ character: Character, _ what: String) throws {
-        guard let byte = peek(), byte == character.asciiValue! else {
+    private mutating func expect(_ character: Unicode.Scalar, _ what: String) throws {
+        guard let byte = peek(), byte == UInt8(ascii: character) else {
             throw error("\(what) was expected\(peek().map { ", not \(describe($0))" } ?? " before the end of the text")")
         }
         position += 1
