@@ -1,6 +1,7 @@
 import Foundation
 import Loupe
 import Configuration
+import LoupeYAML
 
 /// `--profile NAME`: loops one case for a profiler (perf record, callgrind).
 func runProfile(_ name: String, _ bench: Bench) throws {
@@ -93,6 +94,17 @@ func runProfile(_ name: String, _ bench: Bench) throws {
             loupe: { for _ in 0..<n { blackHole(try RootLens(default: Wide(), store: FileStore(path: scratch + "/wide.json"), watch: false).value) } },
             baseline: { for _ in 0..<n { blackHole(try decoder.decode(Wide.self, from: complete)) } })
         print("load: \(duration(median(loads.loupe))) vs \(duration(median(loads.baseline))) JSONDecoder: \(format(loads.ratio))×")
+    case "toml-update", "yaml-update":
+        let format = name == "toml-update" ? "toml" : "yaml"
+        let codec: any DocumentCodec = format == "toml" ? TOMLCodec() : YAMLCodec()
+        let path = scratch + "/hand-written." + format
+        try Data(commented(String(decoding: try codec.serialize(try JSONValue(encoding: Wide.stored)), as: UTF8.self), format: format).utf8)
+            .write(to: URL(fileURLWithPath: path))
+        let limit = try RootLens(default: Wide(), store: FileStore(path: path, format: codec), watch: false)[\.groups["group-100"]].limit
+        for step in 0..<500 { try limit.set(100 + step % 2) }
+    case "toml-parse":
+        let data = try TOMLCodec().serialize(try JSONValue(encoding: Wide.stored))
+        for _ in 0..<200 { blackHole(try TOMLCodec().parse(data)) }
     case "coalesced":
         let root = try RootLens(default: Small(), store: FileStore(path: scratch + "/p.json", writePolicy: .coalesced(.seconds(1))), watch: false)
         for _ in 0..<200_000 { try root.counter.update { $0 += 1 } }

@@ -3,7 +3,7 @@
 // Ratios, not absolute times, are the figures that count. Run with Scripts/bench (release mode).
 //
 // Each area's rows are in a file of their own (Reads, InMemoryUpdates, DurableUpdates, Loading, Services,
-// Notifications, Growth); Report.swift holds the table, Harness.swift the timing, Models.swift the graphs.
+// HandWrittenFiles, Notifications, Growth); Report.swift holds the table, Harness.swift the timing, Models.swift the graphs.
 import Foundation
 import Logging
 import Loupe
@@ -27,12 +27,20 @@ if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.ar
 }
 
 let report = Report()
-try measureReads(bench, report)
-try measureInMemoryUpdates(bench, report)
-try measureDurableUpdates(bench, report)
-try measureLoadsAndLayers(bench, report)
-try measureServices(bench, report)
-try measureNotifications(bench, report)
+// `--area NAME` measures one area's rows only (reads, in-memory, durable, loading, hand-written, services,
+// notifications); the growth table and the machine's figures need every row, and come only without it.
+let areas: [(String, (Bench, Report) throws -> Void)] = [
+    ("reads", measureReads), ("in-memory", measureInMemoryUpdates), ("durable", measureDurableUpdates),
+    ("loading", measureLoadsAndLayers), ("hand-written", measureHandWrittenFiles), ("services", measureServices),
+    ("notifications", measureNotifications),
+]
+let area = CommandLine.arguments.firstIndex(of: "--area").flatMap { CommandLine.arguments.dropFirst($0 + 1).first }
+for (name, measure) in areas where area == nil || area == name { try measure(bench, report) }
+if area != nil {
+    printTable("Loupe against the bare baseline or peer (\(area!) only)", ["case", "Loupe", "baseline", "ratio", "target", ""],
+               report.rows.map { [$0.name, $0.loupe, $0.baseline, format($0.ratio) + "×", $0.targetText, $0.met ? "ok" : "MISS"] })
+    exit(0)
+}
 
 // MARK: The table
 

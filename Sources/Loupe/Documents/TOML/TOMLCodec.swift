@@ -42,7 +42,10 @@ public struct TOMLCodec: DocumentCodec {
 
     /// `document` as an edit of the TOML text `previous`: changed values are replaced where they stand,
     /// removed keys go with their line, new keys join their table's section, and comments, blank lines and
-    /// order stay. What cannot be edited in place (an array of tables that changes length) is written anew.
+    /// order stay; a changed value keeps its spelling where it can (a literal string stays literal, an
+    /// integer keeps its base or grouping), and an array of tables gains or loses `[[…]]` sections. What
+    /// cannot be edited in place (a new table inside an element of an array of tables that is not its last)
+    /// is written anew.
     public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
         // What the edit cannot make (what TOML cannot hold among it) is written anew, or refused as a fresh
         // write refuses it.
