@@ -64,6 +64,19 @@ struct HardeningTests {
         #expect(stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO)
     }
 
+    /// A socket cannot be opened at all (`open` says "No such device or address"): the error says what it is.
+    @Test func aSocketAtThePathIsNamedForWhatItIs() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        _ = try python("import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])", [path])
+        var info = stat()
+        #expect(stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFSOCK, "a socket was made")
+        let error = loadError(path)
+        #expect(error?.contains("\(path)") == true && error?.contains("it is a socket, not a regular file") == true, "\(error ?? "no answer")")
+        #expect(error?.contains("No such device or address") == false)
+    }
+
     @Test func aDeviceOrADirectoryAtThePathIsNamedForWhatItIs() throws {
         let zero = loadError("/dev/zero")
         #expect(zero?.contains("it is a character device, not a regular file") == true, "\(zero ?? "no answer")")

@@ -246,6 +246,38 @@ struct LayeredStoreTests {
         #expect(throws: SettingsError.self) { try root.upstream.url.set("https://mine.example") }
     }
 
+    /// Lock files written on Windows or an old Mac: CRLF and CR end lines as LF does ("\r\n" is one Swift
+    /// Character, and a split on "\n" saw one line).
+    @Test func crlfAndCRLockFilesLockEveryLine() throws {
+        let site = try Deployment()
+        defer { site.cleanUp() }
+        try Self.write(#"{"upstream": {"url": "https://mine.example"}, "greeting": "mine", "logLevel": "debug"}"#, to: site.user)
+        try Self.write("# the administrator's locks\r\nupstream.url\r\ngreeting\r\n", to: site.locks + "/00-crlf")
+        try Self.write("# old Mac\rlogLevel\r", to: site.locks + "/10-cr")
+        let root = try site.root(watch: false)
+        #expect(root.locks.map(\.path) == ["upstream.url", "greeting", "logLevel"])
+        #expect(root.locks.map(\.line) == [2, 3, 2])
+        #expect(root.value.upstream.url == Settings().upstream.url && root.value.greeting == "hello" && root.value.logLevel == "info")
+    }
+
+    /// dconf's root lock, `/`, locks the whole document: the user's file is ignored, and every write refused.
+    @Test func theRootLockLocksEverything() throws {
+        let site = try Deployment()
+        defer { site.cleanUp() }
+        try Self.write(#"{"greeting": "admin"}"#, to: site.admin)
+        try Self.write(#"{"greeting": "mine", "logLevel": "debug"}"#, to: site.user)
+        try Self.write("/\n", to: site.locks + "/all")
+        let root = try site.root(watch: false)
+        #expect(root.value.greeting == "admin" && root.value.logLevel == "info")
+        let before = try String(contentsOfFile: site.user, encoding: .utf8)
+        #expect {
+            try root.logLevel.set("warning")
+        } throws: { error in
+            (error as? SettingsError)?.code == .locked
+        }
+        #expect(try String(contentsOfFile: site.user, encoding: .utf8) == before)
+    }
+
     @Test func aLockFileThatDoesNotParseIsAnErrorNamingItsLine() throws {
         let site = try Deployment()
         defer { site.cleanUp() }

@@ -165,7 +165,11 @@ enum FileSystem {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             if errno == ENOENT || errno == ENOTDIR { return nil }
-            throw SystemCallError("open", path)
+            // A socket cannot be opened (ENXIO, "No such device or address"): say what it is.
+            let failure = SystemCallError("open", path)
+            var info = stat()
+            if stat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG { throw notARegularFile("read", path, mode: info.st_mode) }
+            throw failure
         }
         defer { close(fd) }
         var info = stat()

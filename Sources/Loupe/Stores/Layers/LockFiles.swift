@@ -32,7 +32,8 @@ enum LockFiles {
                 throw SettingsError(.corrupt, store: name, reason: "it is not UTF-8 text")
             }
             var locks: [SettingsLock] = []
-            for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            // LF, CRLF and CR all end a line ("\r\n" is one Character: a split on "\n" would not see it).
+            for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
                 let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
                 let trimmed = line.trimmingCharacters(in: .whitespaces)
                 guard !trimmed.isEmpty else { continue }
@@ -47,7 +48,7 @@ enum LockFiles {
     }
 
     /// `upstream.url`, or dconf's `/upstream/url` (a trailing `/` locks a whole directory, which is what
-    /// any path locks here anyway).
+    /// any path locks here anyway); dconf's `/` alone locks the whole document.
     static func parsePath(_ text: String) throws -> ValuePath {
         guard text.hasPrefix("/") else { return try ValuePath(parsing: text) }
         return ValuePath(text.split(separator: "/").map { .key(String($0)) })
