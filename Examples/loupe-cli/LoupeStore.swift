@@ -79,7 +79,7 @@ struct LoupeStore: SettingsLocation {
 
     /// The options that take a value, which is never the verb.
     static let optionsTakingValues: Set<String> = [
-        "--file", "--layer", "--locks", "--format", "--defaults", "--key", "--etcd", "--keyring", "--schema",
+        "--file", "--layer", "--locks", "--format", "--defaults", "--key", "--etcd", "--keyring", "--schema", "--file-mode",
     ]
 
     @Option(help: "A settings file; its format comes from its extension (.json, .jsonc, .toml, .plist, .yaml/.yml). With --layer, the writable top layer (the user's file).")
@@ -115,6 +115,11 @@ struct LoupeStore: SettingsLocation {
 
     @Flag(help: "Print values from the keyring as they are instead of masking them.")
     var reveal = false
+
+    @Option(name: .customLong("file-mode"), help: ArgumentHelp(
+        "The mode (octal) of a settings file this command creates, less the umask: 600 by default, since settings often hold tokens; 644 for a file others may read. A file that exists keeps its mode.",
+        valueName: "octal"))
+    var fileMode: FileMode = FileMode(rawValue: 0o600)
 
     // Checked when the store is opened rather than in `validate()`, so that `loupe set --help` and
     // `loupe help set` need no store.
@@ -174,7 +179,7 @@ struct LoupeStore: SettingsLocation {
     /// The chosen store.
     private func makeStore() throws -> any DocumentStore {
         if let file {
-            let top = FileStore(path: file, format: codec, permissions: 0o644)
+            let top = FileStore(path: file, format: codec, permissions: fileMode.rawValue)
             if layers.isEmpty && locks.isEmpty { return top }
             return LayeredStore(
                 layers: layers.map { .fileOrDirectory($0, format: Self.codec(of: format ?? Self.format(ofPath: $0))) },
@@ -189,4 +194,20 @@ struct LoupeStore: SettingsLocation {
         let parts = keyring!.split(separator: "/", maxSplits: 1).map(String.init)
         return KeyringStore(service: parts[0], account: parts[1])
     }
+}
+
+/// A file mode written in octal on the command line (`--file-mode 644`).
+struct FileMode: ExpressibleByArgument, Sendable {
+    let rawValue: mode_t
+
+    init(rawValue: mode_t) {
+        self.rawValue = rawValue
+    }
+
+    init?(argument: String) {
+        guard let mode = mode_t(argument, radix: 8), mode <= 0o777 else { return nil }
+        rawValue = mode
+    }
+
+    var defaultValueDescription: String { String(rawValue, radix: 8) }
 }

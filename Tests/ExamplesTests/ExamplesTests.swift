@@ -346,6 +346,33 @@ struct CLITests {
         try? FileManager.default.removeItem(atPath: config + "/" + suite + ".plist")
     }
 
+    /// A file the CLI creates is 0600 unless `--file-mode` asks for more, and never more than the umask
+    /// lets through (`fchmod` alone ignores it: under `umask 077` files were created 0644).
+    @Test func newFilesAreOwnerOnlyByDefaultAndHonourTheUmask() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        func mode(_ path: String) -> mode_t {
+            var info = stat()
+            return stat(path, &info) == 0 ? info.st_mode & 0o777 : 0
+        }
+        func created(_ name: String, umask mask: String, _ options: String...) throws -> mode_t {
+            let path = directory.file(name)
+            let script = "umask \(mask); exec \"$0\" \"$@\""
+            let result = try run("/bin/sh", ["-c", script, loupe, "--file", path] + options + ["set", "a", "1"])
+            #expect(result.status == 0, "\(result.error)")
+            return mode(path)
+        }
+        #expect(try created("default.json", umask: "022") == 0o600)
+        #expect(try created("shared.json", umask: "022", "--file-mode", "644") == 0o644)
+        #expect(try created("private.json", umask: "077", "--file-mode", "644") == 0o600)
+        #expect(try created("group.toml", umask: "027", "--file-mode", "664") == 0o640)
+        // A file that exists keeps its mode.
+        chmod(directory.file("shared.json"), 0o640)
+        #expect(try created("shared.json", umask: "077", "--file-mode", "644") == 0o640)
+        let refused = try loupe("--file", directory.file("x.json"), "--file-mode", "9", "set", "a", "1")
+        #expect(refused.status == 64, "\(refused.error)")
+    }
+
     @Test func tomlFilesAreReadAndWrittenByTheirExtension() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }

@@ -91,7 +91,8 @@ public final class FileStore: DocumentStore {
     ///   - path: The file. It need not exist; it is created, with its parent directories, by the first update.
     ///   - format: JSON (the default), ``PropertyListCodec`` or any other ``DocumentCodec``.
     ///   - writePolicy: ``WritePolicy/immediate`` (the default) or ``WritePolicy/coalesced(_:)``.
-    ///   - permissions: The mode of a newly created file, 0600 by default (settings often hold tokens).
+    ///   - permissions: The mode of a newly created file, less the process's umask: 0600 by default
+    ///     (settings often hold tokens). A file that exists keeps its mode.
     ///   - recovery: ``CorruptFileRecovery/fail`` (the default) or ``CorruptFileRecovery/moveAside``.
     ///   - lockTimeout: How long an update waits for another process's lock (10 seconds by default).
     ///   - maximumDocumentSize: The largest file read, 16 MiB by default. Settings are kilobytes.

@@ -268,7 +268,10 @@ enum FileSystem {
         let identity: FileIdentity
         do {
             defer { close(fd) }
-            guard fchmod(fd, permissions) == 0 else { throw SystemCallError("chmod", temporary) }
+            // A new file gets the mode asked for less the process's umask, as open(2) would give it
+            // (fchmod alone ignores the umask); a file replaced keeps its own.
+            let mode = exists ? permissions : permissions & ~processUmask()
+            guard fchmod(fd, mode) == 0 else { throw SystemCallError("chmod", temporary) }
             if exists, existing.st_uid != geteuid() || existing.st_gid != getegid() {
                 // Where the process may not (not root, another user's file), the new file is its own.
                 _ = fchown(fd, existing.st_uid, existing.st_gid)
@@ -312,6 +315,19 @@ enum FileSystem {
         let parent = self.directory(of: directory)
         if parent != directory, parent != "." { try createDirectory(parent) }
         guard mkdir(directory, 0o755) == 0 || errno == EEXIST else { throw SystemCallError("create directory", directory) }
+    }
+
+    /// The process's umask, read without changing it: Linux says it in `/proc/self/status` (since 4.7);
+    /// elsewhere it is set and put back at once.
+    static func processUmask() -> mode_t {
+        if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Umask:") }),
+           let mask = mode_t(line.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces), radix: 8) {
+            return mask
+        }
+        let mask = umask(0o077)
+        umask(mask)
+        return mask
     }
 
     static func permissions(of path: String) -> mode_t? {
