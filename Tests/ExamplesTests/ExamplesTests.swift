@@ -373,6 +373,22 @@ struct CLITests {
         #expect(refused.status == 64, "\(refused.error)")
     }
 
+    /// `$version` is Loupe's stamp: `set`, `unset` and an edit that names it are refused (exit 65) and write
+    /// nothing; before, `set '$version' '"v1.2"'` exited 0 and left a file every later command refused, and
+    /// `set '$version' 5` was taken over as the stamp.
+    @Test func theVersionStampIsNotASetting() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let file = directory.file("settings.json")
+        try replaceFile(file, with: #"{"a": 1}"# + "\n")
+        for arguments in [["set", "$version", "\"v1.2\""], ["set", "$version", "5"], ["unset", "$version"], ["set", "", #"{"$version": 3, "a": 2}"#]] {
+            let result = try run(loupe, ["--file", file] + arguments)
+            #expect(result.status == 65 && result.error.contains("$version is the version stamp"), "\(arguments): \(result.status) \(result.error)")
+            #expect(try String(contentsOfFile: file, encoding: .utf8) == #"{"a": 1}"# + "\n", "\(arguments) wrote nothing")
+        }
+        #expect(try loupe("--file", file, "get", "a").output == "1\n")
+    }
+
     @Test func tomlFilesAreReadAndWrittenByTheirExtension() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }

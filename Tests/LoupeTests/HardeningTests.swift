@@ -112,6 +112,27 @@ struct HardeningTests {
         #expect(grown?.contains("it is larger than the maximum document size, 1 MiB") == true, "\(grown ?? "no answer")")
     }
 
+    /// A write that every later read would refuse (over the read limit) is refused before anything is
+    /// written, and the value is not applied.
+    @Test func aWriteLargerThanTheReadLimitIsRefusedAndNothingIsWritten() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        let root = try RootLens(default: Settings(), store: FileStore(path: path, maximumDocumentSize: 1024), watch: false)
+        try root.count.set(1)
+        let before = try String(contentsOfFile: path, encoding: .utf8)
+        #expect {
+            try root.name.set(String(repeating: "x", count: 2_000))
+        } throws: { error in
+            guard let error = error as? SettingsError else { return false }
+            return error.code == .unwritable && "\(error)".contains("larger than the maximum document size, 1 KiB")
+                && "\(error)".contains(path) && !"\(error)".contains("xxxx")
+        }
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == before)
+        #expect(root.value.name == Settings().name, "nothing was applied")
+        #expect(try RootLens(default: Settings(), store: FileStore(path: path, maximumDocumentSize: 1024), watch: false).value.count == 1)
+    }
+
     @Test func anEmptyPathIsAClearError() throws {
         let error = loadError("")
         #expect(error?.contains("the path is empty; name a file") == true, "\(error ?? "no answer")")

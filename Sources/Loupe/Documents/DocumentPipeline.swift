@@ -158,6 +158,23 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
         return stamp
     }
 
+    /// Refuses a write by path that would set, remove or replace the version stamp, `"$version"` at the
+    /// top of the stored document: the stamp is Loupe's (migrations read it), and a value written there
+    /// either leaves a file that no later read accepts or is taken over as a stamp.
+    ///
+    /// - Parameters:
+    ///   - path: The path written, from the root.
+    ///   - value: The value written at it (nil for a removal): a whole document holding the key is
+    ///     refused too.
+    static func refuseStampWrite(at path: ValuePath, writing value: JSONValue?) throws {
+        let named: Bool = if case .key(stampKey)? = path.components.first { true } else { false }
+        let inDocument: Bool = if path.components.isEmpty, case .object(let members)? = value, members[stampKey] != nil { true } else { false }
+        guard named || inDocument else { return }
+        throw SettingsError(
+            .invalidValue, path: ValuePath([.key(stampKey)]),
+            reason: "\(stampKey) is the version stamp Loupe keeps for migrations, not a setting: it cannot be set, removed or edited (the stored document, stamp included, is what `show --stored` prints)")
+    }
+
     /// The version `document` is stamped with (1 when unstamped), taking the stamp off.
     private func takeStamp(from document: inout JSONValue, store: String) throws(SettingsError) -> Int {
         guard case .object(var object) = document, let stamp = object.removeValue(forKey: Self.stampKey) else { return 1 }

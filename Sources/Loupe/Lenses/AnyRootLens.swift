@@ -133,9 +133,6 @@ protocol ErasedRoot: Sendable, CustomStringConvertible {
 }
 
 extension RootLens: ErasedRoot {
-    func set(atPath path: String, to newValue: JSONValue, ifUnchangedFrom expected: JSONValue) throws {
-        try lens.set(atPath: path, to: newValue, ifUnchangedFrom: expected)
-    }
 
     func observeDocument(_ handler: @escaping @Sendable (JSONValue) -> Void) -> ObservationToken {
         let coding = core.pipeline.coding

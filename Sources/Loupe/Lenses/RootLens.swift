@@ -153,12 +153,25 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     }
 
     /// Replaces the part at `path`, type-checked against `Root`. See ``MutableLens/set(atPath:to:)``.
+    ///
+    /// The version stamp, `"$version"`, is not a setting: a path that names it (or a whole document that
+    /// holds it) is refused with ``SettingsError/Code/invalidValue``.
     public func set(atPath path: String, to newValue: JSONValue) throws {
+        try DocumentPipeline<Root>.refuseStampWrite(at: ValuePath(parsing: path), writing: newValue)
         try lens.set(atPath: path, to: newValue)
     }
 
-    /// Removes the part at `path`. See ``MutableLens/remove(atPath:)``.
+    /// Replaces the part at `path` if it still holds `expected`. See
+    /// ``MutableLens/set(atPath:to:ifUnchangedFrom:)``; the version stamp is refused as by ``set(atPath:to:)``.
+    public func set(atPath path: String, to newValue: JSONValue, ifUnchangedFrom expected: JSONValue) throws {
+        try DocumentPipeline<Root>.refuseStampWrite(at: ValuePath(parsing: path), writing: newValue)
+        try lens.set(atPath: path, to: newValue, ifUnchangedFrom: expected)
+    }
+
+    /// Removes the part at `path`. See ``MutableLens/remove(atPath:)``; the version stamp is refused as by
+    /// ``set(atPath:to:)``.
     public func remove(atPath path: String) throws {
+        try DocumentPipeline<Root>.refuseStampWrite(at: ValuePath(parsing: path), writing: nil)
         try lens.remove(atPath: path)
     }
 
@@ -179,6 +192,7 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     ///   the store's error. Either way nothing changes.
     public func reset(atPath path: String) throws {
         let parsed = try ValuePath(parsing: path)
+        if !parsed.components.isEmpty { try DocumentPipeline<Root>.refuseStampWrite(at: parsed, writing: nil) }
         guard let defaultPart = try core.baseDocument()[path: parsed] else {
             if parsed.components.isEmpty {
                 let defaultValue = core.defaultValue
