@@ -389,6 +389,26 @@ struct CLITests {
         #expect(try loupe("--file", file, "get", "a").output == "1\n")
     }
 
+    /// A set to what the file already holds, spelled otherwise (`1` where it says `1.0`, `[1.0, 2]` where it
+    /// says `[1, 2]`), writes nothing: the file is not replaced, and no watcher wakes.
+    @Test func aSetOfWhatTheFileHoldsWritesNothing() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let file = directory.file("settings.json")
+        let text = #"{"a": 1.0, "b": [1, 2], "c": {"d": 2.50}}"# + "\n"
+        try replaceFile(file, with: text)
+        func inode() -> ino_t {
+            var info = stat()
+            return stat(file, &info) == 0 ? info.st_ino : 0
+        }
+        let before = inode()
+        for (path, value) in [("a", "1"), ("b", "[1.0, 2]"), ("c", #"{"d": 2.5}"#), ("c.d", "2.5")] {
+            let result = try loupe("--file", file, "set", path, value)
+            #expect(result.status == 0, "\(result.error)")
+            #expect(try String(contentsOfFile: file, encoding: .utf8) == text && inode() == before, "set \(path) \(value) wrote nothing")
+        }
+    }
+
     @Test func tomlFilesAreReadAndWrittenByTheirExtension() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }

@@ -73,4 +73,33 @@ struct EvolvingSettingsTests {
         #expect(try document(path) == (try JSONValue(parsing: #"{"hosts": [{"name": "c"}]}"#)), "never put on the wrong element")
         #expect(logs.entries.contains { "\($0.message)".contains("dropped keys this program does not know") && "\($0.metadata)".contains("hosts[0]") })
     }
+
+    /// A program at version 2 reading a document stamped 3 says so, once, and tells the program; it keeps the
+    /// newer stamp and the keys it does not know when it writes.
+    @Test func aNewerDocumentIsReadWithOneWarningAndAPropertyThatSaysSo() throws {
+        struct Versioned: Codable, Sendable, Equatable { var port = 8080 }
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        try replaceFile(path, with: #"{"$version": 3, "port": 9090, "movedHere": {"host": "x"}}"#)
+        let logs = InMemoryLogHandler()
+        let root = try RootLens(default: Versioned(), store: FileStore(path: path), version: 2, watch: false,
+                                logger: Logger(label: "test") { _ in logs })
+        #expect(root.version == 2 && root.storedVersion == 3 && root.storedDocumentIsNewer)
+        #expect(root.value.port == 9090)
+        try root.port.set(9091)
+        try root.reload()
+        let warnings = logs.entries.filter { "\($0.message)".contains("from a newer version of the settings") }
+        #expect(warnings.count == 1, "once per root: \(logs.entries.map(\.message))")
+        #expect(warnings.first.map { "\($0.metadata)".contains(path) && "\($0.metadata)".contains("3") && "\($0.metadata)".contains("2") } == true)
+        #expect(try document(path)[path: "$version"] == .integer(3), "the stamp is never lowered")
+        #expect(try document(path)[path: "movedHere.host"] == .string("x"))
+        // A document at the program's version says nothing.
+        let current = directory.file("current.json")
+        try replaceFile(current, with: #"{"$version": 2, "port": 1}"#)
+        let quiet = InMemoryLogHandler()
+        let same = try RootLens(default: Versioned(), store: FileStore(path: current), version: 2, watch: false,
+                                logger: Logger(label: "test") { _ in quiet })
+        #expect(!same.storedDocumentIsNewer && quiet.entries.isEmpty)
+    }
 }

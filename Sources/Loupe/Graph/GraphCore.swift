@@ -30,6 +30,8 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// What the root knows of what its store holds (the token of what it last read or wrote, the unknown
     /// keys, the version, the layers), to write the next document. Changed only under the update lock.
     private let storedMemory = Locked(StoredMemory.empty)
+    /// Whether this root has said that its store holds a newer version's document (it says it once).
+    private let warnedOfNewerDocument = Locked(false)
     /// The token of a version of the store an outside change brought that could not be applied, so that
     /// it is reported once, not on every look.
     private let rejected = Locked<ChangeToken?>(nil)
@@ -358,6 +360,12 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
                 "store": "\(storeName)", "path": "\(path)", "lock": "\(lock.file):\(lock.line)",
             ])
         }
+        if loaded.memory.stamp > pipeline.version, !warnedOfNewerDocument.withLock({ warned in defer { warned = true }; return warned }) {
+            // Once per root: a newer program's document, read with what this program knows of it.
+            logger.warning("the stored document is from a newer version of the settings than this program's: what that version moved or added is read as this version knows it, and written back with its stamp kept", metadata: [
+                "store": "\(storeName)", "documentVersion": "\(loaded.memory.stamp)", "programVersion": "\(pipeline.version)",
+            ])
+        }
         loaded.memory.token = stored.token
         loaded.memory.goodLayers = good
         loaded.memory.brokenLayers = broken
@@ -473,6 +481,11 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     func layers() throws -> [SettingsLayer] {
         let (memory, full) = try consistentState()
         return pipeline.layers(for: full, memory: memory)
+    }
+
+    /// The version the stored document is stamped with (1 when unstamped or when nothing is stored).
+    var storedVersion: Int {
+        storedMemory.withLock { $0.stamp }
     }
 
     /// The locks in force.

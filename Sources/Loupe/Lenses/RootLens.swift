@@ -244,6 +244,19 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     /// The locks in force: paths the top layer of a ``LayeredStore`` may not set.
     public var locks: [SettingsLock] { core.locks }
 
+    /// The version of the settings this program reads and writes: the `version` the root was made with (1
+    /// without migrations).
+    public var version: Int { core.pipeline.version }
+
+    /// The version the stored document is stamped with (`"$version"`; 1 when it has no stamp or nothing is
+    /// stored). Greater than ``version`` when a newer program wrote it: the root then reads what this
+    /// version knows of it (the keys it does not know are kept), logs a warning once, and writes the
+    /// document back with the newer stamp. See "Evolving your settings".
+    public var storedVersion: Int { core.storedVersion }
+
+    /// Whether the stored document comes from a newer version of the settings than this program's.
+    public var storedDocumentIsNewer: Bool { storedVersion > version }
+
     /// The JSON Schema (draft 2020-12) of the settings: their type, with this root's default value and
     /// coding; see ``SettingsSchema``.
     public func schema() throws -> SettingsSchema {
