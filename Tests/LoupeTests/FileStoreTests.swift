@@ -180,6 +180,27 @@ struct FileStoreBadInputTests {
         #expect(logs.entries.contains { $0.level == .warning && "\($0.message)".contains("moved an unreadable settings file aside") })
     }
 
+    /// A bad outside edit is logged without its values (a token typed into the wrong key, a URL with
+    /// credentials): the log line says what failed where; the root's `errors` carry the whole error.
+    @Test func logLinesNeverCarryAValue() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        let logs = InMemoryLogHandler()
+        let root = try RootLens(default: Settings(), store: FileStore(path: path), logger: Logger(label: "test") { _ in logs })
+        let errors = Recorder<String>()
+        let token = AnyRootLens(root).observeErrors { errors.append("\($0)") }
+        defer { token.cancel() }
+        try replaceFile(path, with: #"{"server": {"port": "hunter2-PASSWORD", "host": "https://user:s3cret@example.org"}}"#)
+        #expect(eventually { logs.entries.contains { "\($0.message)".contains("ignored an outside change") } })
+        for entry in logs.entries {
+            let line = "\(entry.message) \(entry.metadata ?? [:])"
+            #expect(!line.contains("hunter2") && !line.contains("s3cret"), "\(line)")
+        }
+        #expect(logs.entries.contains { "\($0.metadata ?? [:])".contains("server.port") }, "the log line names where")
+        #expect(eventually { errors.all.contains { $0.contains("hunter2-PASSWORD") } }, "the error, for the program, says what was found")
+    }
+
     @Test func anUnreadableDirectoryFailsTheUpdateCleanly() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }

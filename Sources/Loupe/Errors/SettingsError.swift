@@ -253,3 +253,30 @@ extension SettingsError {
     @available(*, deprecated, renamed: "path")
     public var codingPath: String? { path?.description }
 }
+
+extension SettingsError {
+    /// The error as a log line may carry it: what failed, in which store, at which path, and the system's
+    /// error, but never ``reason``, which may quote a value (a token an outside edit put in the wrong
+    /// place, a URL with credentials). The whole error, values and all, goes to the root's
+    /// ``RootLens/errors`` and to the caller.
+    package var logDescription: String {
+        var text = code.description
+        if let store { text += " in \(store)" }
+        if let path, !path.components.isEmpty { text += " at \(path)" }
+        if let errno { text += " (\(String(cString: strerror(errno))))" }
+        if let cause = cause as? SystemCallError { text += ": \(cause)" }
+        return text
+    }
+}
+
+/// `error` as a log line may carry it: never a value. A ``SettingsError`` says what failed where (see
+/// ``SettingsError/logDescription``); a system call's error says which call failed on which path, and
+/// why; any other error only its type, since its text may quote what it was given.
+package func logDescription(of error: any Error) -> String {
+    switch error {
+    case let error as SettingsError: error.logDescription
+    case let error as SystemCallError: "\(error)"
+    case is CancellationError: "cancelled"
+    default: "\(type(of: error)) (its message may hold values, and is not logged)"
+    }
+}

@@ -99,7 +99,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         do {
             try store?.flush()
         } catch {
-            logger.error("could not write pending settings", metadata: ["store": "\(storeName)", "error": "\(error)"])
+            logger.error("could not write pending settings", metadata: ["store": "\(storeName)", "error": "\(logDescription(of: error))"])
         }
     }
 
@@ -511,7 +511,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     }
 
     private func report(_ error: any Error) {
-        logger.error("ignored an outside change that could not be applied", metadata: ["store": "\(storeName)", "error": "\(error)"])
+        logger.error("ignored an outside change that could not be applied", metadata: ["store": "\(storeName)", "error": "\(logDescription(of: error))"])
         let handlers = errorHandlers.withLock { $0.sorted { $0.key < $1.key }.map(\.value) }
         for handler in handlers { handler(error) }
     }

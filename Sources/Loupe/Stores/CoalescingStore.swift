@@ -97,7 +97,7 @@ public final class CoalescingStore: DocumentStore {
         do {
             try flush()
         } catch {
-            logger.error("could not write pending settings", metadata: ["store": "\(base.description)", "error": "\(error)"])
+            logger.error("could not write pending settings", metadata: ["store": "\(base.description)", "error": "\(logDescription(of: error))"])
         }
     }
 
@@ -197,7 +197,7 @@ public final class CoalescingStore: DocumentStore {
         do {
             try flush()
         } catch {
-            logger.error("could not write coalesced settings", metadata: ["store": "\(description)", "error": "\(error)"])
+            logger.error("could not write coalesced settings", metadata: ["store": "\(description)", "error": "\(logDescription(of: error))"])
         }
     }
 }

@@ -91,7 +91,7 @@ final class EtcdWatcher: StoreWatch {
             let body = WatchRequest(create_request: .init(key: key, start_revision: GatewayInt(from)))
             request = try client.makeRequest("/v3/watch", try JSONEncoder().encode(body), endpoint: index, token: token)
         } catch {
-            logger.error("cannot start the etcd watch", metadata: ["store": "\(storeName)", "error": "\(error)"])
+            logger.error("cannot start the etcd watch", metadata: ["store": "\(storeName)", "error": "\(logDescription(of: error))"])
             return
         }
         let delegate = WatchStreamDelegate { [weak self] message in self?.receive(message, endpoint: index) ?? false }
@@ -170,7 +170,7 @@ final class EtcdWatcher: StoreWatch {
                 connect()
                 return
             } catch {
-                logger.warning("cannot reload the etcd key after a compaction", metadata: ["store": "\(storeName)", "error": "\(error)"])
+                logger.warning("cannot reload the etcd key after a compaction", metadata: ["store": "\(storeName)", "error": "\(logDescription(of: error))"])
             }
         }
         let delay = min(50 << min(failures, 5), 1000)

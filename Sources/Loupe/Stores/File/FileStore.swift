@@ -266,7 +266,7 @@ final class DocumentFile: DocumentStore {
             }
             return watch
         } catch {
-            logger.warning("cannot watch the settings file for outside changes", metadata: ["file": "\(path)", "error": "\(error)"])
+            logger.warning("cannot watch the settings file for outside changes", metadata: ["file": "\(path)", "error": "\(logDescription(of: error))"])
             return nil
         }
     }
