@@ -146,6 +146,15 @@ struct LoupeStore: SettingsLocation {
         }
     }
 
+    /// `schema`, `describe` and `template` with `--schema` and no store: the type alone, over no store.
+    func openSettingsType() throws -> OpenSettings {
+        let chosen = [file != nil, defaults != nil, keyring != nil, etcd != nil].contains(true)
+        guard !chosen, let schema else { return try openSettings(watching: false) }
+        switch schema {
+        case .daemon: return OpenSettings(RootLens(DaemonSettings()), revealingSecrets: reveal)
+        }
+    }
+
     private func root<Root: Codable & Sendable>(_ defaultValue: Root, watching: Bool) throws -> RootLens<Root> {
         try RootLens(default: defaultValue, store: makeStore(), watch: watching)
     }

@@ -71,12 +71,22 @@ public protocol SettingsLocation: ParsableArguments {
     /// changes other processes make; the others read or write once. Throw ``SettingsCommandUsageError``
     /// for options that do not go together (exit status 64).
     func openSettings(watching: Bool) throws -> OpenSettings
+
+    /// Opens the settings for the verbs that need only their type (`schema`, `describe`, `template`). By
+    /// default as ``openSettings(watching:)`` does; a location that knows the type without a store (a
+    /// `--schema` option with no store chosen) returns a root without one, so that those verbs need no
+    /// store. `describe` then shows the default value as the current one.
+    func openSettingsType() throws -> OpenSettings
 }
 
 extension SettingsLocation {
     public static var commandName: String { "config" }
     public static var abstract: String { "Reads and edits the settings by path, while the program runs." }
     public static var discussion: String { "" }
+
+    public func openSettingsType() throws -> OpenSettings {
+        try openSettings(watching: false)
+    }
 }
 
 /// Options of a ``SettingsLocation`` that do not go together: exit status 64, with `message`.
@@ -93,6 +103,15 @@ extension SettingsCommand {
     func withSettings(watching: Bool = false, _ body: (OpenSettings) throws -> Void) throws {
         try reportingErrors {
             try body(try location.openSettings(watching: watching))
+        }
+    }
+
+    /// Opens the settings for a verb that needs only their type (see
+    /// ``SettingsLocation/openSettingsType()``) and runs `body` on them, reporting errors as
+    /// ``withSettings(watching:_:)`` does.
+    func withSettingsType(_ body: (OpenSettings) throws -> Void) throws {
+        try reportingErrors {
+            try body(try location.openSettingsType())
         }
     }
 }

@@ -409,6 +409,18 @@ struct CLITests {
         }
     }
 
+    /// A type's schema, its description of a path and its template need the type, not a store.
+    @Test func schemaDescribeAndTemplateNeedNoStore() throws {
+        let schema = try loupe("--schema", "daemon", "schema")
+        #expect(schema.status == 0 && schema.output.contains("\"$schema\""), "\(schema.status) \(schema.error)")
+        let describe = try loupe("--schema", "daemon", "describe", "ticker.greeting")
+        #expect(describe.status == 0 && describe.output.contains("hello"), "\(describe.status) \(describe.error)")
+        let template = try loupe("--schema", "daemon", "template", "--format", "toml")
+        #expect(template.status == 0 && template.output.contains("# greeting = "), "\(template.status) \(template.error)")
+        // Without a type there is nothing to describe: a store is still asked for.
+        #expect(try loupe("schema").status == 64)
+    }
+
     @Test func tomlFilesAreReadAndWrittenByTheirExtension() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }

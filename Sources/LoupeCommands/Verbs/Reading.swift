@@ -112,7 +112,7 @@ extension SettingsCommand {
         public init() {}
 
         public func run() throws {
-            try group.withSettings { settings in
+            try group.withSettingsType { settings in
                 let path = try ValuePath(parsing: path)
                 let schema = try settings.root.schema()
                 let current = try? settings.root.value(atPath: path.description)
@@ -157,7 +157,7 @@ extension SettingsCommand {
         public init() {}
 
         public func run() throws {
-            try group.withSettings { settings in try printLine(try settings.root.schema().document.jsonText(pretty: true)) }
+            try group.withSettingsType { settings in try printLine(try settings.root.schema().document.jsonText(pretty: true)) }
         }
     }
 

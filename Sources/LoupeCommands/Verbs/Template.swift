@@ -27,7 +27,7 @@ extension SettingsCommand {
         public init() {}
 
         public func run() throws {
-            try group.withSettings { settings in try printLine(String(try settings.root.schema().template(format: format).dropLast())) }
+            try group.withSettingsType { settings in try printLine(String(try settings.root.schema().template(format: format).dropLast())) }
         }
     }
 }
