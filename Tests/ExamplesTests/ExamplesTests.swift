@@ -636,6 +636,8 @@ struct DaemonSchemaTests {
         (#"{"upstream": {"timeoutSeconds": 1e20}}"#, false),
         (#"{"upstream": {"url": "ftp://upstream.example"}}"#, false),
         (#"{"upstream": {"url": 80}}"#, false),
+        (#"{"$version": "2"}"#, false),
+        (#"{"$version": 0}"#, false),
     ]
 
     @Test func theGeneratedSchemaAndLoupeAcceptAndRejectTheSameDocuments() throws {

@@ -135,7 +135,8 @@ struct SchemaTests {
         guard case .object(let root) = schema.document, case .object(let properties)? = root["properties"] else {
             throw Failure("no properties")
         }
-        #expect(Set(properties.keys) == ["url", "weight"])
+        #expect(Set(properties.keys) == ["url", "weight", "$version"], "the settings' keys, and the version stamp")
+        #expect(properties["$version"]?[path: "type"] == .string("integer"))
         struct Snake: Codable { var intervalSeconds = 1; var maxURLLength = 2 }
         let snake = try SettingsSchema(for: Snake.self, default: Snake(), coding: DocumentCoding(keys: .snakeCase))
         #expect(snake.part(at: "interval_seconds") != nil)

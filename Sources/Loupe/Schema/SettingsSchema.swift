@@ -42,8 +42,20 @@ public struct SettingsSchema: Sendable, Hashable {
             "title": .string(String(describing: Root.self)),
         ]
         root.merge(schema) { _, new in new }
+        // The version stamp a stored document may carry: an editor then refuses `"$version": "2"`, which
+        // Loupe refuses too.
+        if case .object(var properties)? = root["properties"], properties[Self.stampKey] == nil {
+            properties[Self.stampKey] = .object([
+                "type": .string("integer"), "minimum": .integer(1),
+                "description": .string("The version of the settings this document was written by; Loupe writes it, for migrations. Not a setting."),
+            ])
+            root["properties"] = .object(properties)
+        }
         document = .object(root)
     }
+
+    /// The key of the version stamp, which the schema describes beside the settings.
+    static let stampKey = "$version"
 
     /// The schema of the part at `path` (through `properties`, `additionalProperties` and `items`), or nil
     /// when the schema does not describe it.

@@ -55,7 +55,8 @@ private struct TemplateWriter {
     /// The settings of the object schema `schema`, at `path`: its leaves first, then its nested objects.
     mutating func table(_ schema: JSONValue, at path: [String], depth: Int = 0) {
         guard case .object(let properties)? = schema[path: "properties"] else { return }
-        let keys = properties.keys.sorted()
+        // The version stamp is Loupe's, not a setting.
+        let keys = properties.keys.sorted().filter { !(path.isEmpty && $0 == SettingsSchema.stampKey) }
         let leaves = keys.filter { Self.nestedProperties(properties[$0]!) == nil }
         let tables = keys.filter { Self.nestedProperties(properties[$0]!) != nil }
         for key in leaves { leaf(key, properties[key]!, depth: depth) }
