@@ -65,6 +65,13 @@ struct JSONReaderTests {
         #expect(throws: DocumentSyntaxError("line 1, column 8: the key \"a\" appears twice in one object")) {
             try JSONValue(parsing: #"{"a":1,"a":2}"#)
         }
+        // One key in two Unicode normalizations: Swift takes them for one key; the error says why they clash.
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        #expect {
+            try JSONCodec().parse(Data("{\"\(composed)\": 1, \"\(decomposed)\": 2}".utf8))
+        } throws: { error in
+            "\(error)".contains("look the same but are written differently (Unicode normalization")
+        }
         #expect(throws: DocumentSyntaxError.self) { try JSONValue(parsing: String(repeating: "[", count: 10_000)) }
         // A number beyond every Swift type is valid JSON, kept as written; a type that cannot hold it says so.
         #expect(try JSONValue(parsing: "1e999") == .exactNumber("1e999"))

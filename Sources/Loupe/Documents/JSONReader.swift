@@ -86,6 +86,13 @@ struct JSONReader {
         var object = [String: JSONValue](minimumCapacity: members.count)
         for member in members {
             guard object.updateValue(member.value, forKey: member.key) == nil else {
+                // Swift compares strings by canonical equivalence: "é" composed (NFC) and decomposed (NFD)
+                // are one key. Two spellings that look the same must be told apart in words.
+                if let first = members.first(where: { $0.key == member.key }), !first.key.utf8.elementsEqual(member.key.utf8) {
+                    throw error(
+                        "the keys \(String(reflecting: first.key)) and \(String(reflecting: member.key)) look the same but are written differently (Unicode normalization: composed and decomposed characters), and count as one key; write both the same way",
+                        at: member.offset)
+                }
                 throw error("the key \(String(reflecting: member.key)) appears twice in one object", at: member.offset)
             }
         }

@@ -124,6 +124,10 @@ public struct MutableLens<Value: Sendable>: Sendable {
     /// They have names of their own (rather than `async` overloads of `set(_:)` and `update(_:)`) because
     /// Swift resolves `try await port.set(9090)` in a `main.swift` to the synchronous form. A settings
     /// property named `async` is reached with an explicit key path: `lens[\.async]`.
+    ///
+    /// Cancelling the task that awaits a write does not cancel the write: once it has started it is applied
+    /// and saved, or fails, as a whole, and the `await` returns when it has, with its result. (A write that
+    /// stopped halfway would leave the value applied and not saved, or saved and not applied.)
     public var async: Async { Async(node: node) }
 
     /// The writes of a ``MutableLens`` for async code. See ``MutableLens/async``.
