@@ -504,6 +504,50 @@ struct CLITests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == before)
     }
 
+    /// A key the type does not have, written by `set` inside an object or by `edit`, is refused (65) naming
+    /// it and the keys that exist; it used to be dropped without a word, and the command exited 0.
+    @Test func misspelledKeysInsideWrittenObjectsAreRefusedNamingThem() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let file = directory.file("settings.json")
+        try loupe("--file", file, "--schema", "daemon", "set", "ticker.greeting", "hi")
+        let before = try String(contentsOfFile: file, encoding: .utf8)
+        let typo = try loupe("--file", file, "--schema", "daemon", "set", "ticker", #"{"intervalSeconds": 2, "greeting": "hi", "intervalSecond": 30}"#)
+        #expect(typo.status == 65 && typo.error.contains("ticker.intervalSecond") && typo.error.contains("intervalSeconds"), "\(typo.status) \(typo.error)")
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == before)
+        // An edit that adds a misspelled key is refused and the editor reopens; left as it is, the command fails.
+        let editor = directory.file("typo.sh")
+        try writeExecutable(editor, """
+            #!/bin/sh
+            grep -q logLevl "$1" || sed -i 's/^{/{"logLevl": "debug",/' "$1"
+            """)
+        let edited = try loupe("--file", file, "--schema", "daemon", "edit", environment: ["EDITOR": editor, "VISUAL": editor])
+        #expect(edited.status == 65 && edited.error.contains("logLevl"), "\(edited.status) \(edited.error)")
+        #expect(edited.error.contains("the edit was refused and left as it was"), "\(edited.error)")
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == before)
+    }
+
+    /// When someone else changes the settings during an edit (75), the edit is kept and its path printed.
+    @Test func anEditThatConflictsIsKeptAndItsPathPrinted() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let file = directory.file("settings.json")
+        try loupe("--file", file, "--schema", "daemon", "set", "ticker.greeting", "hi")
+        // The editor edits, and meanwhile another command changes the same settings.
+        let editor = directory.file("racing.sh")
+        try writeExecutable(editor, """
+            #!/bin/sh
+            sed -i 's/"hi"/"mine"/' "$1"
+            '\(loupe)' --file '\(file)' --schema daemon set ticker.greeting theirs
+            """)
+        let result = try loupe("--file", file, "--schema", "daemon", "edit", environment: ["EDITOR": editor, "VISUAL": editor])
+        #expect(result.status == 75, "\(result.status) \(result.error)")
+        let kept = result.error.components(separatedBy: "your edit is in ").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        #expect(try String(contentsOfFile: kept, encoding: .utf8).contains("\"mine\""), "kept at \(kept)")
+        try? FileManager.default.removeItem(atPath: kept)
+        #expect(try loupe("--file", file, "--schema", "daemon", "get", "ticker.greeting").output == "\"theirs\"\n")
+    }
+
     @Test(.enabled(if: keyringAvailable, "run Scripts/test, which starts a keyring"))
     func keyringValuesPrintMaskedUnlessRevealed() throws {
         let item = "org.loupe.tests.\(UUID().uuidString)/cli"

@@ -70,6 +70,18 @@ extension MutableLens where Value: Codable {
             // (A nil optional is encoded as an absent key, so writing null has landed when the key is gone.)
             let written = try coding.encode(decoded)
             if newValue != .null, (try? written.value(at: path)) == nil { try written.throwNearestNotFound(path) }
+            // So does a key inside the value written (`{"intervalSecond": 30}` for `intervalSeconds`).
+            // It is a value the type refuses (the path written exists), named with the keys that do.
+            if let stray = newValue.firstKey(missingFrom: (try? written.value(at: path)) ?? .null, at: path) {
+                do {
+                    try written.throwNearestNotFound(stray)
+                } catch let error as SettingsError {
+                    let keys = error.validKeys.isEmpty ? "" : "; \(error.parent.map { $0.description.isEmpty ? "the settings" : $0.description } ?? "its parent") has \(error.validKeys.joined(separator: ", "))"
+                    throw SettingsError(
+                        .invalidValue, path: stray, reason: "\(stray): the type has no such key\(keys)",
+                        parent: error.parent, validKeys: error.validKeys)
+                }
+            }
             value = decoded
         }
     }
@@ -107,6 +119,32 @@ extension MutableLens where Value: Codable {
 
 extension JSONValue {
     /// Throws "nothing at `path`", naming the deepest part of `path` that exists.
+    /// The path of the first key of this document (written at `path`) that `kept` (what the type kept of
+    /// it) does not have: a key the type does not know, which decoding dropped without a word. Elements of
+    /// arrays are compared when both arrays have the same length.
+    func firstKey(missingFrom kept: JSONValue, at path: ValuePath) -> ValuePath? {
+        switch (self, kept) {
+        case (.object(let written), .object(let held)):
+            for key in written.keys.sorted() {
+                // A key written as null means "absent": it is not there to keep.
+                guard let inner = written[key], inner != .null else { continue }
+                let innerPath = ValuePath(path.components + [.key(key)])
+                guard let heldInner = held[key] else { return innerPath }
+                if let stray = inner.firstKey(missingFrom: heldInner, at: innerPath) { return stray }
+            }
+            return nil
+        case (.array(let written), .array(let held)) where written.count == held.count:
+            for index in written.indices {
+                if let stray = written[index].firstKey(missingFrom: held[index], at: ValuePath(path.components + [.index(index)])) {
+                    return stray
+                }
+            }
+            return nil
+        default:
+            return nil
+        }
+    }
+
     func throwNearestNotFound(_ path: ValuePath) throws -> Never {
         var current = self
         for (depth, component) in path.components.enumerated() {

@@ -37,11 +37,15 @@ extension SettingsCommand {
                 defer { try? FileManager.default.removeItem(at: directory) }
                 let copy = directory.appendingPathComponent("settings.json")
                 var text = original.jsonText(pretty: true) + "\n"
+                // Whether `text` is an edit that was refused (rather than the settings as they are).
+                var refused = false
                 for _ in 0..<Self.maximumRounds {
                     try Data(text.utf8).write(to: copy)
                     try openEditor(on: copy.path)
                     let edited = (try? String(contentsOf: copy, encoding: .utf8)) ?? ""
                     if edited.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || edited == text {
+                        // Giving up on a refused edit is not success: nothing the person wrote was saved.
+                        if refused { throw CommandError.invalidValue("the edit was refused and left as it was; nothing was written") }
                         printError("no changes")
                         return
                     }
@@ -53,7 +57,9 @@ extension SettingsCommand {
                         case .invalidPath, .notFound, .invalidValue, .notRemovable:
                             report(error.description)  // the edit's own fault: edit again
                         case .conflict:
-                            throw CommandError.conflict("the settings changed while you were editing them; nothing was written")
+                            // The person's work is kept, beside the temporary directory that goes.
+                            let kept = try keep(edited)
+                            throw CommandError.conflict("the settings changed while you were editing them; nothing was written; your edit is in \(kept)")
                         default:
                             throw error  // a lock, a read-only or broken store: editing again cannot help
                         }
@@ -65,9 +71,19 @@ extension SettingsCommand {
                         report("not valid JSON: \(oneLine(error))")
                     }
                     text = edited
+                    refused = true
                 }
                 throw CommandError.invalidValue("the edit was still invalid after \(Self.maximumRounds) rounds; nothing was written")
             }
+        }
+
+        /// Writes `edited` to a private file of its own that outlives the command, and returns its path.
+        private func keep(_ edited: String) throws -> String {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("settings-edit-\(UUID().uuidString).json").path
+            guard FileManager.default.createFile(atPath: path, contents: Data(edited.utf8), attributes: [.posixPermissions: 0o600]) else {
+                throw CommandError.conflict("the settings changed while you were editing them; nothing was written, and your edit could not be kept at \(path)")
+            }
+            return path
         }
 
         private func report(_ message: String) {
