@@ -409,6 +409,31 @@ struct CLITests {
         }
     }
 
+    /// Property-list integers keep their exact value up to 2⁶⁴ − 1 (18446744073709551615 read as -1), one
+    /// a property list cannot hold is refused rather than rounded, and data and dates nobody changed stay
+    /// `<data>` and `<date>` through an unrelated write (they became `<string>` and `<real>`).
+    @Test func propertyListsKeepBigIntegersDataAndDates() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let file = directory.file("settings.plist")
+        try replaceFile(file, with: """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict><key>big</key><integer>18446744073709551615</integer>\
+            <key>blob</key><data>aGVsbG8=</data><key>when</key><date>2020-01-01T00:00:00Z</date></dict></plist>
+            """)
+        #expect(try loupe("--file", file, "get", "big").output == "18446744073709551615\n")
+        #expect(try loupe("--file", file, "set", "other", "1").status == 0)
+        let written = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(written.contains("<integer>18446744073709551615</integer>") && written.contains("<data>")
+                && written.contains("<date>2020-01-01T00:00:00Z</date>"), "\(written)")
+        #expect(try loupe("--file", file, "set", "big", "18446744073709551614").status == 0)
+        #expect(try loupe("--file", file, "get", "big").output == "18446744073709551614\n")
+        let before = try String(contentsOfFile: file, encoding: .utf8)
+        let refused = try loupe("--file", file, "set", "small", "-9223372036854775809")
+        #expect(refused.status != 0 && refused.error.contains("cannot be written exactly"), "\(refused.error)")
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == before)
+    }
+
     /// A type's schema, its description of a path and its template need the type, not a store.
     @Test func schemaDescribeAndTemplateNeedNoStore() throws {
         let schema = try loupe("--schema", "daemon", "schema")

@@ -205,7 +205,15 @@ public struct PropertyListCodec: DocumentCodec {
     }
 
     public func serialize(_ document: JSONValue) throws -> Data {
-        try PropertyListSerialization.data(fromPropertyList: document.propertyListObject, format: format, options: 0)
+        try PropertyListSerialization.data(fromPropertyList: document.propertyListObject(), format: format, options: 0)
+    }
+
+    /// `document`, written over the property list `previous`: the data and dates it holds that the document
+    /// holds unchanged (as base64 text, as seconds since 2001) are written back as data and dates, not as
+    /// the text and numbers documents hold them as.
+    public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
+        let object = try? PropertyListSerialization.propertyList(from: previous, format: nil)
+        return try PropertyListSerialization.data(fromPropertyList: document.propertyListObject(keeping: object), format: format, options: 0)
     }
 }
 
@@ -222,9 +230,12 @@ extension DocumentCodec where Self == PropertyListCodec {
 }
 
 extension JSONValue {
-    /// A document from a property-list object: data becomes base64 text, dates seconds since 2001.
+    /// A document from a property-list object: data becomes base64 text, dates seconds since 2001, and an
+    /// integer beyond `Int` (up to 2⁶⁴ − 1) an exact number.
     init(propertyList object: Any) {
         switch object {
+        case let number as NSNumber where String(cString: number.objCType) == "Q" && number.uint64Value > UInt64(Int.max):
+            self = .exactNumber(String(number.uint64Value))
         case let data as Data: self = .string(data.base64EncodedString())
         case let string as String: self = PropertyListNull.unescaping(string)
         case let date as Date: self = .double(date.timeIntervalSinceReferenceDate)
@@ -234,22 +245,47 @@ extension JSONValue {
         }
     }
 
-    /// The property-list object for this document, with `null` as the string `$null`.
-    var propertyListObject: Any {
-        switch self {
-        case .null: return PropertyListNull.marker
-        case .bool(let value): return value
-        case .integer(let value): return value
-        case .double(let value): return value
-        case .exactNumber(let text):
-            // A property list holds 64-bit integers and doubles: the nearest of those.
+    /// The property-list object for this document, with `null` as the string `$null`. Where `previous`
+    /// (what the store holds) has data or a date at the same place that this document holds unchanged (as
+    /// base64 text, as seconds since 2001), that data or date is kept.
+    ///
+    /// - Throws: ``DocumentSyntaxError`` for an integer a property list cannot hold (below −2⁶³ or above
+    ///   2⁶⁴ − 1), naming it, rather than a rounded number.
+    func propertyListObject(keeping previous: Any? = nil) throws -> Any {
+        switch (self, previous) {
+        case (.string(let text), let data as Data) where text == data.base64EncodedString():
+            return data
+        case (.double(let seconds), let date as Date) where seconds == date.timeIntervalSinceReferenceDate:
+            return date
+        case (.integer(let seconds), let date as Date) where Double(seconds) == date.timeIntervalSinceReferenceDate:
+            return date
+        case (.null, _):
+            return PropertyListNull.marker
+        case (.bool(let value), _):
+            return value
+        case (.integer(let value), _):
+            return value
+        case (.double(let value), _):
+            return value
+        case (.exactNumber(let text), _):
+            if let integer = Int64(text) { return integer }
             if let integer = UInt64(text) { return integer }
-            return Double(text) ?? 0
-        case .string(let value): return PropertyListNull.escaping(value)
-        case .array(let values):
-            return values.map(\.propertyListObject)
-        case .object(let values):
-            return values.mapValues(\.propertyListObject)
+            guard text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }), let number = Double(text) else {
+                throw DocumentSyntaxError("a property list holds integers from -9223372036854775808 to 18446744073709551615; \(text) cannot be written exactly")
+            }
+            return number
+        case (.string(let value), _):
+            return PropertyListNull.escaping(value)
+        case (.array(let values), _):
+            let old = previous as? [Any]
+            return try values.indices.map { index in
+                try values[index].propertyListObject(keeping: old.flatMap { $0.indices.contains(index) ? $0[index] : nil })
+            }
+        case (.object(let values), _):
+            let old = previous as? [String: Any]
+            return try values.reduce(into: [String: Any]()) { result, member in
+                result[member.key] = try member.value.propertyListObject(keeping: old?[member.key])
+            }
         }
     }
 }

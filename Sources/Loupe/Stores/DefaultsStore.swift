@@ -103,7 +103,14 @@ public final class DefaultsStore: DocumentStore {
     }
 
     public func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken {
-        let saved = try changeSuite(replacing: token) { $0[key] = document.propertyListObject }
+        let object: Any
+        do {
+            // Data and dates the suite holds, unchanged, stay data and dates.
+            object = try document.propertyListObject(keeping: defaults.object(forKey: key))
+        } catch {
+            throw SettingsError(.unwritable, store: description, reason: "cannot write the value as a property list: \(error)", cause: error)
+        }
+        let saved = try changeSuite(replacing: token) { $0[key] = object }
         logger.debug("saved settings", metadata: ["store": "\(description)"])
         return saved
     }
