@@ -71,7 +71,7 @@ struct EvolvingSettingsTests {
         #expect(try document(path) == (try JSONValue(parsing: #"{"hosts": [{"name": "a", "zone": "eu"}, {"name": "c"}]}"#)))
         try root.hosts.update { $0.remove(at: 0) }
         #expect(try document(path) == (try JSONValue(parsing: #"{"hosts": [{"name": "c"}]}"#)), "never put on the wrong element")
-        #expect(logs.entries.contains { "\($0.message)".contains("dropped keys this program does not know") && "\($0.metadata)".contains("hosts[0]") })
+        #expect(logs.entries.contains { "\($0.message)".contains("dropped keys this program does not know, with the parts that held them") && "\($0.metadata)".contains("hosts[0]") })
     }
 
     /// A program at version 2 reading a document stamped 3 says so, once, and tells the program; it keeps the
@@ -101,5 +101,48 @@ struct EvolvingSettingsTests {
         let same = try RootLens(default: Versioned(), store: FileStore(path: current), version: 2, watch: false,
                                 logger: Logger(label: "test") { _ in quiet })
         #expect(!same.storedDocumentIsNewer && quiet.entries.isEmpty)
+    }
+
+    /// The issue's cases: an unknown key stays with its element as the array is reversed, shortened or
+    /// appended to, and is never put on another element.
+    @Test func unknownKeysStayWithTheirElementWhereverItMoves() throws {
+        struct Item: Codable, Sendable, Equatable { var name: String }
+        struct Items: Codable, Sendable, Equatable { var items: [Item] = [] }
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("items.json")
+        let original = #"{"items": [{"name": "alpha", "priority": "HIGH"}, {"name": "beta"}, {"name": "gamma", "owner": "ops"}]}"#
+        func element(_ name: String) throws -> JSONValue? {
+            guard case .array(let items)? = try document(path)[path: "items"] else { return nil }
+            return items.first { $0[path: "name"] == .string(name) }
+        }
+        func fresh() throws -> RootLens<Items> {
+            try replaceFile(path, with: original)
+            return try RootLens(default: Items(), store: FileStore(path: path), watch: false)
+        }
+        // Reversed: each element keeps its own keys.
+        var root = try fresh()
+        try root.items.update { $0.reverse() }
+        #expect(try element("alpha") == JSONValue(parsing: #"{"name": "alpha", "priority": "HIGH"}"#))
+        #expect(try element("gamma") == JSONValue(parsing: #"{"name": "gamma", "owner": "ops"}"#))
+        #expect(try element("beta") == JSONValue(parsing: #"{"name": "beta"}"#))
+        // Reversed again, then changed in place: the keys stay.
+        try root.items.update { $0.reverse() }
+        try root.items.update { $0[0].name = "alpha2" }
+        #expect(try element("alpha2") == JSONValue(parsing: #"{"name": "alpha2", "priority": "HIGH"}"#))
+        // The first removed and a new one appended: the new one gets nothing; gamma keeps its owner.
+        root = try fresh()
+        try root.items.update { $0.removeFirst(); $0.append(Item(name: "delta")) }
+        #expect(try element("delta") == JSONValue(parsing: #"{"name": "delta"}"#))
+        #expect(try element("gamma") == JSONValue(parsing: #"{"name": "gamma", "owner": "ops"}"#))
+        // The last removed: alpha, untouched, keeps its priority.
+        root = try fresh()
+        try root.items.update { $0.removeLast() }
+        #expect(try element("alpha") == JSONValue(parsing: #"{"name": "alpha", "priority": "HIGH"}"#))
+        // The first removed and the second changed: nobody can tell which changed, so nothing moves onto it.
+        root = try fresh()
+        try root.items.update { $0.removeFirst(); $0[0].name = "beta2" }
+        #expect(try element("beta2") == JSONValue(parsing: #"{"name": "beta2"}"#))
+        #expect(try element("gamma") == JSONValue(parsing: #"{"name": "gamma", "owner": "ops"}"#))
     }
 }

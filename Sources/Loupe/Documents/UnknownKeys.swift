@@ -5,9 +5,11 @@
 /// Kept in the document's shape: the unknown keys of an object with their values, and below the known
 /// keys that hold objects or arrays, what is unknown there. An unknown key is put back only while the
 /// object that held it is still there: a dictionary entry that was removed stays removed, with whatever
-/// it held. Elements of an array are matched by index, so their unknown keys are put back only while the
-/// array has the length it had when read (an array changed in length is written as the type has it, and
-/// the root logs which unknown keys it dropped).
+/// it held. An element of an array keeps its unknown keys as it moves: an element whose known content is
+/// unchanged keeps them wherever it goes, and one changed in place (between the same unchanged neighbours,
+/// as many changed as before) keeps them too. They are never put on another element: an element removed,
+/// or one that cannot be told from others that changed, takes them with it, and the root logs which it
+/// dropped.
 struct UnknownKeys: Sendable, Equatable {
     /// Unknown keys of this object, with their values.
     private(set) var values: [String: JSONValue] = [:]
@@ -15,8 +17,11 @@ struct UnknownKeys: Sendable, Equatable {
     private(set) var children: [String: UnknownKeys] = [:]
     /// Elements of this array that hold unknown keys.
     private(set) var elements: [Int: UnknownKeys] = [:]
-    /// This array's length when it was read.
-    private(set) var elementCount = 0
+    /// This array's elements as the type knows them (without their unknown keys), when it was read or
+    /// last written: what a later array's elements are matched with.
+    private(set) var knownElements: [JSONValue] = []
+    /// Whether the part is an array (its unknown keys are in its elements).
+    private(set) var isArray = false
 
     var isEmpty: Bool { values.isEmpty && children.isEmpty && elements.isEmpty }
 
@@ -34,9 +39,13 @@ struct UnknownKeys: Sendable, Equatable {
                 }
             }
         case .array(let array):
-            elementCount = array.count
+            isArray = true
+            knownElements = array
             for (index, child) in reads.elements where array.indices.contains(index) {
-                if let unknown = UnknownKeys(in: array[index], reads: child) { elements[index] = unknown }
+                if let unknown = UnknownKeys(in: array[index], reads: child) {
+                    elements[index] = unknown
+                    knownElements[index] = unknown.stripped(array[index])
+                }
             }
         default:
             break
@@ -71,18 +80,27 @@ struct UnknownKeys: Sendable, Equatable {
                 children[key] = child.isEmpty ? nil : child
             }
             if stored != nil || !object.isEmpty { stored = .object(object) }
-        case .array(let fullArray) where fullArray.count == elementCount:
-            guard !elements.isEmpty else { break }
+        case .array(let fullArray) where isArray:
+            guard !elements.isEmpty else {
+                knownElements = fullArray
+                break
+            }
             // Arrays replace whole in a merge patch: one that holds unknown keys is stored whole.
             var array: [JSONValue]
             if case .array(let existing) = stored, existing.count == fullArray.count { array = existing } else { array = fullArray }
-            for (index, var child) in elements {
-                var element: JSONValue? = array[index]
-                dropped += child.restore(into: &element, full: fullArray[index], at: ValuePath(path.components + [.index(index)]))
-                array[index] = element ?? fullArray[index]
-                elements[index] = child.isEmpty ? nil : child
+            var moved: [Int: UnknownKeys] = [:]
+            for (newIndex, oldIndex) in Self.pairs(from: knownElements, to: fullArray) {
+                guard var child = elements.removeValue(forKey: oldIndex) else { continue }
+                var element: JSONValue? = array[newIndex]
+                dropped += child.restore(into: &element, full: fullArray[newIndex], at: ValuePath(path.components + [.index(newIndex)]))
+                array[newIndex] = element ?? fullArray[newIndex]
+                if !child.isEmpty { moved[newIndex] = child }
             }
-            stored = .array(array)
+            // The rest went with their elements (removed, or not to be told from others that changed).
+            dropped += elements.keys.sorted().map { ValuePath(path.components + [.index($0)]) }
+            elements = moved
+            knownElements = fullArray
+            if !moved.isEmpty || stored != nil { stored = .array(array) }
         default:
             // The array changed length, or the part changed kind: name each element or part dropped.
             if !elements.isEmpty {
@@ -96,4 +114,63 @@ struct UnknownKeys: Sendable, Equatable {
     }
 
     private init() {}
+
+    /// `value` (the part this describes) without its unknown keys: what the type knows of it.
+    private func stripped(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .object(var object):
+            for key in values.keys { object[key] = nil }
+            for (key, child) in children {
+                if let inner = object[key] { object[key] = child.stripped(inner) }
+            }
+            return .object(object)
+        case .array(var array):
+            for (index, child) in elements where array.indices.contains(index) { array[index] = child.stripped(array[index]) }
+            return .array(array)
+        default:
+            return value
+        }
+    }
+
+    /// Which element of `old` each element of `new` is (new index to old index), as far as that can be
+    /// told: the elements a difference leaves in place; then an element whose known content is the same as
+    /// a removed one's (it moved); then, between the same two elements left in place, removed and inserted
+    /// elements as many on each side (changed in place), in order. Anything else is no element of `old`.
+    static func pairs(from old: [JSONValue], to new: [JSONValue]) -> [Int: Int] {
+        let difference = new.difference(from: old) { $0.isSameDocument(as: $1) }
+        var removed = Set<Int>(), inserted = Set<Int>()
+        for change in difference {
+            switch change {
+            case .remove(let offset, _, _): removed.insert(offset)
+            case .insert(let offset, _, _): inserted.insert(offset)
+            }
+        }
+        // Left in place: the elements neither removed nor inserted, in order on both sides.
+        var pairs: [Int: Int] = [:]
+        var anchors: [(old: Int, new: Int)] = [(-1, -1)]
+        var oldIndex = 0
+        for newIndex in new.indices where !inserted.contains(newIndex) {
+            while removed.contains(oldIndex) { oldIndex += 1 }
+            pairs[newIndex] = oldIndex
+            anchors.append((oldIndex, newIndex))
+            oldIndex += 1
+        }
+        anchors.append((old.count, new.count))
+        // Moved: the same known content, removed in one place and inserted in another.
+        var unpairedOld = removed.sorted()
+        for newIndex in inserted.sorted() {
+            if let match = unpairedOld.firstIndex(where: { old[$0].isSameDocument(as: new[newIndex]) }) {
+                pairs[newIndex] = unpairedOld.remove(at: match)
+            }
+        }
+        // Changed in place: between two anchors, as many removed as inserted.
+        let stillOld = Set(unpairedOld)
+        for (start, end) in zip(anchors, anchors.dropFirst()) {
+            let olds = (start.old + 1..<end.old).filter { stillOld.contains($0) }
+            let news = (start.new + 1..<end.new).filter { inserted.contains($0) && pairs[$0] == nil }
+            guard olds.count == news.count else { continue }
+            for (oldIndex, newIndex) in zip(olds, news) { pairs[newIndex] = oldIndex }
+        }
+        return pairs
+    }
 }

@@ -440,7 +440,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         memory.token = try store.save(stored, replacing: memory.token)
         storedMemory.withLock { $0 = memory }
         if !dropped.isEmpty {
-            logger.notice("dropped keys this program does not know: the arrays that held them changed length, or the parts that held them changed kind", metadata: [
+            logger.notice("dropped keys this program does not know, with the parts that held them: array elements removed (or changed and moved, so that they cannot be told apart), or parts that changed kind", metadata: [
                 "store": "\(storeName)", "paths": "\(dropped.map(\.description).joined(separator: ", "))",
             ])
         }
