@@ -133,6 +133,35 @@ struct HardeningTests {
         #expect(try RootLens(default: Settings(), store: FileStore(path: path, maximumDocumentSize: 1024), watch: false).value.count == 1)
     }
 
+    /// The kernel's protected_symlinks rule, applied by Loupe (which follows links itself): another user's
+    /// link in a sticky world-writable directory is not followed, so a root writer is not led to rewrite a
+    /// root-only file; its own links there are followed.
+    @Test(.enabled(if: getuid() == 0, "planting a link as another user takes root (setpriv)"))
+    func aLinkAnotherUserPlantedInAStickySharedDirectoryIsNotFollowed() throws {
+        let shared = try TemporaryDirectory()
+        let secret = try TemporaryDirectory()
+        defer { shared.cleanUp(); secret.cleanUp() }
+        chmod(shared.path, 0o1777)
+        chmod(secret.path, 0o700)
+        let target = secret.file("conf.json")
+        try replaceFile(target, with: #"{"name": "root only", "count": 7}"#)
+        chmod(target, 0o600)
+        let planted = shared.file("settings.json")
+        let link = try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", "/bin/ln", "-s", target, planted])
+        #expect(link.status == 0, "\(link.error)")
+        #expect {
+            try RootLens(default: Settings(), store: FileStore(path: planted), watch: false)
+        } throws: { error in
+            "\(error)".contains("owned by another user (uid 65534)") && "\(error)".contains("protected_symlinks")
+        }
+        #expect(throws: SettingsError.self) { try FileStore(path: planted).overwrite(with: JSONValue(parsing: #"{"count": 1}"#)) }
+        #expect(try String(contentsOfFile: target, encoding: .utf8) == #"{"name": "root only", "count": 7}"#)
+        // A link the writer made itself is followed.
+        let own = shared.file("own.json")
+        #expect(symlink(target, own) == 0)
+        #expect(try RootLens(default: Settings(), store: FileStore(path: own), watch: false).value.count == 7)
+    }
+
     @Test func anEmptyPathIsAClearError() throws {
         let error = loadError("")
         #expect(error?.contains("the path is empty; name a file") == true, "\(error ?? "no answer")")

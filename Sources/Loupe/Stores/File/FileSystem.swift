@@ -114,15 +114,34 @@ enum FileSystem {
 
     /// The path `path` ends at after following symbolic links (the link's target, even if it does not
     /// exist yet). A path that is not a link is returned unchanged.
+    ///
+    /// Loupe follows links itself, so it applies the kernel's `protected_symlinks` rule itself: a link in a
+    /// sticky directory that others may write (`/tmp`, a shared drop box) is followed only when the
+    /// process or the directory's owner owns it; a link another user planted there would otherwise lead a
+    /// privileged writer to a file it must not touch.
     static func resolvingSymlinks(_ path: String) throws -> String {
         var current = path
         for _ in 0..<40 {
             var info = stat()
             guard lstat(current, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK else { return current }
+            try checkFollowable(link: current, owner: info.st_uid)
             let target = try linkTarget(of: current)
             current = target.hasPrefix("/") ? target : directory(of: current) + "/" + target
         }
         throw SystemCallError("resolve", path, code: ELOOP)
+    }
+
+    /// Throws when the link at `path`, owned by `owner`, is one the kernel's `protected_symlinks` rule would
+    /// not follow: in a sticky, world-writable directory, owned by neither the process nor the directory's
+    /// owner.
+    private static func checkFollowable(link path: String, owner: uid_t) throws {
+        let folder = directory(of: path)
+        var info = stat()
+        guard stat(folder, &info) == 0, info.st_mode & S_ISVTX != 0, info.st_mode & S_IWOTH != 0 else { return }
+        guard owner != geteuid(), owner != info.st_uid else { return }
+        throw SystemCallError(
+            "follow", path, code: EACCES,
+            explanation: "it is a symbolic link owned by another user (uid \(owner)) in \(folder), a sticky directory anyone may write to; such a link is not followed (as the kernel's protected_symlinks rule would not)")
     }
 
     /// What the symbolic link at `path` points to, as written in the link (relative or absolute).
