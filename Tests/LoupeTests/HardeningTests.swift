@@ -162,6 +162,34 @@ struct HardeningTests {
         #expect(try RootLens(default: Settings(), store: FileStore(path: own), watch: false).value.count == 7)
     }
 
+    /// Nobody who may only read a settings directory can stop its writers: the directory is not locked
+    /// where others may open it, and the lock file is not theirs to open (`flock -s /etc/app sleep 15` as
+    /// nobody made root's set wait 10 s and exit 75).
+    @Test(.enabled(if: getuid() == 0, "holding a lock as an unprivileged user takes root (setpriv)"))
+    func anUnprivilegedReaderCannotHoldTheWritersLocks() throws {
+        let etc = try TemporaryDirectory()
+        defer { etc.cleanUp() }
+        chmod(etc.path, 0o755)
+        let path = etc.file("settings.json")
+        let root = try RootLens(default: Settings(), store: FileStore(path: path, permissions: 0o644, lockTimeout: .seconds(2)), watch: false)
+        try root.count.set(1)
+        let lockFile = etc.file(".settings.json.lock")
+        var info = stat()
+        #expect(stat(lockFile, &info) == 0 && info.st_mode & 0o077 == 0, "the lock file is its owner's alone")
+        // As nobody: a shared lock on the directory, held while root writes.
+        let holder = try ChildProcess("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", "/usr/bin/flock", "-s", etc.path, "sleep", "30"])
+        defer { holder.kill(SIGKILL); _ = holder.wait(limit: .seconds(10)) }
+        let lockFileHolder = try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", "/usr/bin/flock", "-n", "-s", lockFile, "true"])
+        #expect(lockFileHolder.status != 0, "nobody cannot open the lock file: \(lockFileHolder.error)")
+        let privateHolder = try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", "/usr/bin/flock", "-n", "-s", etc.file(".loupe.lock.d"), "true"])
+        #expect(privateHolder.status != 0, "nor the writers' private lock directory: \(privateHolder.error)")
+        usleep(200_000)
+        let started = ContinuousClock.now
+        try root.count.set(2)
+        #expect(ContinuousClock.now - started < .seconds(2), "the write did not wait for the reader's lock")
+        #expect(try decodeStored(over: Settings(), Data(contentsOf: URL(fileURLWithPath: path))).count == 2)
+    }
+
     @Test func anEmptyPathIsAClearError() throws {
         let error = loadError("")
         #expect(error?.contains("the path is empty; name a file") == true, "\(error ?? "no answer")")

@@ -387,38 +387,43 @@ enum FileSystem {
 ///
 /// A lock on a sidecar that someone then deletes or replaces would exclude nobody: a later writer would
 /// create a new file and lock that. So after locking, the lock checks that its file is still the one at
-/// the path (and locks afresh if not), and then also locks the directory itself, which cannot be deleted
-/// from under it while it holds the file: a writer that got a fresh sidecar while another held the
-/// deleted one still waits there (``DirectoryLock``). A sidecar the process may not write (another
-/// user's) is locked through a read-only descriptor, which `flock` allows; one the process creates belongs
-/// to the owner of its directory, so that `sudo` leaves nothing a service cannot lock.
+/// the path (and locks afresh if not), and then, in a directory nobody else may open, also locks the
+/// directory itself, which cannot be deleted from under it while it holds the file: a writer that got a
+/// fresh sidecar while another held the deleted one still waits there (``DirectoryLock``). A sidecar the
+/// process may not write (another user's) is locked through a read-only descriptor, which `flock` allows;
+/// one the process creates belongs to the owner of its directory, so that `sudo` leaves nothing a service
+/// cannot lock, and only its owner (and its group, for a group-writable settings file) may open it:
+/// anyone who can open a lock can hold it.
 final class FileLock: Sendable {
     private static let all = Locked<[String: FileLock]>([:])
 
     /// The lock of the file at `target` (a resolved path: the lock is beside the file itself, not beside
     /// a link to it), one per sidecar in the process.
     static func beside(_ target: String) -> FileLock {
-        at(FileSystem.directory(of: target) + "/" + FileSystem.sidecarName(for: FileSystem.fileName(of: target), suffix: ".lock"))
+        at(FileSystem.directory(of: target) + "/" + FileSystem.sidecarName(for: FileSystem.fileName(of: target), suffix: ".lock"), guarding: target)
     }
 
     /// The lock whose sidecar is the file at `path`, one per path in the process.
-    static func at(_ path: String) -> FileLock {
+    static func at(_ path: String, guarding target: String? = nil) -> FileLock {
         all.withLock { locks in
             if let known = locks[path] { return known }
-            let lock = FileLock(path: path)
+            let lock = FileLock(path: path, target: target)
             locks[path] = lock
             return lock
         }
     }
 
     let path: String
+    /// The file the lock guards, when it is a settings file's sidecar: its group may share the lock.
+    let target: String?
     /// The sidecar's descriptor, opened on first use; held, with the in-process exclusion, while locked.
     private let descriptor = Locked<Int32>(-1)
     /// Whether this process has cleared the temporary files a killed writer left beside the file.
     private let cleaned = Atomic<Bool>(false)
 
-    private init(path: String) {
+    private init(path: String, target: String?) {
         self.path = path
+        self.target = target
     }
 
     deinit {
@@ -457,12 +462,13 @@ final class FileLock: Sendable {
         try FileSystem.createDirectory(directory)
         var fd: Int32 = -1
         while fd < 0 {
-            let created = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            let created = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
             if created >= 0 {
                 var owner = stat()
                 if stat(directory, &owner) == 0, owner.st_uid != geteuid() || owner.st_gid != getegid() {
                     _ = fchown(created, owner.st_uid, owner.st_gid)
                 }
+                _ = fchmod(created, sidecarMode())
                 return created
             }
             guard errno == EEXIST else { throw SystemCallError("open lock file", path) }
@@ -475,7 +481,18 @@ final class FileLock: Sendable {
             close(fd)
             throw SystemCallError("open lock file", path, code: EINVAL, explanation: "it is not a regular file")
         }
+        // A lock file others may open (Loupe 2 made them 0644) is one anyone can hold: closed to them.
+        if info.st_uid == geteuid(), info.st_mode & 0o007 != 0 { _ = fchmod(fd, sidecarMode()) }
         return fd
+    }
+
+    /// The lock file's mode: only its owner may open it, and its group too when the settings file is
+    /// group-writable (writers that share a group). Nobody else: anyone who can open a lock file can hold
+    /// it, and stop every writer.
+    private func sidecarMode() -> mode_t {
+        var info = stat()
+        let shared = target.map { stat($0, &info) == 0 && info.st_mode & S_IWGRP != 0 } ?? false
+        return shared ? 0o660 : 0o600
     }
 
     /// Whether `fd` is still the file at the sidecar's path.
@@ -527,17 +544,45 @@ final class DirectoryLock: Sendable {
         self.path = path
     }
 
-    /// Runs `body` holding the directory's lock, waiting for another process at most until `deadline`. A
-    /// directory this process may not open (no read permission) is not locked: the sidecar still is.
+    /// Runs `body` holding the directory's lock, waiting for another process at most until `deadline`.
+    ///
+    /// Anyone who can open a directory can hold its lock, and an unprivileged reader of `/etc/app` must
+    /// not be able to stop root's writers. So a directory that others may open is not locked itself: its
+    /// writers lock `.loupe.lock.d` inside it, a directory only its owner may open (made, like a lock
+    /// file, owned as the directory). A writer that may not open it (another user sharing a group-writable
+    /// file) relies on the lock file alone.
     func withLock<R>(until deadline: ContinuousClock.Instant, _ body: () throws -> R) throws -> R {
         if descriptor.isHeldByCurrentThread { return try body() }  // see `Locked`: already held, so run
         return try descriptor.withLock { fd in
-            if fd < 0 { fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+            if fd < 0 { fd = openLockDirectory() }
             guard fd >= 0 else { return try body() }
             try lockExclusively(fd, path, "the directory", until: deadline)
             defer { flock(fd, LOCK_UN) }
             return try body()
         }
+    }
+}
+
+extension DirectoryLock {
+    /// The name of the directory locked in a directory that others may open.
+    static let privateName = ".loupe.lock.d"
+
+    /// A descriptor of the directory to lock: the directory itself when only its owner may open it, else
+    /// its private lock directory (created 0700, owned as the directory); -1 when neither can be opened.
+    fileprivate func openLockDirectory() -> Int32 {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return -1 }
+        if info.st_mode & 0o055 == 0 { return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        let lockDirectory = path + "/" + Self.privateName
+        if mkdir(lockDirectory, 0o700) == 0 {
+            if info.st_uid != geteuid() || info.st_gid != getegid() { _ = chown(lockDirectory, info.st_uid, info.st_gid) }
+        }
+        var made = stat()
+        // Only a real directory that nobody else may open: one planted by another user is not used.
+        guard lstat(lockDirectory, &made) == 0, (made.st_mode & S_IFMT) == S_IFDIR, made.st_mode & 0o077 == 0,
+              made.st_uid == info.st_uid || made.st_uid == geteuid()
+        else { return -1 }
+        return open(lockDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
     }
 }
 
