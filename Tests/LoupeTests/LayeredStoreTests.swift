@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import InMemoryLogging
 import Logging
 import Loupe
 import LoupeTestSupport
@@ -258,6 +259,20 @@ struct LayeredStoreTests {
         #expect(root.locks.map(\.path) == ["upstream.url", "greeting", "logLevel"])
         #expect(root.locks.map(\.line) == [2, 3, 2])
         #expect(root.value.upstream.url == Settings().upstream.url && root.value.greeting == "hello" && root.value.logLevel == "info")
+    }
+
+    /// A lock line that names no setting of the type (a misspelled path) locks nothing: a warning names its
+    /// file and line, once.
+    @Test func aLockNamingNoSettingIsAWarningNamingItsFileAndLine() throws {
+        let site = try Deployment()
+        defer { site.cleanUp() }
+        try Self.write("upstream.url\nupstraem.url\nfeatures.beta\n/\n", to: site.locks + "/admin")
+        let logs = InMemoryLogHandler()
+        let root = try RootLens(default: Settings(), store: site.store, watch: false, logger: Logger(label: "test") { _ in logs })
+        try root.reload()
+        let warnings = logs.entries.filter { "\($0.message)".contains("a lock names no setting") }
+        #expect(warnings.count == 1, "\(logs.entries.map(\.message))")
+        #expect(warnings.first.map { "\($0.metadata ?? [:])".contains(site.locks + "/admin:2") && "\($0.metadata ?? [:])".contains("upstraem.url") } == true)
     }
 
     /// dconf's root lock, `/`, locks the whole document: the user's file is ignored, and every write refused.

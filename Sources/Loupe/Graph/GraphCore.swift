@@ -30,6 +30,8 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// What the root knows of what its store holds (the token of what it last read or wrote, the unknown
     /// keys, the version, the layers), to write the next document. Changed only under the update lock.
     private let storedMemory = Locked(StoredMemory.empty)
+    /// The locks this root has checked against its type (file, line and path), so that it warns once.
+    private let warnedLocks = Locked(Set<String>())
     /// Whether this root has said that its store holds a newer version's document (it says it once).
     private let warnedOfNewerDocument = Locked(false)
     /// The token of a version of the store an outside change brought that could not be applied, so that
@@ -360,6 +362,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
                 "store": "\(storeName)", "path": "\(path)", "lock": "\(lock.file):\(lock.line)",
             ])
         }
+        warnOfLocksNamingNothing(stack.locks)
         if loaded.memory.stamp > pipeline.version, !warnedOfNewerDocument.withLock({ warned in defer { warned = true }; return warned }) {
             // Once per root: a newer program's document, read with what this program knows of it.
             logger.warning("the stored document is from a newer version of the settings than this program's: what that version moved or added is read as this version knows it, and written back with its stamp kept", metadata: [
@@ -370,6 +373,18 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         loaded.memory.goodLayers = good
         loaded.memory.brokenLayers = broken
         return loaded
+    }
+
+    /// Warns, once for each, of locks that name no part of the settings type (a misspelled path locks
+    /// nothing, silently): the schema is worked out only when a lock is new.
+    private func warnOfLocksNamingNothing(_ locks: [SettingsLock]) {
+        let fresh = locks.filter { lock in warnedLocks.withLock { $0.insert("\(lock.file):\(lock.line):\(lock.path)").inserted } }
+        guard !fresh.isEmpty, let schema = try? SettingsSchema(for: Root.self, default: defaultValue, coding: pipeline.coding) else { return }
+        for lock in fresh where !schema.describes(lock.path) {
+            logger.warning("a lock names no setting: it locks nothing", metadata: [
+                "store": "\(storeName)", "lock": "\(lock.file):\(lock.line)", "path": "\(lock.path)",
+            ])
+        }
     }
 
     /// Runs `work` on the graph's I/O queue and waits for it without holding a thread of the caller's. A

@@ -57,6 +57,34 @@ public struct SettingsSchema: Sendable, Hashable {
     /// The key of the version stamp, which the schema describes beside the settings.
     static let stampKey = "$version"
 
+    /// Whether the type has a part at `path`: the schema describes it, or a part above it takes any
+    /// value (a `JSONValue`, a type the schema could not probe). A path into a settings type's object
+    /// that names no property of it is a part the type does not have.
+    package func describes(_ path: ValuePath) -> Bool {
+        var current = document
+        for component in path.components {
+            guard case .object(let schema) = current else { return false }
+            let open = schema["properties"] == nil && schema["additionalProperties"] == nil && schema["items"] == nil
+                && schema["type"] == nil && schema["anyOf"] == nil && schema["oneOf"] == nil
+            if open { return true }
+            switch component {
+            case .key(let key):
+                if case .object(let properties)? = schema["properties"], let part = properties[key] {
+                    current = part
+                } else if let part = schema["additionalProperties"] {
+                    current = part
+                } else {
+                    return false
+                }
+            case .index:
+                guard let part = schema["items"] else { return false }
+                current = part
+            }
+            current = current.droppingNull
+        }
+        return true
+    }
+
     /// The schema of the part at `path` (through `properties`, `additionalProperties` and `items`), or nil
     /// when the schema does not describe it.
     public func part(at path: ValuePath) -> JSONValue? {
