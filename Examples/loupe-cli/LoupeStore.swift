@@ -146,6 +146,13 @@ struct LoupeStore: SettingsLocation {
         }
     }
 
+    /// The store written to: the file (the user's, under layers), or the suite, key or keyring item.
+    func openOwnStore() throws -> (any DocumentStore)? {
+        try checkStoreOptions()
+        if let file { return FileStore(path: file, format: codec, permissions: fileMode.rawValue) }
+        return try makeStore()
+    }
+
     /// `schema`, `describe` and `template` with `--schema` and no store: the type alone, over no store.
     func openSettingsType() throws -> OpenSettings {
         let chosen = [file != nil, defaults != nil, keyring != nil, etcd != nil].contains(true)

@@ -77,6 +77,12 @@ public protocol SettingsLocation: ParsableArguments {
     /// `--schema` option with no store chosen) returns a root without one, so that those verbs need no
     /// store. `describe` then shows the default value as the current one.
     func openSettingsType() throws -> OpenSettings
+
+    /// The store the settings are written to (the user's own file under layers), opened without reading
+    /// it, or nil (the default). With it, `unset` can take a value out of stored settings that no longer
+    /// read (a value a lifted lock lets through that breaks a rule), which is how a user repairs them, and
+    /// `get` and `show` print what is stored before the error.
+    func openOwnStore() throws -> (any DocumentStore)?
 }
 
 extension SettingsLocation {
@@ -87,6 +93,8 @@ extension SettingsLocation {
     public func openSettingsType() throws -> OpenSettings {
         try openSettings(watching: false)
     }
+
+    public func openOwnStore() throws -> (any DocumentStore)? { nil }
 }
 
 /// Options of a ``SettingsLocation`` that do not go together: exit status 64, with `message`.
@@ -103,6 +111,22 @@ extension SettingsCommand {
     func withSettings(watching: Bool = false, _ body: (OpenSettings) throws -> Void) throws {
         try reportingErrors {
             try body(try location.openSettings(watching: watching))
+        }
+    }
+
+    /// Opens the settings and runs `body` on them; when what is stored does not read, runs `fallback` on the
+    /// location's own store (see ``SettingsLocation/openOwnStore()``) with the error, which is reported
+    /// after it unless `fallback` returns true (it repaired the settings).
+    func withSettings(_ body: (OpenSettings) throws -> Void, orOwnStore fallback: (any DocumentStore, SettingsError) throws -> Bool) throws {
+        try reportingErrors {
+            let settings: OpenSettings
+            do {
+                settings = try location.openSettings(watching: false)
+            } catch let error as SettingsError where error.code == .corrupt {
+                if let store = try location.openOwnStore(), try fallback(store, error) { return }
+                throw error
+            }
+            try body(settings)
         }
     }
 

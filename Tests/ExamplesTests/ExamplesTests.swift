@@ -434,6 +434,37 @@ struct CLITests {
         #expect(try String(contentsOfFile: file, encoding: .utf8) == before)
     }
 
+    /// A value held aside under a lock that breaks a rule once the lock is lifted: `get` and `show` print
+    /// what is stored with the error, and `unset` takes it out of the user's file (exit 0, saying so), which
+    /// is how the user repairs it; `unset` under the lock takes the held value out too.
+    @Test func unsetRepairsAUsersFileThatALiftedLockLeftBroken() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let user = directory.file("user.json"), locks = directory.file("locks")
+        try replaceFile(locks, with: "upstream.timeoutSeconds\n")
+        let held = #"{"upstream": {"timeoutSeconds": 0}, "logLevel": "debug"}"#
+        func loupeOver(_ arguments: String...) throws -> ProcessOutput {
+            try run(loupe, ["--file", user, "--locks", locks, "--schema", "daemon"] + arguments)
+        }
+        // Under the lock: the held value is ignored, and unset takes it out of the user's file.
+        try replaceFile(user, with: held)
+        #expect(try loupeOver("get", "upstream.timeoutSeconds").output == "5\n")
+        #expect(try loupeOver("unset", "upstream.timeoutSeconds").status == 0)
+        #expect(try JSONValue(parsing: String(contentsOfFile: user, encoding: .utf8))[path: "upstream.timeoutSeconds"] == nil)
+        // The lock lifted over a value that breaks a rule: get and show print what they can, with the error.
+        try replaceFile(user, with: held)
+        try replaceFile(locks, with: "")
+        let get = try loupeOver("get", "upstream.timeoutSeconds")
+        #expect(get.status == 69 && get.output == "0\n" && get.error.contains("must be between 1 and 300"), "\(get.status) \(get.output) \(get.error)")
+        let show = try loupeOver("show")
+        #expect(show.status == 69 && show.output.contains("\"timeoutSeconds\" : 0"), "\(show.status) \(show.output) \(show.error)")
+        // unset repairs it, and says what it removed.
+        let unset = try loupeOver("unset", "upstream.timeoutSeconds")
+        #expect(unset.status == 0 && unset.error.contains("removed upstream.timeoutSeconds"), "\(unset.status) \(unset.error)")
+        #expect(try loupeOver("get", "logLevel").output == "\"debug\"\n", "the rest of the file is as it was")
+        #expect(try loupeOver("get", "upstream.timeoutSeconds").output == "5\n")
+    }
+
     /// A type's schema, its description of a path and its template need the type, not a store.
     @Test func schemaDescribeAndTemplateNeedNoStore() throws {
         let schema = try loupe("--schema", "daemon", "schema")

@@ -226,10 +226,13 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
             for lock in layers.locks {
                 if let touched = changes.firstPatched(under: lock.path) { throw SettingsError.locked(touched, by: lock) }
             }
-            // What the top layer held at locked paths stays there, ignored, for when the lock is lifted.
-            for held in layers.heldAside where document[path: held.path] == nil {
+            // What the top layer held at locked paths stays there, ignored, for when the lock is lifted;
+            // unless it is reset (released), which is how a user takes it out of their file.
+            let isReleased = { (held: HeldValue) in released.contains { held.path.components.starts(with: $0.components) } }
+            for held in layers.heldAside where document[path: held.path] == nil && !isReleased(held) {
                 document[path: held.path] = held.value
             }
+            memory.layers?.heldAside.removeAll(where: isReleased)
         }
         // Keys the store holds stay there, even where they equal what lies below.
         if form != .wholeValue {

@@ -425,8 +425,12 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         }
         if unchanged {
             // A reset of a key the store holds at the value it has anyway: the key leaves the store.
+            // (Or a value the store holds under a lock, held aside: the reset takes it out too.)
             guard let store, !released.isEmpty, storedMemory.withLock({ memory in
-                released.contains { memory.spellings?[path: $0] != nil }
+                released.contains { path in
+                    memory.spellings?[path: path] != nil
+                        || memory.layers?.heldAside.contains { $0.path.components.starts(with: path.components) } == true
+                }
             }) else { return false }
             try save(value, document: document, to: store, releasing: released)
             return false

@@ -15,7 +15,12 @@ extension SettingsCommand {
         public init() {}
 
         public func run() throws {
-            try group.withSettings { settings in try show(try settings.root.value(atPath: path), settings) }
+            try group.withSettings({ settings in try show(try settings.root.value(atPath: path), settings) }, orOwnStore: { store, _ in
+                // What the store holds at the path, before the error: what can be printed.
+                guard !store.holdsSecrets, let value = try? store.load().document?[path: ValuePath(parsing: path)] else { return false }
+                try printLine(value.jsonText(pretty: true))
+                return false
+            })
         }
     }
 
@@ -50,7 +55,7 @@ extension SettingsCommand {
         }
 
         public func run() throws {
-            try group.withSettings { settings in
+            try group.withSettings({ settings in
                 if layers {
                     for layer in try settings.root.layers() {
                         try printLine("# \(layer.source)\(layer.isWritable ? " (writable)" : "")")
@@ -72,7 +77,12 @@ extension SettingsCommand {
                 } else {
                     try show(try settings.root.document, settings)
                 }
-            }
+            }, orOwnStore: { store, _ in
+                // The settings do not read: what the store holds, as it holds it, before the error.
+                guard !store.holdsSecrets, let document = try? store.load().document else { return false }
+                try printLine(document.jsonText(pretty: true))
+                return false
+            })
         }
     }
 

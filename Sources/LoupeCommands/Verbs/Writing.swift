@@ -45,8 +45,11 @@ extension SettingsCommand {
                 abstract: "Resets the value at a path to its default.",
                 discussion: """
                     The part takes the default again and is no longer stored, so a later change of the default \
-                    reaches it; with layers, it takes the value of the layers below. A part the default lacks (an \
-                    optional, an entry, an element) is removed.
+                    reaches it; with layers, it takes the value of the layers below, and a value the top layer \
+                    held under a lock goes too. A part the default lacks (an optional, an entry, an element) is \
+                    removed. When the stored settings do not read (a value breaks a rule), unset takes the \
+                    value out of the store as it is, says what it removed, and exits 0: it is how they are \
+                    repaired.
                     """)
         }
         @ParentCommand var group: SettingsCommand
@@ -55,7 +58,17 @@ extension SettingsCommand {
         public init() {}
 
         public func run() throws {
-            try group.withSettings { settings in try settings.root.reset(atPath: path) }
+            try group.withSettings({ settings in try settings.root.reset(atPath: path) }, orOwnStore: { store, error in
+                // The settings do not read: the value comes out of the store as it is, which is how a user
+                // repairs a file that breaks a rule (once a lock over it is lifted, say).
+                let parsed = try ValuePath(parsing: path)
+                let stored = try store.load()
+                guard var document = stored.document, document[path: parsed] != nil else { return false }
+                document[path: parsed] = nil
+                _ = try store.save(document, replacing: stored.token)
+                printError("removed \(parsed) from \(store); the settings did not read: \(oneLine(error))")
+                return true
+            })
         }
     }
 }
