@@ -235,6 +235,34 @@ struct DefaultsStoreTests {
         }
     }
 
+    /// Integers up to 2⁶⁴ − 1 keep their exact value in a suite (18446744073709551615 read back as -1), and
+    /// data and dates that nobody changed stay data and dates through an unrelated write.
+    @Test func bigIntegersDataAndDatesKeepWhatTheyAre() throws {
+        try withSuite { suite, file in
+            let store = try DefaultsStore(suite: suite, key: "settings")
+            let root = try RootLens(default: JSONValue.object([:]), store: store, watch: false)
+            try root.set(atPath: "big", to: .exactNumber("18446744073709551615"))
+            #expect(try DefaultsStore(suite: suite, key: "settings").storedDocument()?[path: "big"] == .exactNumber("18446744073709551615"))
+            // Data and a date written by another program (here, Python's plistlib) into the suite.
+            let path = try #require(file).path
+            _ = try python("""
+                import plistlib, sys, datetime
+                p = plistlib.load(open(sys.argv[1], 'rb'))
+                p['settings']['blob'] = b'hello'
+                p['settings']['when'] = datetime.datetime(2020, 1, 1)
+                plistlib.dump(p, open(sys.argv[1], 'wb'))
+                """, [path])
+            let again = try RootLens(default: JSONValue.object([:]), store: try DefaultsStore(suite: suite, key: "settings"), watch: false)
+            try again.set(atPath: "other", to: .integer(1))
+            let types = try python("""
+                import plistlib, sys
+                d = plistlib.load(open(sys.argv[1], 'rb'))['settings']
+                print(type(d['blob']).__name__, type(d['when']).__name__, d['big'])
+                """, [path])
+            #expect(types == "bytes datetime 18446744073709551615")
+        }
+    }
+
     @Test func storesReadableKeysThatPythonReads() throws {
         try withSuite { suite, file in
             let root = try RootLens(default: Settings(), store: try DefaultsStore(suite: suite, key: "settings"))

@@ -216,8 +216,9 @@ struct HardeningTests {
         defer { directory.cleanUp() }
         let path = directory.file("record.json")
         let lockFile = directory.file(".record.json.lock")
-        let writers = try (0..<2).map { _ in try ChildProcess(testHelper, ["increment", path, "400"]) }
-        // Deletes the lock file over and over while the two writers run.
+        // As measured in the issue: three writers of 1,000 increments each.
+        let writers = try (0..<3).map { _ in try ChildProcess(testHelper, ["increment", path, "1000"]) }
+        // Deletes the lock file over and over while the writers run.
         var deletions = 0
         while writers.contains(where: { $0.wait(limit: .zero) == nil }) {
             if unlink(lockFile) == 0 { deletions += 1 }
@@ -228,7 +229,7 @@ struct HardeningTests {
         }
         #expect(deletions > 10, "the lock file was deleted while the writers ran")
         let record = try decodeStored(over: Record(), Data(contentsOf: URL(fileURLWithPath: path)))
-        #expect(record.count == 800, "no increment lost")
+        #expect(record.count == 3_000, "no increment lost")
     }
 
     /// Runs in a process of its own, as a user of its own: the inotify limit is per user, and using it up

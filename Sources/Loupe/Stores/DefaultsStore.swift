@@ -103,14 +103,14 @@ public final class DefaultsStore: DocumentStore {
     }
 
     public func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken {
-        let object: Any
-        do {
-            // Data and dates the suite holds, unchanged, stay data and dates.
-            object = try document.propertyListObject(keeping: defaults.object(forKey: key))
-        } catch {
-            throw SettingsError(.unwritable, store: description, reason: "cannot write the value as a property list: \(error)", cause: error)
+        let saved = try changeSuite(replacing: token) { keys in
+            do {
+                // Data and dates the suite holds, unchanged, stay data and dates.
+                keys[key] = try document.propertyListObject(keeping: keys[key])
+            } catch {
+                throw SettingsError(.unwritable, store: description, reason: "cannot write the value as a property list: \(error)", cause: error)
+            }
         }
-        let saved = try changeSuite(replacing: token) { $0[key] = object }
         logger.debug("saved settings", metadata: ["store": "\(description)"])
         return saved
     }
@@ -134,12 +134,12 @@ public final class DefaultsStore: DocumentStore {
     /// Changes the suite's keys with `change`, if the suite is still the version `token` names: on Linux,
     /// under the suite file's lock, written atomically in its own format (not flushed to disk, as
     /// `UserDefaults` writes a suite: readers see the old file or the new one; a crash may lose the write).
-    private func changeSuite(replacing token: ChangeToken, _ change: (inout [String: Any]) -> Void) throws -> ChangeToken {
+    private func changeSuite(replacing token: ChangeToken, _ change: (inout [String: Any]) throws -> Void) throws -> ChangeToken {
         let conflict = SettingsError(.conflict, store: description, reason: "another process changed the suite since it was read")
         guard let file else {
             guard Self.digest(of: defaults.object(forKey: key).map(JSONValue.init(propertyList:))) == token else { throw conflict }
             var keys = [key: defaults.object(forKey: key) as Any]
-            change(&keys)
+            try change(&keys)
             defaults.set(keys[key], forKey: key)
             guard defaults.synchronize() else {
                 throw SettingsError(.unwritable, store: description, reason: "UserDefaults could not write the suite")
@@ -150,7 +150,7 @@ public final class DefaultsStore: DocumentStore {
             let current = try file.read()
             guard (current?.identity.token ?? .absent) == token else { throw conflict }
             var keys = current?.content.keys ?? [:]
-            change(&keys)
+            try change(&keys)
             let format = current?.content.format ?? .xml
             let data: Data
             do {
