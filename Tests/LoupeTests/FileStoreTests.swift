@@ -194,10 +194,10 @@ struct FileStoreBadInputTests {
         try replaceFile(path, with: #"{"server": {"port": "hunter2-PASSWORD", "host": "https://user:s3cret@example.org"}}"#)
         #expect(eventually { logs.entries.contains { "\($0.message)".contains("ignored an outside change") } })
         for entry in logs.entries {
-            let line = "\(entry.message) \(entry.metadata ?? [:])"
+            let line = "\(entry.message) \(entry.metadata)"
             #expect(!line.contains("hunter2") && !line.contains("s3cret"), "\(line)")
         }
-        #expect(logs.entries.contains { "\($0.metadata ?? [:])".contains("server.port") }, "the log line names where")
+        #expect(logs.entries.contains { "\($0.metadata)".contains("server.port") }, "the log line names where")
         #expect(eventually { errors.all.contains { $0.contains("hunter2-PASSWORD") } }, "the error, for the program, says what was found")
     }
 

@@ -272,7 +272,7 @@ struct LayeredStoreTests {
         try root.reload()
         let warnings = logs.entries.filter { "\($0.message)".contains("a lock names no setting") }
         #expect(warnings.count == 1, "\(logs.entries.map(\.message))")
-        #expect(warnings.first.map { "\($0.metadata ?? [:])".contains(site.locks + "/admin:2") && "\($0.metadata ?? [:])".contains("upstraem.url") } == true)
+        #expect(warnings.first.map { "\($0.metadata)".contains(site.locks + "/admin:2") && "\($0.metadata)".contains("upstraem.url") } == true)
     }
 
     /// dconf's root lock, `/`, locks the whole document: the user's file is ignored, and every write refused.
