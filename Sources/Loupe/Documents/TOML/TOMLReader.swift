@@ -13,8 +13,10 @@
 /// complete where they are written. An error names the line and column. Nesting deeper than
 /// ``maximumDepth`` is an error, never a deep recursion.
 struct TOMLReader {
-    /// The deepest nesting of arrays and inline tables read, as ``JSONReader``'s.
-    static let maximumDepth = 512
+    /// The deepest nesting of arrays and inline tables read. Lower than ``JSONReader``'s 512: each level of
+    /// an inline table is three calls deep here (its value, the table, its key), and 512 of them overflowed
+    /// a thread's stack under AddressSanitizer. toml++ stops at 256; settings nest a handful of levels.
+    static let maximumDepth = 128
 
     private let bytes: [UInt8]
     private var position = 0
