@@ -73,13 +73,9 @@ struct YAMLTextEditor {
             guard let key = keyNode.string, let keyMark = keyNode.mark, (1...lines.count).contains(keyMark.line) else { return false }
             let end = entryEnd(index, entries, mapping)
             lastEnd = end
-            switch (before[key], after[key]) {
-            case (let was?, let now?) where was == now:
-                continue
-            case (_?, let now):
-                try Self.refuseAliases(in: valueNode, keyMark: keyMark, at: path + [key], removing: now == nil, writtenAnew: false)
-            default:
-                break
+            if before[key] != nil {
+                if before[key] == after[key] { continue }
+                try Self.refuseAliases(in: valueNode, keyMark: keyMark, at: path + [key], removing: after[key] == nil, writtenAnew: false)
             }
             switch (before[key], after[key]) {
             case (_?, nil):

@@ -102,7 +102,7 @@ struct UnknownKeys: Sendable, Equatable {
             knownElements = fullArray
             if !moved.isEmpty || stored != nil { stored = .array(array) }
         default:
-            // The array changed length, or the part changed kind: name each element or part dropped.
+            // The part changed kind: name each element or part dropped.
             if !elements.isEmpty {
                 dropped += elements.keys.sorted().map { ValuePath(path.components + [.index($0)]) }
             } else if !isEmpty {

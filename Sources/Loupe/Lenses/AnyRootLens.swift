@@ -133,7 +133,6 @@ protocol ErasedRoot: Sendable, CustomStringConvertible {
 }
 
 extension RootLens: ErasedRoot {
-
     func observeDocument(_ handler: @escaping @Sendable (JSONValue) -> Void) -> ObservationToken {
         let coding = core.pipeline.coding
         return observe { newValue in

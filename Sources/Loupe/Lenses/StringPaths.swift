@@ -118,7 +118,6 @@ extension MutableLens where Value: Codable {
 }
 
 extension JSONValue {
-    /// Throws "nothing at `path`", naming the deepest part of `path` that exists.
     /// The path of the first key of this document (written at `path`) that `kept` (what the type kept of
     /// it) does not have: a key the type does not know, which decoding dropped without a word. Elements of
     /// arrays are compared when both arrays have the same length.
@@ -145,6 +144,7 @@ extension JSONValue {
         }
     }
 
+    /// Throws "nothing at `path`", naming the deepest part of `path` that exists.
     func throwNearestNotFound(_ path: ValuePath) throws -> Never {
         var current = self
         for (depth, component) in path.components.enumerated() {

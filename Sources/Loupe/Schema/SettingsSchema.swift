@@ -61,36 +61,37 @@ public struct SettingsSchema: Sendable, Hashable {
     /// value (a `JSONValue`, a type the schema could not probe). A path into a settings type's object
     /// that names no property of it is a part the type does not have.
     package func describes(_ path: ValuePath) -> Bool {
-        var current = document
-        for component in path.components {
-            guard case .object(let schema) = current else { return false }
-            let open = schema["properties"] == nil && schema["additionalProperties"] == nil && schema["items"] == nil
-                && schema["type"] == nil && schema["anyOf"] == nil && schema["oneOf"] == nil
-            if open { return true }
-            switch component {
-            case .key(let key):
-                if case .object(let properties)? = schema["properties"], let part = properties[key] {
-                    current = part
-                } else if let part = schema["additionalProperties"] {
-                    current = part
-                } else {
-                    return false
-                }
-            case .index:
-                guard let part = schema["items"] else { return false }
-                current = part
-            }
-            current = current.droppingNull
+        switch walk(path) {
+        case .part, .open: true
+        case .missing: false
         }
-        return true
     }
 
     /// The schema of the part at `path` (through `properties`, `additionalProperties` and `items`), or nil
     /// when the schema does not describe it.
     public func part(at path: ValuePath) -> JSONValue? {
+        if case .part(let part) = walk(path) { return part }
+        return nil
+    }
+
+    /// What the schema says of `path`.
+    private enum Walked {
+        /// The part's schema.
+        case part(JSONValue)
+        /// A part on the way takes any value: the schema says nothing of what is below it.
+        case open
+        /// A part on the way has no part the path names.
+        case missing
+    }
+
+    /// Follows `path` through `properties`, `additionalProperties` and `items`.
+    private func walk(_ path: ValuePath) -> Walked {
         var current = document
         for component in path.components {
-            guard case .object(let schema) = current else { return nil }
+            guard case .object(let schema) = current else { return .missing }
+            let open = schema["properties"] == nil && schema["additionalProperties"] == nil && schema["items"] == nil
+                && schema["type"] == nil && schema["anyOf"] == nil && schema["oneOf"] == nil
+            if open { return .open }
             switch component {
             case .key(let key):
                 if case .object(let properties)? = schema["properties"], let part = properties[key] {
@@ -98,15 +99,15 @@ public struct SettingsSchema: Sendable, Hashable {
                 } else if let part = schema["additionalProperties"] {
                     current = part
                 } else {
-                    return nil
+                    return .missing
                 }
             case .index:
-                guard let part = schema["items"] else { return nil }
+                guard let part = schema["items"] else { return .missing }
                 current = part
             }
             current = current.droppingNull
         }
-        return current
+        return .part(current)
     }
 }
 

@@ -14,8 +14,9 @@
 /// ``maximumDepth`` is an error, never a deep recursion.
 struct TOMLReader {
     /// The deepest nesting of arrays and inline tables read. Lower than ``JSONReader``'s 512: each level of
-    /// an inline table is three calls deep here (its value, the table, its key), and 512 of them overflowed
-    /// a thread's stack under AddressSanitizer. toml++ stops at 256; settings nest a handful of levels.
+    /// an inline table is three calls deep here (its value, the table, its key), and JSON's depth of them
+    /// does not fit a thread's stack under AddressSanitizer. toml++ stops at 256; settings nest a handful
+    /// of levels.
     static let maximumDepth = 128
 
     private let bytes: [UInt8]

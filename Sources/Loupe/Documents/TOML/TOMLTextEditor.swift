@@ -54,7 +54,6 @@ struct TOMLTextEditor {
     /// Makes the edits that turn `old` at `path` into `new`; false when it cannot be done in place.
     private mutating func visit(_ path: [ValuePath.Component], old: JSONValue?, new: JSONValue?) throws -> Bool {
         if let old, let new, old.isIdentical(to: new) { return true }
-        if old == nil, new == nil { return true }
         if let line = outline.keyValues.first(where: { $0.path == path }) {
             if let new {
                 edits.append((line.value, Array(try TOMLWriter.inlineText(of: new, spelledLike: bytes[line.value]).utf8)))

@@ -90,15 +90,17 @@ final class WatchedFile<Content: Sendable>: Sendable {
     /// Writes `data` atomically over the file at `target` (the resolved path), keeping the mode of the file
     /// it replaces or giving a new one `permissions`; returns the identity of the new file.
     func write(_ data: Data, to target: String, permissions: mode_t, durable: Bool = true) throws -> FileIdentity {
-        // What could not be read back is not written: a file over the read limit would be refused by every
-        // later read, this program's and every other's.
-        guard data.count <= maximumSize else {
-            throw SettingsError(.unwritable, store: name, path: path, SystemCallError(
-                "write", target, code: EFBIG,
-                explanation: "it would be \(FileSystem.describe(bytes: data.count)), larger than the maximum document size, \(FileSystem.describe(bytes: maximumSize)); nothing was written"))
-        }
         let mode = FileSystem.permissions(of: target) ?? permissions
-        return try mapping(.unwritable) { try FileSystem.writeAtomically(data, to: target, permissions: mode, durable: durable) }
+        return try mapping(.unwritable) {
+            // What could not be read back is not written: a file over the read limit would be refused by
+            // every later read, this program's and every other's.
+            guard data.count <= maximumSize else {
+                throw SystemCallError(
+                    "write", target, code: EFBIG,
+                    explanation: "it would be \(FileSystem.describe(bytes: data.count)), larger than the maximum document size, \(FileSystem.describe(bytes: maximumSize)); nothing was written")
+            }
+            return try FileSystem.writeAtomically(data, to: target, permissions: mode, durable: durable)
+        }
     }
 
     /// Deletes the file at `target` (the resolved path); deleting nothing is not an error.
