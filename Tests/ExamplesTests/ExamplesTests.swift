@@ -18,6 +18,15 @@ func loupe(_ arguments: String..., environment: [String: String]? = nil) throws 
     try run(loupe, arguments, environment: environment)
 }
 
+/// A temporary directory holding `settings.json`, the daemon's settings with `ticker.greeting` set to
+/// "hi" by `loupe`: where the tests of `edit` start.
+func daemonSettingsSayingHi() throws -> (directory: TemporaryDirectory, file: String) {
+    let directory = try TemporaryDirectory()
+    let file = directory.file("settings.json")
+    try loupe("--file", file, "--schema", "daemon", "set", "ticker.greeting", "hi")
+    return (directory, file)
+}
+
 /// A running settings-daemon on a settings file of the test's own, stopped when released.
 final class Daemon {
     let directory: TemporaryDirectory
@@ -530,10 +539,8 @@ struct CLITests {
     }
 
     @Test func editOpensTheEditorAndReopensItOnABadEdit() throws {
-        let directory = try TemporaryDirectory()
+        let (directory, file) = try daemonSettingsSayingHi()
         defer { directory.cleanUp() }
-        let file = directory.file("settings.json")
-        try loupe("--file", file, "--schema", "daemon", "set", "ticker.greeting", "hi")
         // An editor that writes a bad edit the first time and a good one the second.
         let editor = directory.file("editor.sh")
         try writeExecutable(editor, """
@@ -563,10 +570,8 @@ struct CLITests {
     /// A key the type does not have, written by `set` inside an object or by `edit`, is refused (65) naming
     /// it and the keys that exist; it used to be dropped without a word, and the command exited 0.
     @Test func misspelledKeysInsideWrittenObjectsAreRefusedNamingThem() throws {
-        let directory = try TemporaryDirectory()
+        let (directory, file) = try daemonSettingsSayingHi()
         defer { directory.cleanUp() }
-        let file = directory.file("settings.json")
-        try loupe("--file", file, "--schema", "daemon", "set", "ticker.greeting", "hi")
         let before = try String(contentsOfFile: file, encoding: .utf8)
         let typo = try loupe("--file", file, "--schema", "daemon", "set", "ticker", #"{"intervalSeconds": 2, "greeting": "hi", "intervalSecond": 30}"#)
         #expect(typo.status == 65 && typo.error.contains("ticker.intervalSecond") && typo.error.contains("intervalSeconds"), "\(typo.status) \(typo.error)")
@@ -585,10 +590,8 @@ struct CLITests {
 
     /// When someone else changes the settings during an edit (75), the edit is kept and its path printed.
     @Test func anEditThatConflictsIsKeptAndItsPathPrinted() throws {
-        let directory = try TemporaryDirectory()
+        let (directory, file) = try daemonSettingsSayingHi()
         defer { directory.cleanUp() }
-        let file = directory.file("settings.json")
-        try loupe("--file", file, "--schema", "daemon", "set", "ticker.greeting", "hi")
         // The editor edits, and meanwhile another command changes the same settings.
         let editor = directory.file("racing.sh")
         try writeExecutable(editor, """

@@ -14,6 +14,21 @@ public struct SeededGenerator: RandomNumberGenerator {
     }
 }
 
+/// `text` written by `codec` as an edit into `change` of the document it holds. Records an issue (at the
+/// caller) when the edited text does not hold the new document, as `same` compares documents (`==` by
+/// default; a format with NaN needs one that takes a NaN for itself).
+public func editedText(
+    _ text: String, with codec: some DocumentCodec, same: (JSONValue, JSONValue) -> Bool = (==),
+    sourceLocation: SourceLocation = #_sourceLocation, _ change: (inout JSONValue) throws -> Void
+) throws -> String {
+    let previous = try codec.parse(Data(text.utf8))
+    var document = previous
+    try change(&document)
+    let data = try codec.serialize(document, editing: Data(text.utf8), holding: previous)
+    #expect(same(try codec.parse(data), document), "the edited text holds the new document", sourceLocation: sourceLocation)
+    return String(decoding: data, as: UTF8.self)
+}
+
 /// The texts a codec wrote through a seeded random walk of sets and removals, and the document each holds.
 public struct RandomEditWalk: Sendable {
     /// The text after each step.

@@ -11,13 +11,8 @@ struct JSONInPlaceEditTests {
     let codec = JSONCodec()
 
     /// `text` edited by the codec into `change(document)`.
-    func edited(_ text: String, _ change: (inout JSONValue) throws -> Void) throws -> String {
-        let previous = try codec.parse(Data(text.utf8))
-        var document = previous
-        try change(&document)
-        let data = try codec.serialize(document, editing: Data(text.utf8), holding: previous)
-        #expect(try codec.parse(data) == document, "the edited text holds the new document")
-        return String(decoding: data, as: UTF8.self)
+    func edited(_ text: String, sourceLocation: SourceLocation = #_sourceLocation, _ change: (inout JSONValue) throws -> Void) throws -> String {
+        try editedText(text, with: codec, sourceLocation: sourceLocation, change)
     }
 
     static let handWritten = """
@@ -165,13 +160,8 @@ struct JSONCTests {
 
     """
 
-    func edited(_ text: String, _ change: (inout JSONValue) throws -> Void) throws -> String {
-        let previous = try codec.parse(Data(text.utf8))
-        var document = previous
-        try change(&document)
-        let data = try codec.serialize(document, editing: Data(text.utf8), holding: previous)
-        #expect(try codec.parse(data) == document, "the edited text holds the new document")
-        return String(decoding: data, as: UTF8.self)
+    func edited(_ text: String, sourceLocation: SourceLocation = #_sourceLocation, _ change: (inout JSONValue) throws -> Void) throws -> String {
+        try editedText(text, with: codec, sourceLocation: sourceLocation, change)
     }
 
     @Test func commentsAndTrailingCommasAreRead() throws {
@@ -228,8 +218,7 @@ struct JSONCTests {
     /// Parse-then-write with no change is byte-identical, for every JSON and JSONC text the tests hold.
     @Test func parseThenWriteIsByteIdenticalForEveryTestFile() throws {
         for text in [Self.commented, JSONInPlaceEditTests.handWritten, "{\r\n\t\"a\": 1,\r\n}\r\n", "[1, /* two */ 2,]"] {
-            let document = try codec.parse(Data(text.utf8))
-            #expect(try codec.serialize(document, editing: Data(text.utf8), holding: document) == Data(text.utf8), "\(text)")
+            #expect(try edited(text) { _ in } == text)
         }
     }
 
