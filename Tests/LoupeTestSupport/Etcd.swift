@@ -44,10 +44,12 @@ public final class EtcdCluster: EtcdControl, @unchecked Sendable {
         // A port found free may be taken by another process before etcd binds it: then start again on
         // other ports.
         for attempt in 1...3 {
+            // Every port of one cluster is chosen while the others are still held, so no two are the same.
+            let ports = freePorts(2 * size)
             members = (0..<size).map { index in
                 Member(
-                    name: "member\(index)", clientURL: "\(scheme)://127.0.0.1:\(freePort())",
-                    peerURL: "http://127.0.0.1:\(freePort())", dataDirectory: directory.file("attempt\(attempt)-member\(index)"))
+                    name: "member\(index)", clientURL: "\(scheme)://127.0.0.1:\(ports[2 * index])",
+                    peerURL: "http://127.0.0.1:\(ports[2 * index + 1])", dataDirectory: directory.file("attempt\(attempt)-member\(index)"))
             }
             for index in members.indices { try start(index) }
             do {
@@ -199,19 +201,36 @@ public struct EtcdTestError: Error, CustomStringConvertible {
 }
 
 /// A TCP port on 127.0.0.1 that nothing listens on right now.
-public func freePort() -> Int {
-    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(socket) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-            _ = bind(socket, pointer, length)
-            return getsockname(socket, pointer, &length)
+public func freePort() -> Int { freePorts(1)[0] }
+
+/// `count` different TCP ports on 127.0.0.1 that nothing listens on right now.
+///
+/// Each port is bound until all are chosen (a port closed at once may be handed out again by the next
+/// bind), and a port handed out earlier in this process is not handed out again while others are left.
+public func freePorts(_ count: Int) -> [Int] {
+    var sockets: [Int32] = []
+    defer { sockets.forEach { close($0) } }
+    var ports: [Int] = []
+    while ports.count < count {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        sockets.append(socket)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(socket, pointer, length) == 0 && getsockname(socket, pointer, &length) == 0
+            }
         }
+        guard bound else { continue }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        // Tries at most a few thousand sockets, then takes a port used before rather than none.
+        let fresh = handedOutPorts.withLock { $0.insert(port).inserted } || sockets.count > 4096
+        if fresh { ports.append(port) }
     }
-    return Int(UInt16(bigEndian: address.sin_port))
+    return ports
 }
+
+private let handedOutPorts = Locked<Set<Int>>([])
