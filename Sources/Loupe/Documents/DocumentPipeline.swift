@@ -32,6 +32,9 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
     let validate: (@Sendable (Root, Bool) -> RuleViolation?)?
     /// The documents of the large collections the last encode wrote, for the next one to reuse.
     let memo = DocumentEncoder.Memo()
+    /// The schema of `Root`, which types and places the values of override layers; worked out the first
+    /// time a stack has any.
+    let schema: SchemaCache?
 
     typealias Migration = @Sendable (inout JSONValue) throws -> Void
 
@@ -42,9 +45,10 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
     init(
         coding: DocumentCoding, storeName: String, revealsValues: Bool, defaults: JSONValue,
         version: Int = 1, migrations: [Int: Migration] = [:], form: StoredForm = .differencesFromDefaults,
-        validate: (@Sendable (Root, Bool) -> RuleViolation?)? = nil
+        validate: (@Sendable (Root, Bool) -> RuleViolation?)? = nil, schema: SchemaCache? = nil
     ) {
         self.validate = validate
+        self.schema = schema
         self.coding = coding
         self.storeName = storeName
         self.revealsValues = revealsValues
@@ -96,7 +100,19 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
         }
         // Over no defaults and no layers (a root of any document), the stored document is the value as it
         // is, `null`s included: a merge would take them for removals.
-        let effective = defaults == .object([:]) && lower.isEmpty ? top : base.merging(patch: top)
+        var effective = defaults == .object([:]) && lower.isEmpty ? top : base.merging(patch: top)
+        // The override layers (the environment, `--set`, credentials) set their values over all of it.
+        var overrides = OverrideResult()
+        if !stack.overrides.isEmpty {
+            do {
+                guard let schema = try schema?.schema() else {
+                    throw SettingsError(.corrupt, store: storeName, reason: "override layers need the settings type's schema, which could not be worked out")
+                }
+                overrides = try schema.apply(stack.overrides, to: &effective)
+            } catch {
+                throw LayerLoadFailure(layer: nil, error: error as? SettingsError ?? SettingsError(.corrupt, store: storeName, reason: "\(error)", cause: error))
+            }
+        }
         let reads = ReadKeys()
         let root: Root
         do {
@@ -106,6 +122,13 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
             var layer: Int?
             var failure: (path: ValuePath, reason: String)?
             if let error = error as? DecodingError {
+                // A value an override gave is the override's fault: named by its origin, never quoted if secret.
+                let path = DecodingFailure(error, in: nil, revealingValues: false).path
+                if let applied = overrides.applied.last(where: { $0.overlaps(path) }) {
+                    let described = DecodingFailure(error, in: effective, revealingValues: revealsValues && !applied.isSecret)
+                    throw LayerLoadFailure(layer: nil, error: SettingsError(
+                        .invalidValue, path: described.path, reason: "\(applied.origin): \(described.path): \(described.reason)", cause: error))
+                }
                 let described = DecodingFailure(error, in: effective, revealingValues: revealsValues)
                 failure = (described.path, described.reason)
                 layer = culprit(of: described.path, top: top, lower: lower)
@@ -118,6 +141,12 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
         }
         // A rule broken is the fault of the topmost layer that sets the part, like a part that does not fit.
         if let validate, let violation = validate(root, revealsValues) {
+            if let applied = overrides.applied.last(where: { $0.overlaps(violation.path) }) {
+                let quiet = applied.isSecret ? validate(root, false) ?? violation : violation
+                let reason = quiet.rule + (quiet.found.map { ", got \($0)" } ?? "")
+                throw LayerLoadFailure(layer: nil, error: SettingsError(
+                    .invalidValue, path: violation.path, reason: "\(applied.origin): \(violation.path): \(reason)", cause: quiet))
+            }
             let layer = culprit(of: violation.path, top: top, lower: lower)
             let reason = violation.rule + (violation.found.map { ", got \($0)" } ?? "")
             throw LayerLoadFailure(layer: layer, error: SettingsError(
@@ -126,12 +155,13 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
         }
         var memory = StoredMemory(unknownKeys: UnknownKeys(in: effective, reads: reads), stamp: stamp)
         memory.spellings = top
-        if !stack.lower.isEmpty || !stack.locks.isEmpty || stack.topSource != nil {
+        memory.overrides = overrides.applied
+        if !stack.lower.isEmpty || !stack.locks.isEmpty || stack.topSource != nil || !stack.overrides.isEmpty {
             memory.layers = LayerMemory(
                 lower: lower, base: base, locks: stack.locks, heldAside: heldAside,
                 topSource: stack.topSource ?? storeName)
         }
-        return Loaded(root: root, memory: memory, ignored: ignored)
+        return Loaded(root: root, memory: memory, ignored: ignored, unmatched: overrides.unmatched)
     }
 
     /// The read-only layer to blame for the part at `path`: the topmost that sets it, unless the top layer
@@ -206,9 +236,15 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
     /// did not hold is written only where the value differs from the layers below.
     ///
     /// - Throws: ``SettingsError/Code/locked`` when the patch sets a path an administrator locked.
+    ///
+    /// What override layers put into the value is taken out again (what the files hold there is stored), so
+    /// that it is never written anywhere; a part the value changed where an override sets it is stored and
+    /// listed in `overridden`: the override still wins.
     func storedDocument(
-        for full: JSONValue, memory: inout StoredMemory, releasing released: [ValuePath] = [], dropped: inout [ValuePath]
+        for full: JSONValue, memory: inout StoredMemory, releasing released: [ValuePath] = [], dropped: inout [ValuePath],
+        overridden: inout [AppliedOverride]
     ) throws(SettingsError) -> JSONValue {
+        let full = withoutOverrides(full, memory: memory, overridden: &overridden)
         // The unknown keys go back into the value first, so that those a lower layer holds are not
         // patched away, and those only the stored document holds are patched in.
         var whole = full
@@ -260,6 +296,11 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
             layers.append(SettingsLayer(source: .layer(layer.source), document: layer.document, isWritable: false))
         }
         layers.append(SettingsLayer(source: .layer(memory.layers?.topSource ?? storeName), document: topPatch(for: full, memory: memory), isWritable: true))
+        for applied in memory.overrides {
+            var document = JSONValue.object([:])
+            document[path: applied.path] = applied.value
+            layers.append(SettingsLayer(source: .override(applied.origin), document: document, isWritable: false, isSecret: applied.isSecret))
+        }
         return layers
     }
 
@@ -268,18 +309,47 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
         let layers = self.layers(for: full, memory: memory)
         var setters: [Provenance.Source] = []
         for layer in layers {
+            if case .override = layer.source { continue }  // each override by its own path, below
             let sets = layer.source == .defaultValue ? layer.document.contains(path) : layer.document.patchTouches(path)
             if sets { setters.append(layer.source) }
         }
-        return Provenance(
+        // The override layers that set it, or a part above or below it, come last.
+        let overriding = memory.overrides.filter { $0.overlaps(path) }
+        setters += overriding.map { .override($0.origin) }
+        var provenance = Provenance(
             path: path, value: wholeDocument(for: full, memory: memory)[path: path], source: setters.last ?? .defaultValue,
             overrides: setters.dropLast().reversed(), lock: memory.layers?.locks.first { $0.covers(path) })
+        provenance.isSecret = overriding.contains(where: \.isSecret)
+        return provenance
+    }
+
+    /// `full` without what the override layers put into it: what the document held there before them,
+    /// except where `full` changed it, which is listed in `overridden`.
+    private func withoutOverrides(_ full: JSONValue, memory: StoredMemory, overridden: inout [AppliedOverride]) -> JSONValue {
+        var full = full
+        for applied in memory.overrides.reversed() {
+            guard let now = full[path: applied.path], now.isSameDocument(as: applied.value) else {
+                overridden.insert(applied, at: 0)
+                continue
+            }
+            full[path: applied.path] = applied.underneath
+        }
+        return full
+    }
+
+    /// `full` (the document of a value the top layer and everything below make) with what the override
+    /// layers set put over it, as a load puts it.
+    func applyingOverrides(to full: JSONValue, memory: StoredMemory) -> JSONValue {
+        var full = full
+        for applied in memory.overrides { full[path: applied.path] = applied.value }
+        return full
     }
 
     /// What the top layer holds for the value whose whole document is `full`: the patch from the layers
     /// below (or the whole value), with the keys the type does not know and without the stamp.
     private func topPatch(for full: JSONValue, memory: StoredMemory) -> JSONValue {
-        let whole = wholeDocument(for: full, memory: memory)
+        var overridden: [AppliedOverride] = []
+        let whole = wholeDocument(for: withoutOverrides(full, memory: memory, overridden: &overridden), memory: memory)
         return form == .wholeValue ? whole : (memory.layers?.base ?? defaults).mergePatch(to: whole)
     }
 
@@ -298,6 +368,8 @@ struct Loaded<Root: Sendable>: Sendable {
     var memory: StoredMemory
     /// What the top layer held at locked paths, and was ignored.
     var ignored: [(path: ValuePath, lock: SettingsLock)]
+    /// Override values that name no part of the type, with the closest part that exists.
+    var unmatched: [(origin: String, closest: ValuePath)] = []
 }
 
 /// A stack of layers that could not be loaded, and the layer at fault.
@@ -340,6 +412,8 @@ struct StoredMemory: Sendable, Equatable {
     /// The stored document as last read or written (without its stamp), whose numbers keep their
     /// spelling when a write leaves them the same number.
     var spellings: JSONValue?
+    /// What the override layers put into the value at the last load, in the order they applied.
+    var overrides: [AppliedOverride] = []
 
     /// A store that holds nothing.
     static var empty: StoredMemory { StoredMemory() }

@@ -19,6 +19,8 @@ struct LayerStack: Sendable {
     var topSource: String?
     /// The paths the top layer may not set.
     var locks: [SettingsLock] = []
+    /// The layers above the top (the environment, `--set`, credentials), lowest first: never written.
+    var overrides: [OverrideLayer] = []
 }
 
 /// A path an administrator locked: it and everything under it keep the value of the layers below the
@@ -64,12 +66,15 @@ public struct Provenance: Sendable, Equatable, CustomStringConvertible {
         case defaultValue
         /// A layer (or the root's only store): a file's path, or a store's description.
         case layer(String)
+        /// A value of an override layer, above the files and never written: `environment variable
+        /// MYAPP_SERVER__PORT`, `--set logLevel`, `credential upstream.token`.
+        case override(String)
 
-        /// `default`, or the layer's file or store.
+        /// `default`, the layer's file or store, or the override's origin.
         public var description: String {
             switch self {
             case .defaultValue: "default"
-            case .layer(let name): name
+            case .layer(let name), .override(let name): name
             }
         }
     }
@@ -86,10 +91,14 @@ public struct Provenance: Sendable, Equatable, CustomStringConvertible {
     public var overrides: [Source]
     /// The lock that keeps the path at the value of the layers below the top, if any.
     public var lock: SettingsLock?
+    /// Whether the value, or a part of it, is a secret (a credential's): never shown unmasked without
+    /// being asked.
+    public var isSecret = false
 
     /// `upstream.url = "https://a.example" from /etc/app/settings.json (overrides default)`.
     public var description: String {
-        var text = "\(path.components.isEmpty ? "<root>" : path.description) = \(value?.jsonText() ?? "(none)") from \(source)"
+        let shown = isSecret ? "\"********\"" : value?.jsonText() ?? "(none)"
+        var text = "\(path.components.isEmpty ? "<root>" : path.description) = \(shown) from \(source)"
         if !overrides.isEmpty { text += " (overrides \(overrides.map(\.description).joined(separator: ", ")))" }
         if let lock { text += ", locked by \(lock.file) line \(lock.line)" }
         return text
@@ -106,6 +115,8 @@ public struct SettingsLayer: Sendable, Equatable {
     public var document: JSONValue
     /// Whether updates are stored in it (the top layer).
     public var isWritable: Bool
+    /// Whether what it holds is secret (a credential).
+    public var isSecret: Bool = false
 }
 
 extension JSONValue {

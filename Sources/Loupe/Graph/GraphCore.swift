@@ -82,7 +82,8 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         }
         pipeline = DocumentPipeline(
             coding: coding, storeName: storeName, revealsValues: !holdsSecrets, defaults: defaults,
-            version: version, migrations: migrations, form: form, validate: validator)
+            version: version, migrations: migrations, form: form, validate: validator,
+            schema: SchemaCache { try SettingsSchema(for: Root.self, default: defaultValue, coding: coding) })
         ioQueue = DispatchQueue(label: "loupe.graph")
 
         committed = CommittedRoot(defaultValue)
@@ -334,6 +335,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             switch content {
             case .document(let document): stack.lower.append(LayerDocument(source: layer.source, name: layer.name, document: document))
             case .locks(let locks): stack.locks += locks
+            case .overrides(let values): stack.overrides.append(OverrideLayer(source: layer.source, values: values))
             case .unreadable: break
             }
         }
@@ -363,6 +365,11 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             ])
         }
         warnOfLocksNamingNothing(stack.locks)
+        for (origin, closest) in loaded.unmatched where warnedLocks.withLock({ $0.insert("override:\(origin)").inserted }) {
+            logger.warning("an override names no setting: it is ignored", metadata: [
+                "override": "\(origin)", "closest": "\(closest.components.isEmpty ? "<root>" : closest.description)",
+            ])
+        }
         if loaded.memory.stamp > pipeline.version, !warnedOfNewerDocument.withLock({ warned in defer { warned = true }; return warned }) {
             // Once per root: a newer program's document, read with what this program knows of it.
             logger.warning("the stored document is from a newer version of the settings than this program's: what that version moved or added is read as this version knows it, and written back with its stamp kept", metadata: [
@@ -435,7 +442,13 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             try save(value, document: document, to: store, releasing: released)
             return false
         }
-        if let store { try save(value, document: document, to: store, releasing: released) }
+        if let store, let overridden = try save(value, document: document, to: store, releasing: released) {
+            // Stored, but an override still wins where it changed: the value keeps the override's.
+            let current = committed.rootForUpdate
+            if let rootsEqual, rootsEqual(overridden, current) { return false }
+            publish(overridden)
+            return true
+        }
         publish(value)
         return true
     }
@@ -451,18 +464,32 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// Hands `store` the document to keep for `value` (whose whole document is `document`, when it is
     /// already encoded): the patch over what lies below, with the unknown keys and the version stamp,
     /// replacing what the root last read or wrote.
-    private func save(_ value: Root, document: JSONValue?, to store: any DocumentStore, releasing released: [ValuePath] = []) throws {
+    ///
+    /// Returns the value with the override layers over it again, when it changed a part one of them sets
+    /// (the override still wins); nil otherwise.
+    @discardableResult
+    private func save(_ value: Root, document: JSONValue?, to store: any DocumentStore, releasing released: [ValuePath] = []) throws -> Root? {
         var memory = storedMemory.withLock { $0 }
         var dropped: [ValuePath] = []
+        var overridden: [AppliedOverride] = []
+        let full = try document ?? pipeline.encode(value)
         let stored = try pipeline.storedDocument(
-            for: try document ?? pipeline.encode(value), memory: &memory, releasing: released, dropped: &dropped)
+            for: full, memory: &memory, releasing: released, dropped: &dropped, overridden: &overridden)
         memory.token = try store.save(stored, replacing: memory.token)
         storedMemory.withLock { $0 = memory }
+        if !overridden.isEmpty {
+            logger.warning("stored a change an override still wins over: the value stays the override's while it is set", metadata: [
+                "store": "\(storeName)", "overrides": "\(overridden.map { "\($0.path) (\($0.origin))" }.joined(separator: ", "))",
+            ])
+        }
         if !dropped.isEmpty {
             logger.notice("dropped keys this program does not know, with the parts that held them: array elements removed (or changed and moved, so that they cannot be told apart), or parts that changed kind", metadata: [
                 "store": "\(storeName)", "paths": "\(dropped.map(\.description).joined(separator: ", "))",
             ])
         }
+        guard !overridden.isEmpty else { return nil }
+        // The value is what the store now holds with the overrides over it, as a load would make it.
+        return try pipeline.coding.decode(Root.self, from: pipeline.applyingOverrides(to: full, memory: memory))
     }
 
     /// After the locks are released: delivers queued commits to observers, tells Swift Observation, and

@@ -131,7 +131,7 @@ public protocol DescribedSettings: SendableMetatype {
 
 extension JSONValue {
     /// The schema of an optional part without the `null` it also takes.
-    fileprivate var droppingNull: JSONValue {
+    var droppingNull: JSONValue {
         guard case .object(let schema) = self, case .array(let choices)? = schema["anyOf"], choices.count == 2,
             let nonNull = choices.first(where: { $0 != .object(["type": .string("null")]) })
         else { return self }

@@ -185,6 +185,9 @@ public struct StoredLayer: Sendable, Equatable {
         case document(JSONValue)
         /// Paths the writable document may not set.
         case locks([SettingsLock])
+        /// Values set over every document, the top's included, and never written: the environment's,
+        /// `--set` arguments', credentials'. Typed by the settings type at load.
+        case overrides([SettingOverride])
         /// It could not be read or parsed. The root keeps the last good content it read from the same
         /// source, and reports the error.
         case unreadable(SettingsError)

@@ -58,6 +58,8 @@ public final class LayeredStore: DocumentStore {
         let label: String
         /// Whether the layer is a store that holds secrets.
         let holdsSecrets: Bool
+        /// Whether the layer lies above the top (the environment, `--set`, credentials): read, never written.
+        var isOverride = false
 
         /// A file, in `format`. A missing file is an empty layer, and is read when it appears.
         public static func file(_ path: String, format: any DocumentCodec = JSONCodec()) -> Layer {
@@ -87,6 +89,51 @@ public final class LayeredStore: DocumentStore {
             let source = StoreLayer(store)
             return Layer(makeSource: { _ in source }, label: store.description, holdsSecrets: store.holdsSecrets)
         }
+
+        // MARK: Overrides, above the top
+
+        /// The process's environment variables under `prefix`, over every file, the top's included; never
+        /// written.
+        ///
+        /// Each variable names a path: `__` separates levels, a single `_` separates words that match a
+        /// camelCase (or snake_case) property (`MYAPP_TICKER__INTERVAL_SECONDS` is `ticker.intervalSeconds`),
+        /// a number is an array index (`MYAPP_UPSTREAMS__0__URL`; the index one past the end adds an
+        /// element), and a dictionary key matches regardless of case (a new key is in lower case). The
+        /// text is typed by the settings type at the path: `9000` is a number for an `Int`, `true` stays a
+        /// string for a `String`; a structured part takes JSON. A variable that names no setting is
+        /// ignored with a warning naming it and the closest setting; text the type refuses fails the load,
+        /// naming the variable and the path.
+        ///
+        /// - Parameters:
+        ///   - prefix: The program's prefix, with its separator: `"MYAPP_"`.
+        ///   - variables: The variables to read; by default, the process's environment.
+        public static func environment(
+            prefix: String, variables: @escaping @Sendable () -> [String: String] = { ProcessInfo.processInfo.environment }
+        ) -> Layer {
+            let source = EnvironmentLayer(prefix: prefix, variables: variables)
+            return Layer(makeSource: { _ in source }, label: source.name, holdsSecrets: false, isOverride: true)
+        }
+
+        /// `path=value` arguments, as a program's repeated `--set path=value` options give them, over every
+        /// file and the environment listed before; never written. Each value is typed as
+        /// ``environment(prefix:variables:)`` types it, and errors name the argument (`--set server.port`).
+        public static func arguments(_ arguments: [String]) -> Layer {
+            let source = ArgumentsLayer(arguments)
+            return Layer(makeSource: { _ in source }, label: ArgumentsLayer.name, holdsSecrets: false, isOverride: true)
+        }
+
+        /// A directory of credentials: each regular file is one secret value, its name the path
+        /// (`upstream.token`), its content the value without one trailing newline, as systemd's
+        /// `$CREDENTIALS_DIRECTORY` and a Kubernetes Secret volume provide them. Over every file; never
+        /// written; watched (a Secret volume's `..data` swap included). Its values are secrets: never in
+        /// a log or an error, and masked by the `loupe` tool.
+        ///
+        /// A directory that cannot be read (or is missing) fails the load, naming it.
+        public static func directory(credentials path: String) -> Layer {
+            Layer(
+                makeSource: { CredentialsDirectory(path: path, fileSystem: $0) }, label: "credential directory \(path)",
+                holdsSecrets: false, isOverride: true)
+        }
     }
 
     /// The writable top layer, where updates are stored.
@@ -94,8 +141,13 @@ public final class LayeredStore: DocumentStore {
     private let layers: [Layer]
     private let layerSources: [any LayerSource]
     private let lockSources: [any LayerSource]
+    /// The sources of the layers above the top, lowest first.
+    private let overrideSources: [any LayerSource]
 
     /// Creates a store of `layers` (read-only, lowest first) under the writable `top`.
+    ///
+    /// The override layers among `layers` (``Layer/environment(prefix:variables:)``, ``Layer/arguments(_:)``,
+    /// ``Layer/directory(credentials:)``) lie above `top`, in the order given; the others below it.
     ///
     /// - Parameters:
     ///   - layers: The read-only layers, lowest first.
@@ -110,7 +162,8 @@ public final class LayeredStore: DocumentStore {
     package init(layers: [Layer], top: some DocumentStore, locks: [String] = [], fileSystem: any ReadableFileSystem) {
         self.layers = layers
         self.top = top
-        layerSources = layers.map { $0.makeSource(fileSystem) }
+        layerSources = layers.filter { !$0.isOverride }.map { $0.makeSource(fileSystem) }
+        overrideSources = layers.filter(\.isOverride).map { $0.makeSource(fileSystem) }
         lockSources = locks.map { LockFiles.source($0, fileSystem: fileSystem) }
     }
 
@@ -125,7 +178,7 @@ public final class LayeredStore: DocumentStore {
     /// Whether the top or any store layer holds secrets.
     public var holdsSecrets: Bool { top.holdsSecrets || layers.contains(where: \.holdsSecrets) }
 
-    private var sources: [any LayerSource] { layerSources + lockSources }
+    private var sources: [any LayerSource] { layerSources + lockSources + overrideSources }
 
     /// Reads every layer, every lock file and the top. A layer that cannot be read is a layer whose
     /// content says so; the top's failure is thrown.

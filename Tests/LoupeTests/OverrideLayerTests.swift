@@ -1,0 +1,232 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import InMemoryLogging
+import Logging
+import Loupe
+import LoupeTestSupport
+import Testing
+
+/// The layers above the files: environment variables, `--set` arguments and a credential directory. Real
+/// files, real directories (a Kubernetes Secret volume's `..data` link swapped for real), watched through
+/// inotify; the environment of a real process is tested through `loupe` in `ExamplesTests`.
+@Suite("Overrides: the environment, --set and credentials, over the files and never written")
+struct OverrideLayerTests {
+    struct Settings: Codable, Sendable, Equatable {
+        struct Upstream: Codable, Sendable, Equatable {
+            var url = "http://127.0.0.1:9000"
+            var timeoutSeconds = 5
+            var token = ""
+        }
+        struct Mirror: Codable, Sendable, Equatable {
+            var url: String
+            var weight: Int?
+        }
+        struct Ticker: Codable, Sendable, Equatable {
+            var intervalSeconds = 1.0
+            var greeting = "hello"
+        }
+        var logLevel = "info"
+        var verbose = false
+        var upstream = Upstream()
+        var ticker = Ticker()
+        var features: [String: Bool] = [:]
+        var mirrors: [Mirror] = []
+        var tags: [String] = []
+    }
+
+    /// A user's file and, beside it, a credential directory.
+    struct Site {
+        let directory: TemporaryDirectory
+        var file: String { directory.file("settings.json") }
+        var credentials: String { directory.file("credentials") }
+
+        init(file text: String = #"{"logLevel": "notice"}"#) throws {
+            directory = try TemporaryDirectory()
+            try FileManager.default.createDirectory(atPath: directory.file("credentials"), withIntermediateDirectories: true)
+            try replaceFile(file, with: text)
+        }
+
+        func root(
+            _ layers: [LayeredStore.Layer], watch: Bool = false, logs: InMemoryLogHandler = InMemoryLogHandler()
+        ) throws -> RootLens<Settings> {
+            try RootLens(
+                default: Settings(), store: LayeredStore(layers: layers, top: FileStore(path: file)), watch: watch,
+                logger: Logger(label: "test") { _ in logs })
+        }
+
+        func text() throws -> String { try String(contentsOfFile: file, encoding: .utf8) }
+    }
+
+    /// An error's message, or says there was none.
+    func message(_ error: (any Error)?) -> String {
+        error.map { "\($0)" } ?? "no error"
+    }
+
+    static func environment(_ variables: [String: String]) -> LayeredStore.Layer {
+        .environment(prefix: "MYAPP_", variables: { variables })
+    }
+
+    @Test func variablesNameEveryKindOfPartAndAreTypedByTheSettingsType() throws {
+        let site = try Site(file: #"{"features": {"Beta": false}, "mirrors": [{"url": "https://m0.example"}]}"#)
+        defer { site.directory.cleanUp() }
+        let root = try site.root([Self.environment([
+            "MYAPP_UPSTREAM__TIMEOUT_SECONDS": "30",  // words to camelCase, text to Int
+            "MYAPP_TICKER__INTERVAL_SECONDS": "2.5",
+            "MYAPP_TICKER__GREETING": "true",  // a String stays a string
+            "MYAPP_VERBOSE": "TRUE",
+            "MYAPP_FEATURES__BETA": "true",  // an existing key regardless of case
+            "MYAPP_FEATURES__NEW_UI": "true",  // a new key, in lower case
+            "MYAPP_MIRRORS__0__WEIGHT": "9",  // into an array element
+            "MYAPP_MIRRORS__1": #"{"url": "https://m1.example"}"#,  // one past the end adds an element
+            "MYAPP_TAGS": #"["a", "b"]"#,  // JSON for a structured part
+            "OTHER_LOG_LEVEL": "debug",  // not under the prefix
+        ])])
+        let value = root.value
+        #expect(value.upstream.timeoutSeconds == 30)
+        #expect(value.ticker.intervalSeconds == 2.5)
+        #expect(value.ticker.greeting == "true")
+        #expect(value.verbose)
+        #expect(value.features == ["Beta": true, "new_ui": true])
+        #expect(value.mirrors.map(\.url) == ["https://m0.example", "https://m1.example"])
+        #expect(value.mirrors.map(\.weight) == [9, nil])
+        #expect(value.tags == ["a", "b"])
+        #expect(value.logLevel == "info")
+    }
+
+    @Test func overridesAreNeverWrittenAndTheFileKeepsItsOwnValues() throws {
+        let text = #"{"logLevel": "notice", "upstream": {"timeoutSeconds": 7}, "mirrors": [{"url": "https://m0.example"}]}"#
+        let site = try Site(file: text)
+        defer { site.directory.cleanUp() }
+        let root = try site.root([
+            Self.environment(["MYAPP_UPSTREAM__TIMEOUT_SECONDS": "30", "MYAPP_MIRRORS__1__URL": "https://m1.example"]),
+            .arguments(["tags=[\"x\"]"]),
+        ])
+        #expect(root.value.upstream.timeoutSeconds == 30 && root.value.mirrors.count == 2 && root.value.tags == ["x"])
+        try root.logLevel.set("debug")
+        let stored = try JSONValue(parsing: site.text())
+        #expect(stored == (try JSONValue(parsing: #"{"logLevel": "debug", "upstream": {"timeoutSeconds": 7}, "mirrors": [{"url": "https://m0.example"}]}"#)))
+        #expect(root.value.upstream.timeoutSeconds == 30, "the override still applies")
+        // Another process's later root without the overrides sees the file's values.
+        let plain = try RootLens(default: Settings(), store: FileStore(path: site.file), watch: false)
+        #expect(plain.value.upstream.timeoutSeconds == 7 && plain.value.mirrors.count == 1 && plain.value.tags.isEmpty)
+    }
+
+    @Test func aWriteWhereAnOverrideWinsIsStoredWithAWarningAndTheOverrideStillWins() throws {
+        let site = try Site()
+        defer { site.directory.cleanUp() }
+        let logs = InMemoryLogHandler()
+        let root = try site.root([Self.environment(["MYAPP_LOG_LEVEL": "debug"])], logs: logs)
+        #expect(root.value.logLevel == "debug")
+        try root.logLevel.set("error")
+        #expect(try JSONValue(parsing: site.text())[path: "logLevel"] == .string("error"), "stored in the top layer")
+        #expect(root.value.logLevel == "debug", "the override still wins")
+        let warning = logs.entries.first { "\($0.message)".contains("an override still wins over") }
+        #expect(warning.map { "\($0.metadata)".contains("environment variable MYAPP_LOG_LEVEL") } == true, "\(logs.entries.map(\.message))")
+        let origin = try root.provenance(ofPath: "logLevel")
+        #expect(origin.source == .override("environment variable MYAPP_LOG_LEVEL"))
+        #expect(origin.overrides == [.layer(site.file), .defaultValue])
+        #expect("\(origin)" == "logLevel = \"debug\" from environment variable MYAPP_LOG_LEVEL (overrides \(site.file), default)")
+    }
+
+    @Test func aVariableThatNamesNoSettingIsAWarningNamingItAndTheClosestSetting() throws {
+        let site = try Site()
+        defer { site.directory.cleanUp() }
+        let logs = InMemoryLogHandler()
+        let root = try site.root([Self.environment(["MYAPP_UPSTREAM__TIMEOUT": "3", "MYAPP_UPSTREAM__TIMEOUT_SECONDS": "4"])], logs: logs)
+        #expect(root.value.upstream.timeoutSeconds == 4)
+        let warnings = logs.entries.filter { "\($0.message)".contains("an override names no setting") }
+        #expect(warnings.count == 1)
+        #expect(warnings.first.map { "\($0.metadata)".contains("MYAPP_UPSTREAM__TIMEOUT") && "\($0.metadata)".contains("upstream") } == true,
+                "\(warnings.map(\.metadata))")
+    }
+
+    @Test func textTheTypeRefusesFailsTheLoadNamingTheVariableAndThePathAndWritesNothing() throws {
+        let site = try Site()
+        defer { site.directory.cleanUp() }
+        let before = try site.text()
+        for (variables, named, reason) in [
+            (["MYAPP_UPSTREAM__TIMEOUT_SECONDS": "90a"], "environment variable MYAPP_UPSTREAM__TIMEOUT_SECONDS: upstream.timeoutSeconds", "expected a whole number, found \"90a\""),
+            (["MYAPP_VERBOSE": "maybe"], "environment variable MYAPP_VERBOSE: verbose", "expected true or false"),
+            (["MYAPP_TAGS": "a,b"], "environment variable MYAPP_TAGS: tags", "expected a JSON array"),
+            (["MYAPP_MIRRORS__3__URL": "https://x.example"], "environment variable MYAPP_MIRRORS__3__URL: mirrors[3].url", "index 3 is past the end of mirrors (0 elements"),
+            (["MYAPP_MIRRORS__0__WEIGHT": "2"], "environment variable MYAPP_MIRRORS__0__WEIGHT: mirrors[0].url", "missing"),
+        ] {
+            let error = #expect(throws: SettingsError.self) { try site.root([Self.environment(variables)]) }
+            #expect(error?.code == .invalidValue, "\(message(error))")
+            #expect(message(error).contains(named) && message(error).contains(reason), "\(message(error))")
+        }
+        let argument = #expect(throws: SettingsError.self) { try site.root([.arguments(["upstream.timeoutSeconds=soon"])]) }
+        #expect(message(argument).contains("--set upstream.timeoutSeconds: upstream.timeoutSeconds: expected a whole number"), "\(message(argument))")
+        let malformed = #expect(throws: SettingsError.self) { try site.root([.arguments(["logLevel"])]) }
+        #expect(message(malformed).contains("--set logLevel: expected path=value"), "\(message(malformed))")
+        #expect(try site.text() == before, "nothing written")
+    }
+
+    @Test func argumentsComeAfterTheEnvironmentAndNameTheirOrigin() throws {
+        let site = try Site()
+        defer { site.directory.cleanUp() }
+        let root = try site.root([
+            Self.environment(["MYAPP_LOG_LEVEL": "debug", "MYAPP_VERBOSE": "true"]),
+            .arguments(["logLevel=trace", "features[\"a.b\"]=true"]),
+        ])
+        #expect(root.value.logLevel == "trace" && root.value.verbose && root.value.features == ["a.b": true])
+        let origin = try root.provenance(ofPath: "logLevel")
+        #expect(origin.source == .override("--set logLevel"))
+        #expect(origin.overrides.first == .override("environment variable MYAPP_LOG_LEVEL"))
+    }
+
+    @Test func credentialsAreSecretValuesFromFilesWithOneTrailingNewlineDropped() throws {
+        let site = try Site()
+        defer { site.directory.cleanUp() }
+        try replaceFile(site.credentials + "/upstream.token", with: "s3cr3t-token\n")
+        try replaceFile(site.credentials + "/upstream.timeoutSeconds", with: "12\n\n")
+        try replaceFile(site.credentials + "/.hidden", with: "x")
+        let logs = InMemoryLogHandler()
+        var root: RootLens<Settings>? = nil
+        let error = #expect(throws: SettingsError.self) { root = try site.root([.directory(credentials: site.credentials)], logs: logs) }
+        #expect(root == nil && message(error).contains("credential upstream.timeoutSeconds: upstream.timeoutSeconds: expected a whole number"), "\(message(error))")
+        #expect(!message(error).contains("12"), "a secret's text is never quoted: \(error)")
+        try replaceFile(site.credentials + "/upstream.timeoutSeconds", with: "12\n")
+        let loaded = try site.root([.directory(credentials: site.credentials)], logs: logs)
+        #expect(loaded.value.upstream.token == "s3cr3t-token" && loaded.value.upstream.timeoutSeconds == 12)
+        let origin = try loaded.provenance(ofPath: "upstream.token")
+        #expect(origin.source == .override("credential upstream.token") && origin.isSecret)
+        #expect(!"\(origin)".contains("s3cr3t"), "\(origin)")
+        try loaded.logLevel.set("debug")
+        #expect(try !site.text().contains("s3cr3t") && !site.text().contains("timeoutSeconds"))
+        #expect(!logs.entries.contains { "\($0.message) \($0.metadata)".contains("s3cr3t") })
+    }
+
+    @Test func aMissingOrUnreadableCredentialDirectoryIsAnErrorNamingIt() throws {
+        let site = try Site()
+        defer { site.directory.cleanUp() }
+        let missing = site.directory.file("nowhere")
+        let error = #expect(throws: SettingsError.self) { try site.root([.directory(credentials: missing)]) }
+        #expect(message(error).contains("credential directory \(missing)"), "\(message(error))")
+    }
+
+    /// A Kubernetes Secret volume: each name a link into `..data`, itself a link to a timestamped directory,
+    /// swapped with a rename when the Secret changes.
+    @Test func aSecretVolumesDataSwapReachesTheRoot() async throws {
+        let site = try Site()
+        defer { site.directory.cleanUp() }
+        let volume = site.credentials
+        func publish(_ token: String, generation: Int) throws {
+            let timestamped = volume + "/..2026_11_25_\(generation)"
+            try FileManager.default.createDirectory(atPath: timestamped, withIntermediateDirectories: true)
+            try replaceFile(timestamped + "/upstream.token", with: token)
+            let temporary = volume + "/..data_tmp"
+            #expect(symlink("..2026_11_25_\(generation)", temporary) == 0)
+            #expect(rename(temporary, volume + "/..data") == 0)
+        }
+        try publish("first", generation: 1)
+        #expect(symlink("..data/upstream.token", volume + "/upstream.token") == 0)
+        let root = try site.root([.directory(credentials: volume)], watch: true)
+        #expect(root.value.upstream.token == "first")
+        try publish("second", generation: 2)
+        #expect(await eventually { root.value.upstream.token == "second" })
+        #expect(try !site.text().contains("first") && !site.text().contains("second"))
+    }
+}
