@@ -24,6 +24,9 @@ public struct DaemonSettings: Codable, Sendable, Equatable {
         public var url = "http://127.0.0.1:9000"
         /// How long a request to the upstream may take.
         public var timeoutSeconds = 5
+        /// The bearer token, when a credential gives it (`--credentials DIR` holding a file named
+        /// `upstream.token`); empty: the keyring's. Never logged.
+        public var token = ""
         /// The defaults.
         public init() {}
     }
@@ -61,6 +64,7 @@ extension DaemonSettings: DescribedSettings {
         "upstream": "The upstream component: where it would connect (its token is in the keyring).",
         "upstream.url": "The upstream's address: an http or https URL.",
         "upstream.timeoutSeconds": "How long a request to the upstream may take, in seconds.",
+        "upstream.token": "The bearer token, from a credential file (--credentials DIR, file upstream.token); empty: the keyring's. Keep it out of settings files.",
     ]
 }
 

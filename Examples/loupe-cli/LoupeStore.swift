@@ -65,6 +65,11 @@ struct LoupeStore: SettingsLocation {
         Layers: --layer PATH (a file or a drop-in directory, lowest first, repeatable) under --file (the \
         writable top layer), with --locks PATH for an administrator's locks. Every command sees the \
         merged value; set and unset write the top layer only.
+
+        Overrides, over every layer and never written, as a program started with them sees its settings: \
+        --env-prefix PREFIX (environment variables: PREFIX_SERVER__PORT=9000), --set PATH=VALUE \
+        (repeatable) and --credentials DIR (one secret per file, named by its path, as systemd's \
+        $CREDENTIALS_DIRECTORY). explain names each; a set where one wins is stored, with a warning.
         """
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
@@ -80,6 +85,7 @@ struct LoupeStore: SettingsLocation {
     /// The options that take a value, which is never the verb.
     static let optionsTakingValues: Set<String> = [
         "--file", "--layer", "--locks", "--format", "--defaults", "--key", "--etcd", "--keyring", "--schema", "--file-mode",
+        "--env-prefix", "--set", "--credentials",
     ]
 
     @Option(help: "A settings file; its format comes from its extension (.json, .jsonc, .toml, .plist, .yaml/.yml). With --layer, the writable top layer (the user's file).")
@@ -113,7 +119,22 @@ struct LoupeStore: SettingsLocation {
     @Option(help: "Check every change against a registered type: 'daemon' for the example settings-daemon. Without it, any document.")
     var schema: Schema?
 
-    @Flag(help: "Print values from the keyring as they are instead of masking them.")
+    @Option(name: .customLong("env-prefix"), help: ArgumentHelp(
+        "Read overrides from the environment variables under this prefix, as a program configured so does: PREFIX_SERVER__PORT=9000 sets server.port.",
+        valueName: "prefix"))
+    var environmentPrefix: String?
+
+    @Option(name: .customLong("set"), help: ArgumentHelp(
+        "An override, as a program's --set option gives it: path=value (typed by --schema). Repeatable; never written.",
+        valueName: "path=value"))
+    var overrides: [String] = []
+
+    @Option(help: ArgumentHelp(
+        "A credential directory: each file one secret value, its name the path (upstream.token), as systemd's $CREDENTIALS_DIRECTORY or a Kubernetes Secret volume. Never written; masked unless --reveal.",
+        valueName: "dir"))
+    var credentials: String?
+
+    @Flag(help: "Print secret values (from the keyring or a credential directory) as they are instead of masking them.")
     var reveal = false
 
     @Option(name: .customLong("file-mode"), help: ArgumentHelp(
@@ -150,7 +171,7 @@ struct LoupeStore: SettingsLocation {
     func openOwnStore() throws -> (any DocumentStore)? {
         try checkStoreOptions()
         if let file { return FileStore(path: file, format: codec, permissions: fileMode.rawValue) }
-        return try makeStore()
+        return try makeServerStore()
     }
 
     /// `schema`, `describe` and `template` with `--schema` and no store: the type alone, over no store.
@@ -192,15 +213,31 @@ struct LoupeStore: SettingsLocation {
         }
     }
 
-    /// The chosen store.
+    /// The override layers the options name: the environment, then `--set`, then the credentials.
+    private var overrideLayers: [LayeredStore.Layer] {
+        var layers: [LayeredStore.Layer] = []
+        if let environmentPrefix { layers.append(.environment(prefix: environmentPrefix)) }
+        if !overrides.isEmpty { layers.append(.arguments(overrides)) }
+        if let credentials { layers.append(.directory(credentials: credentials)) }
+        return layers
+    }
+
+    /// The chosen store, under the override layers the options name.
     private func makeStore() throws -> any DocumentStore {
+        let overrides = overrideLayers
         if let file {
             let top = FileStore(path: file, format: codec, permissions: fileMode.rawValue)
-            if layers.isEmpty && locks.isEmpty { return top }
+            if layers.isEmpty && locks.isEmpty && overrides.isEmpty { return top }
             return LayeredStore(
-                layers: layers.map { .fileOrDirectory($0, format: Self.codec(of: format ?? Self.format(ofPath: $0))) },
+                layers: layers.map { .fileOrDirectory($0, format: Self.codec(of: format ?? Self.format(ofPath: $0))) } + overrides,
                 top: top, locks: locks)
         }
+        let store = try makeServerStore()
+        return overrides.isEmpty ? store : LayeredStore(layers: overrides, top: store)
+    }
+
+    /// The chosen store when it is not a file: the suite, the etcd key or the keyring item.
+    private func makeServerStore() throws -> any DocumentStore {
         if let defaults, let key {
             return try DefaultsStore(suite: defaults, key: key)
         }

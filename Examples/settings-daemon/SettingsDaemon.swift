@@ -50,14 +50,32 @@ struct SettingsDaemon: AsyncParsableCommand {
     @Option(help: "The etcd key that holds the settings (with --etcd).")
     var etcdKey = "/settings-daemon/settings"
 
-    /// Where the settings live: the file, or one etcd key for the whole fleet.
+    @Option(name: .customLong("env-prefix"), help: ArgumentHelp(
+        "Environment variables under this prefix override settings: SETTINGS_DAEMON_UPSTREAM__TIMEOUT_SECONDS=9 sets upstream.timeoutSeconds. Never written.",
+        valueName: "prefix"))
+    var environmentPrefix = "SETTINGS_DAEMON_"
+
+    @Option(name: .customLong("set"), help: ArgumentHelp(
+        "Override a setting for this run: path=value, such as logLevel=debug. Repeatable; never written.", valueName: "path=value"))
+    var overrides: [String] = []
+
+    @Option(help: ArgumentHelp(
+        "A credential directory: each file one secret setting named by its path (upstream.token). Default: $CREDENTIALS_DIRECTORY, as systemd sets it; none when empty.",
+        valueName: "dir"))
+    var credentials = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"] ?? ""
+
+    /// Where the settings live: the file (over its layers), or one etcd key for the whole fleet; under the
+    /// environment, the `--set` options and the credentials.
     private func settingsStore() throws -> any DocumentStore {
+        var overrideLayers: [LayeredStore.Layer] = [.environment(prefix: environmentPrefix)]
+        if !overrides.isEmpty { overrideLayers.append(.arguments(overrides)) }
+        if !credentials.isEmpty { overrideLayers.append(.directory(credentials: credentials)) }
         if let etcd {
-            return try EtcdStore(endpoints: etcd.split(separator: ",").map(String.init), key: etcdKey)
+            let shared = try EtcdStore(endpoints: etcd.split(separator: ",").map(String.init), key: etcdKey)
+            return LayeredStore(layers: overrideLayers, top: shared)
         }
         let file = FileStore(path: settings, permissions: 0o644)
-        if layers.isEmpty && locks.isEmpty { return file }
-        return LayeredStore(layers: layers.map { .fileOrDirectory($0) }, top: file, locks: locks)
+        return LayeredStore(layers: layers.map { .fileOrDirectory($0) } + overrideLayers, top: file, locks: locks)
     }
 
     func run() async throws {
@@ -175,7 +193,8 @@ struct UpstreamComponent: Service {
         }
         defer { tokenChanges.cancel() }
         for await upstream in settings.values.cancelOnGracefulShutdown() {
-            logger.notice("upstream is now \(upstream.url) (timeout \(upstream.timeoutSeconds) s, token \(credentials.token.value.isEmpty ? "missing" : "present"))")
+            let token = !upstream.token.isEmpty ? "from a credential" : credentials.token.value.isEmpty ? "missing" : "from the keyring"
+            logger.notice("upstream is now \(upstream.url) (timeout \(upstream.timeoutSeconds) s, token \(token))")
         }
     }
 }

@@ -15,6 +15,9 @@ public struct OpenSettings: Sendable {
     public let root: AnyRootLens
     /// Whether printed values are masked: the store holds secrets and the person did not ask to see them.
     public let masksValues: Bool
+    /// Whether the person asked to see secrets: otherwise the values at the root's
+    /// ``AnyRootLens/secretPaths`` (credentials) are masked too.
+    public let revealsSecrets: Bool
     /// Whether the store holds secrets (which `edit` never writes to a temporary file).
     public var holdsSecrets: Bool { root.holdsSecrets }
 
@@ -23,6 +26,7 @@ public struct OpenSettings: Sendable {
     public init(_ root: AnyRootLens, revealingSecrets: Bool = false) {
         self.root = root
         masksValues = root.holdsSecrets && !revealingSecrets
+        revealsSecrets = revealingSecrets
     }
 
     /// The commands' view of `root`. Values of a root that holds secrets are printed masked unless

@@ -36,13 +36,14 @@ final class Daemon {
     var log: String { process.errorOutput }
 
     init(
-        settings initial: String? = nil, keyring: String = "org.loupe.tests.\(UUID().uuidString)/upstream", extraArguments: [String] = []
+        settings initial: String? = nil, keyring: String = "org.loupe.tests.\(UUID().uuidString)/upstream", extraArguments: [String] = [],
+        environment: [String: String]? = nil
     ) throws {
         directory = try TemporaryDirectory()
         if let initial { try Data(initial.utf8).write(to: URL(fileURLWithPath: directory.file("settings.json"))) }
         process = try ChildProcess(settingsDaemon, [
             "--settings", directory.file("settings.json"), "--state", directory.file("state.json"), "--keyring", keyring,
-        ] + extraArguments)
+        ] + extraArguments, environment: environment)
         #expect(waitFor("settings-daemon started"), "\(log)")
     }
 
@@ -166,10 +167,104 @@ struct DaemonTests {
         let item = "org.loupe.tests.\(UUID().uuidString)/upstream"
         #expect(try loupe("--keyring", item, "set", "token", "hunter2-daemon-token").status == 0)
         let daemon = try Daemon(keyring: item)
-        #expect(daemon.waitFor("token present"), "\(daemon.log)")
+        #expect(daemon.waitFor("token from the keyring"), "\(daemon.log)")
         #expect(!daemon.log.contains("hunter2"))
         let parts = item.split(separator: "/").map(String.init)
         _ = try run("/usr/bin/env", ["secret-tool", "clear", "service", parts[0], "account", parts[1]])
+    }
+}
+
+@Suite("Overrides from the environment, --set and credentials, in the example daemon and CLI")
+struct OverrideExampleTests {
+    /// A settings file, a credential directory holding the upstream's token, and `loupe` over both.
+    struct Site {
+        let directory: TemporaryDirectory
+        var file: String { directory.file("settings.json") }
+        var credentials: String { directory.file("credentials") }
+
+        init() throws {
+            directory = try TemporaryDirectory()
+            try FileManager.default.createDirectory(atPath: credentials, withIntermediateDirectories: true)
+            try replaceFile(file, with: #"{"logLevel": "notice"}"#)
+            try replaceFile(credentials + "/upstream.token", with: "hunter2-credential\n")
+        }
+
+        /// `loupe --file FILE --schema daemon --env-prefix SETTINGS_DAEMON_ --credentials DIR ARGUMENTS`
+        /// with `environment` added to its own.
+        func loupe(_ arguments: String..., environment: [String: String] = [:]) throws -> ProcessOutput {
+            try run(
+                ExamplesTests.loupe,
+                ["--file", file, "--schema", "daemon", "--env-prefix", "SETTINGS_DAEMON_", "--credentials", credentials] + arguments,
+                environment: environment)
+        }
+    }
+
+    @Test func loupeExplainsWhatTheDaemonSeesAndNeverWritesTheOverrides() throws {
+        let site = try Site()
+        defer { site.directory.cleanUp() }
+        let environment = ["SETTINGS_DAEMON_UPSTREAM__TIMEOUT_SECONDS": "9"]
+        let explained = try site.loupe("--set", "ticker.greeting=hi", "explain", environment: environment)
+        #expect(explained.status == 0, "\(explained.error)")
+        #expect(explained.output.contains("upstream.timeoutSeconds = 9 from environment variable SETTINGS_DAEMON_UPSTREAM__TIMEOUT_SECONDS (overrides default)"), "\(explained.output)")
+        #expect(explained.output.contains("ticker.greeting = \"hi\" from --set ticker.greeting (overrides default)"))
+        #expect(explained.output.contains("upstream.token = \"********\" from credential upstream.token (overrides default)"))
+        #expect(explained.output.contains("logLevel = \"notice\" from \(site.file) (overrides default)"))
+        // Masked in every verb that prints values, unless --reveal.
+        for verb in [["get", "upstream.token"], ["get", "upstream"], ["show"], ["show", "--layers"], ["list"], ["describe", "upstream.token"], ["explain", "upstream"]] {
+            let printed = try run(
+                ExamplesTests.loupe, ["--file", site.file, "--schema", "daemon", "--credentials", site.credentials] + verb,
+                environment: environment)
+            #expect(printed.status == 0 && !printed.output.contains("hunter2") && printed.output.contains("********"), "\(verb): \(printed.output) \(printed.error)")
+        }
+        #expect(try site.loupe("--reveal", "get", "upstream.token").output == "\"hunter2-credential\"\n")
+        // A write where an override wins is stored, says so, and exits 0; nothing an override gives is written.
+        let set = try site.loupe("set", "upstream.timeoutSeconds", "12", environment: environment)
+        #expect(set.status == 0, "\(set.error)")
+        #expect(set.error.contains("stored, but environment variable SETTINGS_DAEMON_UPSTREAM__TIMEOUT_SECONDS still overrides upstream.timeoutSeconds"), "\(set.error)")
+        #expect(try site.loupe("get", "upstream.timeoutSeconds", environment: environment).output == "9\n")
+        #expect(try site.loupe("get", "upstream.timeoutSeconds").output == "12\n", "without the variable, the stored value")
+        let stored = try String(contentsOfFile: site.file, encoding: .utf8)
+        #expect(!stored.contains("hunter2") && !stored.contains("hi") && !stored.contains("9"), "\(stored)")
+    }
+
+    @Test func badOverridesAreErrorsNamingTheirOriginAndNothingIsWritten() throws {
+        let site = try Site()
+        defer { site.directory.cleanUp() }
+        let before = try String(contentsOfFile: site.file, encoding: .utf8)
+        let variable = try site.loupe("set", "logLevel", "debug", environment: ["SETTINGS_DAEMON_TICKER__INTERVAL_SECONDS": "soon"])
+        #expect(variable.status == 65)
+        #expect(variable.error.contains("environment variable SETTINGS_DAEMON_TICKER__INTERVAL_SECONDS: ticker.intervalSeconds: expected a number"), "\(variable.error)")
+        let rule = try site.loupe("get", "logLevel", environment: ["SETTINGS_DAEMON_TICKER__INTERVAL_SECONDS": "0"])
+        #expect(rule.status == 65 && rule.error.contains("environment variable SETTINGS_DAEMON_TICKER__INTERVAL_SECONDS: ticker.intervalSeconds: must be greater than 0"), "\(rule.error)")
+        let argument = try site.loupe("--set", "logLevel=shouting", "get", "logLevel")
+        #expect(argument.status == 65 && argument.error.contains("--set logLevel: logLevel: expected one of"), "\(argument.error)")
+        try replaceFile(site.credentials + "/upstream.timeoutSeconds", with: "hunter2")
+        let credential = try site.loupe("get", "logLevel")
+        #expect(credential.status == 65 && credential.error.contains("credential upstream.timeoutSeconds: upstream.timeoutSeconds: expected a whole number"), "\(credential.error)")
+        #expect(!credential.error.contains("hunter2"), "a credential's text is never quoted: \(credential.error)")
+        try FileManager.default.removeItem(atPath: site.credentials + "/upstream.timeoutSeconds")
+        let missing = try run(ExamplesTests.loupe, ["--file", site.file, "--credentials", site.directory.file("nowhere"), "get", "logLevel"])
+        #expect(missing.status == 69 && missing.error.contains("credential directory \(site.directory.file("nowhere"))"), "\(missing.error)")
+        let unknown = try site.loupe("get", "logLevel", environment: ["SETTINGS_DAEMON_UPSTREAM__TIMEOUT": "3"])
+        #expect(unknown.status == 0 && unknown.error.contains("SETTINGS_DAEMON_UPSTREAM__TIMEOUT") && unknown.error.contains("closest=upstream"), "\(unknown.error)")
+        #expect(try String(contentsOfFile: site.file, encoding: .utf8) == before)
+    }
+
+    @Test func theDaemonTakesItsEnvironmentItsSetOptionsAndItsCredentials() throws {
+        let credentials = try TemporaryDirectory()
+        defer { credentials.cleanUp() }
+        try replaceFile(credentials.file("upstream.token"), with: "hunter2-daemon-credential\n")
+        let daemon = try Daemon(
+            extraArguments: ["--set", "ticker.greeting=from-set"],
+            environment: ["SETTINGS_DAEMON_UPSTREAM__TIMEOUT_SECONDS": "9", "CREDENTIALS_DIRECTORY": credentials.path])
+        #expect(daemon.waitFor("timeout 9 s, token from a credential"), "\(daemon.log)")
+        #expect(daemon.waitFor("from-set"), "\(daemon.log)")
+        // A credential changed while it runs reaches it; the token never reaches its log or its file.
+        try replaceFile(credentials.file("upstream.token"), with: "hunter2-rotated\n")
+        try loupe("--file", daemon.settings, "--schema", "daemon", "set", "upstream.url", "https://b.example")
+        #expect(daemon.waitFor("upstream is now https://b.example (timeout 9 s, token from a credential)"), "\(daemon.log)")
+        #expect(!daemon.log.contains("hunter2"))
+        #expect(try !String(contentsOfFile: daemon.settings, encoding: .utf8).contains("hunter2"))
     }
 }
 

@@ -534,6 +534,11 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         storedMemory.withLock { $0.stamp }
     }
 
+    /// The paths an override layer with secret values sets.
+    var secretPaths: [ValuePath] {
+        storedMemory.withLock { $0.overrides.filter(\.isSecret).map(\.path) }
+    }
+
     /// The locks in force.
     var locks: [SettingsLock] {
         storedMemory.withLock { $0.layers?.locks ?? [] }

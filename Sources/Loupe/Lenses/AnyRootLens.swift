@@ -75,6 +75,8 @@ public struct AnyRootLens: Sendable, CustomStringConvertible {
 
     /// The locks that hold paths at the value of the layers below (see ``RootLens/locks``).
     public var locks: [SettingsLock] { root.locks }
+    /// The paths whose values are secrets (see ``RootLens/secretPaths``).
+    public var secretPaths: [ValuePath] { root.secretPaths }
 
     /// Where the value at `path` comes from (see ``RootLens/provenance(of:)``).
     public func provenance(of path: ValuePath) throws -> Provenance {
@@ -117,6 +119,7 @@ protocol ErasedRoot: Sendable, CustomStringConvertible {
     var holdsSecrets: Bool { get }
     var storeDescription: String { get }
     var locks: [SettingsLock] { get }
+    var secretPaths: [ValuePath] { get }
     func value(atPath path: String) throws -> JSONValue
     func set(atPath path: String, to newValue: JSONValue) throws
     func set(atPath path: String, to newValue: JSONValue, ifUnchangedFrom expected: JSONValue) throws

@@ -244,6 +244,11 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     /// The locks in force: paths the top layer of a ``LayeredStore`` may not set.
     public var locks: [SettingsLock] { core.locks }
 
+    /// The paths whose values are secrets although the store is not a secret store: those a credential
+    /// directory (``LayeredStore/Layer/directory(credentials:)``) sets. Tools mask the values there, as
+    /// `loupe` does unless asked with `--reveal`.
+    public var secretPaths: [ValuePath] { core.secretPaths }
+
     /// The version of the settings this program reads and writes: the `version` the root was made with (1
     /// without migrations).
     public var version: Int { core.pipeline.version }

@@ -30,14 +30,24 @@ func printError(_ message: String) {
     try? FileHandle.standardError.write(contentsOf: Data("\(programName): \(message)\n".utf8))
 }
 
-/// Prints `value` as pretty JSON, masked when the settings hold secrets.
-func show(_ value: JSONValue, _ settings: OpenSettings) throws {
-    try printLine(displayed(value, settings).jsonText(pretty: true))
+/// Prints `value`, the part at `path`, as pretty JSON, masked where it holds secrets.
+func show(_ value: JSONValue, _ settings: OpenSettings, at path: ValuePath = ValuePath([])) throws {
+    try printLine(displayed(value, settings, at: path).jsonText(pretty: true))
 }
 
-/// `value` as it may be shown: every value masked when the settings hold secrets.
-func displayed(_ value: JSONValue, _ settings: OpenSettings) -> JSONValue {
-    settings.masksValues ? masked(value) : value
+/// `value`, the part at `path`, as it may be shown: every value masked when the settings' store holds
+/// secrets, and the values at the root's secret paths (credentials), unless the person asked to see them.
+func displayed(_ value: JSONValue, _ settings: OpenSettings, at path: ValuePath = ValuePath([])) -> JSONValue {
+    if settings.masksValues { return masked(value) }
+    guard !settings.revealsSecrets else { return value }
+    var shown = value
+    for secret in settings.root.secretPaths {
+        if path.components.starts(with: secret.components) { return masked(value) }
+        guard secret.components.starts(with: path.components) else { continue }
+        let inside = ValuePath(Array(secret.components.dropFirst(path.components.count)))
+        if let part = shown[path: inside] { shown[path: inside] = masked(part) }
+    }
+    return shown
 }
 
 /// `value` with every scalar replaced by asterisks (numbers and booleans are secrets too: PINs, counters).

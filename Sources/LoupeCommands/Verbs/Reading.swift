@@ -15,7 +15,9 @@ extension SettingsCommand {
         public init() {}
 
         public func run() throws {
-            try group.withSettings({ settings in try show(try settings.root.value(atPath: path), settings) }, orOwnStore: { store, _ in
+            try group.withSettings({ settings in
+                try show(try settings.root.value(atPath: path), settings, at: try ValuePath(parsing: path))
+            }, orOwnStore: { store, _ in
                 // What the store holds at the path, before the error: what can be printed.
                 guard !store.holdsSecrets, let value = try? store.load().document?[path: ValuePath(parsing: path)] else { return false }
                 try printLine(value.jsonText(pretty: true))
@@ -59,7 +61,7 @@ extension SettingsCommand {
                 if layers {
                     for layer in try settings.root.layers() {
                         try printLine("# \(layer.source)\(layer.isWritable ? " (writable)" : "")")
-                        try show(layer.document, settings)
+                        try show(layer.isSecret ? masked(layer.document) : layer.document, settings)
                     }
                     let locks = settings.root.locks
                     if !locks.isEmpty {
@@ -102,7 +104,7 @@ extension SettingsCommand {
         public func run() throws {
             try group.withSettings { settings in
                 for leaf in leaves(of: try settings.root.value(atPath: path), at: try ValuePath(parsing: path)) {
-                    try printLine("\(leaf.path) = \(displayed(leaf.value, settings).jsonText())")
+                    try printLine("\(leaf.path) = \(displayed(leaf.value, settings, at: leaf.path).jsonText())")
                 }
             }
         }
@@ -131,7 +133,7 @@ extension SettingsCommand {
                     guard let current else { _ = try settings.root.value(atPath: path.description); return }
                     try printLine("path: \(path.description.isEmpty ? "(the whole value)" : path.description)")
                     try printLine("type: unknown (a key the settings type does not know; kept as it is)")
-                    return try printLine("value: \(displayed(current, settings).jsonText())")
+                    return try printLine("value: \(displayed(current, settings, at: path).jsonText())")
                 }
                 let description = PartDescription(part)
                 try printLine("path: \(path.description.isEmpty ? "(the whole value)" : path.description)")
@@ -142,7 +144,7 @@ extension SettingsCommand {
                 } else {
                     try printLine("default: none")
                 }
-                try printLine("value: \(current.map { displayed($0, settings).jsonText() } ?? "none (not set)")")
+                try printLine("value: \(current.map { displayed($0, settings, at: path).jsonText() } ?? "none (not set)")")
                 if let allowed = description.allowed { try printLine("allowed: \(allowed)") }
                 if let text = description.text { try printLine("description: \(text)") }
             }
@@ -192,7 +194,8 @@ extension SettingsCommand {
             try group.withSettings { settings in
                 for leaf in leaves(of: try settings.root.value(atPath: path), at: try ValuePath(parsing: path)) {
                     var origin = try settings.root.provenance(of: leaf.path)
-                    origin.value = origin.value.map { displayed($0, settings) }
+                    origin.value = origin.value.map { displayed($0, settings, at: leaf.path) }
+                    if settings.revealsSecrets { origin.isSecret = false }
                     try printLine(origin.description)
                 }
             }

@@ -57,7 +57,7 @@ final class ChangePrinter: Sendable {
             guard state.failure == nil, state.last != value else { return }
             state.last = value
             do {
-                try printLine(displayed(value, settings).jsonText())
+                try printLine(displayed(value, settings, at: path).jsonText())
             } catch let error as CommandError {
                 state.failure = error
                 failed.signal()

@@ -33,7 +33,10 @@ extension SettingsCommand {
         }
 
         public func run() throws {
-            try group.withSettings { settings in try settings.root.set(atPath: path, to: try parseValue(words[0])) }
+            try group.withSettings { settings in
+                try settings.root.set(atPath: path, to: try parseValue(words[0]))
+                warnOfOverrides(at: path, settings)
+            }
         }
     }
 
@@ -58,7 +61,10 @@ extension SettingsCommand {
         public init() {}
 
         public func run() throws {
-            try group.withSettings({ settings in try settings.root.reset(atPath: path) }, orOwnStore: { store, error in
+            try group.withSettings({ settings in
+                try settings.root.reset(atPath: path)
+                warnOfOverrides(at: path, settings)
+            }, orOwnStore: { store, error in
                 // The settings do not read: the value comes out of the store as it is, which is how a user
                 // repairs a file that breaks a rule (once a lock over it is lifted, say).
                 let parsed = try ValuePath(parsing: path)
@@ -71,5 +77,19 @@ extension SettingsCommand {
             })
         }
     }
+}
+
+/// Says on standard error that what was just stored at `path` does not take effect where an override
+/// layer (an environment variable, a `--set` option, a credential) sets the path or a part of it: the
+/// override still wins. The write itself succeeded (exit 0).
+func warnOfOverrides(at path: String, _ settings: OpenSettings) {
+    guard let parsed = try? ValuePath(parsing: path), let value = try? settings.root.value(atPath: path) else { return }
+    var origins: [String] = []
+    for leaf in leaves(of: value, at: parsed) {
+        guard let provenance = try? settings.root.provenance(of: leaf.path), case .override(let origin) = provenance.source else { continue }
+        if !origins.contains(origin) { origins.append(origin) }
+    }
+    guard !origins.isEmpty else { return }
+    printError("stored, but \(origins.joined(separator: ", ")) still \(origins.count == 1 ? "overrides" : "override") \(parsed) while set")
 }
 #endif
