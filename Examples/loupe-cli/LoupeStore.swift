@@ -19,6 +19,8 @@ enum LoupeCLI {
             handler.logLevel = .warning
             return handler
         }
+        // `{"$secret": "keyring:SERVICE/ACCOUNT"}` in a settings file reads the login keyring's item.
+        SecretReferences.registerKeyring()
         SettingsCommand<LoupeStore>.main(showFlagsApart(Array(CommandLine.arguments.dropFirst())))
     }
 

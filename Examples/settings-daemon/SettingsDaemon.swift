@@ -80,6 +80,8 @@ struct SettingsDaemon: AsyncParsableCommand {
 
     func run() async throws {
         LoggingSystem.bootstrap { label in DynamicLevelLogHandler(label: label) }
+        // `{"$secret": "keyring:SERVICE/ACCOUNT"}` in a settings file reads the login keyring's item.
+        SecretReferences.registerKeyring()
         let logger = Logger(label: "settings-daemon")
 
         let settingsRoot = try RootLens(default: DaemonSettings(), store: settingsStore(), logger: Logger(label: "loupe"))

@@ -250,6 +250,49 @@ struct OverrideExampleTests {
         #expect(try String(contentsOfFile: site.file, encoding: .utf8) == before)
     }
 
+    @Test(.enabled(if: keyringAvailable, "run Scripts/test, which starts a keyring"))
+    func secretReferencesToTheEnvironmentCredentialsAndTheKeyringAreReadAndNeverWritten() throws {
+        let site = try Site()
+        defer { site.directory.cleanUp() }
+        let item = (service: "org.loupe.tests.\(UUID().uuidString)", account: "upstream")
+        let stored = try run("/usr/bin/env", ["secret-tool", "store", "--label", "test", "service", item.service, "account", item.account], input: "https://hunter2-keyring@u.example")
+        #expect(stored.status == 0, "\(stored.error)")
+        defer { _ = try? run("/usr/bin/env", ["secret-tool", "clear", "service", item.service, "account", item.account]) }
+        try replaceFile(site.credentials + "/timeout", with: "42\n")
+        let file = #"""
+            {"logLevel": "notice", "ticker": {"greeting": {"$secret": "env:LOUPE_TEST_GREETING"}},
+             "upstream": {"timeoutSeconds": {"$secret": "credential:timeout"}, "url": {"$secret": "keyring:\#(item.service)/\#(item.account)"}}}
+            """#
+        try replaceFile(site.file, with: file)
+        let environment = ["LOUPE_TEST_GREETING": "hunter2-greeting", "CREDENTIALS_DIRECTORY": site.credentials]
+        func loupe(_ arguments: String...) throws -> ProcessOutput {
+            try run(ExamplesTests.loupe, ["--file", site.file, "--schema", "daemon"] + arguments, environment: environment)
+        }
+        let revealed = try loupe("--reveal", "show")
+        #expect(revealed.status == 0, "\(revealed.error)")
+        let value = try JSONValue(parsing: revealed.output)
+        #expect(value[path: "ticker.greeting"] == .string("hunter2-greeting") && value[path: "upstream.timeoutSeconds"] == .integer(42)
+                && value[path: "upstream.url"] == .string("https://hunter2-keyring@u.example"), "\(revealed.output)")
+        let shown = try loupe("show")
+        #expect(shown.status == 0 && !shown.output.contains("hunter2") && !shown.output.contains("42"), "\(shown.output)")
+        let explained = try loupe("explain", "upstream.url")
+        #expect(explained.output.contains("upstream.url = \"********\" from keyring:\(item.service)/\(item.account)"), "\(explained.output)")
+        // Other writes keep the references; a write of a referenced value is refused with 65.
+        #expect(try loupe("set", "logLevel", "debug").status == 0)
+        #expect(try String(contentsOfFile: site.file, encoding: .utf8).contains(#""$secret": "keyring:\#(item.service)/\#(item.account)""#))
+        let refused = try loupe("set", "ticker.greeting", "bonjour")
+        #expect(refused.status == 65 && refused.error.contains("ticker.greeting is the secret reference env:LOUPE_TEST_GREETING"), "\(refused.error)")
+        let text = try String(contentsOfFile: site.file, encoding: .utf8)
+        #expect(!text.contains("hunter2") && !text.contains("42") && text.contains("env:LOUPE_TEST_GREETING"), "\(text)")
+        // A missing variable or item: an error naming the reference.
+        let missing = try run(ExamplesTests.loupe, ["--file", site.file, "--schema", "daemon", "get", "logLevel"], environment: ["CREDENTIALS_DIRECTORY": site.credentials])
+        #expect(missing.status != 0 && missing.error.contains("secret reference env:LOUPE_TEST_GREETING") && missing.error.contains("no such environment variable"), "\(missing.error)")
+        _ = try run("/usr/bin/env", ["secret-tool", "clear", "service", item.service, "account", item.account])
+        let gone = try loupe("get", "logLevel")
+        #expect(gone.status != 0 && gone.error.contains("secret reference keyring:\(item.service)/\(item.account)") && gone.error.contains("no such keyring item"), "\(gone.error)")
+        #expect(!gone.error.contains("hunter2") && !missing.error.contains("hunter2"))
+    }
+
     @Test func theDaemonTakesItsEnvironmentItsSetOptionsAndItsCredentials() throws {
         let credentials = try TemporaryDirectory()
         defer { credentials.cleanUp() }

@@ -229,4 +229,84 @@ struct OverrideLayerTests {
         #expect(await eventually { root.value.upstream.token == "second" })
         #expect(try !site.text().contains("first") && !site.text().contains("second"))
     }
+
+    // MARK: Secret references
+
+    @Test func aFileReferenceIsResolvedTypedWrittenBackAsTheReferenceAndMasked() throws {
+        let site = try Site()
+        defer { site.directory.cleanUp() }
+        let tokenFile = site.credentials + "/token"
+        try replaceFile(tokenFile, with: "s3cr3t-from-file\n")
+        try replaceFile(site.credentials + "/timeout", with: "12")
+        let reference = #"{"$secret": "file:\#(tokenFile)"}"#
+        try replaceFile(site.file, with: #"{"logLevel": "notice", "upstream": {"token": \#(reference), "timeoutSeconds": {"$secret": "file:\#(site.credentials)/timeout"}}}"#)
+        let logs = InMemoryLogHandler()
+        let root = try site.root([], logs: logs)
+        #expect(root.value.upstream.token == "s3cr3t-from-file" && root.value.upstream.timeoutSeconds == 12)
+        #expect(Set(root.secretPaths) == ["upstream.token", "upstream.timeoutSeconds"])
+        let origin = try root.provenance(ofPath: "upstream.token")
+        #expect(origin.source == .override("file:\(tokenFile)") && origin.isSecret && !"\(origin)".contains("s3cr3t"), "\(origin)")
+        // A write elsewhere keeps the references as they are, and never the secrets.
+        try root.logLevel.set("debug")
+        try root.upstream.url.set("https://b.example")
+        let stored = try JSONValue(parsing: site.text())
+        #expect(stored[path: "upstream.token"] == (try JSONValue(parsing: reference)))
+        #expect(stored[path: "upstream.timeoutSeconds.$secret"] == .string("file:\(site.credentials)/timeout"))
+        #expect(try !site.text().contains("s3cr3t"))
+        // A write of the value itself is refused, naming the reference; nothing is written.
+        let before = try site.text()
+        let refused = #expect(throws: SettingsError.self) { try root.upstream.token.set("typed-over") }
+        #expect(refused?.code == .invalidValue && message(refused).contains("upstream.token is the secret reference file:\(tokenFile)"), "\(message(refused))")
+        #expect(try site.text() == before && root.value.upstream.token == "s3cr3t-from-file")
+        // A reset takes the reference out of the file.
+        try root.reset(atPath: "upstream.token")
+        #expect(try JSONValue(parsing: site.text())[path: "upstream.token"] == nil)
+        #expect(root.value.upstream.token == "")
+        #expect(!logs.entries.contains { "\($0.message) \($0.metadata)".contains("s3cr3t") })
+    }
+
+    @Test func aReferencedFileThatChangesReachesTheRoot() async throws {
+        let site = try Site()
+        defer { site.directory.cleanUp() }
+        let tokenFile = site.credentials + "/token"
+        try replaceFile(tokenFile, with: "first\n")
+        try replaceFile(site.file, with: #"{"upstream": {"token": {"$secret": "file:\#(tokenFile)"}}}"#)
+        let root = try site.root([], watch: true)
+        #expect(root.value.upstream.token == "first")
+        try replaceFile(tokenFile, with: "rotated\n")
+        #expect(await eventually { root.value.upstream.token == "rotated" })
+    }
+
+    @Test func aReferenceThatCannotBeResolvedIsAnErrorNamingItAndNeverAValue() throws {
+        let site = try Site()
+        defer { site.directory.cleanUp() }
+        for (reference, reason) in [
+            ("file:\(site.credentials)/missing", "no such file"),
+            ("env:LOUPE_TESTS_NO_SUCH_VARIABLE_\(UUID().uuidString.prefix(8))", "no such environment variable"),
+            ("vault:x", "expected one of"),
+            ("nothing", "expected one of"),
+        ] {
+            try replaceFile(site.file, with: #"{"upstream": {"token": {"$secret": "\#(reference)"}}}"#)
+            let error = #expect(throws: SettingsError.self) { try site.root([]) }
+            #expect(message(error).contains("secret reference \(reference)") && message(error).contains("upstream.token") && message(error).contains(reason), "\(message(error))")
+        }
+        // Text the type refuses: named, never quoted.
+        try replaceFile(site.credentials + "/timeout", with: "hunter2")
+        try replaceFile(site.file, with: #"{"upstream": {"timeoutSeconds": {"$secret": "file:\#(site.credentials)/timeout"}}}"#)
+        let refused = #expect(throws: SettingsError.self) { try site.root([]) }
+        #expect(message(refused).contains("secret reference file:\(site.credentials)/timeout: upstream.timeoutSeconds: expected a whole number"), "\(message(refused))")
+        #expect(!message(refused).contains("hunter2"))
+    }
+
+    @Test func aReferenceInALowerLayerIsResolvedAndNeverCopiedIntoTheTop() throws {
+        let site = try Site(file: "{}")
+        defer { site.directory.cleanUp() }
+        let admin = site.directory.file("admin.json")
+        try replaceFile(site.credentials + "/token", with: "from-admin-reference")
+        try replaceFile(admin, with: #"{"upstream": {"token": {"$secret": "file:\#(site.credentials)/token"}}}"#)
+        let root = try site.root([.file(admin)])
+        #expect(root.value.upstream.token == "from-admin-reference")
+        try root.logLevel.set("debug")
+        #expect(try JSONValue(parsing: site.text()) == .object(["logLevel": .string("debug")]))
+    }
 }

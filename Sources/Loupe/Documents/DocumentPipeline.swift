@@ -102,13 +102,16 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
         // is, `null`s included: a merge would take them for removals.
         var effective = defaults == .object([:]) && lower.isEmpty ? top : base.merging(patch: top)
         // The override layers (the environment, `--set`, credentials) set their values over all of it.
+        // Secret references in the documents are resolved first: the override layers win over them too.
         var overrides = OverrideResult()
-        if !stack.overrides.isEmpty {
+        if !stack.overrides.isEmpty || effective.mayHoldSecretReference {
             do {
                 guard let schema = try schema?.schema() else {
-                    throw SettingsError(.corrupt, store: storeName, reason: "override layers need the settings type's schema, which could not be worked out")
+                    throw SettingsError(.corrupt, store: storeName, reason: "secret references and override layers need the settings type's schema, which could not be worked out")
                 }
+                let references = try schema.resolveReferences(in: &effective)
                 overrides = try schema.apply(stack.overrides, to: &effective)
+                overrides.applied.insert(contentsOf: references, at: 0)
             } catch {
                 throw LayerLoadFailure(layer: nil, error: error as? SettingsError ?? SettingsError(.corrupt, store: storeName, reason: "\(error)", cause: error))
             }
@@ -244,7 +247,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
         for full: JSONValue, memory: inout StoredMemory, releasing released: [ValuePath] = [], dropped: inout [ValuePath],
         overridden: inout [AppliedOverride]
     ) throws(SettingsError) -> JSONValue {
-        let full = withoutOverrides(full, memory: memory, overridden: &overridden)
+        let full = try withoutOverrides(full, memory: memory, releasing: released, overridden: &overridden)
         // The unknown keys go back into the value first, so that those a lower layer holds are not
         // patched away, and those only the stored document holds are patched in.
         var whole = full
@@ -315,7 +318,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
         }
         // The override layers that set it, or a part above or below it, come last.
         let overriding = memory.overrides.filter { $0.overlaps(path) }
-        setters += overriding.map { .override($0.origin) }
+        setters += overriding.map { .override($0.reference ?? $0.origin) }
         var provenance = Provenance(
             path: path, value: wholeDocument(for: full, memory: memory)[path: path], source: setters.last ?? .defaultValue,
             overrides: setters.dropLast().reversed(), lock: memory.layers?.locks.first { $0.covers(path) })
@@ -325,14 +328,25 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
 
     /// `full` without what the override layers put into it: what the document held there before them,
     /// except where `full` changed it, which is listed in `overridden`.
-    private func withoutOverrides(_ full: JSONValue, memory: StoredMemory, overridden: inout [AppliedOverride]) -> JSONValue {
+    ///
+    /// A secret reference's value goes back as the reference. A change of it is refused, since the secret
+    /// lives elsewhere, unless its path is `released` (a reset, which takes the reference out).
+    private func withoutOverrides(
+        _ full: JSONValue, memory: StoredMemory, releasing released: [ValuePath] = [], overridden: inout [AppliedOverride]
+    ) throws(SettingsError) -> JSONValue {
         var full = full
         for applied in memory.overrides.reversed() {
-            guard let now = full[path: applied.path], now.isSameDocument(as: applied.value) else {
-                overridden.insert(applied, at: 0)
+            if let now = full[path: applied.path], now.isSameDocument(as: applied.value) {
+                full[path: applied.path] = applied.underneath
                 continue
             }
-            full[path: applied.path] = applied.underneath
+            if let reference = applied.reference {
+                if released.contains(where: { applied.path.components.starts(with: $0.components) }) { continue }
+                throw SettingsError(
+                    .invalidValue, path: applied.path,
+                    reason: "\(applied.path) is the secret reference \(reference) (\(SecretReferences.key) in the settings file): change the secret where it is kept, or edit the reference in the file")
+            }
+            overridden.insert(applied, at: 0)
         }
         return full
     }
@@ -349,7 +363,8 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
     /// below (or the whole value), with the keys the type does not know and without the stamp.
     private func topPatch(for full: JSONValue, memory: StoredMemory) -> JSONValue {
         var overridden: [AppliedOverride] = []
-        let whole = wholeDocument(for: withoutOverrides(full, memory: memory, overridden: &overridden), memory: memory)
+        let bare = (try? withoutOverrides(full, memory: memory, overridden: &overridden)) ?? full
+        let whole = wholeDocument(for: bare, memory: memory)
         return form == .wholeValue ? whole : (memory.layers?.base ?? defaults).mergePatch(to: whole)
     }
 

@@ -56,6 +56,9 @@ struct AppliedOverride: Sendable, Equatable {
     var underneath: JSONValue?
     var origin: String
     var isSecret: Bool
+    /// The secret reference that gave the value (`env:TOKEN`), written back in its place; nil for an
+    /// override layer's value.
+    var reference: String? = nil
 
     /// Whether the override sets `other` or a part above or below it.
     func overlaps(_ other: ValuePath) -> Bool {
@@ -188,7 +191,7 @@ extension SettingsSchema {
     /// `value`'s text as the part at `path` takes it: a number for a number, `true` or `false` for a
     /// boolean, the text itself for a string, JSON for anything structured (and for a part the schema says
     /// nothing of, the text itself when it is not JSON).
-    private func typedValue(_ value: SettingOverride, at path: ValuePath) throws(SettingsError) -> JSONValue {
+    func typedValue(_ value: SettingOverride, at path: ValuePath) throws(SettingsError) -> JSONValue {
         let text = value.text
         let json = try? JSONValue(parsing: text)
         func refuse(_ expected: String) -> SettingsError {

@@ -27,6 +27,10 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     let committed: CommittedRoot<Root>
     private let rootsEqual: (@Sendable (Root, Root) -> Bool)?
     private let watch = Locked<(any StoreWatch)?>(nil)
+    /// Whether the root follows outside changes: its store's, and the files its secret references read.
+    private let watching: Bool
+    /// The watches of the files secret references read, by path.
+    private let referenceWatches = Locked<[String: any StoreWatch]>([:])
     /// What the root knows of what its store holds (the token of what it last read or wrote, the unknown
     /// keys, the version, the layers), to write the next document. Changed only under the update lock.
     private let storedMemory = Locked(StoredMemory.empty)
@@ -68,6 +72,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         self.rootsEqual = equality?.areEqual
         validator = Self.validator()
         holdsSecrets = store?.holdsSecrets ?? false
+        watching = shouldWatch
         let coding = store?.coding ?? DocumentCoding()
         let storeName = store?.description ?? Self.noStoreName
         guard version >= 1 else {
@@ -99,6 +104,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
 
     deinit {
         watch.withLock { $0?.cancel() }
+        referenceWatches.withLock { $0.values.forEach { $0.cancel() } }
         do {
             try store?.flush()
         } catch {
@@ -272,15 +278,15 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     }
 
     /// Answers a store's report of an outside change: loads what the store holds and commits it, if it
-    /// changed.
-    func refreshFromStore() {
+    /// changed (or, `force`d, when a file a secret reference reads changed, whatever the store's token).
+    func refreshFromStore(force: Bool = false) {
         guard let store else { return }
         var committedAny = false
         do {
             // No lock across processes, as for `reload()`.
             try serialized(path: .root) {
                 let stored = try store.load()
-                guard stored.token != storedMemory.withLock({ $0.token }), stored.token != rejected.withLock({ $0 }) else { return }
+                guard force || stored.token != storedMemory.withLock({ $0.token }), stored.token != rejected.withLock({ $0 }) else { return }
                 do {
                     committedAny = try commitOutsideChange(stored)
                 } catch {
@@ -376,10 +382,27 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
                 "store": "\(storeName)", "documentVersion": "\(loaded.memory.stamp)", "programVersion": "\(pipeline.version)",
             ])
         }
+        watchReferencedFiles(loaded.memory.overrides)
         loaded.memory.token = stored.token
         loaded.memory.goodLayers = good
         loaded.memory.brokenLayers = broken
         return loaded
+    }
+
+    /// Watches the files the secret references of the last load read (`file:`, `credential:`), when the
+    /// root watches: a secret rotated in its file reaches the root as an outside change does.
+    private func watchReferencedFiles(_ applied: [AppliedOverride]) {
+        guard watching else { return }
+        let files = Set(applied.compactMap { $0.reference.flatMap(SecretReferences.watchedFile(of:)) })
+        referenceWatches.withLock { watches in
+            for (path, watch) in watches where !files.contains(path) {
+                watch.cancel()
+                watches[path] = nil
+            }
+            for path in files where watches[path] == nil {
+                watches[path] = try? LocalFileSystem().watch(path, contents: false) { [weak self] in self?.refreshFromStore(force: true) }.watch
+            }
+        }
     }
 
     /// Warns, once for each, of locks that name no part of the settings type (a misspelled path locks

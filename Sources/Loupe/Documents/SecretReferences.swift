@@ -1,0 +1,153 @@
+import Foundation
+import Synchronization
+
+/// Secrets kept out of settings files: a leaf of a document may be a reference,
+/// `{"$secret": "SCHEME:NAME"}`, which a load resolves to the secret's text and a write puts back as it was.
+///
+/// ```json
+/// {"upstream": {"url": "https://api.example", "token": {"$secret": "credential:upstream-token"}}}
+/// ```
+///
+/// | Reference | The secret |
+/// |---|---|
+/// | `env:NAME` | The environment variable `NAME`. |
+/// | `file:/run/secrets/token` | The file's content, without one trailing newline; watched. |
+/// | `credential:NAME` | The file `NAME` in `$CREDENTIALS_DIRECTORY` (systemd's credentials); watched. |
+/// | `keyring:SERVICE/ACCOUNT` | The login keyring's item, once the program registers `LoupeKeyring`'s resolver. |
+///
+/// The text is typed by the settings type at the reference's path, as an environment variable's is. The
+/// value is a secret: never in a log or an error, masked by `loupe` (``RootLens/secretPaths``), and never
+/// written: a write stores the reference again, and a write that changes the value is refused
+/// (``SettingsError/Code/invalidValue``, naming the reference), since the secret lives elsewhere. A
+/// reference that cannot be resolved fails the load, naming the reference.
+public enum SecretReferences {
+    /// The key of a reference: `{"$secret": "env:TOKEN"}`.
+    public static let key = "$secret"
+
+    /// Resolves references of `scheme` (`keyring`, say) with `resolve`, which is given what follows
+    /// `scheme:` and returns the secret's text, or throws an error that names neither the secret nor its
+    /// value. Replaces a resolver registered before for the scheme; `env`, `file` and `credential` are
+    /// built in.
+    public static func register(scheme: String, _ resolve: @escaping @Sendable (_ name: String) throws -> String) {
+        resolvers.withLock { $0[scheme] = resolve }
+    }
+
+    private static let resolvers = Mutex<[String: @Sendable (String) throws -> String]>([
+        "env": { name in
+            guard let value = ProcessInfo.processInfo.environment[name] else { throw Failure("no such environment variable") }
+            return value
+        },
+        "file": { path in try readSecretFile(path) },
+        "credential": { name in
+            guard let directory = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else {
+                throw Failure("$CREDENTIALS_DIRECTORY is not set")
+            }
+            guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else { throw Failure("a credential's name has no /") }
+            return try readSecretFile(directory + "/" + name)
+        },
+    ])
+
+    /// The file a reference reads, to watch it; nil for a reference that reads no file.
+    static func watchedFile(of reference: String) -> String? {
+        if reference.hasPrefix("file:") { return String(reference.dropFirst(5)) }
+        if reference.hasPrefix("credential:"), let directory = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"] {
+            return directory + "/" + reference.dropFirst(11)
+        }
+        return nil
+    }
+
+    /// The text `reference` names.
+    ///
+    /// - Throws: ``SettingsError/Code/unreadable`` naming the reference and `path`, never a value.
+    static func resolve(_ reference: String, at path: ValuePath) throws(SettingsError) -> String {
+        let parts = reference.split(separator: ":", maxSplits: 1).map(String.init)
+        let store = "secret reference \(reference)"
+        guard parts.count == 2, let resolve = resolvers.withLock({ $0[parts[0]] }) else {
+            let known = resolvers.withLock { $0.keys.sorted().map { "\($0):" }.joined(separator: ", ") }
+            throw SettingsError(.unreadable, path: path, store: store, reason: "expected one of \(known) followed by a name")
+        }
+        do {
+            return try resolve(parts[1])
+        } catch let failure as Failure {
+            throw SettingsError(.unreadable, path: path, store: store, reason: failure.reason)
+        } catch let error as SettingsError {
+            throw SettingsError(error.code, path: path, store: store, reason: error.reason, cause: error)
+        } catch {
+            throw SettingsError(.unreadable, path: path, store: store, reason: "\(error)", cause: error)
+        }
+    }
+
+    /// A secret file's text, without one trailing newline.
+    private static func readSecretFile(_ path: String) throws -> String {
+        let read: (String, FileIdentity)?
+        do {
+            read = try FileSystem.readSettled(path, maximumSize: 1 << 20) { data in
+                guard let text = String(data: data, encoding: .utf8) else { throw Failure("it is not UTF-8 text") }
+                return text.hasSuffix("\r\n") ? String(text.dropLast(2)) : text.hasSuffix("\n") ? String(text.dropLast()) : text
+            }
+        } catch let error as SystemCallError {
+            throw Failure(error.description)
+        }
+        guard let (text, _) = read else { throw Failure("no such file") }
+        return text
+    }
+
+    /// Why a reference did not resolve, in words with no value in them.
+    struct Failure: Error {
+        let reason: String
+        init(_ reason: String) { self.reason = reason }
+    }
+}
+
+extension SettingsSchema {
+    /// Resolves the secret references in `document` (leaves `{"$secret": "SCHEME:NAME"}`), each typed by
+    /// the schema of its part; returns them, to be written back as references.
+    func resolveReferences(in document: inout JSONValue) throws(SettingsError) -> [AppliedOverride] {
+        guard document.mayHoldSecretReference else { return [] }
+        var found: [(ValuePath, String)] = []
+        document.collectReferences(at: [], into: &found)
+        var applied: [AppliedOverride] = []
+        for (path, reference) in found {
+            let text = try SecretReferences.resolve(reference, at: path)
+            let value = try typedValue(SettingOverride(target: .path(path), text: text, origin: "secret reference \(reference)", isSecret: true), at: path)
+            applied.append(AppliedOverride(
+                path: path, value: value, underneath: document[path: path], origin: "secret reference \(reference)", isSecret: true,
+                reference: reference))
+            document[path: path] = value
+        }
+        return applied
+    }
+}
+
+extension JSONValue {
+    /// The reference this value is, when it is one: an object whose only key is `"$secret"`, a string.
+    var secretReference: String? {
+        guard case .object(let members) = self, members.count == 1, case .string(let reference)? = members[SecretReferences.key] else { return nil }
+        return reference
+    }
+
+    /// Adds the secret references under this value, at `path` and below, to `found`.
+    fileprivate func collectReferences(at path: [ValuePath.Component], into found: inout [(ValuePath, String)]) {
+        switch self {
+        case .object(let members):
+            if let reference = secretReference { return found.append((ValuePath(path), reference)) }
+            for key in members.keys.sorted() { members[key]!.collectReferences(at: path + [.key(key)], into: &found) }
+        case .array(let elements):
+            for (index, element) in elements.enumerated() { element.collectReferences(at: path + [.index(index)], into: &found) }
+        default:
+            break
+        }
+    }
+}
+
+extension JSONValue {
+    /// Whether a secret reference may be in this document: a quick look for the key before a walk that
+    /// notes paths.
+    var mayHoldSecretReference: Bool {
+        switch self {
+        case .object(let members): members[SecretReferences.key] != nil || members.values.contains { $0.mayHoldSecretReference }
+        case .array(let elements): elements.contains { $0.mayHoldSecretReference }
+        default: false
+        }
+    }
+}
