@@ -21,7 +21,9 @@ import Loupe
 /// Keys are the lens value's `Codable` keys joined by dots (`server.port`). Strings, integers, floating
 /// point numbers and booleans map to their configuration types, `Data` (base64 text) to bytes; arrays of one of those to the array
 /// types; elements of other arrays are reached by index (`items.0.name`). Every value is marked secret
-/// when the lens's store keeps secrets (its `holdsSecrets`, as `KeyringStore`'s), so `ConfigReader`'s access logs redact it.
+/// when the lens's store keeps secrets (its `holdsSecrets`, as `KeyringStore`'s), and the values a
+/// credential directory or a secret reference gives are (its `secretPaths`), so `ConfigReader`'s access
+/// logs redact them.
 ///
 /// The provider keeps one flattened snapshot of the value, replaced on each commit, so a lookup is a
 /// dictionary access; watchers are sent each commit that changes what they watch, in commit order.
@@ -132,10 +134,23 @@ struct LoupeSnapshot: ConfigSnapshot {
     let providerName: String
     let values: [[String]: ConfigValue]
 
-    init(providerName: String, json: JSONValue, isSecret: Bool) {
+    /// - Parameter secretPaths: Paths whose values are secret (credentials, secret references), when the
+    ///   whole document is not.
+    init(providerName: String, json: JSONValue, isSecret: Bool, secretPaths: [ValuePath] = []) {
         self.providerName = providerName
         var values: [[String]: ConfigValue] = [:]
         Self.flatten(json, at: [], isSecret: isSecret, into: &values)
+        for path in secretPaths {
+            let keys = path.components.map { component -> String in
+                switch component {
+                case .key(let key): key
+                case .index(let index): String(index)
+                }
+            }
+            for (key, value) in values where key.starts(with: keys) || keys.starts(with: key) {
+                values[key] = ConfigValue(value.content, isSecret: true)
+            }
+        }
         self.values = values
     }
 
@@ -246,13 +261,14 @@ private final class Storage: Sendable {
     init(source: some SnapshotSource, name: String) {
         self.name = name
         let isSecret = source.holdsSecrets
-        state = Locked(State(snapshot: LoupeSnapshot(providerName: name, json: source.currentDocument, isSecret: isSecret)))
+        state = Locked(State(snapshot: LoupeSnapshot(
+            providerName: name, json: source.currentDocument, isSecret: isSecret, secretPaths: source.secretPaths)))
         let observation = source.observeDocument { [weak self] document in
-            self?.publish(LoupeSnapshot(providerName: name, json: document, isSecret: isSecret))
+            self?.publish(LoupeSnapshot(providerName: name, json: document, isSecret: isSecret, secretPaths: source.secretPaths))
         }
         token.withLock { $0 = observation }
         // A commit between reading the value and observing it would be missed: read once more.
-        let latest = LoupeSnapshot(providerName: name, json: source.currentDocument, isSecret: isSecret)
+        let latest = LoupeSnapshot(providerName: name, json: source.currentDocument, isSecret: isSecret, secretPaths: source.secretPaths)
         state.withLock { $0.snapshot = latest }
     }
 
@@ -287,6 +303,8 @@ private final class Storage: Sendable {
 /// What a provider serves: a lens's value or a root's, as a document, and its changes.
 private protocol SnapshotSource: Sendable {
     var holdsSecrets: Bool { get }
+    /// The paths whose values are secret, when not every value is.
+    var secretPaths: [ValuePath] { get }
     /// The value now, encoded; `null` if it cannot be encoded.
     var currentDocument: JSONValue { get }
     func observeDocument(_ handler: @escaping @Sendable (JSONValue) -> Void) -> ObservationToken

@@ -174,4 +174,25 @@ struct LoupeProviderTests {
         #expect(plainValue.value?.isSecret == false)
         #expect(!"\(LoupeProvider(secret))".contains("localhost"))
     }
+
+    /// A credential directory's values (real files) are secret in a store that is not; the others are not,
+    /// through the root and through a part lens alike.
+    @Test func valuesFromCredentialsAreMarkedSecretAndTheOthersAreNot() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        try FileManager.default.createDirectory(atPath: directory.file("credentials"), withIntermediateDirectories: true)
+        try replaceFile(directory.file("credentials/server.host"), with: "secret-host\n")
+        let root = try RootLens(
+            default: ServiceSettings(),
+            store: LayeredStore(layers: [.directory(credentials: directory.file("credentials"))], top: FileStore(path: directory.file("settings.json"))))
+        #expect(!root.holdsSecrets && root.secretPaths == ["server.host"])
+        for provider in [LoupeProvider(root), LoupeProvider(root.server.readOnly, name: "server")] {
+            let prefix = provider.providerName == "server" ? [String]() : ["server"]
+            let host = try provider.value(forKey: AbsoluteConfigKey(prefix + ["host"]), type: .string)
+            let port = try provider.value(forKey: AbsoluteConfigKey(prefix + ["port"]), type: .int)
+            #expect(host.value?.content == .string("secret-host") && host.value?.isSecret == true)
+            #expect(port.value?.isSecret == false)
+        }
+        #expect(root.server.readOnly.secretPaths == ["host"] && root.server.host.readOnly.secretPaths == [""])
+    }
 }

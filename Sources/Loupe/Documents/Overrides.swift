@@ -274,3 +274,20 @@ extension JSONValue {
         }
     }
 }
+
+extension [ValuePath] {
+    /// These paths from the root, as paths from the part at `base`: the empty path when `base` is at or
+    /// under one of them; all of the part (the empty path) when no path names it and there are any.
+    func relative(to base: ValuePath?) -> [ValuePath] {
+        let whole = ValuePath([ValuePath.Component]())
+        guard let base else { return isEmpty ? [] : [whole] }
+        var relative: [ValuePath] = []
+        for path in self {
+            if base.components.starts(with: path.components) { return [whole] }
+            if path.components.starts(with: base.components) {
+                relative.append(ValuePath([ValuePath.Component](path.components.dropFirst(base.components.count))))
+            }
+        }
+        return relative
+    }
+}

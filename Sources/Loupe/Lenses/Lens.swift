@@ -40,6 +40,12 @@ public struct Lens<Value: Sendable>: Sendable {
     /// Whether the store behind this lens keeps secrets (a keyring): tools should mask what they show.
     public var holdsSecrets: Bool { node.storeHoldsSecrets }
 
+    /// The paths in this lens's value whose values are secrets although its store is not a secret store
+    /// (those a credential directory or a secret reference gives; see ``RootLens/secretPaths``), from
+    /// this lens's value: the empty path when the whole value is one. A lens no path names (through a
+    /// computed property) counts its whole value secret when the root has any.
+    public var secretPaths: [ValuePath] { node.rootSecretPaths.relative(to: valuePath) }
+
     /// A lens onto a part of this lens's value.
     public subscript<Part: Sendable>(dynamicMember keyPath: KeyPath<Value, Part> & Sendable) -> Lens<Part> {
         self[keyPath]

@@ -10,6 +10,8 @@ protocol LensNode<Value>: AnyObject, Sendable, CustomStringConvertible {
     var storeDescription: String { get }
     /// Whether the store behind the graph keeps secrets.
     var storeHoldsSecrets: Bool { get }
+    /// The root's paths whose values are secrets (see ``RootLens/secretPaths``).
+    var rootSecretPaths: [ValuePath] { get }
     /// How the graph's values map to documents.
     var coding: DocumentCoding { get }
 
@@ -61,6 +63,7 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
 
     var storeDescription: String { core.storeName }
     var storeHoldsSecrets: Bool { core.holdsSecrets }
+    var rootSecretPaths: [ValuePath] { core.secretPaths }
     var coding: DocumentCoding { core.pipeline.coding }
 
     @inline(__always)

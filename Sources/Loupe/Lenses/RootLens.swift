@@ -245,8 +245,9 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     public var locks: [SettingsLock] { core.locks }
 
     /// The paths whose values are secrets although the store is not a secret store: those a credential
-    /// directory (``LayeredStore/Layer/directory(credentials:)``) sets. Tools mask the values there, as
-    /// `loupe` does unless asked with `--reveal`.
+    /// directory (``LayeredStore/Layer/directory(credentials:)``) sets, and those a secret reference
+    /// (``SecretReferences``) gives. Tools mask the values there, as `loupe` does unless asked with
+    /// `--reveal`, and a `LoupeProvider` marks them secret for `ConfigReader`.
     public var secretPaths: [ValuePath] { core.secretPaths }
 
     /// The version of the settings this program reads and writes: the `version` the root was made with (1
