@@ -69,7 +69,7 @@ struct OverrideLayerTests {
     }
 
     @Test func variablesNameEveryKindOfPartAndAreTypedByTheSettingsType() throws {
-        let site = try Site(file: #"{"features": {"Beta": false}, "mirrors": [{"url": "https://m0.example"}]}"#)
+        let site = try Site(file: #"{"features": {"Beta": false, "old-look": true}, "mirrors": [{"url": "https://m0.example"}]}"#)
         defer { site.directory.cleanUp() }
         let root = try site.root([Self.environment([
             "MYAPP_UPSTREAM__TIMEOUT_SECONDS": "30",  // words to camelCase, text to Int
@@ -78,6 +78,7 @@ struct OverrideLayerTests {
             "MYAPP_VERBOSE": "TRUE",
             "MYAPP_FEATURES__BETA": "true",  // an existing key regardless of case
             "MYAPP_FEATURES__NEW_UI": "true",  // a new key, in lower case
+            "MYAPP_FEATURES__OLD_LOOK": "false",  // an existing key, regardless of case, _ and -
             "MYAPP_MIRRORS__0__WEIGHT": "9",  // into an array element
             "MYAPP_MIRRORS__1": #"{"url": "https://m1.example"}"#,  // one past the end adds an element
             "MYAPP_TAGS": #"["a", "b"]"#,  // JSON for a structured part
@@ -88,7 +89,7 @@ struct OverrideLayerTests {
         #expect(value.ticker.intervalSeconds == 2.5)
         #expect(value.ticker.greeting == "true")
         #expect(value.verbose)
-        #expect(value.features == ["Beta": true, "new_ui": true])
+        #expect(value.features == ["Beta": true, "new_ui": true, "old-look": false])
         #expect(value.mirrors.map(\.url) == ["https://m0.example", "https://m1.example"])
         #expect(value.mirrors.map(\.weight) == [9, nil])
         #expect(value.tags == ["a", "b"])

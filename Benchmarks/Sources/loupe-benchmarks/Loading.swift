@@ -35,6 +35,40 @@ func measureLoadsAndLayers(_ bench: Bench, _ report: Report) throws {
     }
 
     do {
+        // The same file with 5 groups' URLs as secret references to files, under 100 environment variables
+        // (real ones, set in this process) and a credential directory of 20 files; the baseline loads the
+        // file alone.
+        let directory = scratch + "/overrides"
+        try FileManager.default.createDirectory(atPath: directory + "/credentials", withIntermediateDirectories: true)
+        var referencing = try JSONValue(encoding: Wide.stored)
+        for group in 0..<5 {
+            let secret = directory + "/url-\(group)"
+            try Data("https://example.org/\(group)\n".utf8).write(to: URL(fileURLWithPath: secret))
+            referencing[path: ValuePath([.key("groups"), .key("group-\(group)"), .key("url")])] = .object(["$secret": .string("file:" + secret)])
+        }
+        try Data(referencing.jsonText(pretty: true).utf8).write(to: URL(fileURLWithPath: directory + "/wide.json"))
+        for group in 0..<100 { setenv("WIDEBENCH_GROUPS__GROUP_\(group)__LIMIT", "\(group)", 1) }
+        for group in 100..<120 {
+            try Data("l\(group)\n".utf8).write(to: URL(fileURLWithPath: directory + "/credentials/groups.group-\(group).label"))
+        }
+        func overridden() throws -> RootLens<Wide> {
+            try RootLens(
+                default: Wide(),
+                store: LayeredStore(
+                    layers: [.environment(prefix: "WIDEBENCH_"), .directory(credentials: directory + "/credentials")],
+                    top: FileStore(path: directory + "/wide.json")),
+                watch: false)
+        }
+        let check = try overridden()
+        precondition(check.value == Wide.stored && check.secretPaths.count == 25, "the overrides and references give the stored value")
+        let n = 20 / max(1, scale / 5)
+        let loads = try compare(operations: n,
+            loupe: { for _ in 0..<n { blackHole(try overridden().value) } },
+            baseline: { for _ in 0..<n { blackHole(try RootLens(default: Wide(), store: FileStore(path: scratch + "/wide.json"), watch: false).value) } })
+        report.add("load with 100 environment variables, 20 credential files and 5 secret references vs the same load without them", loads, .atMost(1.3))
+    }
+
+    do {
         // Wide's stored value split across a vendor file, an admin file, 5 drop-ins and the user's file, each
         // a patch over the ones below; the baseline loads one file holding the merged document.
         let layers = scratch + "/layers"

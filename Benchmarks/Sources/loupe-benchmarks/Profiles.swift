@@ -94,6 +94,46 @@ func runProfile(_ name: String, _ bench: Bench) throws {
             loupe: { for _ in 0..<n { blackHole(try RootLens(default: Wide(), store: FileStore(path: scratch + "/wide.json"), watch: false).value) } },
             baseline: { for _ in 0..<n { blackHole(try decoder.decode(Wide.self, from: complete)) } })
         print("load: \(duration(median(loads.loupe))) vs \(duration(median(loads.baseline))) JSONDecoder: \(format(loads.ratio))×")
+    case "overrides-load":
+        // The loading area's override row, its Loupe side only, for `perf`.
+        let directory = scratch + "/overrides"
+        try FileManager.default.createDirectory(atPath: directory + "/credentials", withIntermediateDirectories: true)
+        var referencing = try JSONValue(encoding: Wide.stored)
+        for group in 0..<5 {
+            let secret = directory + "/url-\(group)"
+            try Data("https://example.org/\(group)\n".utf8).write(to: URL(fileURLWithPath: secret))
+            referencing[path: ValuePath([.key("groups"), .key("group-\(group)"), .key("url")])] = .object(["$secret": .string("file:" + secret)])
+        }
+        try Data(referencing.jsonText(pretty: true).utf8).write(to: URL(fileURLWithPath: directory + "/wide.json"))
+        for group in 0..<100 { setenv("WIDEBENCH_GROUPS__GROUP_\(group)__LIMIT", "\(group)", 1) }
+        for group in 100..<120 {
+            try Data("l\(group)\n".utf8).write(to: URL(fileURLWithPath: directory + "/credentials/groups.group-\(group).label"))
+        }
+        try Data(JSONValue(encoding: Wide.stored).jsonText(pretty: true).utf8).write(to: URL(fileURLWithPath: directory + "/plain.json"))
+        let variants: [(String, [LayeredStore.Layer], String)] = [
+            ("all", [.environment(prefix: "WIDEBENCH_"), .directory(credentials: directory + "/credentials")], "wide.json"),
+            ("environment", [.environment(prefix: "WIDEBENCH_")], "plain.json"),
+            ("credentials", [.directory(credentials: directory + "/credentials")], "plain.json"),
+            ("references", [], "wide.json"),
+            ("layered, nothing", [], "plain.json"),
+        ]
+        let only = ProcessInfo.processInfo.environment["LOUPE_VARIANT"]
+        for (name, layers, file) in variants where only == nil || only == name {
+            let start = ContinuousClock.now
+            for _ in 0..<(only == nil ? 300 : 3000) {
+                blackHole(try RootLens(default: Wide(), store: LayeredStore(layers: layers, top: FileStore(path: directory + "/" + file)), watch: false).value)
+            }
+            print("overrides-load \(name): \((ContinuousClock.now - start) / 300) each")
+        }
+        let environmentStart = ContinuousClock.now
+        for _ in 0..<300 { blackHole(ProcessInfo.processInfo.environment) }
+        print("ProcessInfo.environment: \((ContinuousClock.now - environmentStart) / 300) each")
+        let schemaStart = ContinuousClock.now
+        for _ in 0..<300 { blackHole(try SettingsSchema(for: Wide.self, default: Wide())) }
+        print("SettingsSchema: \((ContinuousClock.now - schemaStart) / 300) each")
+        let start = ContinuousClock.now
+        for _ in 0..<300 { blackHole(try RootLens(default: Wide(), store: FileStore(path: directory + "/plain.json"), watch: false).value) }
+        print("overrides-load, a file store: \((ContinuousClock.now - start) / 300) each")
     case "toml-update", "yaml-update":
         let format = name == "toml-update" ? "toml" : "yaml"
         let codec: any DocumentCodec = format == "toml" ? TOMLCodec() : YAMLCodec()

@@ -87,6 +87,7 @@ extension SettingsSchema {
         for layer in layers {
             for value in layer.values {
                 let path: ValuePath
+                let schema: JSONValue?
                 switch value.target {
                 case .path(let given):
                     guard describes(given) else {
@@ -94,24 +95,21 @@ extension SettingsSchema {
                         continue
                     }
                     path = given
+                    schema = part(at: given)
                 case .environmentName(let levels):
                     switch resolve(levels, in: document) {
-                    case .success(let found): path = found
+                    case .success(let found): (path, schema) = found
                     case .failure(let closest):
                         result.unmatched.append((value.origin, closest.path))
                         continue
                     }
                 }
-                let typed = try typedValue(value, at: path)
+                let typed = try typedValue(value, at: path, schema: schema)
                 // What the value is put into may be made on the way (an object, an array's next element):
                 // the override is then what it made, so that taking it out leaves nothing behind.
-                var made = 1
-                while made < path.components.count, document.contains(path.prefix(made)) { made += 1 }
-                let placed = path.prefix(made)
-                let underneath = document[path: placed]
-                try document.setCreating(typed, at: path, origin: value.origin)
+                let (made, underneath) = try document.setCreating(typed, at: path, origin: value.origin)
                 result.applied.append(AppliedOverride(
-                    path: placed, value: document[path: placed] ?? typed, underneath: underneath, origin: value.origin,
+                    path: path.prefix(made.depth), value: made.value, underneath: underneath, origin: value.origin,
                     isSecret: value.isSecret))
             }
         }
@@ -121,18 +119,16 @@ extension SettingsSchema {
     /// The path an environment variable's levels name: a property by its words (`INTERVAL_SECONDS` is
     /// `intervalSeconds`, or `interval_seconds`), a dictionary key regardless of case (an existing key as it
     /// is spelled, a new one in lower case), an array element by its index. On failure, the closest path.
-    func resolve(_ levels: [String], in document: JSONValue) -> Result<ValuePath, ClosestPath> {
+    func resolve(_ levels: [String], in document: JSONValue) -> Result<(path: ValuePath, schema: JSONValue?), ClosestPath> {
         var schema: JSONValue? = self.document
         var current: JSONValue? = document
         var components: [ValuePath.Component] = []
         for level in levels {
             guard !level.isEmpty else { return .failure(ClosestPath(path: ValuePath(components))) }
             let node = schema.flatMap { if case .object(let members) = $0 { members } else { nil } }
-            let wanted = Self.folded(level)
             var next: ValuePath.Component?
             var nextSchema: JSONValue?
-            if case .object(let properties)? = node?["properties"],
-               let name = properties.keys.sorted().first(where: { Self.folded($0) == wanted }) {
+            if case .object(let properties)? = node?["properties"], let name = Self.property(level, in: properties) {
                 next = .key(name)
                 nextSchema = properties[name]
             } else if let items = node?["items"], let index = Int(level), index >= 0, level.allSatisfy(\.isASCII) {
@@ -153,9 +149,13 @@ extension SettingsSchema {
             guard let next else { return .failure(ClosestPath(path: ValuePath(components))) }
             components.append(next)
             schema = nextSchema?.droppingNull
-            current = current?[path: ValuePath([next])]
+            current = switch (current, next) {
+            case (.object(let members)?, .key(let key)): members[key]
+            case (.array(let elements)?, .index(let index)) where elements.indices.contains(index): elements[index]
+            default: nil
+            }
         }
-        return .success(ValuePath(components))
+        return .success((ValuePath(components), schema))
     }
 
     /// The nearest path above `path` that the type has.
@@ -170,43 +170,75 @@ extension SettingsSchema {
         var path: ValuePath
     }
 
-    /// A name as compared with a variable's level: lower case, without `_` and `-`.
-    private static func folded(_ name: String) -> String {
-        String(name.lowercased().unicodeScalars.filter { $0 != "_" && $0 != "-" })
-    }
-
     /// Whether a part's schema says nothing of what it holds.
     private static func isOpen(_ schema: [String: JSONValue]) -> Bool {
         schema["type"] == nil && schema["anyOf"] == nil && schema["oneOf"] == nil && schema["enum"] == nil
     }
 
-    /// The key of `object` that is `level` regardless of case.
+    /// The property `level` names: its camelCase or snake_case name, regardless of case (the first in
+    /// name order if several do).
+    private static func property(_ level: String, in properties: [String: JSONValue]) -> String? {
+        var found: String?
+        for name in properties.keys where sameWords(name, level) && found.map({ name < $0 }) ?? true { found = name }
+        return found
+    }
+
+    /// Whether `name` and `level` are the same words: equal regardless of ASCII case, `_` and `-`.
+    private static func sameWords(_ name: String, _ level: String) -> Bool {
+        func folded(_ byte: UInt8) -> UInt8 { byte >= 65 && byte <= 90 ? byte + 32 : byte }
+        func separator(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") }
+        var left = name.utf8.makeIterator()
+        var right = level.utf8.makeIterator()
+        while true {
+            var a = left.next()
+            while let byte = a, separator(byte) { a = left.next() }
+            var b = right.next()
+            while let byte = b, separator(byte) { b = right.next() }
+            guard let x = a, let y = b else { return a == nil && b == nil }
+            if folded(x) != folded(y) { return false }
+        }
+    }
+
+    /// The key of `object` that `level` names: the key spelled so, or in lower case, or in lower case with
+    /// `-` for `_` (a variable cannot name `group-1` but as `GROUP_1`); else the first, in name order, that
+    /// is `level` regardless of case, then regardless of case, `_` and `-`.
     private func existingKey(_ level: String, in object: JSONValue?) -> String? {
         guard case .object(let members)? = object else { return nil }
-        if members[level] != nil { return level }
         let lowered = level.lowercased()
-        return members.keys.sorted().first { $0.lowercased() == lowered }
+        let dashed = String(lowered.map { $0 == "_" ? "-" : $0 })
+        for key in [level, lowered, dashed] where members[key] != nil { return key }
+        if let key = members.keys.filter({ $0.lowercased() == lowered }).min() { return key }
+        return members.keys.filter { Self.sameWords($0, level) }.min()
     }
 
     /// `value`'s text as the part at `path` takes it: a number for a number, `true` or `false` for a
     /// boolean, the text itself for a string, JSON for anything structured (and for a part the schema says
     /// nothing of, the text itself when it is not JSON).
-    func typedValue(_ value: SettingOverride, at path: ValuePath) throws(SettingsError) -> JSONValue {
+    ///
+    /// - Parameter schema: The schema of the part at `path`, when the caller has it.
+    func typedValue(_ value: SettingOverride, at path: ValuePath, schema part: JSONValue?? = nil) throws(SettingsError) -> JSONValue {
         let text = value.text
-        let json = try? JSONValue(parsing: text)
         func refuse(_ expected: String) -> SettingsError {
             let found = value.isSecret ? "" : ", found \(JSONValue.string(text).shortJSON)"
             return SettingsError(.invalidValue, path: path, reason: "\(value.origin): \(path): expected \(expected)\(found)")
         }
-        guard case .object(let schema)? = part(at: path) else { return json ?? .string(text) }
+        let found = part ?? self.part(at: path)
+        guard case .object(let schema)? = found else { return (try? JSONValue(parsing: text)) ?? .string(text) }
         let types: [String] = switch schema["type"] {
         case .string(let type)?: [type]
         case .array(let names)?: names.compactMap { if case .string(let name) = $0 { name } else { nil } }
         default: []
         }
-        if types == ["string"] || (types.isEmpty && schema["enum"] != nil && json == nil) { return .string(text) }
+        if types == ["string"] { return .string(text) }
+        // Most often a plain whole number: read it without the JSON reader.
+        if types == ["integer"] || types == ["number"], let first = text.utf8.first, first == UInt8(ascii: "-") || (first >= 48 && first <= 57),
+           let number = Int(text), text.utf8.count == 1 || !text.hasPrefix("0") && !text.hasPrefix("-0") {
+            return .integer(number)
+        }
+        let json = try? JSONValue(parsing: text)
+        if types.isEmpty && schema["enum"] != nil && json == nil { return .string(text) }
         // A number is the number alone: `12\n` (a credential file with a second newline) is refused.
-        let bare = text.trimmingCharacters(in: .whitespacesAndNewlines) == text
+        let bare = !(text.first?.isWhitespace ?? true) && !(text.last?.isWhitespace ?? true)
         if types == ["integer"] {
             switch json {
             case .integer? where bare: return json!
@@ -239,39 +271,76 @@ extension SettingsSchema {
 
 extension JSONValue {
     /// Sets `value` at `path`, creating objects on the way; an index one past an array's end appends.
-    fileprivate mutating func setCreating(_ value: JSONValue, at path: ValuePath, origin: String) throws(SettingsError) {
-        try setCreating(value, at: path.components[...], origin: origin, whole: path)
+    /// Returns the part it put in place (the value, or the first part it made on the way) with its depth,
+    /// and what was there before (nil: nothing).
+    fileprivate mutating func setCreating(
+        _ value: JSONValue, at path: ValuePath, origin: String
+    ) throws(SettingsError) -> (made: (depth: Int, value: JSONValue), underneath: JSONValue?) {
+        var made: (depth: Int, value: JSONValue)?
+        var underneath: JSONValue?
+        try setCreating(value, at: path.components[...], origin: origin, whole: path, made: &made, underneath: &underneath)
+        return (made ?? (path.components.count, value), underneath)
     }
 
     private mutating func setCreating(
-        _ value: JSONValue, at rest: ArraySlice<ValuePath.Component>, origin: String, whole: ValuePath
+        _ value: JSONValue, at rest: ArraySlice<ValuePath.Component>, origin: String, whole: ValuePath,
+        made: inout (depth: Int, value: JSONValue)?, underneath: inout JSONValue?
     ) throws(SettingsError) {
+        let depth = whole.components.count - rest.count
         guard let first = rest.first else {
+            if made == nil { underneath = self }
             self = value
+            if made == nil { made = (depth, value) }
             return
         }
-        let last = rest.count == 1
-        switch (self, first) {
-        case (.object(var members), .key(let key)):
-            var child = members[key] ?? .object([:])
-            try child.setCreating(value, at: rest.dropFirst(), origin: origin, whole: whole)
-            members[key] = child
-            self = .object(members)
-        case (.null, .key):
-            self = .object([:])
-            try setCreating(value, at: rest, origin: origin, whole: whole)
-        case (.array(var elements), .index(let index)) where index <= elements.count:
-            if index == elements.count { elements.append(last ? value : .object([:])) }
-            try elements[index].setCreating(value, at: rest.dropFirst(), origin: origin, whole: whole)
-            self = .array(elements)
-        case (.array(let elements), .index(let index)):
-            let at = ValuePath(Array(whole.components.prefix(whole.components.count - rest.count)))
-            throw SettingsError(
-                .invalidValue, path: whole,
-                reason: "\(origin): \(whole): index \(index) is past the end of \(at.components.isEmpty ? "<root>" : at.description) (\(elements.count) element\(elements.count == 1 ? "" : "s"); the next index, \(elements.count), adds one)")
-        default:
-            throw SettingsError(.invalidValue, path: whole, reason: "\(origin): \(whole): a part on the way is a \(kind), not what the path names")
+        if case .null = self, case .key = first { self = .object([:]) }
+        switch first {
+        case .key(let key):
+            guard case .object(var members) = self else { break }
+            // The object and the child are taken out before they change, so that neither is copied.
+            self = .null
+            let existing = members.removeValue(forKey: key)
+            if rest.count == 1 {
+                if made == nil { (made, underneath) = ((depth + 1, value), existing) }
+                members[key] = value
+                self = .object(members)
+                return
+            }
+            var child = existing ?? .object([:])
+            let making = existing == nil && made == nil
+            defer {
+                if making { made = (depth + 1, child) }
+                members[key] = child
+                self = .object(members)
+            }
+            if making { made = (depth + 1, .null) }
+            return try child.setCreating(value, at: rest.dropFirst(), origin: origin, whole: whole, made: &made, underneath: &underneath)
+        case .index(let index):
+            guard case .array(var elements) = self else { break }
+            guard index <= elements.count else {
+                let at = ValuePath(Array(whole.components.prefix(whole.components.count - rest.count)))
+                throw SettingsError(
+                    .invalidValue, path: whole,
+                    reason: "\(origin): \(whole): index \(index) is past the end of \(at.components.isEmpty ? "<root>" : at.description) (\(elements.count) element\(elements.count == 1 ? "" : "s"); the next index, \(elements.count), adds one)")
+            }
+            self = .null
+            let making = index == elements.count && made == nil
+            defer {
+                if making { made = (depth + 1, elements[index]) }
+                self = .array(elements)
+            }
+            if rest.count == 1 {
+                if made == nil { (made, underneath) = ((depth + 1, value), index < elements.count ? elements[index] : nil) }
+                if index < elements.count { elements[index] = value } else { elements.append(value) }
+                return
+            }
+            if index == elements.count {
+                elements.append(.object([:]))
+                made = (depth + 1, .null)
+            }
+            return try elements[index].setCreating(value, at: rest.dropFirst(), origin: origin, whole: whole, made: &made, underneath: &underneath)
         }
+        throw SettingsError(.invalidValue, path: whole, reason: "\(origin): \(whole): a part on the way is a \(kind), not what the path names")
     }
 }
 

@@ -105,7 +105,9 @@ extension SettingsSchema {
     func resolveReferences(in document: inout JSONValue) throws(SettingsError) -> [AppliedOverride] {
         guard document.mayHoldSecretReference else { return [] }
         var found: [(ValuePath, String)] = []
-        document.collectReferences(at: [], into: &found)
+        var path: [ValuePath.Component] = []
+        document.collectReferences(at: &path, into: &found)
+        found.sort { $0.0.description < $1.0.description }
         var applied: [AppliedOverride] = []
         for (path, reference) in found {
             let text = try SecretReferences.resolve(reference, at: path)
@@ -127,15 +129,31 @@ extension JSONValue {
     }
 
     /// Adds the secret references under this value, at `path` and below, to `found`.
-    fileprivate func collectReferences(at path: [ValuePath.Component], into found: inout [(ValuePath, String)]) {
+    fileprivate func collectReferences(at path: inout [ValuePath.Component], into found: inout [(ValuePath, String)]) {
         switch self {
         case .object(let members):
             if let reference = secretReference { return found.append((ValuePath(path), reference)) }
-            for key in members.keys.sorted() { members[key]!.collectReferences(at: path + [.key(key)], into: &found) }
+            for (key, member) in members where member.isContainer {
+                path.append(.key(key))
+                member.collectReferences(at: &path, into: &found)
+                path.removeLast()
+            }
         case .array(let elements):
-            for (index, element) in elements.enumerated() { element.collectReferences(at: path + [.index(index)], into: &found) }
+            for (index, element) in elements.enumerated() where element.isContainer {
+                path.append(.index(index))
+                element.collectReferences(at: &path, into: &found)
+                path.removeLast()
+            }
         default:
             break
+        }
+    }
+
+    /// Whether this is an object or an array, which may hold a reference.
+    private var isContainer: Bool {
+        switch self {
+        case .object, .array: true
+        default: false
         }
     }
 }

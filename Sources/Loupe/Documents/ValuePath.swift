@@ -154,14 +154,19 @@ extension JSONValue {
         guard depth < path.components.count else { return try body(&self) }
         switch (self, path.components[depth]) {
         case (.object(var object), .key(let key)):
-            var child = object[key] ?? (creating ? JSONValue.object([:]) : .null)
             if object[key] == nil && !creating { throw notFound(path, depth: depth) }
+            // The object and the child are taken out before they change, so that neither is copied.
+            self = .null
+            var child = object.removeValue(forKey: key) ?? .object([:])
+            defer {
+                object[key] = child
+                self = .object(object)
+            }
             try child.modify(path, depth: depth + 1, creating: creating, body)
-            object[key] = child
-            self = .object(object)
         case (.array(var array), .index(let index)) where array.indices.contains(index):
+            self = .null
+            defer { self = .array(array) }
             try array[index].modify(path, depth: depth + 1, creating: creating, body)
-            self = .array(array)
         case (.null, .key) where creating:
             self = .object([:])
             try modify(path, depth: depth, creating: creating, body)

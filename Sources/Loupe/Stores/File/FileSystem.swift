@@ -198,19 +198,25 @@ enum FileSystem {
             "read", path, code: EFBIG,
             explanation: "it is larger than the maximum document size, \(describe(bytes: maximumSize))")
         guard Int(info.st_size) <= maximumSize else { throw tooLarge }
-        var data = Data(capacity: max(Int(info.st_size), 0))
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        // Read into a buffer of the file's size and one byte more, which sees the end in one read unless
+        // the file grew; it grows as needed, and a file that keeps growing is cut off at the bound, not
+        // read into all of memory.
+        var data = Data(count: min(max(Int(info.st_size), 0), maximumSize) + 1)
+        var filled = 0
         while true {
-            let count = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
+            if filled == data.count {
+                guard filled <= maximumSize else { throw tooLarge }
+                data.count = min(filled * 2, maximumSize + 1)
+            }
+            let count = data.withUnsafeMutableBytes { buffer in systemRead(fd, buffer.baseAddress! + filled, buffer.count - filled) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw SystemCallError("read", path)
             }
             if count == 0 { break }
-            // A file that keeps growing while it is read is cut off at the bound, not read into all of memory.
-            guard data.count + count <= maximumSize else { throw tooLarge }
-            data.append(contentsOf: chunk[0..<count])
+            filled += count
         }
+        data.count = filled
         return (data, FileIdentity(info))
     }
 

@@ -106,10 +106,9 @@ public final class LayeredStore: DocumentStore {
         ///
         /// - Parameters:
         ///   - prefix: The program's prefix, with its separator: `"MYAPP_"`.
-        ///   - variables: The variables to read; by default, the process's environment.
-        public static func environment(
-            prefix: String, variables: @escaping @Sendable () -> [String: String] = { ProcessInfo.processInfo.environment }
-        ) -> Layer {
+        ///   - variables: The variables to read; by default (nil), the process's environment, read at
+        ///     each load.
+        public static func environment(prefix: String, variables: (@Sendable () -> [String: String])? = nil) -> Layer {
             let source = EnvironmentLayer(prefix: prefix, variables: variables)
             return Layer(makeSource: { _ in source }, label: source.name, holdsSecrets: false, isOverride: true)
         }
