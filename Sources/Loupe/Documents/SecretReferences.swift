@@ -81,15 +81,25 @@ public enum SecretReferences {
     private static func readSecretFile(_ path: String) throws -> String {
         let read: (String, FileIdentity)?
         do {
-            read = try FileSystem.readSettled(path, maximumSize: 1 << 20) { data in
-                guard let text = String(data: data, encoding: .utf8) else { throw Failure("it is not UTF-8 text") }
-                return text.hasSuffix("\r\n") ? String(text.dropLast(2)) : text.hasSuffix("\n") ? String(text.dropLast()) : text
+            read = try FileSystem.readSettled(path, maximumSize: maximumSecretSize) { data in
+                guard let text = secretText(data) else { throw Failure("it is not UTF-8 text") }
+                return text
             }
         } catch let error as SystemCallError {
             throw Failure(error.description)
         }
         guard let (text, _) = read else { throw Failure("no such file") }
         return text
+    }
+
+    /// The largest secret file read (a credential, a referenced file), as systemd limits credentials.
+    static let maximumSecretSize = 1 << 20
+
+    /// A secret file's content as text, without one trailing newline (`\n` or `\r\n`), as `echo` and
+    /// editors leave it; nil when it is not UTF-8.
+    static func secretText(_ data: Data) -> String? {
+        guard let text = String(data: data, encoding: .utf8) else { return nil }
+        return text.hasSuffix("\r\n") ? String(text.dropLast(2)) : text.hasSuffix("\n") ? String(text.dropLast()) : text
     }
 
     /// Why a reference did not resolve, in words with no value in them.

@@ -501,7 +501,9 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         memory.token = try store.save(stored, replacing: memory.token)
         storedMemory.withLock { $0 = memory }
         if !overridden.isEmpty {
-            logger.warning("stored a change an override still wins over: the value stays the override's while it is set", metadata: [
+            // A notice, not a warning: the write did what was asked, and a tool (`loupe set`) says it in
+            // its own words.
+            logger.notice("stored a change an override still wins over: the value stays the override's while it is set", metadata: [
                 "store": "\(storeName)", "overrides": "\(overridden.map { "\($0.path) (\($0.origin))" }.joined(separator: ", "))",
             ])
         }

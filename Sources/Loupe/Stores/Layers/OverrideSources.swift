@@ -150,19 +150,16 @@ final class CredentialsDirectory: LayerSource {
 
     var name: String { "credential directory \(path)" }
 
-    /// The largest credential read, as systemd limits them.
-    static let maximumSize = 1 << 20
-
     func load() -> (layers: [StoredLayer], token: ChangeToken) {
         do {
             var values: [SettingOverride] = []
             var tokens: [ChangeToken] = []
             for (file, credential) in try files() {
-                guard let (text, identity) = try fileSystem.readSettled(file, maximumSize: Self.maximumSize, parse: { data in
-                    guard let text = String(data: data, encoding: .utf8) else {
+                guard let (text, identity) = try fileSystem.readSettled(file, maximumSize: SecretReferences.maximumSecretSize, parse: { data in
+                    guard let text = SecretReferences.secretText(data) else {
                         throw SettingsError(.corrupt, store: "credential \(credential)", reason: "it is not UTF-8 text")
                     }
-                    return text.hasSuffix("\r\n") ? String(text.dropLast(2)) : text.hasSuffix("\n") ? String(text.dropLast()) : text
+                    return text
                 }) else { continue }  // removed meanwhile
                 let target: SettingOverride.Target = (try? ValuePath(parsing: credential)).map { .path($0) } ?? .environmentName([credential])
                 values.append(SettingOverride(target: target, text: text, origin: "credential \(credential)", isSecret: true))
