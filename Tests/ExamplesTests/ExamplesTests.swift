@@ -217,6 +217,9 @@ struct OverrideExampleTests {
             #expect(printed.status == 0 && !printed.output.contains("hunter2") && printed.output.contains("********"), "\(verb): \(printed.output) \(printed.error)")
         }
         #expect(try site.loupe("--reveal", "get", "upstream.token").output == "\"hunter2-credential\"\n")
+        // edit would put the credential in a temporary file: refused, naming what.
+        let edit = try run(ExamplesTests.loupe, ["--file", site.file, "--schema", "daemon", "--credentials", site.credentials, "edit"], environment: ["EDITOR": "true"])
+        #expect(edit.status == 64 && edit.error.contains("edit does not work while credentials or secret references give values (upstream.token)"), "\(edit.error)")
         // A write where an override wins is stored, says so, and exits 0; nothing an override gives is written.
         let set = try site.loupe("set", "upstream.timeoutSeconds", "12", environment: environment)
         #expect(set.status == 0, "\(set.error)")

@@ -5,7 +5,7 @@ import Foundation
 /// a string for a `String`).
 ///
 /// Override layers lie above a ``LayeredStore``'s top and are never written: see
-/// ``LayeredStore/Layer/environment(prefix:)``.
+/// ``LayeredStore/Layer/environment(prefix:variables:)``.
 public struct SettingOverride: Sendable, Equatable, CustomStringConvertible {
     /// Which part the value is for.
     public enum Target: Sendable, Equatable {

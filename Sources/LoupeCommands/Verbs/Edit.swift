@@ -31,6 +31,11 @@ extension SettingsCommand {
                 guard !settings.holdsSecrets else {
                     throw CommandError.usage("edit does not work on secrets: it would write them to a temporary file; use get and set")
                 }
+                let secrets = settings.root.secretPaths
+                guard secrets.isEmpty else {
+                    throw CommandError.usage(
+                        "edit does not work while credentials or secret references give values (\(secrets.map(\.description).joined(separator: ", "))): it would write them to a temporary file; use get and set, or edit the settings file itself")
+                }
                 let original = try settings.root.document
                 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("settings-edit-\(UUID().uuidString)")
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
