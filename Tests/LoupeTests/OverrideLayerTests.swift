@@ -135,8 +135,9 @@ struct OverrideLayerTests {
         let site = try Site()
         defer { site.directory.cleanUp() }
         let logs = InMemoryLogHandler()
-        let root = try site.root([Self.environment(["MYAPP_UPSTREAM__TIMEOUT": "3", "MYAPP_UPSTREAM__TIMEOUT_SECONDS": "4"])], logs: logs)
+        let root = try site.root([Self.environment(["MYAPP_UPSTREAM__TIMEOUT": "3", "MYAPP_UPSTREAM__TIMEOUT_SECONDS": "4", "MYAPP_": "the prefix alone names nothing"])], logs: logs)
         #expect(root.value.upstream.timeoutSeconds == 4)
+        try root.logLevel.set("debug")  // what a load reads is what a write checks: no endless conflict
         let warnings = logs.entries.filter { "\($0.message)".contains("an override names no setting") }
         #expect(warnings.count == 1)
         #expect(warnings.first.map { "\($0.metadata)".contains("MYAPP_UPSTREAM__TIMEOUT") && "\($0.metadata)".contains("upstream") } == true,
@@ -184,6 +185,8 @@ struct OverrideLayerTests {
         try replaceFile(site.credentials + "/upstream.token", with: "s3cr3t-token\n")
         try replaceFile(site.credentials + "/upstream.timeoutSeconds", with: "12\n\n")
         try replaceFile(site.credentials + "/.hidden", with: "x")
+        // A directory in it is no credential: skipped, as hidden names are.
+        try FileManager.default.createDirectory(atPath: site.credentials + "/logLevel", withIntermediateDirectories: true)
         let logs = InMemoryLogHandler()
         var root: RootLens<Settings>? = nil
         let error = #expect(throws: SettingsError.self) { root = try site.root([.directory(credentials: site.credentials)], logs: logs) }
@@ -192,6 +195,7 @@ struct OverrideLayerTests {
         try replaceFile(site.credentials + "/upstream.timeoutSeconds", with: "12\n")
         let loaded = try site.root([.directory(credentials: site.credentials)], logs: logs)
         #expect(loaded.value.upstream.token == "s3cr3t-token" && loaded.value.upstream.timeoutSeconds == 12)
+        #expect(loaded.value.logLevel == "notice" && loaded.secretPaths.count == 2)
         let origin = try loaded.provenance(ofPath: "upstream.token")
         #expect(origin.source == .override("credential upstream.token") && origin.isSecret)
         #expect(!"\(origin)".contains("s3cr3t"), "\(origin)")

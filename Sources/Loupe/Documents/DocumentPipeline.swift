@@ -104,12 +104,13 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
         // The override layers (the environment, `--set`, credentials) set their values over all of it.
         // Secret references in the documents are resolved first: the override layers win over them too.
         var overrides = OverrideResult()
-        if !stack.overrides.isEmpty || effective.mayHoldSecretReference {
+        let mayHoldReferences = effective.mayHoldSecretReference
+        if !stack.overrides.isEmpty || mayHoldReferences {
             do {
                 guard let schema = try schema?.schema() else {
                     throw SettingsError(.corrupt, store: storeName, reason: "secret references and override layers need the settings type's schema, which could not be worked out")
                 }
-                let references = try schema.resolveReferences(in: &effective)
+                let references = mayHoldReferences ? try schema.resolveReferences(in: &effective) : []
                 overrides = try schema.apply(stack.overrides, to: &effective)
                 overrides.applied.insert(contentsOf: references, at: 0)
             } catch {

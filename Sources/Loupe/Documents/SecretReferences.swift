@@ -111,9 +111,9 @@ public enum SecretReferences {
 
 extension SettingsSchema {
     /// Resolves the secret references in `document` (leaves `{"$secret": "SCHEME:NAME"}`), each typed by
-    /// the schema of its part; returns them, to be written back as references.
+    /// the schema of its part; returns them, to be written back as references. It walks the whole
+    /// document: call it when ``JSONValue/mayHoldSecretReference`` says there may be some.
     func resolveReferences(in document: inout JSONValue) throws(SettingsError) -> [AppliedOverride] {
-        guard document.mayHoldSecretReference else { return [] }
         var found: [(ValuePath, String)] = []
         var path: [ValuePath.Component] = []
         document.collectReferences(at: &path, into: &found)

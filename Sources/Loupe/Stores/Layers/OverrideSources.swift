@@ -21,10 +21,10 @@ final class EnvironmentLayer: LayerSource {
         given = variables
     }
 
-    /// The variables under the prefix.
+    /// The variables under the prefix (with more to their name than it), in name order.
     private func variables() -> [(key: String, value: String)] {
-        if let given { return given().filter { $0.key.hasPrefix(prefix) }.map { ($0.key, $0.value) } }
-        return Self.processVariables(withPrefix: prefix)
+        let all = given.map { $0().filter { $0.key.hasPrefix(prefix) }.map { ($0.key, $0.value) } } ?? Self.processVariables(withPrefix: prefix)
+        return all.filter { $0.key.utf8.count > prefix.utf8.count }.sorted { $0.key < $1.key }
     }
 
     /// The process's variables whose names start with `prefix`, read from `environ` as `getenv` reads
@@ -48,7 +48,7 @@ final class EnvironmentLayer: LayerSource {
     var name: String { "environment (\(prefix)*)" }
 
     func load() -> (layers: [StoredLayer], token: ChangeToken) {
-        let matching = variables().filter { $0.key.utf8.count > prefix.utf8.count }.sorted { $0.key < $1.key }
+        let matching = variables()
         let values = matching.map { name, text in
             SettingOverride(
                 target: .environmentName(Self.levels(of: name.utf8.dropFirst(prefix.utf8.count))), text: text,
@@ -86,7 +86,7 @@ final class EnvironmentLayer: LayerSource {
     /// A digest of `variables`, names and values: which changed is all a token says.
     private static func token(of variables: some Sequence<(key: String, value: String)>) -> ChangeToken {
         var hasher = Hasher()
-        for (name, value) in variables.sorted(by: { $0.key < $1.key }) {
+        for (name, value) in variables {
             hasher.combine(name)
             hasher.combine(value)
         }
@@ -155,12 +155,18 @@ final class CredentialsDirectory: LayerSource {
             var values: [SettingOverride] = []
             var tokens: [ChangeToken] = []
             for (file, credential) in try files() {
-                guard let (text, identity) = try fileSystem.readSettled(file, maximumSize: SecretReferences.maximumSecretSize, parse: { data in
-                    guard let text = SecretReferences.secretText(data) else {
-                        throw SettingsError(.corrupt, store: "credential \(credential)", reason: "it is not UTF-8 text")
+                let read: (String, FileIdentity)?
+                do {
+                    read = try fileSystem.readSettled(file, maximumSize: SecretReferences.maximumSecretSize) { data in
+                        guard let text = SecretReferences.secretText(data) else {
+                            throw SettingsError(.corrupt, store: "credential \(credential)", reason: "it is not UTF-8 text")
+                        }
+                        return text
                     }
-                    return text
-                }) else { continue }  // removed meanwhile
+                } catch where !fileSystem.isRegularFile(file) {
+                    continue  // a directory, a socket: not a credential
+                }
+                guard let (text, identity) = read else { continue }  // removed meanwhile
                 let target: SettingOverride.Target = (try? ValuePath(parsing: credential)).map { .path($0) } ?? .environmentName([credential])
                 values.append(SettingOverride(target: target, text: text, origin: "credential \(credential)", isSecret: true))
                 tokens += [ChangeToken(credential), identity.token]
@@ -174,7 +180,8 @@ final class CredentialsDirectory: LayerSource {
 
     func token() -> ChangeToken {
         guard let files = try? files() else { return ChangeToken("unreadable") }
-        return ChangeToken(combining: files.flatMap { file, credential in
+        // As `load()` reads them: the regular files only.
+        return ChangeToken(combining: files.filter { fileSystem.isRegularFile($0.file) }.flatMap { file, credential in
             [ChangeToken(credential), (try? fileSystem.identity(of: file))?.map(\.token) ?? .absent]
         })
     }
@@ -194,8 +201,9 @@ final class CredentialsDirectory: LayerSource {
         guard let names else {
             throw SettingsError(.unreadable, store: name, reason: "no such directory")
         }
+        // Whether each is a regular file is seen when it is opened (a directory in it is skipped then).
         return names
-            .filter { !$0.hasPrefix(".") && fileSystem.isRegularFile(path + "/" + $0) }
+            .filter { !$0.hasPrefix(".") }
             .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             .map { (path + "/" + $0, $0) }
     }
