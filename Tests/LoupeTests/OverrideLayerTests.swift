@@ -161,6 +161,8 @@ struct OverrideLayerTests {
         }
         let argument = #expect(throws: SettingsError.self) { try site.root([.arguments(["upstream.timeoutSeconds=soon"])]) }
         #expect(message(argument).contains("--set upstream.timeoutSeconds: upstream.timeoutSeconds: expected a whole number"), "\(message(argument))")
+        let typo = #expect(throws: SettingsError.self) { try site.root([.arguments(["upstream.timeout=3"])]) }
+        #expect(typo?.code == .invalidPath && message(typo).contains("--set upstream.timeout: upstream.timeout names no setting (the closest is upstream)"), "\(message(typo))")
         let malformed = #expect(throws: SettingsError.self) { try site.root([.arguments(["logLevel"])]) }
         #expect(message(malformed).contains("--set logLevel: expected path=value"), "\(message(malformed))")
         #expect(try site.text() == before, "nothing written")

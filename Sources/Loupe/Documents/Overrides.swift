@@ -26,13 +26,17 @@ public struct SettingOverride: Sendable, Equatable, CustomStringConvertible {
     public var origin: String
     /// Whether the value is a secret: never shown, logged or put in an error.
     public var isSecret: Bool
+    /// Whether a value that names no setting is an error (a `--set` argument: a typo) rather than a
+    /// warning (a variable or a credential meant for something else).
+    public var mustNameASetting: Bool
 
     /// An override value.
-    public init(target: Target, text: String, origin: String, isSecret: Bool) {
+    public init(target: Target, text: String, origin: String, isSecret: Bool, mustNameASetting: Bool = false) {
         self.target = target
         self.text = text
         self.origin = origin
         self.isSecret = isSecret
+        self.mustNameASetting = mustNameASetting
     }
 
     /// Its origin; never its value.
@@ -78,10 +82,11 @@ extension SettingsSchema {
     /// the schema of the part it sets.
     ///
     /// An index one past an array's end appends to it. A target that names no part is left out and
-    /// listed as unmatched.
+    /// listed as unmatched, unless it must name one.
     ///
     /// - Throws: ``SettingsError/Code/invalidValue`` naming the origin and the path, for text the type at
-    ///   the path refuses or an index past an array's end. A secret's text is never quoted.
+    ///   the path refuses or an index past an array's end; ``SettingsError/Code/invalidPath`` for a value
+    ///   that must name a setting and does not. A secret's text is never quoted.
     func apply(_ layers: [OverrideLayer], to document: inout JSONValue) throws(SettingsError) -> OverrideResult {
         var result = OverrideResult()
         for layer in layers {
@@ -91,7 +96,13 @@ extension SettingsSchema {
                 switch value.target {
                 case .path(let given):
                     guard describes(given) else {
-                        result.unmatched.append((value.origin, closestDescribed(to: given)))
+                        let closest = closestDescribed(to: given)
+                        if value.mustNameASetting {
+                            throw SettingsError(
+                                .invalidPath, path: given,
+                                reason: "\(value.origin): \(given) names no setting (the closest is \(closest.components.isEmpty ? "<root>" : closest.description))")
+                        }
+                        result.unmatched.append((value.origin, closest))
                         continue
                     }
                     path = given

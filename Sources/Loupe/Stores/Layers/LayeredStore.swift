@@ -116,6 +116,7 @@ public final class LayeredStore: DocumentStore {
         /// `path=value` arguments, as a program's repeated `--set path=value` options give them, over every
         /// file and the environment listed before; never written. Each value is typed as
         /// ``environment(prefix:variables:)`` types it, and errors name the argument (`--set server.port`).
+        /// A path that names no setting fails the load (``SettingsError/Code/invalidPath``): it is a typo.
         public static func arguments(_ arguments: [String]) -> Layer {
             let source = ArgumentsLayer(arguments)
             return Layer(makeSource: { _ in source }, label: ArgumentsLayer.name, holdsSecrets: false, isOverride: true)

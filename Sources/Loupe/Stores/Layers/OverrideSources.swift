@@ -118,7 +118,8 @@ final class ArgumentsLayer: LayerSource {
                 return (Self.unreadable("--set \(text): \(error)"), token())
             }
             values.append(SettingOverride(
-                target: .path(path), text: String(argument[argument.index(after: equals)...]), origin: "--set \(text)", isSecret: false))
+                target: .path(path), text: String(argument[argument.index(after: equals)...]), origin: "--set \(text)", isSecret: false,
+                mustNameASetting: true))
         }
         return (values.isEmpty ? [] : [StoredLayer(source: Self.name, name: Self.name, content: .overrides(values))], token())
     }
