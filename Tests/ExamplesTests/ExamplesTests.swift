@@ -217,6 +217,16 @@ struct OverrideExampleTests {
             #expect(printed.status == 0 && !printed.output.contains("hunter2") && printed.output.contains("********"), "\(verb): \(printed.output) \(printed.error)")
         }
         #expect(try site.loupe("--reveal", "get", "upstream.token").output == "\"hunter2-credential\"\n")
+        // watch masks it too, and shows a rotated credential as a change, masked.
+        let watcher = try ChildProcess(ExamplesTests.loupe, ["--file", site.file, "--schema", "daemon", "--credentials", site.credentials, "watch", "upstream"])
+        #expect(eventually { watcher.output.contains("\"token\":\"********\"") }, "\(watcher.output)")
+        try replaceFile(site.credentials + "/upstream.token", with: "hunter2-rotated\n")
+        try replaceFile(site.file, with: #"{"logLevel": "notice", "upstream": {"timeoutSeconds": 6}}"#)
+        #expect(eventually { watcher.output.contains("\"timeoutSeconds\":6") }, "\(watcher.output)")
+        watcher.kill(SIGINT)
+        _ = watcher.wait(limit: .seconds(10))
+        #expect(!watcher.output.contains("hunter2"), "\(watcher.output)")
+        try replaceFile(site.file, with: #"{"logLevel": "notice"}"#)
         // edit would put the credential in a temporary file: refused, naming what.
         let edit = try run(ExamplesTests.loupe, ["--file", site.file, "--schema", "daemon", "--credentials", site.credentials, "edit"], environment: ["EDITOR": "true"])
         #expect(edit.status == 64 && edit.error.contains("edit does not work while credentials or secret references give values (upstream.token)"), "\(edit.error)")
