@@ -31,7 +31,11 @@ final class EnvironmentLayer: LayerSource {
     /// it: `ProcessInfo.environment` builds a dictionary of every variable, which costs more than the
     /// rest of taking a hundred variables as settings (measured by the loading benchmark's override row).
     static func processVariables(withPrefix prefix: String) -> [(key: String, value: String)] {
-        prefix.withCString { cPrefix in
+        #if canImport(Darwin)
+        // Darwin has no `environ` symbol for Swift to read (`_NSGetEnviron` instead).
+        return ProcessInfo.processInfo.environment.filter { $0.key.hasPrefix(prefix) }.map { ($0.key, $0.value) }
+        #else
+        return prefix.withCString { cPrefix in
             var found: [(key: String, value: String)] = []
             let count = strlen(cPrefix)
             var entry = environ
@@ -43,6 +47,7 @@ final class EnvironmentLayer: LayerSource {
             }
             return found
         }
+        #endif
     }
 
     var name: String { "environment (\(prefix)*)" }
