@@ -35,22 +35,9 @@ func measureLoadsAndLayers(_ bench: Bench, _ report: Report) throws {
     }
 
     do {
-        // The same file with 5 groups' URLs as secret references to files, under 100 environment variables
-        // (real ones, set in this process) and a credential directory of 20 files; the baseline loads the
-        // file alone.
-        let directory = scratch + "/overrides"
-        try FileManager.default.createDirectory(atPath: directory + "/credentials", withIntermediateDirectories: true)
-        var referencing = try JSONValue(encoding: Wide.stored)
-        for group in 0..<5 {
-            let secret = directory + "/url-\(group)"
-            try Data("https://example.org/\(group)\n".utf8).write(to: URL(fileURLWithPath: secret))
-            referencing[path: ValuePath([.key("groups"), .key("group-\(group)"), .key("url")])] = .object(["$secret": .string("file:" + secret)])
-        }
-        try Data(referencing.jsonText(pretty: true).utf8).write(to: URL(fileURLWithPath: directory + "/wide.json"))
-        for group in 0..<100 { setenv("WIDEBENCH_GROUPS__GROUP_\(group)__LIMIT", "\(group)", 1) }
-        for group in 100..<120 {
-            try Data("l\(group)\n".utf8).write(to: URL(fileURLWithPath: directory + "/credentials/groups.group-\(group).label"))
-        }
+        // The same file with secret references, environment variables and credentials; the baseline loads
+        // the file alone.
+        let directory = try makeOverrideSite(in: scratch)
         func overridden() throws -> RootLens<Wide> {
             try RootLens(
                 default: Wide(),
@@ -142,4 +129,25 @@ func measureLoadsAndLayers(_ bench: Bench, _ report: Report) throws {
         loupe: duration(latency), baseline: "slowest \(duration(latencies.max()!))", ratio: latency / 5_000_000,
         target: .atMost(1)))
     }
+}
+
+/// Writes, under `scratch/overrides`, `Wide`'s stored value with 5 groups' URLs as secret references to
+/// files (`wide.json`), and a credential directory of 20 files that set 20 groups' labels
+/// (`credentials/`); sets 100 real environment variables under `WIDEBENCH_` that set 100 groups' limits.
+/// Returns the directory. Together they give `Wide.stored`.
+func makeOverrideSite(in scratch: String) throws -> String {
+    let directory = scratch + "/overrides"
+    try FileManager.default.createDirectory(atPath: directory + "/credentials", withIntermediateDirectories: true)
+    var referencing = try JSONValue(encoding: Wide.stored)
+    for group in 0..<5 {
+        let secret = directory + "/url-\(group)"
+        try Data("https://example.org/\(group)\n".utf8).write(to: URL(fileURLWithPath: secret))
+        referencing[path: ValuePath([.key("groups"), .key("group-\(group)"), .key("url")])] = .object(["$secret": .string("file:" + secret)])
+    }
+    try Data(referencing.jsonText(pretty: true).utf8).write(to: URL(fileURLWithPath: directory + "/wide.json"))
+    for group in 0..<100 { setenv("WIDEBENCH_GROUPS__GROUP_\(group)__LIMIT", "\(group)", 1) }
+    for group in 100..<120 {
+        try Data("l\(group)\n".utf8).write(to: URL(fileURLWithPath: directory + "/credentials/groups.group-\(group).label"))
+    }
+    return directory
 }

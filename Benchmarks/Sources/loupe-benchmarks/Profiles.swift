@@ -95,20 +95,9 @@ func runProfile(_ name: String, _ bench: Bench) throws {
             baseline: { for _ in 0..<n { blackHole(try decoder.decode(Wide.self, from: complete)) } })
         print("load: \(duration(median(loads.loupe))) vs \(duration(median(loads.baseline))) JSONDecoder: \(format(loads.ratio))×")
     case "overrides-load":
-        // The loading area's override row, its Loupe side only, for `perf`.
-        let directory = scratch + "/overrides"
-        try FileManager.default.createDirectory(atPath: directory + "/credentials", withIntermediateDirectories: true)
-        var referencing = try JSONValue(encoding: Wide.stored)
-        for group in 0..<5 {
-            let secret = directory + "/url-\(group)"
-            try Data("https://example.org/\(group)\n".utf8).write(to: URL(fileURLWithPath: secret))
-            referencing[path: ValuePath([.key("groups"), .key("group-\(group)"), .key("url")])] = .object(["$secret": .string("file:" + secret)])
-        }
-        try Data(referencing.jsonText(pretty: true).utf8).write(to: URL(fileURLWithPath: directory + "/wide.json"))
-        for group in 0..<100 { setenv("WIDEBENCH_GROUPS__GROUP_\(group)__LIMIT", "\(group)", 1) }
-        for group in 100..<120 {
-            try Data("l\(group)\n".utf8).write(to: URL(fileURLWithPath: directory + "/credentials/groups.group-\(group).label"))
-        }
+        // The loading area's override row, its Loupe side only, for `perf`: the whole, each part alone over a
+        // layered store, and what the environment and the schema cost alone.
+        let directory = try makeOverrideSite(in: scratch)
         try Data(JSONValue(encoding: Wide.stored).jsonText(pretty: true).utf8).write(to: URL(fileURLWithPath: directory + "/plain.json"))
         let variants: [(String, [LayeredStore.Layer], String)] = [
             ("all", [.environment(prefix: "WIDEBENCH_"), .directory(credentials: directory + "/credentials")], "wide.json"),
@@ -117,13 +106,15 @@ func runProfile(_ name: String, _ bench: Bench) throws {
             ("references", [], "wide.json"),
             ("layered, nothing", [], "plain.json"),
         ]
+        // LOUPE_VARIANT=NAME loops one variant ten times as long, for `perf record`.
         let only = ProcessInfo.processInfo.environment["LOUPE_VARIANT"]
+        let loops = only == nil ? 300 : 3000
         for (name, layers, file) in variants where only == nil || only == name {
             let start = ContinuousClock.now
-            for _ in 0..<(only == nil ? 300 : 3000) {
+            for _ in 0..<loops {
                 blackHole(try RootLens(default: Wide(), store: LayeredStore(layers: layers, top: FileStore(path: directory + "/" + file)), watch: false).value)
             }
-            print("overrides-load \(name): \((ContinuousClock.now - start) / 300) each")
+            print("overrides-load \(name): \((ContinuousClock.now - start) / loops) each")
         }
         let environmentStart = ContinuousClock.now
         for _ in 0..<300 { blackHole(ProcessInfo.processInfo.environment) }
