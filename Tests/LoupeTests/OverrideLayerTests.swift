@@ -93,6 +93,11 @@ struct OverrideLayerTests {
         #expect(value.mirrors.map(\.url) == ["https://m0.example", "https://m1.example"])
         #expect(value.mirrors.map(\.weight) == [9, nil])
         #expect(value.tags == ["a", "b"])
+        // Each override as a layer, a merge patch: one inside an array replaces the array.
+        let layers = try root.layers().filter { if case .override = $0.source { true } else { false } }
+        #expect(layers.first { $0.source == .override("environment variable MYAPP_MIRRORS__1") }?.document
+                == .object(["mirrors": .array([.object(["url": .string("https://m0.example"), "weight": .integer(9)]), .object(["url": .string("https://m1.example")])])]))
+        #expect(layers.first { $0.source == .override("environment variable MYAPP_VERBOSE") }?.document == .object(["verbose": .bool(true)]))
         #expect(value.logLevel == "info")
     }
 

@@ -301,8 +301,10 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
         }
         layers.append(SettingsLayer(source: .layer(memory.layers?.topSource ?? storeName), document: topPatch(for: full, memory: memory), isWritable: true))
         for applied in memory.overrides {
+            // As a merge patch: an override inside an array replaces the array, as the value holds it.
+            let keys = ValuePath(Array(applied.path.components.prefix { if case .key = $0 { true } else { false } }))
             var document = JSONValue.object([:])
-            document[path: applied.path] = applied.value
+            document[path: keys] = keys == applied.path ? applied.value : full[path: keys]
             layers.append(SettingsLayer(source: .override(applied.origin), document: document, isWritable: false, isSecret: applied.isSecret))
         }
         return layers

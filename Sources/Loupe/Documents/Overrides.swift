@@ -148,7 +148,7 @@ extension SettingsSchema {
             } else if let values = node?["additionalProperties"] {
                 next = .key(existingKey(level, in: current) ?? level.lowercased())
                 nextSchema = values
-            } else if node.map(Self.isOpen) ?? true {
+            } else if node.map(Self.saysNothing) ?? true {
                 // A part the schema says nothing of (a `JSONValue`): keys as in the document, or lower case.
                 if case .array = current, let index = Int(level), index >= 0 {
                     next = .index(index)
@@ -179,11 +179,6 @@ extension SettingsSchema {
     /// The closest part an environment variable's name comes to.
     struct ClosestPath: Error {
         var path: ValuePath
-    }
-
-    /// Whether a part's schema says nothing of what it holds.
-    private static func isOpen(_ schema: [String: JSONValue]) -> Bool {
-        schema["type"] == nil && schema["anyOf"] == nil && schema["oneOf"] == nil && schema["enum"] == nil
     }
 
     /// The property `level` names: its camelCase or snake_case name, regardless of case (the first in
@@ -226,15 +221,14 @@ extension SettingsSchema {
     /// boolean, the text itself for a string, JSON for anything structured (and for a part the schema says
     /// nothing of, the text itself when it is not JSON).
     ///
-    /// - Parameter schema: The schema of the part at `path`, when the caller has it.
-    func typedValue(_ value: SettingOverride, at path: ValuePath, schema part: JSONValue?? = nil) throws(SettingsError) -> JSONValue {
+    /// - Parameter schema: The schema of the part at `path` (nil: it says nothing of it).
+    func typedValue(_ value: SettingOverride, at path: ValuePath, schema: JSONValue?) throws(SettingsError) -> JSONValue {
         let text = value.text
         func refuse(_ expected: String) -> SettingsError {
             let found = value.isSecret ? "" : ", found \(JSONValue.string(text).shortJSON)"
             return SettingsError(.invalidValue, path: path, reason: "\(value.origin): \(path): expected \(expected)\(found)")
         }
-        let found = part ?? self.part(at: path)
-        guard case .object(let schema)? = found else { return (try? JSONValue(parsing: text)) ?? .string(text) }
+        guard case .object(let schema)? = schema else { return (try? JSONValue(parsing: text)) ?? .string(text) }
         let types: [String] = switch schema["type"] {
         case .string(let type)?: [type]
         case .array(let names)?: names.compactMap { if case .string(let name) = $0 { name } else { nil } }

@@ -38,22 +38,23 @@ public enum SecretReferences {
             return value
         },
         "file": { path in try readSecretFile(path) },
-        "credential": { name in
-            guard let directory = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else {
-                throw Failure("$CREDENTIALS_DIRECTORY is not set")
-            }
-            guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else { throw Failure("a credential's name has no /") }
-            return try readSecretFile(directory + "/" + name)
-        },
+        "credential": { name in try readSecretFile(credentialFile(name)) },
     ])
 
     /// The file a reference reads, to watch it; nil for a reference that reads no file.
     static func watchedFile(of reference: String) -> String? {
         if reference.hasPrefix("file:") { return String(reference.dropFirst(5)) }
-        if reference.hasPrefix("credential:"), let directory = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"] {
-            return directory + "/" + reference.dropFirst(11)
-        }
+        if reference.hasPrefix("credential:") { return try? credentialFile(String(reference.dropFirst(11))) }
         return nil
+    }
+
+    /// The file of the credential `name` in `$CREDENTIALS_DIRECTORY`, systemd's.
+    private static func credentialFile(_ name: String) throws -> String {
+        guard let directory = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else {
+            throw Failure("$CREDENTIALS_DIRECTORY is not set")
+        }
+        guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else { throw Failure("a credential's name has no /") }
+        return directory + "/" + name
     }
 
     /// The text `reference` names.
@@ -121,7 +122,7 @@ extension SettingsSchema {
         var applied: [AppliedOverride] = []
         for (path, reference) in found {
             let text = try SecretReferences.resolve(reference, at: path)
-            let value = try typedValue(SettingOverride(target: .path(path), text: text, origin: "secret reference \(reference)", isSecret: true), at: path)
+            let value = try typedValue(SettingOverride(target: .path(path), text: text, origin: "secret reference \(reference)", isSecret: true), at: path, schema: part(at: path))
             applied.append(AppliedOverride(
                 path: path, value: value, underneath: document[path: path], origin: "secret reference \(reference)", isSecret: true,
                 reference: reference))

@@ -74,6 +74,13 @@ public struct SettingsSchema: Sendable, Hashable {
         return nil
     }
 
+    /// Whether a part's schema says nothing of what it holds (a `JSONValue`, a type the probe could not
+    /// describe): any value fits it, and any path goes on below it.
+    static func saysNothing(_ schema: [String: JSONValue]) -> Bool {
+        schema["properties"] == nil && schema["additionalProperties"] == nil && schema["items"] == nil
+            && schema["type"] == nil && schema["anyOf"] == nil && schema["oneOf"] == nil
+    }
+
     /// What the schema says of `path`.
     private enum Walked {
         /// The part's schema.
@@ -89,9 +96,7 @@ public struct SettingsSchema: Sendable, Hashable {
         var current = document
         for component in path.components {
             guard case .object(let schema) = current else { return .missing }
-            let open = schema["properties"] == nil && schema["additionalProperties"] == nil && schema["items"] == nil
-                && schema["type"] == nil && schema["anyOf"] == nil && schema["oneOf"] == nil
-            if open { return .open }
+            if Self.saysNothing(schema) { return .open }
             switch component {
             case .key(let key):
                 if case .object(let properties)? = schema["properties"], let part = properties[key] {

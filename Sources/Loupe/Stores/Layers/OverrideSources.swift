@@ -28,8 +28,8 @@ final class EnvironmentLayer: LayerSource {
     }
 
     /// The process's variables whose names start with `prefix`, read from `environ` as `getenv` reads
-    /// it: `ProcessInfo.environment` builds a dictionary of every variable, which costs more than the
-    /// rest of taking a hundred variables as settings (measured by the loading benchmark's override row).
+    /// it, so that only those become Swift strings (`ProcessInfo.environment` builds a dictionary of every
+    /// variable on each call).
     static func processVariables(withPrefix prefix: String) -> [(key: String, value: String)] {
         #if canImport(Darwin)
         // Darwin has no `environ` symbol for Swift to read (`_NSGetEnviron` instead).
