@@ -272,6 +272,67 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         }
     }
 
+    // MARK: History
+
+    /// The changes the store keeps a record of.
+    ///
+    /// - Throws: ``SettingsError/Code/unavailable`` when the store keeps none (or there is no store); the
+    ///   store's error when its record cannot be read.
+    func history() throws -> SettingsHistory {
+        guard let store, let history = try store.history() else {
+            throw SettingsError(.unavailable, store: storeName, reason: "it keeps no history")
+        }
+        return history
+    }
+
+    /// Stores the document the store held after `revision`, as a new change: checked by the type, the
+    /// rules and the locks as any update is, and written as any update is (a file's text edited in place).
+    func rollback(to revision: Int) throws {
+        guard let store else { _ = try history(); return }
+        var committedAny = false
+        defer { afterCommits(committedAny) }
+        try serialized(path: .root) {
+            let document = try history().document(after: revision)
+            var attempts = 0
+            while true {
+                do {
+                    let restore = { try self.restore(document, revision: revision, in: store) }
+                    committedAny = try (attempts == 0 ? restore() : store.withExclusiveAccess(restore)) || committedAny
+                    return
+                } catch let error as SettingsError where error.code == .conflict && attempts + 1 < Self.maximumConflictRetries {
+                    attempts += 1
+                } catch let error as SettingsError where error.code == .readOnly {
+                    throw SettingsError.readOnly(.root, store: storeName)
+                }
+            }
+        }
+    }
+
+    /// Stores `document` (nil: removes the stored document) if the root it makes with the layers the store
+    /// holds now passes the type, the rules and the locks, and commits that root. Call it holding the
+    /// update lock.
+    private func restore(_ document: JSONValue?, revision: Int, in store: any DocumentStore) throws -> Bool {
+        var stored = try store.load()
+        let current = stored.document
+        stored.document = document
+        let loaded: Loaded<Root>
+        do {
+            loaded = try load(stored, keepingLastGood: false)
+        } catch let error as SettingsError where error.code == .corrupt || error.code == .invalidValue {
+            // The document the revision left does not fit the type (or its rules) as the program is now.
+            throw SettingsError(.invalidValue, path: error.path, store: storeName, reason: "revision \(revision) cannot be restored: \(error.reason)", cause: error)
+        }
+        // A lock keeps its path at the layers below: a rollback that changes what is stored there is refused.
+        for (path, lock) in loaded.ignored where current?[path: path] != document?[path: path] {
+            throw SettingsError.locked(path, by: lock)
+        }
+        var memory = loaded.memory
+        memory.token = try document.map { try store.save($0, replacing: stored.token) } ?? store.remove(replacing: stored.token)
+        storedMemory.withLock { $0 = memory }
+        rejected.withLock { $0 = nil }
+        return try commit(loaded.root, saving: nil)
+    }
+
     /// Makes every saved change durable now (for stores that write later).
     func flush() throws {
         try store?.flush()

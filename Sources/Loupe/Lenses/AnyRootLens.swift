@@ -107,6 +107,16 @@ public struct AnyRootLens: Sendable, CustomStringConvertible {
     public func flush() throws {
         try root.flush()
     }
+
+    /// The changes the store keeps a record of (as `RootLens.history()` gives them).
+    public func history() throws -> SettingsHistory {
+        try root.history()
+    }
+
+    /// Stores the document the store held after `revision` again (as `RootLens.rollback(to:)` does).
+    public func rollback(to revision: Int) throws {
+        try root.rollback(to: revision)
+    }
 }
 
 extension RootLens {
@@ -133,6 +143,8 @@ protocol ErasedRoot: Sendable, CustomStringConvertible {
     func observeErrors(_ handler: @escaping @Sendable (any Error) -> Void) -> ObservationToken
     func reload() throws
     func flush() throws
+    func history() throws -> SettingsHistory
+    func rollback(to revision: Int) throws
 }
 
 extension RootLens: ErasedRoot {

@@ -299,6 +299,39 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
         try core.flush()
     }
 
+    // MARK: History
+
+    /// The changes the store keeps a record of, oldest first: for a ``FileStore`` (and a ``LayeredStore``
+    /// over one) its journal beside the file, each with its time, author and merge patches.
+    ///
+    /// ```swift
+    /// for change in try root.history().changes where change.touches(try ValuePath(parsing: "upstream.url")) {
+    ///     print(change.revision, change.time, change.author?.userName ?? "outside edit")
+    /// }
+    /// ```
+    ///
+    /// - Throws: ``SettingsError/Code/unavailable`` when the store keeps no history; the store's error
+    ///   when its record cannot be read.
+    public func history() throws -> SettingsHistory {
+        try core.history()
+    }
+
+    /// Stores the document the store held after `revision` again, as a new change that the history
+    /// records: checked by the type, the rules and the locks as any update is, and written as any update is
+    /// (a file's text is edited in place). Observers of what changed are notified. Revision
+    /// ``SettingsHistory/baseRevision`` is the document before the oldest change kept.
+    ///
+    /// ```swift
+    /// try root.rollback(to: 41)   // undoes revision 42 and any after it
+    /// ```
+    ///
+    /// - Throws: ``SettingsError/Code/notFound`` when the history does not keep `revision` (naming those it
+    ///   keeps); ``SettingsError/Code/invalidValue`` when that document no longer fits the type or its rules;
+    ///   ``SettingsError/Code/locked`` when it would change a locked path; the store's error. Nothing changes.
+    public func rollback(to revision: Int) throws {
+        try core.rollback(to: revision)
+    }
+
     /// Makes every saved change durable now, off Swift's cooperative pool.
     @available(*, deprecated, message: "use 'try await root.async.flush()': at top level, 'try await root.flush()' resolves to the synchronous form")
     public func flush() async throws {
@@ -353,6 +386,18 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
         public func flush() async throws {
             let core = root.core
             try await core.offPool { try core.flush() }
+        }
+
+        /// The changes the store keeps a record of. See `RootLens.history()`.
+        public func history() async throws -> SettingsHistory {
+            let core = root.core
+            return try await core.offPool { try core.history() }
+        }
+
+        /// Stores the document the store held after `revision` again. See `RootLens.rollback(to:)`.
+        public func rollback(to revision: Int) async throws {
+            let core = root.core
+            try await core.offPool { try core.rollback(to: revision) }
         }
     }
 

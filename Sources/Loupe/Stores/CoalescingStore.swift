@@ -107,6 +107,9 @@ public final class CoalescingStore: DocumentStore {
 
     public var holdsSecrets: Bool { base.holdsSecrets }
 
+    /// The base store's history: each write that reached it (a flush of the changes meanwhile) is one change.
+    public func history() throws -> SettingsHistory? { try base.history() }
+
     /// Reads the store underneath, with this process's changes not yet written applied over it.
     public func load() throws -> StoredDocument {
         let stored = try base.load()

@@ -20,6 +20,8 @@
 ///   cannot lose the next one too: without it, a process that loads outside the lock can lose every round
 ///   to a peer updating in a tight loop.
 /// - ``holdsSecrets``: the store's documents are secrets, so tools mask them and errors never quote them.
+/// - ``history()``, optional: the changes the store keeps a record of (a file's journal, etcd's
+///   revisions), for `RootLens.history()` and `RootLens.rollback(to:)`.
 ///
 /// A store that can only be read implements ``load()`` alone: the default ``save(_:replacing:)`` and
 /// ``remove(replacing:)`` throw ``SettingsError/Code/readOnly``, and a root over it reads and observes, and
@@ -73,6 +75,12 @@ public protocol DocumentStore: AnyObject, Sendable, CustomStringConvertible {
     /// How the typed value maps to this store's documents (date and key strategies); by default,
     /// `JSONEncoder`'s and `JSONDecoder`'s defaults. A store that keeps bytes returns its codec's.
     var coding: DocumentCoding { get }
+
+    /// The changes the store keeps a record of, oldest first, with the document before them; nil when it
+    /// keeps none (the default). Reads and changes nothing else.
+    ///
+    /// - Throws: ``SettingsError`` when the record exists but cannot be read.
+    func history() throws -> SettingsHistory?
 }
 
 extension DocumentStore {
@@ -91,6 +99,8 @@ extension DocumentStore {
     public func flush() throws {}
 
     public var holdsSecrets: Bool { false }
+
+    public func history() throws -> SettingsHistory? { nil }
 
     public var coding: DocumentCoding { DocumentCoding() }
 }

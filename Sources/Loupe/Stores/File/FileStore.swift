@@ -40,6 +40,10 @@ import Logging
 ///   the file; one that parses but does not fit the type is an error naming the file and the coding path.
 ///   Neither is ever replaced by a default unless you ask for ``CorruptFileRecovery/moveAside`` (which
 ///   moves aside a file that does not parse).
+/// - **A history.** Each write appends one record to `.NAME.history` beside the file (when, who, and the
+///   merge patches both ways; see ``HistoryPolicy``), for `RootLens.history()` and
+///   `RootLens.rollback(to:)`. An edit made without Loupe is recorded, as an outside edit, by the next
+///   write.
 public final class FileStore: DocumentStore {
     /// When saves reach the disk.
     public enum WritePolicy: Sendable, Equatable {
@@ -66,6 +70,16 @@ public final class FileStore: DocumentStore {
         case moveAside
     }
 
+    /// What the store keeps of its changes.
+    public enum HistoryPolicy: Sendable, Equatable {
+        /// No history: nothing is written beside the file but its lock.
+        case off
+        /// A journal beside the file (`.NAME.history`) of at most `changes` changes in at most `bytes`
+        /// bytes; when a change would pass either, the oldest are dropped until a quarter of each is free,
+        /// as etcd compacts. Written durably, with the settings file's mode and owner.
+        case kept(changes: Int = 100, bytes: Int = 1 << 20)
+    }
+
     /// The file's path as given (a symbolic link is followed on every access).
     public let path: String
     /// The format of the file.
@@ -81,6 +95,8 @@ public final class FileStore: DocumentStore {
     /// The largest file read, in bytes: a larger one (or one that grows past it while it is read) is a
     /// ``SettingsError`` rather than all of memory.
     public let maximumDocumentSize: Int
+    /// What the store keeps of its changes.
+    public let historyPolicy: HistoryPolicy
 
     /// The file written at once, or a coalescing store around it.
     private let backing: any DocumentStore
@@ -96,6 +112,7 @@ public final class FileStore: DocumentStore {
     ///   - recovery: ``CorruptFileRecovery/fail`` (the default) or ``CorruptFileRecovery/moveAside``.
     ///   - lockTimeout: How long an update waits for another process's lock (10 seconds by default).
     ///   - maximumDocumentSize: The largest file read, 16 MiB by default. Settings are kilobytes.
+    ///   - history: What the store keeps of its changes: the last 100, in at most 1 MiB, by default.
     ///   - logger: Where loads and saves (debug), recoveries and background write failures are logged.
     ///     Values are never logged.
     public init(
@@ -106,9 +123,11 @@ public final class FileStore: DocumentStore {
         recovery: CorruptFileRecovery = .fail,
         lockTimeout: Duration = .seconds(10),
         maximumDocumentSize: Int = 16 << 20,
+        history: HistoryPolicy = .kept(),
         logger: Logger = Logger(label: "loupe.file")
     ) {
         self.maximumDocumentSize = maximumDocumentSize
+        historyPolicy = history
         self.path = path
         self.codec = format
         self.writePolicy = writePolicy
@@ -117,14 +136,14 @@ public final class FileStore: DocumentStore {
         self.lockTimeout = lockTimeout
         let file = DocumentFile(
             path: path, codec: format, permissions: permissions, recovery: recovery, lockTimeout: lockTimeout,
-            maximumDocumentSize: maximumDocumentSize, logger: logger)
+            maximumDocumentSize: maximumDocumentSize, history: history, logger: logger)
         switch writePolicy {
         case .immediate: backing = file
         case .coalesced(let interval): backing = CoalescingStore(file, interval: interval, logger: logger)
         }
     }
 
-    /// Creates a store for the file at `url`; see ``init(path:format:writePolicy:permissions:recovery:lockTimeout:maximumDocumentSize:logger:)``.
+    /// Creates a store for the file at `url`; see ``init(path:format:writePolicy:permissions:recovery:lockTimeout:maximumDocumentSize:history:logger:)``.
     public convenience init(
         url: URL,
         format: any DocumentCodec = JSONCodec(),
@@ -133,11 +152,13 @@ public final class FileStore: DocumentStore {
         recovery: CorruptFileRecovery = .fail,
         lockTimeout: Duration = .seconds(10),
         maximumDocumentSize: Int = 16 << 20,
+        history: HistoryPolicy = .kept(),
         logger: Logger = Logger(label: "loupe.file")
     ) {
         self.init(
             path: url.path, format: format, writePolicy: writePolicy, permissions: permissions,
-            recovery: recovery, lockTimeout: lockTimeout, maximumDocumentSize: maximumDocumentSize, logger: logger)
+            recovery: recovery, lockTimeout: lockTimeout, maximumDocumentSize: maximumDocumentSize, history: history,
+            logger: logger)
     }
 
     public var description: String { backing.description }
@@ -164,6 +185,9 @@ public final class FileStore: DocumentStore {
     }
 
     public func flush() throws { try backing.flush() }
+
+    /// The changes the journal beside the file keeps; nil with ``HistoryPolicy/off``.
+    public func history() throws -> SettingsHistory? { try backing.history() }
 }
 
 /// A document in one file, each save written at once: atomically and durably, under the file's lock,
@@ -176,6 +200,8 @@ final class DocumentFile: DocumentStore {
     let lockTimeout: Duration
     private let file: WatchedFile<Parsed>
     private let logger: Logger
+    /// The history beside the file; nil when none is kept.
+    private let journal: Journal?
 
     /// A file's content as read: a document and the text that holds it (which the next write edits), or
     /// (with ``FileStore/CorruptFileRecovery/moveAside``) the reason it does not parse.
@@ -186,8 +212,12 @@ final class DocumentFile: DocumentStore {
 
     init(
         path: String, codec: any DocumentCodec, permissions: mode_t, recovery: FileStore.CorruptFileRecovery,
-        lockTimeout: Duration, maximumDocumentSize: Int, logger: Logger
+        lockTimeout: Duration, maximumDocumentSize: Int, history: FileStore.HistoryPolicy, logger: Logger
     ) {
+        journal = switch history {
+        case .off: nil
+        case .kept(let changes, let bytes): Journal(maximumChanges: changes, maximumBytes: bytes, logger: logger)
+        }
         self.path = path
         self.codec = codec
         self.permissions = permissions
@@ -235,17 +265,38 @@ final class DocumentFile: DocumentStore {
             }
             let data = try codec.serializeDocument(document, editing: previous, store: description)
             if let previous, data == previous.text { return token }
+            let old = journal == nil ? nil : previous.map { .some($0.document) } ?? heldDocument(token)
             let identity = try file.write(data, to: target, permissions: permissions)
             file.remember(.document(document, text: data), as: identity)
             logger.debug("saved settings", metadata: ["file": "\(path)", "bytes": "\(data.count)"])
+            if let journal, let old {
+                journal.record(from: old, before: token, to: document, after: identity.token, at: target, author: .thisProcess, store: description)
+            }
             return identity.token
         }
+    }
+
+    /// What the file that `token` identifies holds, read again (an update the root made without reading
+    /// the file through this store); `.some(nil)` for no file, nil when it does not read.
+    private func heldDocument(_ token: ChangeToken) -> JSONValue?? {
+        guard token != .absent else { return .some(nil) }
+        guard case .document(let document, _)? = (try? file.read())?.content else { return nil }
+        return .some(document)
+    }
+
+    func history() throws -> SettingsHistory? {
+        guard let journal else { return nil }
+        return try journal.history(of: file.resolved(), store: description)
     }
 
     func remove(replacing token: ChangeToken) throws -> ChangeToken {
         try file.withLock(timeout: lockTimeout) { target in
             try checkUnchanged(target, since: token)
+            let old = journal == nil ? nil : heldDocument(token)
             try file.remove(at: target)
+            if let journal, let old {
+                journal.record(from: old, before: token, to: nil, after: .absent, at: target, author: .thisProcess, store: description)
+            }
             return .absent
         }
     }

@@ -178,6 +178,9 @@ public final class LayeredStore: DocumentStore {
     /// Whether the top or any store layer holds secrets.
     public var holdsSecrets: Bool { top.holdsSecrets || layers.contains(where: \.holdsSecrets) }
 
+    /// The top store's history: the changes written to it.
+    public func history() throws -> SettingsHistory? { try top.history() }
+
     private var sources: [any LayerSource] { layerSources + lockSources + overrideSources }
 
     /// Reads every layer, every lock file and the top. A layer that cannot be read is a layer whose

@@ -1,0 +1,260 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import InMemoryLogging
+import Logging
+import Loupe
+import LoupeTestSupport
+import Testing
+
+/// A file store's history: the journal beside a real file, written by real roots (and edited by hand in
+/// between), read back, bounded, torn, corrupted, and rolled back.
+@Suite("History: what changed, who changed it, and taking it back")
+struct HistoryTests {
+    struct Settings: Codable, Sendable, Equatable {
+        struct Upstream: Codable, Sendable, Equatable {
+            var url = "http://127.0.0.1:9000"
+            var timeoutSeconds = 5
+        }
+        var logLevel = "info"
+        var port = 8080
+        var upstream = Upstream()
+        var features: [String: Bool] = [:]
+    }
+
+    /// The same settings, with a rule this program's version added.
+    struct Strict: Codable, Sendable, Equatable, Validated {
+        var logLevel = "info"
+        var port = 8080
+        var upstream = Settings.Upstream()
+        var features: [String: Bool] = [:]
+        static let rules: [Rule<Strict>] = [Rule(\.port, at: "port", .within(1...1024))]
+    }
+
+    /// JSON text as a document.
+    func json(_ text: String) -> JSONValue? { try? JSONValue(parsing: text) }
+
+    static func journal(of path: String) -> String {
+        (path as NSString).deletingLastPathComponent + "/." + (path as NSString).lastPathComponent + ".history"
+    }
+
+    @Test("each write records its revision, time, author and the patches both ways")
+    func recordsWrites() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        let root = try RootLens(default: Settings(), store: FileStore(path: path), watch: false)
+        let before = Date()
+        try root.port.set(9000)
+        try root.upstream.url.set("https://eu.example")
+        try root.update { $0.features["beta"] = true; $0.port = 9001 }
+
+        let history = try root.history()
+        #expect(history.baseRevision == 0 && history.base == nil, "the file did not exist before the first write")
+        #expect(history.changes.map(\.revision) == [1, 2, 3])
+        #expect(history.changes.map(\.changedPaths) == [["port"], ["upstream.url"], ["features.beta", "port"]])
+        let first = try #require(history.changes.first)
+        #expect(first.patch == json(#"{"port": 9000}"#) && first.reversePatch == .null, "the first write made the file")
+        #expect(history.changes[2].reversePatch == json(#"{"features": null, "port": 9000}"#))
+        let author = try #require(first.author)
+        #expect(author.userID == UInt32(geteuid()) && author.processID == getpid())
+        #expect(!author.host.isEmpty && !author.program.isEmpty && author.userName != nil)
+        #expect(history.changes.allSatisfy { $0.time >= before.addingTimeInterval(-1) && $0.time <= Date() })
+        #expect(try history.document(after: 2) == json(#"{"port": 9000, "upstream": {"url": "https://eu.example"}}"#))
+        #expect(try history.document(after: 3) == root.storedDocument())
+        #expect(try history.document(after: 0) == nil)
+        #expect(history.changes[1].touches("upstream") && !history.changes[1].touches("port"))
+
+        // A second process's view: a fresh root reads the same journal from the file.
+        let other = try RootLens(default: Settings(), store: FileStore(path: path), watch: false)
+        #expect(try other.history() == history)
+    }
+
+    @Test("an edit made by hand between two writes is recorded as an outside edit, author unknown")
+    func recordsOutsideEdits() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        let root = try RootLens(default: Settings(), store: FileStore(path: path), watch: false)
+        try root.port.set(9000)
+        // An editor's atomic save.
+        try Data(#"{"port": 9000, "logLevel": "debug"}"#.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        try root.reload()
+        try root.upstream.timeoutSeconds.set(30)
+
+        let changes = try root.history().changes
+        #expect(changes.map(\.revision) == [1, 2, 3])
+        #expect(changes[1].isOutsideEdit && changes[1].patch == json(#"{"logLevel": "debug"}"#) && changes[1].reversePatch == json(#"{"logLevel": null}"#))
+        #expect(!changes[2].isOutsideEdit && changes[2].patch == json(#"{"upstream": {"timeoutSeconds": 30}}"#))
+        #expect(try root.history().document(after: 3) == root.storedDocument())
+    }
+
+    @Test("rollback writes the document a revision left as a new change, editing the file in place")
+    func rollsBack() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.toml")
+        try Data("""
+            # The site's settings.
+            port = 9000   # the public port
+
+            [upstream]
+            # Where requests go.
+            url = "https://eu.example"
+
+            """.utf8).write(to: URL(fileURLWithPath: path))
+        let root = try RootLens(default: Settings(), store: FileStore(path: path, format: TOMLCodec()), watch: false)
+        let observed = Locked<[Int]>([])
+        let token = root.port.observe { port in observed.withLock { $0.append(port) } }
+        defer { token.cancel() }
+        try root.port.set(9443)
+        try root.upstream.url.set("https://us.example")
+        #expect(try root.history().changes.map(\.revision) == [1, 2])
+
+        try root.rollback(to: 0)
+        #expect(root.value.port == 9000 && root.value.upstream.url == "https://eu.example")
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text == """
+            # The site's settings.
+            port = 9000   # the public port
+
+            [upstream]
+            # Where requests go.
+            url = "https://eu.example"
+
+            """, "the comments, the order and the spacing are the file's own")
+        let changes = try root.history().changes
+        #expect(changes.map(\.revision) == [1, 2, 3], "a rollback is a change of its own")
+        #expect(changes[2].patch == json(#"{"port": 9000, "upstream": {"url": "https://eu.example"}}"#) && changes[2].author != nil)
+        #expect(observed.withLock { $0 } == [9443, 9000])
+
+        // And forward again: to what revision 1 left.
+        try root.rollback(to: 1)
+        #expect(root.value.port == 9443 && root.value.upstream.url == "https://eu.example")
+    }
+
+    @Test("a rollback the type, a rule or a lock refuses, or to a revision not kept, changes nothing")
+    func refusedRollbacks() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        let old = try RootLens(default: Settings(), store: FileStore(path: path), watch: false)
+        try old.port.set(5000)
+        try old.port.set(80)
+        let strict = try RootLens(default: Strict(), store: FileStore(path: path), watch: false)
+        let stored = try Data(contentsOf: URL(fileURLWithPath: path))
+
+        let ruled = #expect(throws: SettingsError.self) { try strict.rollback(to: 1) }
+        #expect(ruled?.code == .invalidValue && "\(ruled!)".contains("port"), "\(String(describing: ruled))")
+        let missing = #expect(throws: SettingsError.self) { try strict.rollback(to: 7) }
+        #expect(missing?.code == .notFound && "\(missing!)".contains("revisions 0–2"), "\(String(describing: missing))")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == stored && strict.value.port == 80)
+        #expect(try strict.history().changes.count == 2)
+
+        // An administrator locks the port after it changed: taking the change back would move a locked value.
+        let locks = directory.file("locks")
+        try FileManager.default.createDirectory(atPath: locks, withIntermediateDirectories: true)
+        try Data("port\n".utf8).write(to: URL(fileURLWithPath: locks + "/00-admin"))
+        let locked = try RootLens(default: Settings(), store: LayeredStore(layers: [], top: FileStore(path: path), locks: [locks]), watch: false)
+        let refused = #expect(throws: SettingsError.self) { try locked.rollback(to: 1) }
+        #expect(refused?.code == .locked, "\(String(describing: refused))")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == stored)
+    }
+
+    @Test("the journal is bounded: the oldest changes are dropped, and every kept revision still replays")
+    func bounded() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        let root = try RootLens(default: Settings(), store: FileStore(path: path, history: .kept(changes: 8, bytes: 1 << 20)), watch: false)
+        var documents: [Int: JSONValue?] = [:]
+        for port in 1...30 {
+            try root.port.set(port)
+            documents[port] = try root.storedDocument()
+        }
+        var history = try root.history()
+        #expect((6...8).contains(history.changes.count), "\(history.changes.count)")
+        #expect(history.changes.last?.revision == 30 && history.baseRevision == history.changes[0].revision - 1)
+        for change in history.changes { #expect(try history.document(after: change.revision) == documents[change.revision]!) }
+        #expect(throws: SettingsError.self) { try history.document(after: 3) }
+
+        // By size: records of about 2 KB each, in at most 8 KB.
+        let sized = directory.file("sized.json")
+        let large = try RootLens(default: Settings(), store: FileStore(path: sized, history: .kept(changes: 100, bytes: 8 << 10)), watch: false)
+        for index in 0..<20 { try large.logLevel.set(String(repeating: "\(index % 10)", count: 1_000)) }
+        history = try large.history()
+        let size = try FileManager.default.attributesOfItem(atPath: Self.journal(of: sized))[.size] as? Int ?? 0
+        #expect(size <= 8 << 10 && history.changes.count >= 2, "\(size) bytes, \(history.changes.count) changes")
+        #expect(try history.document(after: 20) == large.storedDocument())
+    }
+
+    @Test("a torn last record is ignored and cut off by the next write; a corrupt journal starts afresh")
+    func tornAndCorrupt() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        let root = try RootLens(default: Settings(), store: FileStore(path: path), watch: false)
+        try root.port.set(9000)
+        try root.port.set(9001)
+        let journal = Self.journal(of: path)
+        // A writer killed mid-append.
+        let handle = try #require(FileHandle(forWritingAtPath: journal))
+        handle.seekToEndOfFile()
+        handle.write(Data(#"{"revision":3,"time":1764099000000,"patch":{"po"#.utf8))
+        try handle.close()
+        let fresh = try RootLens(default: Settings(), store: FileStore(path: path), watch: false)
+        #expect(try fresh.history().changes.map(\.revision) == [1, 2])
+        try fresh.port.set(9002)
+        #expect(try fresh.history().changes.map(\.revision) == [1, 2, 3])
+        let lines = try String(contentsOfFile: journal, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count == 5 && lines.last == "", "a header, three records, and nothing torn left: \(lines)")
+
+        // Corrupt (or a format this version does not know): a warning naming it; the settings are untouched.
+        try Data("not a journal\n".utf8).write(to: URL(fileURLWithPath: journal))
+        let logs = InMemoryLogHandler()
+        let reader = try RootLens(default: Settings(), store: FileStore(path: path, logger: Logger(label: "test") { _ in logs }), watch: false)
+        #expect(try reader.history().changes.isEmpty && reader.value.port == 9002)
+        #expect(logs.entries.contains { "\($0.message)".contains("does not read") && "\($0.metadata)".contains(journal) }, "\(logs.entries)")
+        try reader.port.set(9003)
+        let history = try reader.history()
+        #expect(history.changes.map(\.revision) == [1] && history.base == json(#"{"port": 9002}"#), "started afresh from what the file held")
+    }
+
+    @Test("the journal has the settings file's mode; none is kept when the store is told so")
+    func modeAndOff() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        let root = try RootLens(default: Settings(), store: FileStore(path: path, permissions: 0o640), watch: false)
+        try root.port.set(9000)
+        var info = stat()
+        #expect(stat(Self.journal(of: path), &info) == 0 && info.st_mode & 0o777 == 0o640)
+
+        let off = directory.file("off.json")
+        let quiet = try RootLens(default: Settings(), store: FileStore(path: off, history: .off), watch: false)
+        try quiet.port.set(9000)
+        #expect(!FileManager.default.fileExists(atPath: Self.journal(of: off)))
+        let error = #expect(throws: SettingsError.self) { try quiet.history() }
+        #expect(error?.code == .unavailable)
+        #expect(throws: SettingsError.self) { try RootLens(Settings()).history() }
+    }
+
+    @Test("values from override layers and secret references never reach the journal")
+    func noSecretsInTheJournal() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        let credentials = directory.file("credentials")
+        try FileManager.default.createDirectory(atPath: credentials, withIntermediateDirectories: true)
+        try Data("https://user:hunter2@internal.example".utf8).write(to: URL(fileURLWithPath: credentials + "/upstream.url"))
+        let root = try RootLens(
+            default: Settings(),
+            store: LayeredStore(layers: [.directory(credentials: credentials)], top: FileStore(path: path)), watch: false)
+        #expect(root.value.upstream.url.contains("hunter2"))
+        try root.port.set(9000)
+        try root.upstream.timeoutSeconds.set(9)
+        let journal = try String(contentsOfFile: Self.journal(of: path), encoding: .utf8)
+        #expect(try !journal.contains("hunter2") && root.history().changes.count == 2)
+    }
+}
