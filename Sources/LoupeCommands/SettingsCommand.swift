@@ -33,6 +33,9 @@ import Loupe
 /// | `describe PATH` | The part's type, default, current value, allowed values and description. |
 /// | `schema` | The JSON Schema of the settings, for editors. |
 /// | `explain [PATH]` | Where each value comes from: the layer that set it, those it overrides, its lock. |
+/// | `history [PATH]` | The changes the store keeps a record of: revision, time, who, the paths changed. |
+/// | `diff REV [REV2]` | What a revision changed, or what changed between two: each path's old and new value. |
+/// | `rollback REV` | Stores the settings as a revision left them, as a new change, checked like any write. |
 ///
 /// Errors are one line on standard error, `myapp: server.port: expected UInt16, found String "x"`, with an
 /// exit status from sysexits(3): 64 usage, 65 a value the type or its rules refuse, 66 nothing at the path,
@@ -45,7 +48,7 @@ public struct SettingsCommand<Location: SettingsLocation>: ParsableCommand {
             discussion: Location.discussion.isEmpty ? ExitStatus.help : Location.discussion + "\n\n" + ExitStatus.help,
             subcommands: [
                 Get.self, Set.self, Unset.self, Show.self, Edit.self, Watch.self, List.self, Describe.self,
-                Schema.self, Template.self, Explain.self,
+                Schema.self, Template.self, Explain.self, History.self, Diff.self, Rollback.self,
             ])
     }
 

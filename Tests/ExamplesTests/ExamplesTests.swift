@@ -1001,3 +1001,83 @@ struct LayeredSettingsTests {
         #expect(try run(loupe, ["--layer", Self.vendor, "get", "logLevel"]).status == 64)
     }
 }
+
+/// `history`, `diff` and `rollback` through `loupe`, on a real file that a person also edits by hand.
+@Suite("loupe history, diff and rollback")
+struct HistoryCommandTests {
+    @Test func historyDiffAndRollbackOverAFileEditedByHandToo() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let file = directory.file("settings.json")
+        func daemon(_ arguments: String...) throws -> ProcessOutput {
+            try run(loupe, ["--file", file, "--schema", "daemon"] + arguments)
+        }
+        #expect(try daemon("set", "ticker.greeting", "hi").status == 0)
+        #expect(try daemon("set", "upstream.timeoutSeconds", "30").status == 0)
+        try replaceFile(file, with: #"{"ticker": {"greeting": "hi"}, "upstream": {"timeoutSeconds": 30}, "logLevel": "debug"}"#)
+        #expect(try daemon("set", "ticker.greeting", "hello-again").status == 0)
+
+        let history = try daemon("history")
+        let lines = history.output.split(separator: "\n")
+        #expect(history.status == 0 && lines.count == 4, "\(history.output) \(history.error)")
+        #expect(lines.first.map { $0.hasPrefix("1  ") && $0.contains("loupe[") && $0.hasSuffix("ticker.greeting") } == true, "\(lines)")
+        #expect(lines.count == 4 && lines[2].hasPrefix("3  ") && lines[2].contains("outside edit") && lines[2].hasSuffix("logLevel"), "\(lines)")
+        let touching = try daemon("history", "upstream.timeoutSeconds")
+        #expect(touching.output.split(separator: "\n").map { $0.prefix(3) } == ["2  "], "\(touching.output)")
+
+        #expect(try daemon("diff", "2").output == "upstream.timeoutSeconds: (none) -> 30\n")
+        let between = try daemon("diff", "1", "4")
+        #expect(between.output == """
+            logLevel: (none) -> "debug"
+            ticker.greeting: "hi" -> "hello-again"
+            upstream.timeoutSeconds: (none) -> 30
+
+            """, "\(between.output) \(between.error)")
+
+        let rollback = try daemon("rollback", "1")
+        #expect(rollback.status == 0 && rollback.error.contains("recorded as revision 5"), "\(rollback.status) \(rollback.error)")
+        #expect(try daemon("get", "upstream.timeoutSeconds").output == "5\n" && daemon("get", "logLevel").output == "\"info\"\n")
+        #expect(try daemon("get", "ticker.greeting").output == "\"hi\"\n")
+        #expect(try JSONValue(parsing: String(contentsOfFile: file, encoding: .utf8)) == JSONValue(parsing: #"{"ticker": {"greeting": "hi"}}"#))
+
+        let missing = try daemon("rollback", "99")
+        #expect(missing.status == 66 && missing.error.contains("revisions 0–5"), "\(missing.status) \(missing.error)")
+        let malformed = try daemon("diff", "seven")
+        #expect(malformed.status == 64, "\(malformed.status) \(malformed.error)")
+    }
+
+    @Test func aRollbackARuleOrALockRefusesExits65Or77AndWritesNothing() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let file = directory.file("settings.json"), locks = directory.file("locks")
+        // Written without the type (any JSON), then put right.
+        #expect(try loupe("--file", file, "set", "upstream.timeoutSeconds", "700000").status == 0)
+        #expect(try loupe("--file", file, "set", "upstream.timeoutSeconds", "30").status == 0)
+        func daemon(_ arguments: String...) throws -> ProcessOutput {
+            try run(loupe, ["--file", file, "--locks", locks, "--schema", "daemon"] + arguments)
+        }
+        try replaceFile(locks, with: "")
+        #expect(try daemon("set", "ticker.greeting", "hi").status == 0)
+        let held = try String(contentsOfFile: file, encoding: .utf8)
+
+        let ruled = try daemon("rollback", "1")
+        #expect(ruled.status == 65 && ruled.error.contains("must be between 1 and 300"), "\(ruled.status) \(ruled.error)")
+        // Under a lock, revision 1's value is held aside rather than read: setting it is what the lock refuses.
+        try replaceFile(locks, with: "upstream.timeoutSeconds\n")
+        let locked = try daemon("rollback", "1")
+        #expect(locked.status == 77 && locked.error.contains("upstream.timeoutSeconds"), "\(locked.status) \(locked.error)")
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == held)
+        #expect(try daemon("history").output.split(separator: "\n").count == 3, "nothing was recorded")
+    }
+
+    @Test func diffMasksSecrets() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let file = directory.file("settings.json"), credentials = directory.file("credentials")
+        try FileManager.default.createDirectory(atPath: credentials, withIntermediateDirectories: true)
+        try replaceFile(credentials + "/upstream.token", with: "from-the-credential")
+        #expect(try loupe("--file", file, "--schema", "daemon", "set", "upstream.token", "s3cret-in-the-file").status == 0)
+        let diff = try loupe("--file", file, "--schema", "daemon", "--credentials", credentials, "diff", "1")
+        #expect(diff.status == 0 && diff.output == "upstream.token: (none) -> \"********\"\n", "\(diff.output) \(diff.error)")
+    }
+}

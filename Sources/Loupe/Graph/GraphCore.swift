@@ -322,7 +322,8 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             // The document the revision left does not fit the type (or its rules) as the program is now.
             throw SettingsError(.invalidValue, path: error.path, store: storeName, reason: "revision \(revision) cannot be restored: \(error.reason)", cause: error)
         }
-        // A lock keeps its path at the layers below: a rollback that changes what is stored there is refused.
+        // A lock keeps its path at the layers below: a rollback that stores another value there is refused,
+        // as a `set` there is. (One that takes a held value out, as a reset does, is not.)
         for (path, lock) in loaded.ignored where current?[path: path] != document?[path: path] {
             throw SettingsError.locked(path, by: lock)
         }

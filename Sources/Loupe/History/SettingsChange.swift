@@ -146,8 +146,9 @@ public struct SettingsHistory: Sendable, Equatable {
         return document == .null ? nil : document
     }
 
-    /// The merge patch from `old` to `new`, either of which may be no document.
-    static func patch(from old: JSONValue?, to new: JSONValue?) -> JSONValue {
+    /// The merge patch (RFC 7386) from `old` to `new`, either of which may be no document (nil): `null`
+    /// when `new` is none, `new` itself when `old` is none.
+    public static func patch(from old: JSONValue?, to new: JSONValue?) -> JSONValue {
         guard let new else { return .null }
         return (old ?? .object([:])).mergePatch(to: new)
     }

@@ -327,7 +327,8 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     ///
     /// - Throws: ``SettingsError/Code/notFound`` when the history does not keep `revision` (naming those it
     ///   keeps); ``SettingsError/Code/invalidValue`` when that document no longer fits the type or its rules;
-    ///   ``SettingsError/Code/locked`` when it would change a locked path; the store's error. Nothing changes.
+    ///   ``SettingsError/Code/locked`` when it would store another value at a locked path (as a `set` there
+    ///   would; taking a held value out, as a reset does, is allowed); the store's error. Nothing changes.
     public func rollback(to revision: Int) throws {
         try core.rollback(to: revision)
     }

@@ -1,0 +1,126 @@
+#if Commands
+import ArgumentParser
+import Foundation
+import Loupe
+
+extension SettingsCommand {
+    /// `history [PATH]`: the changes the store keeps a record of.
+    public struct History: ParsableCommand {
+        public static var configuration: CommandConfiguration {
+            CommandConfiguration(
+                commandName: "history",
+                abstract: "Lists the changes the store keeps a record of: revision, time, who, the paths changed.",
+                discussion: """
+                    One line a change, oldest first: `12  2026-11-25T10:00:00.000Z  ann (uid 1000) via loupe[4242] \
+                    on web-1  port, upstream.url`. An edit made without Loupe (an editor, a script) shows as an \
+                    outside edit: the next write saw it. With a path, only the changes that touched it.
+                    """)
+        }
+        @ParentCommand var group: SettingsCommand
+        @Argument(help: "Only the changes that set or removed this path, a part under it, or a part above it.")
+        var path: String = ""
+
+        public init() {}
+
+        public func run() throws {
+            try group.withSettings { settings in
+                let filter = try ValuePath(parsing: path)
+                let history = try settings.root.history()
+                let changes = history.changes.filter { filter.components.isEmpty || $0.touches(filter) }
+                guard !changes.isEmpty else {
+                    printError(history.changes.isEmpty ? "no changes are recorded yet" : "no change recorded touched \(path)")
+                    return
+                }
+                for change in changes {
+                    let paths = change.changedPaths.map { $0.components.isEmpty ? "<root>" : $0.description }
+                    try printLine("\(change.revision)  \(timestamp(change.time))  \(author(of: change))  \(paths.joined(separator: ", "))")
+                }
+            }
+        }
+    }
+
+    /// `diff REV [REV2]`: what a revision changed, or what changed between two.
+    public struct Diff: ParsableCommand {
+        public static var configuration: CommandConfiguration {
+            CommandConfiguration(
+                commandName: "diff",
+                abstract: "Prints what revision REV changed, or what changed from revision REV to REV2.",
+                discussion: """
+                    One line a path, with its value before and after as JSON: `port: 8080 -> 9000`; \
+                    `(none)` where nothing was stored. Secrets are masked.
+                    """)
+        }
+        @ParentCommand var group: SettingsCommand
+        @Argument(help: "A revision, as `history` lists them.") var revision: Int
+        @Argument(help: "A later (or earlier) revision: what changed from REV to it.") var other: Int?
+
+        public init() {}
+
+        public func run() throws {
+            try group.withSettings { settings in
+                let history = try settings.root.history()
+                let (from, to) = other.map { (revision, $0) } ?? (revision - 1, revision)
+                if other == nil { _ = try history.document(after: revision) }  // names the revisions kept
+                let old = try history.document(after: from)
+                let new = try history.document(after: to)
+                let change = SettingsChange(revision: to, time: Date(), author: nil, patch: SettingsHistory.patch(from: old, to: new), reversePatch: .null)
+                let paths = change.patch == .object([:]) ? [] : change.changedPaths
+                guard !paths.isEmpty else {
+                    printError("nothing changed from revision \(from) to revision \(to)")
+                    return
+                }
+                for path in paths {
+                    func shown(_ document: JSONValue?) -> String {
+                        guard let value = document?[path: path] else { return "(none)" }
+                        return displayed(value, settings, at: path).jsonText()
+                    }
+                    try printLine("\(path.components.isEmpty ? "<root>" : path.description): \(shown(old)) -> \(shown(new))")
+                }
+            }
+        }
+    }
+
+    /// `rollback REV`: stores the document as it was after a revision, as a new change.
+    public struct Rollback: ParsableCommand {
+        public static var configuration: CommandConfiguration {
+            CommandConfiguration(
+                commandName: "rollback",
+                abstract: "Stores the settings as they were after revision REV again, as a new change.",
+                discussion: """
+                    Checked like any write: exit 65 if the type or a rule refuses that document now, 77 if it \
+                    would change a locked path, 66 if the revision is not kept (the message names those that \
+                    are). A file is edited in place: its comments and order stay.
+                    """)
+        }
+        @ParentCommand var group: SettingsCommand
+        @Argument(help: "The revision whose settings to restore, as `history` lists them.") var revision: Int
+
+        public init() {}
+
+        public func run() throws {
+            try group.withSettings { settings in
+                let before = try settings.root.history().changes.last?.revision
+                try settings.root.rollback(to: revision)
+                let after = try settings.root.history().changes.last?.revision
+                if after == before {
+                    printError("the settings are already as revision \(revision) left them; nothing was written")
+                } else {
+                    printError("restored the settings as revision \(revision) left them, recorded as revision \(after.map(String.init) ?? "?")")
+                }
+            }
+        }
+    }
+}
+
+/// A change's time, as UTC ISO 8601 text with milliseconds.
+private func timestamp(_ time: Date) -> String {
+    time.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+}
+
+/// Who made a change, in words: `ann (uid 1000) via loupe[4242] on web-1`, or `outside edit`.
+private func author(of change: SettingsChange) -> String {
+    guard let author = change.author else { return "outside edit" }
+    let user = author.userName.map { "\($0) (uid \(author.userID))" } ?? "uid \(author.userID)"
+    return "\(user) via \(author.program)[\(author.processID)] on \(author.host)"
+}
+#endif
