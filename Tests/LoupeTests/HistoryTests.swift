@@ -44,7 +44,8 @@ struct HistoryTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let path = directory.file("settings.json")
-        let root = try RootLens(default: Settings(), store: FileStore(path: path), watch: false)
+        // Watching: the echo of its own writes is not taken for an outside edit.
+        let root = try RootLens(default: Settings(), store: FileStore(path: path), watch: true)
         let before = Date()
         try root.port.set(9000)
         try root.upstream.url.set("https://eu.example")
@@ -88,6 +89,23 @@ struct HistoryTests {
         #expect(changes[1].isOutsideEdit && changes[1].patch == json(#"{"logLevel": "debug"}"#) && changes[1].reversePatch == json(#"{"logLevel": null}"#))
         #expect(!changes[2].isOutsideEdit && changes[2].patch == json(#"{"upstream": {"timeoutSeconds": 30}}"#))
         #expect(try root.history().document(after: 3) == root.storedDocument())
+    }
+
+    @Test("a watching root records an edit made by hand when it sees it, once, with no write of its own")
+    func watchingRootRecordsOutsideEdits() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        let writer = try RootLens(default: Settings(), store: FileStore(path: path), watch: false)
+        try writer.port.set(9000)
+        let watching = try RootLens(default: Settings(), store: FileStore(path: path), watch: true)
+        let other = try RootLens(default: Settings(), store: FileStore(path: path), watch: true)
+        try replaceFile(path, with: #"{"port": 9000, "logLevel": "debug"}"#)
+        let deadline = Date().addingTimeInterval(10)
+        while watching.value.logLevel != "debug" || other.value.logLevel != "debug", Date() < deadline { usleep(10_000) }
+        #expect(watching.value.logLevel == "debug" && other.value.logLevel == "debug")
+        let changes = try writer.history().changes
+        #expect(changes.map(\.revision) == [1, 2] && changes[1].isOutsideEdit && changes[1].patch == json(#"{"logLevel": "debug"}"#), "\(changes)")
     }
 
     @Test("rollback writes the document a revision left as a new change, editing the file in place")

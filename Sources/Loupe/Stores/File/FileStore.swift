@@ -284,6 +284,21 @@ final class DocumentFile: DocumentStore {
         return .some(document)
     }
 
+    /// Records an edit made without Loupe, which the watch just reported, in the history: when there is
+    /// one this process may write, and the file is not what its last record left. A process that may only
+    /// read (a daemon reading a root-owned file) leaves it to the next writer.
+    private func recordOutsideEdit() {
+        guard let journal, let target = try? file.resolved(), journal.mayHaveMissed(fileToken: (try? file.token()) ?? .absent, at: target) else { return }
+        do {
+            try file.withLock(timeout: .milliseconds(200)) { target in
+                guard let (content, identity) = try file.read(), case .document(let document, _) = content else { return }
+                journal.recordOutsideEdit(to: document, file: identity.token, at: target, store: description)
+            }
+        } catch {
+            logger.debug("did not record an outside edit in the settings history", metadata: ["file": "\(path)", "error": "\(logDescription(of: error))"])
+        }
+    }
+
     func history() throws -> SettingsHistory? {
         guard let journal else { return nil }
         return try journal.history(of: file.resolved(), store: description)
@@ -309,7 +324,10 @@ final class DocumentFile: DocumentStore {
     func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
         do {
             // The path as given: the watch follows its symbolic links afresh after every change.
-            let (watch, pollingReason) = try file.watch(onChange)
+            let (watch, pollingReason) = try file.watch { [weak self] in
+                self?.recordOutsideEdit()
+                onChange()
+            }
             if let pollingReason {
                 logger.warning(
                     "inotify cannot watch the settings file; checking it every 100 ms instead",

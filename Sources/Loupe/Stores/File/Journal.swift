@@ -166,6 +166,16 @@ final class Journal: Sendable {
         }
     }
 
+    /// Whether the journal beside `target` may lack a record of the settings file `fileToken` identifies:
+    /// false when it is not there or this process may not write it, or when its last record, as this
+    /// process last read or wrote it, left that file.
+    func mayHaveMissed(fileToken: ChangeToken, at target: String) -> Bool {
+        let path = Self.path(for: target)
+        guard access(path, W_OK) == 0 else { return false }
+        guard let seen = lastSeen.withLock({ $0 }), seen.path == path, (try? FileSystem.identity(of: path)) == seen.identity else { return true }
+        return seen.contents.lastFile != fileToken.description
+    }
+
     /// Records an outside edit of the settings file at `target`, which now holds `current` (the file
     /// `identity` identifies), unless the journal's last record left it so. Call it holding the settings
     /// file's lock.
