@@ -191,11 +191,7 @@ public final class KeyringStore: DocumentStore {
     /// The lock file's name for an item: the same in every process (FNV-1a of the attributes), so that
     /// every process writing the item takes the same lock, and free of characters a file name cannot hold.
     private static func lockName(service: String, account: String) -> String {
-        var digest: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in (service + "\u{0}" + account).utf8 {
-            digest = (digest ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
-        }
-        return String(digest, radix: 16) + ".lock"
+        String(StableDigest.fnv1a(service + "\u{0}" + account), radix: 16) + ".lock"
     }
 
     private func wipe(_ data: inout Data) {

@@ -91,6 +91,25 @@ struct HistoryTests {
         #expect(try root.history().document(after: 3) == root.storedDocument())
     }
 
+    @Test("a record whose write never landed (a crash between the two) is dropped by the next write")
+    func recordThatNeverLanded() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        let root = try RootLens(default: Settings(), store: FileStore(path: path), watch: false)
+        try root.port.set(9000)
+        let landed = try Data(contentsOf: URL(fileURLWithPath: path))
+        try root.port.set(9001)
+        // The file as the crash left it: revision 2's record written, its file not.
+        try landed.write(to: URL(fileURLWithPath: path), options: .atomic)
+        let next = try RootLens(default: Settings(), store: FileStore(path: path), watch: false)
+        try next.logLevel.set("debug")
+        let changes = try next.history().changes
+        #expect(changes.map(\.revision) == [1, 2] && changes.allSatisfy { !$0.isOutsideEdit }, "\(changes)")
+        #expect(changes.last?.patch == json(#"{"logLevel": "debug"}"#))
+        #expect(try next.history().document(after: 2) == next.storedDocument())
+    }
+
     @Test("a watching root records an edit made by hand when it sees it, once, with no write of its own")
     func watchingRootRecordsOutsideEdits() throws {
         let directory = try TemporaryDirectory()

@@ -265,34 +265,45 @@ final class DocumentFile: DocumentStore {
             }
             let data = try codec.serializeDocument(document, editing: previous, store: description)
             if let previous, data == previous.text { return token }
-            let old = journal == nil ? nil : previous.map { .some($0.document) } ?? heldDocument(token)
-            let identity = try file.write(data, to: target, permissions: permissions)
+            // The history's record goes first, so that the file's flush carries it too.
+            let old = journal == nil ? nil : previous.map { (document: .some($0.document), text: .some($0.text)) } ?? held(token)
+            let record = old.flatMap { journal?.begin(from: $0, to: (document, data), at: target, author: .thisProcess, store: description) }
+            let identity: FileIdentity
+            do {
+                identity = try file.write(data, to: target, permissions: permissions)
+            } catch {
+                journal?.abandon(record)
+                throw error
+            }
+            journal?.finish(record)
             file.remember(.document(document, text: data), as: identity)
             logger.debug("saved settings", metadata: ["file": "\(path)", "bytes": "\(data.count)"])
-            if let journal, let old {
-                journal.record(from: old, before: token, to: document, after: identity.token, at: target, author: .thisProcess, store: description)
-            }
             return identity.token
         }
     }
 
     /// What the file that `token` identifies holds, read again (an update the root made without reading
-    /// the file through this store); `.some(nil)` for no file, nil when it does not read.
-    private func heldDocument(_ token: ChangeToken) -> JSONValue?? {
-        guard token != .absent else { return .some(nil) }
-        guard case .document(let document, _)? = (try? file.read())?.content else { return nil }
-        return .some(document)
+    /// the file through this store): no document for no file; nil when it does not read.
+    private func held(_ token: ChangeToken) -> (document: JSONValue?, text: Data?)? {
+        guard token != .absent else { return (nil, nil) }
+        guard case .document(let document, let text)? = (try? file.read())?.content else { return nil }
+        return (document, text)
     }
 
     /// Records an edit made without Loupe, which the watch just reported, in the history: when there is
     /// one this process may write, and the file is not what its last record left. A process that may only
     /// read (a daemon reading a root-owned file) leaves it to the next writer.
     private func recordOutsideEdit() {
-        guard let journal, let target = try? file.resolved(), journal.mayHaveMissed(fileToken: (try? file.token()) ?? .absent, at: target) else { return }
+        guard let journal, let target = try? file.resolved(), let current = try? file.read()?.content ?? .none else { return }
+        let text: Data? = if case .document(_, let text) = current { text } else { nil }
+        guard journal.mayHaveMissed(digest: Journal.digest(of: text), at: target) else { return }
         do {
             try file.withLock(timeout: .milliseconds(200)) { target in
-                guard let (content, identity) = try file.read(), case .document(let document, _) = content else { return }
-                journal.recordOutsideEdit(to: document, file: identity.token, at: target, store: description)
+                switch try file.read()?.content {
+                case .document(let document, let text)?: journal.recordOutsideEdit(to: (document, text), at: target, store: description)
+                case nil: journal.recordOutsideEdit(to: (nil, nil), at: target, store: description)
+                case .corrupt?: break  // recorded once it reads
+                }
             }
         } catch {
             logger.debug("did not record an outside edit in the settings history", metadata: ["file": "\(path)", "error": "\(logDescription(of: error))"])
@@ -307,11 +318,15 @@ final class DocumentFile: DocumentStore {
     func remove(replacing token: ChangeToken) throws -> ChangeToken {
         try file.withLock(timeout: lockTimeout) { target in
             try checkUnchanged(target, since: token)
-            let old = journal == nil ? nil : heldDocument(token)
-            try file.remove(at: target)
-            if let journal, let old {
-                journal.record(from: old, before: token, to: nil, after: .absent, at: target, author: .thisProcess, store: description)
+            let old = journal == nil ? nil : held(token)
+            let record = old.flatMap { journal?.begin(from: $0, to: (nil, nil), at: target, author: .thisProcess, store: description) }
+            do {
+                try file.remove(at: target)
+            } catch {
+                journal?.abandon(record)
+                throw error
             }
+            journal?.finish(record)
             return .absent
         }
     }

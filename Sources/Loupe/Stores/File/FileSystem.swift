@@ -102,11 +102,7 @@ enum FileSystem {
     static func sidecarName(for name: String, suffix: String) -> String {
         let whole = "." + name + suffix
         guard whole.utf8.count > 255 else { return whole }
-        var digest: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a: the same in every process
-        for byte in name.utf8 {
-            digest = (digest ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
-        }
-        let tag = "~" + String(digest, radix: 16)
+        let tag = "~" + String(StableDigest.fnv1a(name), radix: 16)
         var prefix = Substring(name)
         while ("." + prefix + tag + suffix).utf8.count > 255 { prefix = prefix.dropLast() }
         return "." + prefix + tag + suffix

@@ -9,14 +9,19 @@ import Foundation
 import Logging
 
 /// A file store's history: `.NAME.history` beside the settings file, one JSON line a record, appended
-/// under the settings file's lock after each write.
+/// under the settings file's lock with each write.
 ///
 /// The first line holds the document before the oldest change kept and that document's revision:
-/// `{"format":"loupe-history","version":1,"revision":0,"document":{…},"file":"…"}`. Each further line is
+/// `{"format":"loupe-history","version":1,"revision":0,"document":{…},"digest":"…"}`. Each further line is
 /// one change: its revision, time, author (none for an outside edit), the merge patches forward
-/// (`patch`) and back (`back`), and the identity of the settings file it left (`file`). A write that
-/// finds the file other than the last record left it first records what changed meanwhile as an outside
-/// edit.
+/// (`patch`) and back (`back`), and a digest of the settings file's bytes it left (`digest`; empty when
+/// it left none). A write that finds the file other than the last record left it first records what
+/// changed meanwhile as an outside edit.
+///
+/// A record is appended just before the settings file is written, and flushed while it is (see
+/// ``Flush``): the write returns once both are durable. A record whose write failed is cut off again;
+/// one whose write a crash cut short is found by the next write (the file is as the record before it
+/// left it) and dropped.
 ///
 /// The journal is bounded: when a change would pass ``maximumChanges`` or ``maximumBytes``, the oldest
 /// changes are folded into the first line until a quarter of either bound is free, as etcd compacts. A
@@ -43,21 +48,33 @@ final class Journal: Sendable {
         FileSystem.directory(of: target) + "/" + FileSystem.sidecarName(for: FileSystem.fileName(of: target), suffix: ".history")
     }
 
+    /// The digest a record keeps of a settings file's bytes; empty for no file.
+    static func digest(of text: Data?) -> String {
+        text.map { String(StableDigest.of($0), radix: 16) } ?? ""
+    }
+
     /// What a journal's file holds, as read.
     private struct Contents {
         var baseRevision = 0
         var base: JSONValue?
-        /// The settings file's identity when the base was written.
-        var baseFile = ChangeToken.absent.description
-        var records: [(change: SettingsChange, file: String, length: Int)] = []
+        /// The digest of the settings file the base was read from.
+        var baseDigest = ""
+        var records: [(change: SettingsChange, digest: String, length: Int)] = []
         /// The bytes up to the end of the last whole record.
         var length = 0
 
         var lastRevision: Int { records.last?.change.revision ?? baseRevision }
-        var lastFile: String { records.last?.file ?? baseFile }
+        var lastDigest: String { records.last?.digest ?? baseDigest }
+        /// The digest of the file before the last record's change.
+        var digestBeforeLast: String? { records.isEmpty ? nil : records.count == 1 ? baseDigest : records[records.count - 2].digest }
 
         var history: SettingsHistory {
             SettingsHistory(baseRevision: baseRevision, base: base, changes: records.map(\.change))
+        }
+
+        /// The document after the last record.
+        func lastDocument() throws -> JSONValue? {
+            records.isEmpty ? base : try history.document(after: lastRevision)
         }
     }
 
@@ -67,21 +84,56 @@ final class Journal: Sendable {
         var contents: Contents
     }
 
+    /// A record appended and not yet known durable: ``finish(_:)`` after the settings file is written,
+    /// ``abandon(_:)`` when its write fails.
+    struct PendingRecord {
+        let path: String
+        /// The settings file.
+        let settings: String
+        /// The journal's length before it, when it was appended to the journal as it was; nil when the
+        /// journal was written whole (and durably).
+        let lengthBefore: Int?
+        /// The flush of an appended record, running while the settings file is written.
+        let flush: Flush?
+    }
+
+    /// An `fdatasync` of the journal on a thread of its own, so that it overlaps the settings file's own
+    /// flushes rather than following them.
+    final class Flush: Sendable {
+        private let done = DispatchSemaphore(value: 0)
+        private let failure = Locked<SystemCallError?>(nil)
+
+        init(_ path: String) {
+            DispatchQueue.global(qos: .userInitiated).async { [self] in
+                let fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
+                if fd < 0 || fdatasync(fd) != 0 { failure.withLock { $0 = SystemCallError("fdatasync", path) } }
+                if fd >= 0 { close(fd) }
+                done.signal()
+            }
+        }
+
+        /// Waits for the flush; its error, if it failed.
+        func wait() -> SystemCallError? {
+            done.wait()
+            return failure.withLock { $0 }
+        }
+    }
+
     // MARK: Reading
 
     /// The history the journal beside `target` holds; empty when there is none or it does not read (which
     /// is logged).
     func history(of target: String, store: String) throws -> SettingsHistory {
-        try contents(at: Self.path(for: target), store: store)?.contents.history ?? SettingsHistory(baseRevision: 0, base: nil, changes: [])
+        try contents(at: Self.path(for: target), store: store)?.history ?? SettingsHistory(baseRevision: 0, base: nil, changes: [])
     }
 
     /// The journal at `path`, from memory when its file is the one this process last read or wrote; nil
     /// when there is none, or it does not read (a warning).
-    private func contents(at path: String, store: String) throws -> (contents: Contents, identity: FileIdentity)? {
+    private func contents(at path: String, store: String) throws -> Contents? {
         let read: (data: Data, identity: FileIdentity)?
         do {
             guard let identity = try FileSystem.identity(of: path) else { return nil }
-            if let known = lastSeen.withLock({ $0 }), known.path == path, known.identity == identity { return (known.contents, identity) }
+            if let known = lastSeen.withLock({ $0 }), known.path == path, known.identity == identity { return known.contents }
             // A journal is bounded, but one written with larger bounds (or by hand) may be larger.
             read = try FileSystem.read(path, maximumSize: maximumBytes + (16 << 20))
         } catch let error as SystemCallError {
@@ -95,7 +147,7 @@ final class Journal: Sendable {
             return nil
         }
         lastSeen.withLock { $0 = Known(path: path, identity: identity, contents: contents) }
-        return (contents, identity)
+        return contents
     }
 
     /// A journal's records; nil when its first line is not a journal's of this format, or a record before
@@ -113,132 +165,165 @@ final class Journal: Sendable {
         }
         guard let first = lines.first, first.whole, case .object(let header)? = try? JSONReader.document(from: Array(first.bytes)),
               header["format"] == .string(format), header["version"] == .integer(version),
-              case .integer(let baseRevision)? = header["revision"], case .string(let baseFile)? = header["file"] else { return nil }
+              case .integer(let baseRevision)? = header["revision"], case .string(let baseDigest)? = header["digest"] else { return nil }
         var contents = Contents()
         contents.baseRevision = baseRevision
         contents.base = header["document"].flatMap { $0 == .null ? nil : $0 }
-        contents.baseFile = baseFile
+        contents.baseDigest = baseDigest
         contents.length = first.end
         for (index, line) in lines.enumerated().dropFirst() {
             let isLast = index == lines.count - 1
-            guard line.whole, let (change, file) = record(line.bytes), change.revision > contents.lastRevision else {
+            guard line.whole, let (change, digest) = record(line.bytes), change.revision > contents.lastRevision else {
                 if isLast { break }  // torn
                 return nil
             }
-            contents.records.append((change, file, line.end - (contents.length)))
+            contents.records.append((change, digest, line.end - contents.length))
             contents.length = line.end
         }
         return contents
     }
 
-    private static func record(_ line: ArraySlice<UInt8>) -> (SettingsChange, file: String)? {
+    private static func record(_ line: ArraySlice<UInt8>) -> (SettingsChange, digest: String)? {
         guard case .object(let record)? = try? JSONReader.document(from: Array(line)),
               case .integer(let revision)? = record["revision"], case .integer(let milliseconds)? = record["time"],
-              let patch = record["patch"], let back = record["back"], case .string(let file)? = record["file"] else { return nil }
+              let patch = record["patch"], let back = record["back"], case .string(let digest)? = record["digest"] else { return nil }
         var author: SettingsChange.Author?
         if case .object(let who)? = record["author"] {
             guard case .integer(let uid)? = who["uid"], case .integer(let pid)? = who["pid"],
                   case .string(let program)? = who["program"], case .string(let host)? = who["host"] else { return nil }
             var name: String?
             if case .string(let user)? = who["user"] { name = user }
-            author = SettingsChange.Author(userID: UInt32(truncatingIfNeeded: uid), userName: name, processID: Int32(truncatingIfNeeded: pid), program: program, host: host)
+            author = SettingsChange.Author(
+                userID: UInt32(truncatingIfNeeded: uid), userName: name, processID: Int32(truncatingIfNeeded: pid), program: program, host: host)
         }
-        let change = SettingsChange(revision: revision, time: Self.time(milliseconds: milliseconds), author: author, patch: patch, reversePatch: back)
-        return (change, file)
+        let change = SettingsChange(revision: revision, time: time(milliseconds: milliseconds), author: author, patch: patch, reversePatch: back)
+        return (change, digest)
     }
 
     // MARK: Writing
 
-    /// Records that the settings file at `target` went from `old` (the file `before` identifies) to `new`
-    /// (the file `after` identifies; nil: removed), by `author`. Call it holding the settings file's lock,
-    /// after the write. A failure is logged, never thrown: the settings are written by then.
-    func record(
-        from old: JSONValue?, before: ChangeToken, to new: JSONValue?, after: ChangeToken, at target: String,
+    /// Appends the record of the settings file at `target` going from `old` to `new` (their documents and
+    /// bytes; nil: no file) by `author`, before the file is written. Call it holding the settings file's
+    /// lock. A failure is logged, never thrown: the history must never stop a write.
+    func begin(
+        from old: (document: JSONValue?, text: Data?), to new: (document: JSONValue?, text: Data?), at target: String,
         author: SettingsChange.Author?, store: String
-    ) {
+    ) -> PendingRecord? {
         let path = Self.path(for: target)
         do {
-            try append(from: old, before: before, to: new, after: after, path: path, settings: target, author: author, store: store)
+            return try append(from: old, to: new, path: path, settings: target, author: author, store: store)
         } catch {
             logger.warning("cannot record the change in the settings history", metadata: [
                 "history": "\(path)", "error": "\(logDescription(of: error))",
             ])
+            return nil
         }
     }
 
-    /// Whether the journal beside `target` may lack a record of the settings file `fileToken` identifies:
-    /// false when it is not there or this process may not write it, or when its last record, as this
-    /// process last read or wrote it, left that file.
-    func mayHaveMissed(fileToken: ChangeToken, at target: String) -> Bool {
+    /// Waits until a record is durable, once the settings file is written; a journal written whole takes
+    /// the settings file's mode and owner then (the file may be new).
+    func finish(_ pending: PendingRecord?) {
+        guard let pending else { return }
+        if pending.lengthBefore == nil { matchOwnerAndMode(of: pending.path, to: pending.settings) }
+        if let error = pending.flush?.wait() {
+            logger.warning("cannot flush the settings history", metadata: ["history": "\(pending.path)", "error": "\(error)"])
+        }
+    }
+
+    /// Takes a record out again when the settings file's write failed (a record written whole is left to
+    /// the next write, which finds that it never landed).
+    func abandon(_ pending: PendingRecord?) {
+        _ = pending?.flush?.wait()
+        guard let pending, let length = pending.lengthBefore else { return }
+        if truncate(pending.path, off_t(length)) == 0 { lastSeen.withLock { $0 = nil } }
+    }
+
+    /// Records an outside edit of the settings file at `target`, which now holds `current`, unless the
+    /// journal's last record left it so. Call it holding the settings file's lock.
+    func recordOutsideEdit(to current: (document: JSONValue?, text: Data?), at target: String, store: String) {
+        finish(begin(from: current, to: current, at: target, author: nil, store: store))
+    }
+
+    /// Whether the journal beside `target` may lack a record of the settings file whose bytes have
+    /// `digest`: false when it is not there or this process may not write it, or when its last record, as
+    /// this process last read or wrote it, left those bytes.
+    func mayHaveMissed(digest: String, at target: String) -> Bool {
         let path = Self.path(for: target)
         guard access(path, W_OK) == 0 else { return false }
         guard let seen = lastSeen.withLock({ $0 }), seen.path == path, (try? FileSystem.identity(of: path)) == seen.identity else { return true }
-        return seen.contents.lastFile != fileToken.description
-    }
-
-    /// Records an outside edit of the settings file at `target`, which now holds `current` (the file
-    /// `identity` identifies), unless the journal's last record left it so. Call it holding the settings
-    /// file's lock.
-    func recordOutsideEdit(to current: JSONValue?, file identity: ChangeToken, at target: String, store: String) {
-        record(from: current, before: identity, to: current, after: identity, at: target, author: nil, store: store)
+        return seen.contents.lastDigest != digest
     }
 
     private func append(
-        from old: JSONValue?, before: ChangeToken, to new: JSONValue?, after: ChangeToken, path: String, settings: String,
+        from old: (document: JSONValue?, text: Data?), to new: (document: JSONValue?, text: Data?), path: String, settings: String,
         author: SettingsChange.Author?, store: String
-    ) throws {
-        var contents = try contents(at: path, store: store)?.contents
+    ) throws -> PendingRecord? {
+        var contents = try contents(at: path, store: store)
         var lines: [String] = []
+        // Whether the journal's file, cut to `contents.length`, is what `contents` says (so that lines can
+        // be appended to it), and whether anything changed.
+        var appendable = contents != nil
+        var changed = false
         let now = Self.time(milliseconds: Self.milliseconds(of: Date()))  // as a record says it
-        if var journal = contents {
-            if journal.lastFile != before.description {
-                // Changed since the last record: by something that keeps no history.
-                let last = journal.records.isEmpty ? journal.base : try journal.history.document(after: journal.lastRevision)
-                if !(last ?? .null).isSameDocument(as: old ?? .null) {
-                    let change = SettingsChange(
-                        revision: journal.lastRevision + 1, time: now, author: nil,
-                        patch: SettingsHistory.patch(from: last, to: old), reversePatch: SettingsHistory.patch(from: old, to: last))
-                    let line = Self.line(change, file: before.description)
-                    journal.records.append((change, before.description, line.utf8.count))
-                    lines.append(line)
-                }
+        let oldDigest = Self.digest(of: old.text)
+        if var journal = contents, journal.lastDigest != oldDigest {
+            changed = true
+            if journal.digestBeforeLast == oldDigest {
+                // The file is as it was before the last record: that record's write never landed (a crash
+                // between the two).
+                journal.length -= journal.records.removeLast().length
+            } else if !(try journal.lastDocument() ?? .null).isSameDocument(as: old.document ?? .null) {
+                // Changed since the last record by something that keeps no history.
+                let last = try journal.lastDocument()
+                let change = SettingsChange(
+                    revision: journal.lastRevision + 1, time: now, author: nil,
+                    patch: SettingsHistory.patch(from: last, to: old.document), reversePatch: SettingsHistory.patch(from: old.document, to: last))
+                let line = Self.line(change, digest: oldDigest)
+                journal.records.append((change, oldDigest, line.utf8.count))
+                lines.append(line)
+            } else {
+                // The same document in other bytes (a file reformatted by hand): the last record stands for it.
+                if journal.records.isEmpty { journal.baseDigest = oldDigest } else { journal.records[journal.records.count - 1].digest = oldDigest }
+                appendable = false
             }
             contents = journal
         }
-        if author != nil || new != old {
-            let revision = contents?.lastRevision ?? 0
+        if author != nil {
+            changed = true
             let change = SettingsChange(
-                revision: revision + 1, time: now, author: author,
-                patch: SettingsHistory.patch(from: old, to: new), reversePatch: SettingsHistory.patch(from: new, to: old))
-            let line = Self.line(change, file: after.description)
-            if contents == nil { contents = Contents(baseRevision: 0, base: old, baseFile: before.description) }
-            contents!.records.append((change, after.description, line.utf8.count))
+                revision: (contents?.lastRevision ?? 0) + 1, time: now, author: author,
+                patch: SettingsHistory.patch(from: old.document, to: new.document),
+                reversePatch: SettingsHistory.patch(from: new.document, to: old.document))
+            let newDigest = Self.digest(of: new.text)
+            let line = Self.line(change, digest: newDigest)
+            if contents == nil { contents = Contents(baseRevision: 0, base: old.document, baseDigest: oldDigest) }
+            contents!.records.append((change, newDigest, line.utf8.count))
             lines.append(line)
         }
-        guard var journal = contents, !lines.isEmpty else { return }
+        guard changed, var journal = contents else { return nil }
         let appended = lines.reduce(0) { $0 + $1.utf8.count }
-        let mode = FileSystem.permissions(of: settings)
-        if let known = lastSeen.withLock({ $0 }), known.path == path, try FileSystem.identity(of: path) == known.identity,
-           journal.records.count <= maximumChanges, known.contents.length + appended <= maximumBytes {
-            journal.length = known.contents.length + appended
-            let identity = try appendLines(lines.joined(), to: path, keeping: known.contents.length)
+        if appendable, journal.records.count <= maximumChanges, journal.length + appended <= maximumBytes {
+            let keeping = journal.length
+            journal.length += appended
+            let identity = try appendLines(lines.joined(), to: path, keeping: keeping)
             lastSeen.withLock { $0 = Known(path: path, identity: identity, contents: journal) }
-            return
+            return PendingRecord(path: path, settings: settings, lengthBefore: keeping, flush: Flush(path))
         }
-        // A new journal, one that did not read, or one past a bound: written whole.
+        // A new journal, one that did not read, one past a bound, or one whose last digest changed: written
+        // whole, durably.
         compact(&journal)
-        let text = Self.header(journal) + journal.records.map { Self.line($0.change, file: $0.file) }.joined()
+        let text = Self.header(journal) + journal.records.map { Self.line($0.change, digest: $0.digest) }.joined()
         journal.length = text.utf8.count
-        let identity = try FileSystem.writeAtomically(Data(text.utf8), to: path, permissions: mode ?? 0o600)
-        matchOwnerAndMode(of: path, to: settings)
+        let identity = try FileSystem.writeAtomically(Data(text.utf8), to: path, permissions: FileSystem.permissions(of: settings) ?? 0o600)
         lastSeen.withLock { $0 = Known(path: path, identity: identity, contents: journal) }
+        return PendingRecord(path: path, settings: settings, lengthBefore: nil, flush: nil)
     }
 
     /// Folds the oldest changes into the base until a quarter of each bound is free (keeping at least the
     /// newest change).
     private func compact(_ journal: inout Contents) {
-        guard journal.records.count > maximumChanges || Self.header(journal).utf8.count + journal.records.reduce(0, { $0 + $1.length }) > maximumBytes else { return }
         var bytes = journal.records.reduce(0) { $0 + $1.length }
+        guard journal.records.count > maximumChanges || Self.header(journal).utf8.count + bytes > maximumBytes else { return }
         var dropped = 0
         while journal.records.count - dropped > 1,
               journal.records.count - dropped > maximumChanges * 3 / 4 || bytes > maximumBytes * 3 / 4 {
@@ -250,12 +335,13 @@ final class Journal: Sendable {
         for record in journal.records.prefix(dropped) { base = base.merging(patch: record.change.patch) }
         journal.base = base == .null ? nil : base
         journal.baseRevision = journal.records[dropped - 1].change.revision
-        journal.baseFile = journal.records[dropped - 1].file
+        journal.baseDigest = journal.records[dropped - 1].digest
         journal.records.removeFirst(dropped)
     }
 
     /// Appends `text` to the journal at `path`, first cutting off whatever follows its first `length`
-    /// bytes (a torn record), and makes it durable; returns the journal's new identity.
+    /// bytes (a torn record, or one that never landed); returns the journal's new identity. Not flushed:
+    /// see ``Flush``.
     private func appendLines(_ text: String, to path: String, keeping length: Int) throws -> FileIdentity {
         let fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { throw SystemCallError("open", path) }
@@ -275,7 +361,6 @@ final class Journal: Sendable {
                 offset += written
             }
         }
-        guard fdatasync(fd) == 0 else { throw SystemCallError("fdatasync", path) }
         guard fstat(fd, &info) == 0 else { throw SystemCallError("stat", path) }
         return FileIdentity(info)
     }
@@ -296,15 +381,15 @@ final class Journal: Sendable {
     private static func header(_ journal: Contents) -> String {
         let header: JSONValue = .object([
             "format": .string(format), "version": .integer(version), "revision": .integer(journal.baseRevision),
-            "document": journal.base ?? .null, "file": .string(journal.baseFile),
+            "document": journal.base ?? .null, "digest": .string(journal.baseDigest),
         ])
         return header.jsonText() + "\n"
     }
 
-    private static func line(_ change: SettingsChange, file: String) -> String {
+    private static func line(_ change: SettingsChange, digest: String) -> String {
         var record: [String: JSONValue] = [
-            "revision": .integer(change.revision), "time": .integer(Self.milliseconds(of: change.time)),
-            "patch": change.patch, "back": change.reversePatch, "file": .string(file),
+            "revision": .integer(change.revision), "time": .integer(milliseconds(of: change.time)),
+            "patch": change.patch, "back": change.reversePatch, "digest": .string(digest),
         ]
         if let author = change.author {
             var who: [String: JSONValue] = [
