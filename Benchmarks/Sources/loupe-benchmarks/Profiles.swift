@@ -136,6 +136,13 @@ func runProfile(_ name: String, _ bench: Bench) throws {
     case "toml-parse":
         let data = try TOMLCodec().serialize(try JSONValue(encoding: Wide.stored))
         for _ in 0..<200 { blackHole(try TOMLCodec().parse(data)) }
+    case "journaled-update", "plain-update":
+        // A durable update with the history journal, or without it (`history: .off`).
+        let history: FileStore.HistoryPolicy = name == "plain-update" ? .off : .kept()
+        let root = try RootLens(default: Small(), store: FileStore(path: scratch + "/\(name).json", history: history), watch: false)
+        let start = ContinuousClock.now
+        for _ in 0..<2_000 { try root.counter.update { $0 += 1 } }
+        print("\(name): \((ContinuousClock.now - start) / 2_000) each")
     case "coalesced":
         let root = try RootLens(default: Small(), store: FileStore(path: scratch + "/p.json", writePolicy: .coalesced(.seconds(1))), watch: false)
         for _ in 0..<200_000 { try root.counter.update { $0 += 1 } }
