@@ -50,6 +50,9 @@ struct SettingsDaemon: AsyncParsableCommand {
     @Option(help: "The etcd key that holds the settings (with --etcd).")
     var etcdKey = "/settings-daemon/settings"
 
+    @Option(help: "The name this daemon reports which revision it runs under (with --etcd): `loupe --etcd … status` lists it. Default: the host's name.")
+    var statusName = EtcdStatusReporting.hostName
+
     @Option(name: .customLong("env-prefix"), help: ArgumentHelp(
         "Environment variables under this prefix override settings: SETTINGS_DAEMON_UPSTREAM__TIMEOUT_SECONDS=9 sets upstream.timeoutSeconds. Never written.",
         valueName: "prefix"))
@@ -71,7 +74,8 @@ struct SettingsDaemon: AsyncParsableCommand {
         if !overrides.isEmpty { overrideLayers.append(.arguments(overrides)) }
         if !credentials.isEmpty { overrideLayers.append(.directory(credentials: credentials)) }
         if let etcd {
-            let shared = try EtcdStore(endpoints: etcd.split(separator: ",").map(String.init), key: etcdKey)
+            let shared = try EtcdStore(
+                endpoints: etcd.split(separator: ",").map(String.init), key: etcdKey, statusReporting: EtcdStatusReporting(name: statusName))
             return LayeredStore(layers: overrideLayers, top: shared)
         }
         let file = FileStore(path: settings, permissions: 0o644)

@@ -36,6 +36,7 @@ import Loupe
 /// | `history [PATH]` | The changes the store keeps a record of: revision, time, who, the paths changed. |
 /// | `diff REV [REV2]` | What a revision changed, or what changed between two: each path's old and new value. |
 /// | `rollback REV` | Stores the settings as a revision left them, as a new change, checked like any write. |
+/// | `status` | For a shared store (etcd): the revision each reader runs, how far behind, and what it refused. |
 ///
 /// Errors are one line on standard error, `myapp: server.port: expected UInt16, found String "x"`, with an
 /// exit status from sysexits(3): 64 usage, 65 a value the type or its rules refuse, 66 nothing at the path,
@@ -48,7 +49,7 @@ public struct SettingsCommand<Location: SettingsLocation>: ParsableCommand {
             discussion: Location.discussion.isEmpty ? ExitStatus.help : Location.discussion + "\n\n" + ExitStatus.help,
             subcommands: [
                 Get.self, Set.self, Unset.self, Show.self, Edit.self, Watch.self, List.self, Describe.self,
-                Schema.self, Template.self, Explain.self, History.self, Diff.self, Rollback.self,
+                Schema.self, Template.self, Explain.self, History.self, Diff.self, Rollback.self, Status.self,
             ])
     }
 

@@ -34,6 +34,10 @@ import Loupe
 /// async code never holds a thread of Swift's cooperative pool for a round trip. The HTTP traffic runs
 /// on an event loop of its own, so no caller's event loop is ever blocked.
 ///
+/// - **Fleet status**: with ``EtcdStatusReporting``, each root reports which revision of the key it runs
+///   (and which it refused, and why) under `KEY/.status/NAME`, with a lease; ``appliedStatus()`` reads the
+///   reports, for `loupe status` and `loupe set … --wait-applied`.
+///
 /// Neither values nor credentials ever appear in a log, an error or the description.
 public final class EtcdStore: DocumentStore {
     /// The etcd key that holds the value.
@@ -49,6 +53,8 @@ public final class EtcdStore: DocumentStore {
     private let logger: Logger
     /// The key as this store's watch last saw it, to resume the watch from there.
     private let state = Locked(State())
+    /// Publishes which revision the root runs, when it reports.
+    private let reporter: EtcdStatusReporter?
 
     private struct State {
         /// The cluster revision at which the key was last observed (by a read, a write or the watch).
@@ -57,6 +63,8 @@ public final class EtcdStore: DocumentStore {
         var modRevision: Int64 = 0
         /// The key's value then; nil when it did not exist.
         var value: Data?
+        /// The `mod_revision` of what the store last handed its root (a load's, a save's; 0: nothing).
+        var handedOut: Int64 = 0
     }
 
     /// Creates a store for `key` on the etcd cluster at `endpoints`.
@@ -69,6 +77,8 @@ public final class EtcdStore: DocumentStore {
     ///   - credentials: User name and password, for clusters with authentication enabled.
     ///   - connectTimeout: The longest a connection attempt to one member may take (2 seconds by default).
     ///   - requestTimeout: The longest one call may take (5 seconds by default).
+    ///   - statusReporting: Whether (and under which name) the root reports which revision it runs, under
+    ///     `KEY/.status/NAME`; nil (the default): it does not.
     ///   - logger: Where loads, saves, fail-overs and watch interruptions are logged. Values and
     ///     credentials never are.
     /// - Throws: `SettingsError` when an endpoint is not an `http`/`https` URL or a TLS file cannot be read.
@@ -79,6 +89,7 @@ public final class EtcdStore: DocumentStore {
         credentials: EtcdCredentials? = nil,
         connectTimeout: Duration = .seconds(2),
         requestTimeout: Duration = .seconds(5),
+        statusReporting: EtcdStatusReporting? = nil,
         logger: Logger = Logger(label: "loupe.etcd")
     ) throws {
         let provisionalName = "etcd key \(key)"
@@ -90,9 +101,20 @@ public final class EtcdStore: DocumentStore {
         self.key = key
         self.keyBytes = GatewayBytes(key)
         self.logger = logger
-        self.client = try EtcdClient(
+        let client = try EtcdClient(
             endpoints: normalized, tls: tls, credentials: credentials, connectTimeout: connectTimeout,
             requestTimeout: requestTimeout, storeName: name, logger: logger)
+        self.client = client
+        reporter = statusReporting.map { EtcdStatusReporter(client: client, prefix: Self.statusPrefix(of: key), reporting: $0, logger: logger) }
+    }
+
+    deinit {
+        reporter?.cancel()
+    }
+
+    /// Where the roots over `key` report which revision they run: `KEY/.status/`.
+    static func statusPrefix(of key: String) -> Data {
+        Data((key + "/.status/").utf8)
     }
 
     private static func describe(key: String, endpoints: [String]) -> String {
@@ -109,6 +131,7 @@ public final class EtcdStore: DocumentStore {
         let response = try client.call("/v3/kv/range", RangeRequest(key: keyBytes), as: RangeResponse.self, repetition: .safe, refusal: .unreadable)
         let keyValue = response.kvs?.first
         _ = observe(revision: response.header?.revision?.value ?? 0, keyValue: keyValue)
+        state.withLock { $0.handedOut = keyValue?.mod_revision?.value ?? 0 }
         guard let keyValue, let modRevision = keyValue.mod_revision?.value else {
             logger.debug("etcd key does not exist yet", metadata: ["store": "\(description)"])
             return .empty
@@ -123,6 +146,7 @@ public final class EtcdStore: DocumentStore {
         let data = try codec.serializeDocument(document, store: description)
         let revision = try transaction(replacing: token, RequestOp(request_put: PutRequest(key: keyBytes, value: GatewayBytes(data))))
         _ = observe(revision: revision, modRevision: revision, value: data)
+        state.withLock { $0.handedOut = revision }
         logger.debug("saved etcd key", metadata: ["store": "\(description)", "revision": "\(revision)"])
         return ChangeToken(revision)
     }
@@ -131,6 +155,7 @@ public final class EtcdStore: DocumentStore {
     public func remove(replacing token: ChangeToken) throws -> ChangeToken {
         let revision = try transaction(replacing: token, RequestOp(request_delete_range: DeleteRangeRequest(key: keyBytes)))
         _ = observe(revision: revision, modRevision: 0, value: nil)
+        state.withLock { $0.handedOut = 0 }
         logger.debug("deleted etcd key", metadata: ["store": "\(description)"])
         return .absent
     }
@@ -161,6 +186,30 @@ public final class EtcdStore: DocumentStore {
         let watcher = EtcdWatcher(client: client, key: keyBytes, source: source, logger: logger, onChange: onChange)
         watcher.start()
         return watcher
+    }
+
+    // MARK: Fleet status
+
+    /// Reports the revision the root now runs, or refused, when the store reports (see
+    /// ``EtcdStatusReporting``).
+    public func rootDidApply(_ token: ChangeToken, refusal: SettingsError?) {
+        guard let reporter else { return }
+        // A plain root's token is the key's `mod_revision`; a layered root's combines its layers'.
+        let revision = token.number ?? state.withLock { $0.handedOut }
+        reporter.applied(revision, refused: refusal.map { StatusReport.Refused(revision: revision, reason: "\($0)") })
+    }
+
+    /// The key's revision now and what each reporting root runs.
+    public func appliedStatus() throws -> AppliedStatus? {
+        let current = try client.call("/v3/kv/range", RangeRequest(key: keyBytes), as: RangeResponse.self, repetition: .safe, refusal: .unreadable)
+        let reports = try EtcdStatusReporter.reports(client: client, prefix: Self.statusPrefix(of: key), logger: logger)
+        return AppliedStatus(
+            currentRevision: Int(current.kvs?.first?.mod_revision?.value ?? 0),
+            readers: reports.map { report in
+                AppliedStatus.Reader(
+                    name: report.name, revision: Int(report.revision), time: Date(timeIntervalSince1970: Double(report.time) / 1000),
+                    refusal: report.refused.map { AppliedStatus.Refusal(revision: Int($0.revision), reason: $0.reason) })
+            })
     }
 
     // MARK: What the store has seen

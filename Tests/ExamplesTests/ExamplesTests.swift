@@ -93,6 +93,57 @@ struct DaemonTests {
         #expect(try etcd.value(of: key)?.contains(#""greeting":"hej""#) == true)
     }
 
+    /// A rollout: every daemon reports the revision it runs; `set --wait-applied` waits for all of them, and
+    /// names those that refused a value (exit 75); `status` lists them; a daemon that stops leaves the list.
+    @Test func aFleetReportsWhichRevisionEachDaemonRuns() throws {
+        let etcd = try SharedEtcd()
+        let key = "/loupe-tests/\(UUID().uuidString)"
+        let endpoints = etcd.endpoints.joined(separator: ",")
+        var fleet = try ["web-1", "web-2"].map { name in
+            try Daemon(extraArguments: ["--etcd", endpoints, "--etcd-key", key, "--status-name", name])
+        }
+        func loupeOver(_ arguments: String...) throws -> ProcessOutput {
+            try run(loupe, ["--etcd", endpoints, "--key", key] + arguments)
+        }
+        let set = try loupeOver("--schema", "daemon", "set", "ticker.greeting", "hej", "--wait-applied", "20")
+        #expect(set.status == 0 && set.error.contains("is applied by all 2 readers"), "\(set.status) \(set.error)")
+        let revision = try #require(Int(etcdRevision(of: key, etcd)))
+        let status = try loupeOver("status")
+        let lines = status.output.split(separator: "\n")
+        #expect(status.status == 0 && lines.count == 2 && status.error.contains("the store is at revision \(revision); 2 readers report"))
+        #expect(lines.first?.hasPrefix("web-1  revision \(revision)  current  since ") == true, "\(status.output)")
+        #expect(lines.last?.hasPrefix("web-2  revision \(revision)  current  since ") == true, "\(status.output)")
+
+        // Without the type, loupe writes what the daemons' rules refuse: both keep the revision before.
+        let refused = try loupeOver("set", "ticker.intervalSeconds", "0", "--wait-applied", "20")
+        #expect(refused.status == 75, "\(refused.status) \(refused.error)")
+        #expect(refused.error.contains("not applied by 2 of 2 readers") && refused.error.contains("web-1  revision \(revision)")
+            && refused.error.contains("must be greater than 0"), "\(refused.error)")
+        let refusedRevision = try etcdRevision(of: key, etcd)
+        #expect(try loupeOver("status").output.contains("2 behind") == false)
+        let afterRefusal = try loupeOver("status").output
+        #expect(afterRefusal.contains("refused \(refusedRevision): ") && afterRefusal.contains("ticker.intervalSeconds: must be greater than 0"), "\(afterRefusal)")
+        let repaired = try loupeOver("set", "ticker.intervalSeconds", "2", "--wait-applied")
+        #expect(repaired.status == 0, "\(repaired.status) \(repaired.error)")
+
+        // A daemon that stops takes its report with it.
+        fleet.removeLast()
+        let deadline = Date().addingTimeInterval(20)
+        var listed = try loupeOver("status").output
+        while listed.contains("web-2"), Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.2)
+            listed = try loupeOver("status").output
+        }
+        #expect(!listed.contains("web-2") && listed.contains("web-1"), "\(listed)")
+        #expect(try loupe("--file", "/dev/null/none.json", "status").status == 69)
+    }
+
+    /// The key's `mod_revision`, as etcdctl prints it.
+    func etcdRevision(of key: String, _ etcd: SharedEtcd) throws -> String {
+        let output = try etcd.etcdctl(["get", key, "-w", "fields"]).output
+        return output.split(separator: "\n").first { $0.hasPrefix("\"ModRevision\"") }.map { String($0.split(separator: ":").last!.trimmingCharacters(in: .whitespaces)) } ?? ""
+    }
+
     @Test func aBadSetLeavesTheFileAndTheDaemonUntouched() throws {
         let daemon = try Daemon()
         #expect(try daemon.set("ticker.greeting", "hi").status == 0)

@@ -95,7 +95,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         if let store {
             let initial = try load(store.load(), keepingLastGood: false)
             committed.publish(initial.root)
-            storedMemory.withLock { $0 = initial.memory }
+            remember(initial.memory)
             if shouldWatch, let handle = try store.watch({ [weak self] in self?.refreshFromStore() }) {
                 watch.withLock { $0 = handle }
             }
@@ -242,7 +242,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         try serialized(path: .root) {
             let loaded = try load(store.load(), keepingLastGood: false)
             rejected.withLock { $0 = nil }
-            storedMemory.withLock { $0 = loaded.memory }
+            remember(loaded.memory)
             committedAny = try commit(loaded.root, saving: nil)
         }
     }
@@ -267,7 +267,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             }
             rejected.withLock { $0 = nil }
             let below = try load(store.load(), keepingLastGood: true)
-            storedMemory.withLock { $0 = below.memory }
+            remember(below.memory)
             committedAny = try commit(below.root, saving: nil)
         }
     }
@@ -329,7 +329,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         }
         var memory = loaded.memory
         memory.token = try document.map { try store.save($0, replacing: stored.token) } ?? store.remove(replacing: stored.token)
-        storedMemory.withLock { $0 = memory }
+        remember(memory)
         rejected.withLock { $0 = nil }
         return try commit(loaded.root, saving: nil)
     }
@@ -354,6 +354,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
                 } catch {
                     // Reported once for this version of the store; updates keep refusing it.
                     rejected.withLock { $0 = stored.token }
+                    store.rootDidApply(stored.token, refusal: error as? SettingsError ?? SettingsError(.corrupt, store: storeName, reason: "\(error)", cause: error))
                     throw error
                 }
             }
@@ -495,7 +496,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     private func commitOutsideChange(_ stored: StoredDocument) throws -> Bool {
         let loaded = try load(stored, keepingLastGood: true)
         rejected.withLock { $0 = nil }
-        storedMemory.withLock { $0 = loaded.memory }
+        remember(loaded.memory)
         guard try commit(loaded.root, saving: nil) else { return false }
         logger.info("picked up an outside change", metadata: ["store": "\(storeName)"])
         return true
@@ -561,7 +562,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         let stored = try pipeline.storedDocument(
             for: full, memory: &memory, releasing: released, dropped: &dropped, overridden: &overridden)
         memory.token = try store.save(stored, replacing: memory.token)
-        storedMemory.withLock { $0 = memory }
+        remember(memory)
         if !overridden.isEmpty {
             // A notice, not a warning: the write did what was asked, and a tool (`loupe set`) says it in
             // its own words.
@@ -577,6 +578,16 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         guard !overridden.isEmpty else { return nil }
         // The value is what the store now holds with the overrides over it, as a load would make it.
         return try pipeline.coding.decode(Root.self, from: pipeline.applyingOverrides(to: full, memory: memory))
+    }
+
+    /// Keeps `memory` as what the root knows of its store, and tells the store when the root runs a
+    /// version it did not before (for a store that reports what each reader runs).
+    private func remember(_ memory: StoredMemory) {
+        let previous = storedMemory.withLock { known in
+            defer { known = memory }
+            return known.token
+        }
+        if previous != memory.token { store?.rootDidApply(memory.token, refusal: nil) }
     }
 
     /// After the locks are released: delivers queued commits to observers, tells Swift Observation, and

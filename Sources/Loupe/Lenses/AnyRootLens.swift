@@ -117,6 +117,11 @@ public struct AnyRootLens: Sendable, CustomStringConvertible {
     public func rollback(to revision: Int) throws {
         try root.rollback(to: revision)
     }
+
+    /// Which revision of the store each of its readers runs (as `RootLens.appliedStatus()` gives it).
+    public func appliedStatus() throws -> AppliedStatus? {
+        try root.appliedStatus()
+    }
 }
 
 extension RootLens {
@@ -145,6 +150,7 @@ protocol ErasedRoot: Sendable, CustomStringConvertible {
     func flush() throws
     func history() throws -> SettingsHistory
     func rollback(to revision: Int) throws
+    func appliedStatus() throws -> AppliedStatus?
 }
 
 extension RootLens: ErasedRoot {

@@ -333,6 +333,14 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
         try core.rollback(to: revision)
     }
 
+    /// Which revision of the store each of its readers runs, as they report it (an `EtcdStore` whose
+    /// roots report their status); nil when the store has no such report.
+    ///
+    /// - Throws: the store's error when the report cannot be read.
+    public func appliedStatus() throws -> AppliedStatus? {
+        try core.store?.appliedStatus()
+    }
+
     /// Makes every saved change durable now, off Swift's cooperative pool.
     @available(*, deprecated, message: "use 'try await root.async.flush()': at top level, 'try await root.flush()' resolves to the synchronous form")
     public func flush() async throws {

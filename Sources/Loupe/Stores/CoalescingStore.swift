@@ -110,6 +110,11 @@ public final class CoalescingStore: DocumentStore {
     /// The base store's history: each write that reached it (a flush of the changes meanwhile) is one change.
     public func history() throws -> SettingsHistory? { try base.history() }
 
+    /// Passed to the base store, which is what readers share.
+    public func rootDidApply(_ token: ChangeToken, refusal: SettingsError?) { base.rootDidApply(token, refusal: refusal) }
+
+    public func appliedStatus() throws -> AppliedStatus? { try base.appliedStatus() }
+
     /// Reads the store underneath, with this process's changes not yet written applied over it.
     public func load() throws -> StoredDocument {
         let stored = try base.load()

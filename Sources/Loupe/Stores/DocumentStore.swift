@@ -22,6 +22,8 @@
 /// - ``holdsSecrets``: the store's documents are secrets, so tools mask them and errors never quote them.
 /// - ``history()``, optional: the changes the store keeps a record of (a file's journal, etcd's
 ///   revisions), for `RootLens.history()` and `RootLens.rollback(to:)`.
+/// - ``rootDidApply(_:refusal:)`` and ``appliedStatus()``, optional: a shared store (etcd) that tells the
+///   others which version each reader runs, and which it refused.
 ///
 /// A store that can only be read implements ``load()`` alone: the default ``save(_:replacing:)`` and
 /// ``remove(replacing:)`` throw ``SettingsError/Code/readOnly``, and a root over it reads and observes, and
@@ -81,6 +83,17 @@ public protocol DocumentStore: AnyObject, Sendable, CustomStringConvertible {
     ///
     /// - Throws: ``SettingsError`` when the record exists but cannot be read.
     func history() throws -> SettingsHistory?
+
+    /// Tells the store that its root now runs the version `token` identifies (after a load, an update or
+    /// an outside change), or, with `refusal`, that it refused that version (it does not fit the type or
+    /// its rules) and keeps running the one before. Must return at once; by default, nothing.
+    func rootDidApply(_ token: ChangeToken, refusal: SettingsError?)
+
+    /// Which version each reader of the store reports running, and the store's current version; nil when
+    /// the store has no such report (the default).
+    ///
+    /// - Throws: ``SettingsError`` when the report cannot be read.
+    func appliedStatus() throws -> AppliedStatus?
 }
 
 extension DocumentStore {
@@ -101,6 +114,10 @@ extension DocumentStore {
     public var holdsSecrets: Bool { false }
 
     public func history() throws -> SettingsHistory? { nil }
+
+    public func rootDidApply(_ token: ChangeToken, refusal: SettingsError?) {}
+
+    public func appliedStatus() throws -> AppliedStatus? { nil }
 
     public var coding: DocumentCoding { DocumentCoding() }
 }

@@ -113,7 +113,7 @@ extension SettingsCommand {
 }
 
 /// A change's time, as UTC ISO 8601 text with milliseconds.
-private func timestamp(_ time: Date) -> String {
+func timestamp(_ time: Date) -> String {
     time.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
 }
 

@@ -1,5 +1,6 @@
 #if Commands
 import ArgumentParser
+import Foundation
 import Loupe
 
 extension SettingsCommand {
@@ -13,6 +14,10 @@ extension SettingsCommand {
                     VALUE is JSON (8080, -5, true, "two words", {"a": 1}); a bare word (example.org, info) is a \
                     string; - reads the value from standard input. The settings' type and rules check it: a \
                     value they refuse changes nothing (exit 65).
+
+                    --wait-applied [SECONDS] (after the value; 30 seconds by default), for a shared store whose \
+                    readers report what they run (etcd): waits until every reader runs the new revision, and \
+                    otherwise names those that do not, with what they refused (exit 75).
                     """)
         }
         @ParentCommand var group: SettingsCommand
@@ -23,8 +28,37 @@ extension SettingsCommand {
         public init() {}
 
         /// The value's words, without the `--` that ends options where a script still writes one
-        /// (`set offset -- -5`). A value that is the text `--` is written as JSON: `'"--"'`.
-        private var words: [String] { value.first == "--" ? Array(value.dropFirst()) : value }
+        /// (`set offset -- -5`), and without `--wait-applied [SECONDS]`. A value that is the text `--` is
+        /// written as JSON: `'"--"'`.
+        private var words: [String] { parsed.words }
+
+        /// The words of the value, and how long `--wait-applied` waits (nil: it was not given). The value
+        /// takes what looks like an option (`set offset -5`), so `--wait-applied` is found among its words.
+        private var parsed: (words: [String], wait: Duration?) {
+            var words: [String] = []
+            var wait: Duration?
+            var index = value.startIndex
+            while index < value.endIndex {
+                let word = value[index]
+                if word == "--" {
+                    words += value[(index + 1)...]
+                    break
+                }
+                if word == "--wait-applied" || word.hasPrefix("--wait-applied=") {
+                    var seconds = word.hasPrefix("--wait-applied=") ? Double(word.dropFirst("--wait-applied=".count)) : nil
+                    // A number after it is its SECONDS once the value is given (`set port 9000 --wait-applied 10`).
+                    if seconds == nil, !words.isEmpty, index + 1 < value.endIndex, let given = Double(value[index + 1]) {
+                        seconds = given
+                        index += 1
+                    }
+                    wait = .milliseconds(Int(max(seconds ?? 30, 0) * 1000))
+                } else {
+                    words.append(word)
+                }
+                index += 1
+            }
+            return (words, wait)
+        }
 
         public func validate() throws {
             guard words.count == 1 else {
@@ -36,6 +70,34 @@ extension SettingsCommand {
             try group.withSettings { settings in
                 try settings.root.set(atPath: path, to: try parseValue(words[0]))
                 warnOfOverrides(at: path, settings)
+                if let wait = parsed.wait { try waitUntilApplied(settings, for: wait) }
+            }
+        }
+
+        /// Waits until every reader that reports runs the store's current revision (the one just written,
+        /// or a later one); throws a conflict naming those that do not when `limit` passes, or as soon as
+        /// every one that does not has refused it.
+        private func waitUntilApplied(_ settings: OpenSettings, for limit: Duration) throws {
+            var status = try appliedStatus(of: settings)
+            let target = status.currentRevision
+            let deadline = ContinuousClock.now + limit
+            while true {
+                let behind = status.readers(behind: target)
+                if behind.isEmpty {
+                    let count = status.readers.count
+                    printError(count == 0
+                        ? "no reader reports what it runs: nothing to wait for"
+                        : "revision \(target) is applied by \(count == 1 ? "the one reader" : "all \(count) readers")")
+                    return
+                }
+                let refusedByAll = behind.allSatisfy { ($0.refusal?.revision ?? 0) >= target }
+                if refusedByAll || ContinuousClock.now >= deadline {
+                    let names = behind.map { describe($0, current: target) }.joined(separator: "; ")
+                    throw CommandError.conflict(
+                        "revision \(target) is not applied by \(behind.count) of \(status.readers.count) readers\(refusedByAll ? "" : " after \(limit)"): \(names)")
+                }
+                Thread.sleep(forTimeInterval: 0.05)
+                status = try appliedStatus(of: settings)
             }
         }
     }

@@ -55,17 +55,46 @@ struct KeyValue: Decodable, Sendable {
     var key: GatewayBytes?
     var value: GatewayBytes?
     var mod_revision: GatewayInt?
+    var create_revision: GatewayInt?
 }
 
 // MARK: Requests
 
 struct RangeRequest: Encodable {
     var key: GatewayBytes
+    /// With it, every key from `key` up to (not including) it: a prefix's keys.
+    var range_end: GatewayBytes?
+    /// With it, the keys as they were at that revision.
+    var revision: GatewayInt?
+
+    init(key: GatewayBytes, range_end: GatewayBytes? = nil, revision: GatewayInt? = nil) {
+        self.key = key
+        self.range_end = range_end
+        self.revision = revision
+    }
+
+    /// Every key that starts with `prefix`.
+    init(prefix: Data) {
+        var end = [UInt8](prefix)
+        while let last = end.last, last == 0xff { end.removeLast() }
+        if !end.isEmpty { end[end.count - 1] += 1 }
+        self.init(key: GatewayBytes(prefix), range_end: GatewayBytes(Data(end.isEmpty ? [0] : end)))
+    }
 }
 
 struct PutRequest: Encodable {
     var key: GatewayBytes
     var value: GatewayBytes
+    /// The lease the key lives with: it goes when the lease does.
+    var lease: GatewayInt?
+}
+
+struct LeaseGrantRequest: Encodable {
+    var TTL: GatewayInt
+}
+
+struct LeaseRequest: Encodable {
+    var ID: GatewayInt
 }
 
 struct DeleteRangeRequest: Encodable {
@@ -114,6 +143,23 @@ struct RangeResponse: Decodable, Sendable {
 
 struct DeleteRangeResponse: Decodable, Sendable {
     var header: ResponseHeader?
+}
+
+struct PutResponse: Decodable, Sendable {
+    var header: ResponseHeader?
+}
+
+struct LeaseGrantResponse: Decodable, Sendable {
+    var ID: GatewayInt?
+    var TTL: GatewayInt?
+}
+
+/// A keep-alive's one answer, as the gateway streams it: a lease that is gone has no `TTL`.
+struct LeaseKeepAliveResponse: Decodable, Sendable {
+    struct Result: Decodable, Sendable {
+        var TTL: GatewayInt?
+    }
+    var result: Result?
 }
 
 struct TxnResponse: Decodable, Sendable {

@@ -181,6 +181,11 @@ public final class LayeredStore: DocumentStore {
     /// The top store's history: the changes written to it.
     public func history() throws -> SettingsHistory? { try top.history() }
 
+    /// Passed to the top store, which is what readers share.
+    public func rootDidApply(_ token: ChangeToken, refusal: SettingsError?) { top.rootDidApply(token, refusal: refusal) }
+
+    public func appliedStatus() throws -> AppliedStatus? { try top.appliedStatus() }
+
     private var sources: [any LayerSource] { layerSources + lockSources + overrideSources }
 
     /// Reads every layer, every lock file and the top. A layer that cannot be read is a layer whose

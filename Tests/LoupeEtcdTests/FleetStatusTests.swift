@@ -1,0 +1,74 @@
+import Foundation
+import InMemoryLogging
+import Logging
+import Loupe
+import LoupeEtcd
+import LoupeTestSupport
+import Testing
+
+/// Roots over a real etcd key report which revision they run, under leases of their own.
+@Suite("Fleet status: which revision each root over an etcd key runs")
+struct FleetStatusTests {
+    struct Strict: Codable, Sendable, Equatable, Validated {
+        var port = 80
+        static let rules: [Rule<Strict>] = [Rule(\.port, at: "port", .within(1...1024))]
+    }
+
+    /// Waits until `condition` holds of the status, or 10 seconds pass.
+    func status(of store: EtcdStore, until condition: (AppliedStatus) -> Bool) throws -> AppliedStatus {
+        let deadline = Date().addingTimeInterval(10)
+        var status = try #require(try store.appliedStatus())
+        while !condition(status), Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.02)
+            status = try #require(try store.appliedStatus())
+        }
+        return status
+    }
+
+    @Test func rootsReportWhatTheyRunAndWhatTheyRefuseAndLeaveWhenReleased() throws {
+        let etcd = try SharedEtcd()
+        let key = uniqueKey()
+        let writer = try EtcdStore(endpoints: etcd.endpoints, key: key)
+        let root = try RootLens(default: Strict(), store: writer, watch: false)
+        try root.port.set(8)
+        let revision = try #require(writer.load().token.number)
+        var readers: [RootLens<Strict>] = try ["a", "b"].map { name in
+            try RootLens(default: Strict(), store: EtcdStore(
+                endpoints: etcd.endpoints, key: key, statusReporting: EtcdStatusReporting(name: name, lease: .seconds(2))))
+        }
+        var status = try status(of: writer) { $0.readers.count == 2 }
+        #expect(status.currentRevision == Int(revision) && status.readers.map(\.name) == ["a", "b"])
+        #expect(status.readers.allSatisfy { $0.revision == Int(revision) && $0.refusal == nil && abs($0.time.timeIntervalSinceNow) < 10 })
+        #expect(status.readers(behind: Int(revision)).isEmpty)
+
+        // A value the readers' rule refuses, written past the type (as etcdctl would).
+        try etcd.put(key, #"{"port": 5000}"#)
+        let refused = try #require(writer.load().token.number)
+        status = try self.status(of: writer) { $0.readers.allSatisfy { $0.refusal != nil } }
+        #expect(status.readers(behind: Int(refused)).count == 2)
+        #expect(status.readers.allSatisfy { $0.revision == Int(revision) && $0.refusal?.revision == Int(refused) }, "\(status.readers)")
+        #expect(status.readers.first?.refusal?.reason.contains("port: must be between 1 and 1024, got 5000") == true, "\(status.readers)")
+        try etcd.put(key, #"{"port": 443}"#)
+        let fixed = try #require(writer.load().token.number)
+        status = try self.status(of: writer) { $0.readers.allSatisfy { $0.revision == Int(fixed) } }
+        #expect(status.readers.allSatisfy { $0.revision == Int(fixed) && $0.refusal == nil }, "\(status.readers)")
+
+        // Released: its report goes at once (its lease revoked).
+        readers.removeLast()
+        status = try self.status(of: writer) { $0.readers.count == 1 }
+        #expect(status.readers.map(\.name) == ["a"])
+        _ = readers
+    }
+
+    @Test func aStatusKeyWrittenBySomethingElseIsIgnoredWithAWarning() throws {
+        let etcd = try SharedEtcd()
+        let key = uniqueKey()
+        try etcd.put(key + "/.status/intruder", "not a report")
+        let logs = InMemoryLogHandler()
+        let store = try EtcdStore(endpoints: etcd.endpoints, key: key, logger: Logger(label: "test") { _ in logs })
+        let status = try #require(try store.appliedStatus())
+        #expect(status.readers.isEmpty && status.currentRevision == 0)
+        #expect(logs.entries.contains { "\($0.message)".contains("not a Loupe status report") && "\($0.metadata)".contains("intruder") })
+        #expect(try RootLens(default: Strict(), store: FileStore(path: "/tmp/loupe-none-\(UUID()).json")).appliedStatus() == nil)
+    }
+}
