@@ -34,6 +34,9 @@ import Loupe
 /// async code never holds a thread of Swift's cooperative pool for a round trip. The HTTP traffic runs
 /// on an event loop of its own, so no caller's event loop is ever blocked.
 ///
+/// - **History**: ``history()`` is the key's own revisions, back to its creation or to what etcd has
+///   compacted (the newest 100), so `RootLens.rollback(to:)` takes the key back to one; etcd records no
+///   author or time.
 /// - **Fleet status**: with ``EtcdStatusReporting``, each root reports which revision of the key it runs
 ///   (and which it refused, and why) under `KEY/.status/NAME`, with a lease; ``appliedStatus()`` reads the
 ///   reports, for `loupe status` and `loupe set … --wait-applied`.
@@ -186,6 +189,49 @@ public final class EtcdStore: DocumentStore {
         let watcher = EtcdWatcher(client: client, key: keyBytes, source: source, logger: logger, onChange: onChange)
         watcher.start()
         return watcher
+    }
+
+    // MARK: History
+
+    /// The most revisions ``history()`` reads, newest first.
+    static let maximumHistory = 100
+
+    /// The key's revisions, read back from the newest until the key's creation, a revision etcd has
+    /// compacted, or ``maximumHistory``; the document of each is its value then. A deletion is where the
+    /// history begins (etcd keeps no revision of a key that does not exist).
+    public func history() throws -> SettingsHistory? {
+        var versions: [(revision: Int64, created: Bool, document: JSONValue)] = []
+        var at: Int64? = nil
+        while versions.count < Self.maximumHistory {
+            let response: RangeResponse
+            do {
+                response = try client.call(
+                    "/v3/kv/range", RangeRequest(key: keyBytes, revision: at.map(GatewayInt.init)), as: RangeResponse.self,
+                    repetition: .safe, refusal: .unreadable)
+            } catch let error as SettingsError where at != nil && error.reason.contains("compacted") {
+                break  // etcd keeps nothing older
+            }
+            guard let keyValue = response.kvs?.first, let revision = keyValue.mod_revision?.value else { break }
+            let document = try codec.parseDocument(keyValue.value?.data ?? Data(), store: description)
+            versions.append((revision, keyValue.create_revision?.value == revision, document))
+            guard revision > 1 else { break }
+            at = revision - 1
+        }
+        versions.reverse()
+        guard let oldest = versions.first else { return SettingsHistory(baseRevision: 0, base: nil, changes: [], recordsAuthors: false) }
+        // Before its creation there was no document; else the oldest revision read is the base.
+        let base: (revision: Int, document: JSONValue?) = oldest.created ? (Int(oldest.revision) - 1, nil) : (Int(oldest.revision), oldest.document)
+        if !oldest.created { versions.removeFirst() }
+        var changes: [SettingsChange] = []
+        var previous = base.document
+        for version in versions {
+            changes.append(SettingsChange(
+                revision: Int(version.revision), time: nil, author: nil,
+                patch: SettingsHistory.patch(from: previous, to: version.document),
+                reversePatch: SettingsHistory.patch(from: version.document, to: previous)))
+            previous = version.document
+        }
+        return SettingsHistory(baseRevision: base.revision, base: base.document, changes: changes, recordsAuthors: false)
     }
 
     // MARK: Fleet status

@@ -126,6 +126,10 @@ struct DaemonTests {
         let repaired = try loupeOver("set", "ticker.intervalSeconds", "2", "--wait-applied")
         #expect(repaired.status == 0, "\(repaired.status) \(repaired.error)")
 
+        // The key's revisions are its history: etcd records no time or author.
+        let history = try loupeOver("history").output.split(separator: "\n")
+        #expect(history.count == 3 && history[1] == "\(refusedRevision)  -  -  ticker.intervalSeconds", "\(history)")
+
         // A daemon that stops takes its report with it.
         fleet.removeLast()
         let deadline = Date().addingTimeInterval(20)

@@ -59,9 +59,11 @@ public struct SettingsChange: Sendable, Equatable {
 
     /// The change's number: each change has the next.
     public var revision: Int
-    /// When it was made (an outside edit: when it was seen).
-    public var time: Date
-    /// Who made it; nil for an outside edit (an editor, a script, another tool), whose author is unknown.
+    /// When it was made (an outside edit: when it was seen); nil when the store does not record it
+    /// (etcd).
+    public var time: Date?
+    /// Who made it; nil for an outside edit (an editor, a script, another tool), whose author is unknown,
+    /// and in a history that records no authors (``SettingsHistory/recordsAuthors``).
     public var author: Author?
     /// The merge patch from the document before to the document after; `null` when the document was
     /// removed.
@@ -70,7 +72,7 @@ public struct SettingsChange: Sendable, Equatable {
     public var reversePatch: JSONValue
 
     /// A change.
-    public init(revision: Int, time: Date, author: Author?, patch: JSONValue, reversePatch: JSONValue) {
+    public init(revision: Int, time: Date?, author: Author?, patch: JSONValue, reversePatch: JSONValue) {
         self.revision = revision
         self.time = time
         self.author = author
@@ -79,7 +81,7 @@ public struct SettingsChange: Sendable, Equatable {
     }
 
     /// Whether the change was made by something that keeps no history (an editor, a script): seen by a
-    /// later write or a watching root.
+    /// later write or a watching root. (In a history that records no authors, every change has none.)
     public var isOutsideEdit: Bool { author == nil }
 
     /// The paths the change set or removed, in order: each leaf of the patch.
@@ -112,12 +114,16 @@ public struct SettingsHistory: Sendable, Equatable {
     public var base: JSONValue?
     /// The changes, oldest first.
     public var changes: [SettingsChange]
+    /// Whether the store records who made each change and when (a file's journal does; etcd's revisions
+    /// do not).
+    public var recordsAuthors: Bool
 
     /// A history.
-    public init(baseRevision: Int, base: JSONValue?, changes: [SettingsChange]) {
+    public init(baseRevision: Int, base: JSONValue?, changes: [SettingsChange], recordsAuthors: Bool = true) {
         self.baseRevision = baseRevision
         self.base = base
         self.changes = changes
+        self.recordsAuthors = recordsAuthors
     }
 
     /// The revisions whose documents are known, as text for messages: `3–40` (the base's and the

@@ -33,7 +33,8 @@ extension SettingsCommand {
                 }
                 for change in changes {
                     let paths = change.changedPaths.map { $0.components.isEmpty ? "<root>" : $0.description }
-                    try printLine("\(change.revision)  \(timestamp(change.time))  \(author(of: change))  \(paths.joined(separator: ", "))")
+                    let who = history.recordsAuthors ? author(of: change) : "-"
+                    try printLine("\(change.revision)  \(change.time.map(timestamp) ?? "-")  \(who)  \(paths.joined(separator: ", "))")
                 }
             }
         }

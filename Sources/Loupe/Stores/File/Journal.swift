@@ -388,7 +388,7 @@ final class Journal: Sendable {
 
     private static func line(_ change: SettingsChange, digest: String) -> String {
         var record: [String: JSONValue] = [
-            "revision": .integer(change.revision), "time": .integer(milliseconds(of: change.time)),
+            "revision": .integer(change.revision), "time": .integer(milliseconds(of: change.time ?? Date())),
             "patch": change.patch, "back": change.reversePatch, "digest": .string(digest),
         ]
         if let author = change.author {
