@@ -22,7 +22,7 @@ import Loupe
 ///   current value, and the lens re-runs the update closure on it and tries again (256 times at most, then
 ///   a `SettingsError` with code `conflict`). Concurrent updates from any number of processes are never lost.
 /// - **Watching**: a root lens watches the key, so a commit from any process reaches its observers in
-///   milliseconds. A broken watch reopens from the last revision the store saw, so no change is missed;
+///   milliseconds. The roots of one key in a process share one watch stream. A broken watch reopens from the last revision the store saw, so no change is missed;
 ///   if etcd compacted that revision, the store reloads the key.
 /// - **Faults**: while etcd cannot be reached, lenses keep serving the last value they saw, and updates
 ///   fail at once with `SettingsError.Code.unavailable` and change nothing. A call that cannot reach one
@@ -68,6 +68,9 @@ public final class EtcdStore: DocumentStore {
         var value: Data?
         /// The `mod_revision` of what the store last handed its root (a load's, a save's; 0: nothing).
         var handedOut: Int64 = 0
+        /// Whether the watch brought a value the root has not loaded yet: the load it answers with takes
+        /// that value rather than asking etcd again.
+        var watchDelivered = false
     }
 
     /// Creates a store for `key` on the etcd cluster at `endpoints`.
@@ -129,8 +132,19 @@ public final class EtcdStore: DocumentStore {
 
     // MARK: DocumentStore
 
-    /// Reads the key; its token is the key's `mod_revision`.
+    /// Reads the key; its token is the key's `mod_revision`. The load that answers a change the watch
+    /// reported takes the value the watch brought (etcd's at that revision), so that a fleet of roots
+    /// picking up one change does not ask etcd once each.
     public func load() throws -> StoredDocument {
+        if let delivered = state.withLock({ state -> (revision: Int64, value: Data?)? in
+            guard state.watchDelivered else { return nil }
+            state.watchDelivered = false
+            state.handedOut = state.modRevision
+            return (state.modRevision, state.value)
+        }) {
+            guard let value = delivered.value else { return .empty }
+            return StoredDocument(try codec.parseDocument(value, store: description), token: ChangeToken(delivered.revision))
+        }
         let response = try client.call("/v3/kv/range", RangeRequest(key: keyBytes), as: RangeResponse.self, repetition: .safe, refusal: .unreadable)
         let keyValue = response.kvs?.first
         _ = observe(revision: response.header?.revision?.value ?? 0, keyValue: keyValue)
@@ -186,9 +200,7 @@ public final class EtcdStore: DocumentStore {
             lastSeenRevision: { [weak self] in self?.state.withLock { $0.revision } ?? 0 },
             apply: { [weak self] events in self?.apply(events) ?? false },
             reload: { [weak self] in try self?.fetch() ?? false })
-        let watcher = EtcdWatcher(client: client, key: keyBytes, source: source, logger: logger, onChange: onChange)
-        watcher.start()
-        return watcher
+        return SharedWatches.process.watch(keyBytes, client: client, logger: logger, .init(source: source, onChange: onChange))
     }
 
     // MARK: History
@@ -263,7 +275,13 @@ public final class EtcdStore: DocumentStore {
     /// Reads the key and records it, for the watch; returns whether its value changed.
     private func fetch() throws -> Bool {
         let response = try client.call("/v3/kv/range", RangeRequest(key: keyBytes), as: RangeResponse.self, repetition: .safe, refusal: .unreadable)
-        return observe(revision: response.header?.revision?.value ?? 0, keyValue: response.kvs?.first)
+        return delivered(observe(revision: response.header?.revision?.value ?? 0, keyValue: response.kvs?.first))
+    }
+
+    /// Notes that the watch brought a new value, when `changed`, for the load that answers it.
+    private func delivered(_ changed: Bool) -> Bool {
+        if changed { state.withLock { $0.watchDelivered = true } }
+        return changed
     }
 
     private func apply(_ events: [WatchEnvelope.Event]) -> Bool {
@@ -276,7 +294,7 @@ public final class EtcdStore: DocumentStore {
                 changed = observe(revision: revision, keyValue: keyValue) || changed
             }
         }
-        return changed
+        return delivered(changed)
     }
 
     private func observe(revision: Int64, keyValue: KeyValue?) -> Bool {

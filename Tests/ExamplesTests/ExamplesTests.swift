@@ -105,6 +105,9 @@ struct DaemonTests {
         func loupeOver(_ arguments: String...) throws -> ProcessOutput {
             try run(loupe, ["--etcd", endpoints, "--key", key] + arguments)
         }
+        // Both report once they have read the key.
+        let reporting = Date().addingTimeInterval(20)
+        while try loupeOver("status").output.split(separator: "\n").count < 2, Date() < reporting { Thread.sleep(forTimeInterval: 0.1) }
         let set = try loupeOver("--schema", "daemon", "set", "ticker.greeting", "hej", "--wait-applied", "20")
         #expect(set.status == 0 && set.error.contains("is applied by all 2 readers"), "\(set.status) \(set.error)")
         let revision = try #require(Int(etcdRevision(of: key, etcd)))

@@ -25,6 +25,9 @@ final class EtcdClient: Sendable {
     /// The store's description, for errors.
     let storeName: String
     let logger: Logger
+    /// What tells this client's cluster and access apart from another's: its endpoints, user (and a
+    /// digest of the password) and TLS files. Stores whose clients have one identity may share a watch.
+    let identity: String
 
     private struct State {
         /// The endpoint that answered last; calls start there.
@@ -43,6 +46,8 @@ final class EtcdClient: Sendable {
         self.requestTimeout = requestTimeout
         self.storeName = storeName
         self.logger = logger
+        let user = credentials.map { "\($0.username):\(String(StableDigest.fnv1a($0.password), radix: 16))" } ?? ""
+        identity = [endpoints.joined(separator: ","), user, tls.map { "\($0)" } ?? ""].joined(separator: "\u{0}")
 
         var configuration = HTTPClient.Configuration()
         configuration.timeout = .init(connect: TimeAmount(connectTimeout), read: nil)

@@ -84,7 +84,10 @@ final class EtcdStatusReporter: Sendable {
         }
     }
 
-    /// Records that the root runs `revision`, or refused `refused`, and publishes it soon.
+    /// Records that the root runs `revision`, or refused `refused`, and publishes it soon: after a pause
+    /// of 50 to 250 ms, so that a fleet's reports do not compete with the change itself reaching the rest
+    /// of the fleet's roots (and do not all reach etcd at once), and so that changes meanwhile make one
+    /// report.
     func applied(_ revision: Int64, refused: StatusReport.Refused?) {
         let schedule = state.withLock { state -> Bool in
             guard !state.cancelled else { return false }
@@ -100,7 +103,9 @@ final class EtcdStatusReporter: Sendable {
             defer { state.scheduled = true }
             return !state.scheduled
         }
-        if schedule { queue.async { [weak self] in self?.publish() } }
+        if schedule {
+            queue.asyncAfter(deadline: .now() + .milliseconds(Int.random(in: 50...250))) { [weak self] in self?.publish() }
+        }
     }
 
     /// Puts the latest report, under a lease (granted first if there is none).
