@@ -46,6 +46,38 @@ struct FileStoreProcessTests {
         #expect(leftovers.isEmpty)
     }
 
+    /// Writers killed at random while they update (and append to the history, and compact it): the history
+    /// always reads, every change it holds is one of theirs (never an outside edit), and it replays to
+    /// exactly what the file holds.
+    @Test func killedWritersLeaveAHistoryThatReplaysToTheFile() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("record.json")
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<60 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: testHelper)
+            process.arguments = ["churn", path]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            _ = output.fileHandleForReading.availableData
+            usleep(UInt32.random(in: 0...30_000, using: &generator))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        let root = try RootLens(default: Record(), store: FileStore(path: path), watch: false)
+        try root.count.update { $0 += 1 }
+        let history = try root.history()
+        #expect(history.changes.count >= 10 && history.changes.allSatisfy { !$0.isOutsideEdit }, "\(history.changes.count) changes")
+        #expect(zip(history.changes, history.changes.dropFirst()).allSatisfy { $0.revision + 1 == $1.revision })
+        let last = try #require(history.changes.last?.revision)
+        #expect(try history.document(after: last) == root.storedDocument())
+        // Each change the killed writers made added one to the count.
+        let counts = try history.changes.map { try history.document(after: $0.revision).map { try decodeStored(over: Record(), $0).count } ?? 0 }
+        #expect(zip(counts, counts.dropFirst()).allSatisfy { $0 + 1 == $1 }, "\(counts)")
+    }
+
     @Test func twoProcessesIncrementingOneCounterLoseNothing() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
