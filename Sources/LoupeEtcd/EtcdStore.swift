@@ -209,7 +209,7 @@ public final class EtcdStore: DocumentStore {
     static let maximumHistory = 100
 
     /// The key's revisions, read back from the newest until the key's creation, a revision etcd has
-    /// compacted, or ``maximumHistory``; the document of each is its value then. A deletion is where the
+    /// compacted, or the newest 100; the document of each is its value then. A deletion is where the
     /// history begins (etcd keeps no revision of a key that does not exist).
     public func history() throws -> SettingsHistory? {
         var versions: [(revision: Int64, created: Bool, document: JSONValue)] = []
@@ -254,7 +254,14 @@ public final class EtcdStore: DocumentStore {
         guard let reporter else { return }
         // A plain root's token is the key's `mod_revision`; a layered root's combines its layers'.
         let revision = token.number ?? state.withLock { $0.handedOut }
-        reporter.applied(revision, refused: refusal.map { StatusReport.Refused(revision: revision, reason: "\($0)") })
+        reporter.applied(revision, refused: refusal.map { StatusReport.Refused(revision: revision, reason: Self.reason(of: $0)) })
+    }
+
+    /// Why a root refused a revision, for its report: the path and what is wrong there, without the store's
+    /// name (every reader's is the same key).
+    private static func reason(of error: SettingsError) -> String {
+        guard let path = error.path, !error.reason.hasPrefix("\(path)") else { return error.reason }
+        return "\(path): \(error.reason)"
     }
 
     /// The key's revision now and what each reporting root runs.
