@@ -103,11 +103,11 @@ final class Journal: Sendable {
         private let done = DispatchSemaphore(value: 0)
         private let failure = Locked<SystemCallError?>(nil)
 
-        init(_ path: String) {
+        /// Flushes `fd` (the journal at `path`), and closes it.
+        init(_ fd: Int32, path: String) {
             DispatchQueue.global(qos: .userInitiated).async { [self] in
-                let fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
-                if fd < 0 || fdatasync(fd) != 0 { failure.withLock { $0 = SystemCallError("fdatasync", path) } }
-                if fd >= 0 { close(fd) }
+                if fdatasync(fd) != 0 { failure.withLock { $0 = SystemCallError("fdatasync", path) } }
+                close(fd)
                 done.signal()
             }
         }
@@ -258,14 +258,32 @@ final class Journal: Sendable {
         from old: (document: JSONValue?, text: Data?), to new: (document: JSONValue?, text: Data?), path: String, settings: String,
         author: SettingsChange.Author?, store: String
     ) throws -> PendingRecord? {
-        var contents = try contents(at: path, store: store)
+        let oldDigest = Self.digest(of: old.text)
+        // The settings file is as this process's last record left it: the journal is too, unless a writer
+        // died between its record and its write (which the append checks for, and cuts off).
+        let trusted = lastSeen.withLock { $0 }.flatMap { $0.path == path && $0.contents.lastDigest == oldDigest ? $0 : nil }
+        do {
+            return try append(from: old, to: new, path: path, settings: settings, author: author, store: store, oldDigest: oldDigest, trusting: trusted)
+        } catch is StaleJournal {
+            lastSeen.withLock { $0 = nil }
+            return try append(from: old, to: new, path: path, settings: settings, author: author, store: store, oldDigest: oldDigest, trusting: nil)
+        }
+    }
+
+    /// The journal's file is not the one this process last wrote: it is read again.
+    private struct StaleJournal: Error {}
+
+    private func append(
+        from old: (document: JSONValue?, text: Data?), to new: (document: JSONValue?, text: Data?), path: String, settings: String,
+        author: SettingsChange.Author?, store: String, oldDigest: String, trusting trusted: Known?
+    ) throws -> PendingRecord? {
+        var contents = try trusted?.contents ?? contents(at: path, store: store)
         var lines: [String] = []
         // Whether the journal's file, cut to `contents.length`, is what `contents` says (so that lines can
         // be appended to it), and whether anything changed.
         var appendable = contents != nil
         var changed = false
         let now = Self.time(milliseconds: Self.milliseconds(of: Date()))  // as a record says it
-        let oldDigest = Self.digest(of: old.text)
         if var journal = contents, journal.lastDigest != oldDigest {
             changed = true
             if journal.digestBeforeLast == oldDigest {
@@ -305,9 +323,9 @@ final class Journal: Sendable {
         if appendable, journal.records.count <= maximumChanges, journal.length + appended <= maximumBytes {
             let keeping = journal.length
             journal.length += appended
-            let identity = try appendLines(lines.joined(), to: path, keeping: keeping)
+            let (identity, fd) = try appendLines(lines.joined(), to: path, keeping: keeping, expecting: trusted?.identity)
             lastSeen.withLock { $0 = Known(path: path, identity: identity, contents: journal) }
-            return PendingRecord(path: path, settings: settings, lengthBefore: keeping, flush: Flush(path))
+            return PendingRecord(path: path, settings: settings, lengthBefore: keeping, flush: Flush(fd, path: path))
         }
         // A new journal, one that did not read, one past a bound, or one whose last digest changed: written
         // whole, durably.
@@ -340,14 +358,23 @@ final class Journal: Sendable {
     }
 
     /// Appends `text` to the journal at `path`, first cutting off whatever follows its first `length`
-    /// bytes (a torn record, or one that never landed); returns the journal's new identity. Not flushed:
-    /// see ``Flush``.
-    private func appendLines(_ text: String, to path: String, keeping length: Int) throws -> FileIdentity {
+    /// bytes (a torn record, or one that never landed); returns the journal's new identity, and the open
+    /// file for ``Flush`` to flush and close.
+    ///
+    /// - Throws: ``StaleJournal`` when the file is not `expected` (nil: not checked) nor `expected` with
+    ///   more after it (a record that never landed).
+    private func appendLines(_ text: String, to path: String, keeping length: Int, expecting expected: FileIdentity?) throws -> (FileIdentity, Int32) {
         let fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { throw SystemCallError("open", path) }
-        defer { close(fd) }
+        var handedOver = false
+        defer { if !handedOver { close(fd) } }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw SystemCallError("stat", path) }
+        if let expected {
+            let found = FileIdentity(info)
+            guard found.device == expected.device, found.inode == expected.inode, found.size >= expected.size,
+                  found.size > expected.size || found == expected else { throw StaleJournal() }
+        }
         if Int(info.st_size) != length, ftruncate(fd, off_t(length)) != 0 { throw SystemCallError("truncate", path) }
         try Array(text.utf8).withUnsafeBytes { bytes in
             var offset = 0
@@ -362,7 +389,8 @@ final class Journal: Sendable {
             }
         }
         guard fstat(fd, &info) == 0 else { throw SystemCallError("stat", path) }
-        return FileIdentity(info)
+        handedOver = true
+        return (FileIdentity(info), fd)
     }
 
     /// Gives the journal the settings file's mode and, where the process may, its owner and group.
