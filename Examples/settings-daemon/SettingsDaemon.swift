@@ -92,7 +92,8 @@ struct SettingsDaemon: AsyncParsableCommand {
         // Written often, so coalesced; as a Service, the root flushes it on graceful shutdown.
         let stateRoot = try RootLens(
             default: DaemonState(),
-            store: FileStore(path: state ?? settings + ".state", writePolicy: .coalesced(.seconds(1))),
+            // The daemon's own state, written every second: no one edits it, so it keeps no history.
+            store: FileStore(path: state ?? settings + ".state", writePolicy: .coalesced(.seconds(1)), history: .off),
             watch: false)
         let credentials = openCredentials(logger: logger)
         // Registered before anything runs, so that no bad edit, however early, goes unreported.

@@ -69,6 +69,13 @@ struct FleetStatusTests {
         let status = try #require(try store.appliedStatus())
         #expect(status.readers.isEmpty && status.currentRevision == 0)
         #expect(logs.entries.contains { "\($0.message)".contains("not a Loupe status report") && "\($0.metadata)".contains("intruder") })
+
+        // A root over a key that holds nothing yet runs revision 0, and says so.
+        let reader = try RootLens(default: Strict(), store: EtcdStore(
+            endpoints: etcd.endpoints, key: key, statusReporting: EtcdStatusReporting(name: "early")))
+        let reported = try self.status(of: store) { !$0.readers.isEmpty }
+        #expect(reported.readers.map(\.name) == ["early"] && reported.readers.first?.revision == 0 && reported.readers(behind: 0).isEmpty)
+        _ = reader
         #expect(try RootLens(default: Strict(), store: FileStore(path: "/tmp/loupe-none-\(UUID()).json")).appliedStatus() == nil)
     }
 }

@@ -7,6 +7,21 @@ import Testing
 import Glibc
 #endif
 
+/// Starts a process that updates the file at `path` in a loop, and kills it (SIGKILL) `microseconds` after
+/// it is past its first load.
+func killChurningWriter(of path: String, after microseconds: UInt32) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: testHelper)
+    process.arguments = ["churn", path]
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    _ = output.fileHandleForReading.availableData  // "started": the writer is past its first load
+    usleep(microseconds)
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+}
+
 @Suite("FileStore: between processes, and watched")
 struct FileStoreProcessTests {
     @Test func killedWritersNeverLeaveATornFile() throws {
@@ -17,16 +32,7 @@ struct FileStoreProcessTests {
         var highest = 0
         var kills = 0
         while kills < 200 {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: testHelper)
-            process.arguments = ["churn", path]
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            _ = output.fileHandleForReading.availableData  // "started": the writer is past its first load
-            usleep(UInt32.random(in: 0...20_000, using: &generator))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            try killChurningWriter(of: path, after: .random(in: 0...20_000, using: &generator))
             kills += 1
 
             // The file holds exactly what some committed update wrote: never torn, never empty.
@@ -55,16 +61,7 @@ struct FileStoreProcessTests {
         let path = directory.file("record.json")
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<60 {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: testHelper)
-            process.arguments = ["churn", path]
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            _ = output.fileHandleForReading.availableData
-            usleep(UInt32.random(in: 0...30_000, using: &generator))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            try killChurningWriter(of: path, after: .random(in: 0...30_000, using: &generator))
         }
         let root = try RootLens(default: Record(), store: FileStore(path: path), watch: false)
         try root.count.update { $0 += 1 }

@@ -95,7 +95,8 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         if let store {
             let initial = try load(store.load(), keepingLastGood: false)
             committed.publish(initial.root)
-            remember(initial.memory)
+            storedMemory.withLock { $0 = initial.memory }
+            store.rootDidApply(initial.memory.token, refusal: nil)  // the first version it runs, even none
             if shouldWatch, let handle = try store.watch({ [weak self] in self?.refreshFromStore() }) {
                 watch.withLock { $0 = handle }
             }
