@@ -313,15 +313,21 @@ enum FileSystem {
     /// that leftovers of a killed writer can be found and removed.
     static func temporaryPrefix(for name: String) -> String { String(sidecarName(for: name, suffix: ".tmp-XXXXXX").dropLast(6)) }
 
-    /// Removes temporary files that a writer killed mid-write left next to `path`. Call only while holding
-    /// the file's lock, so no live writer's temporary file is touched.
+    /// Removes temporary files that a writer killed mid-write left next to `path`, its own and its history
+    /// journal's (written under the same lock). Call only while holding the file's lock, so no live
+    /// writer's temporary file is touched.
     static func removeStaleTemporaryFiles(for path: String) {
-        let prefix = temporaryPrefix(for: fileName(of: path))
+        let prefixes = [temporaryPrefix(for: fileName(of: path)), temporaryPrefix(for: fileName(of: historyPath(for: path)))]
         let directory = directory(of: path)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
-        for name in names where name.hasPrefix(prefix) {
+        for name in names where prefixes.contains(where: name.hasPrefix) {
             unlink(directory + "/" + name)
         }
+    }
+
+    /// The history journal of the file at `path` (a resolved path): `.NAME.history` beside it.
+    static func historyPath(for path: String) -> String {
+        directory(of: path) + "/" + sidecarName(for: fileName(of: path), suffix: ".history")
     }
 
     static func remove(_ path: String) throws {

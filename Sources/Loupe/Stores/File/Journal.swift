@@ -45,7 +45,7 @@ final class Journal: Sendable {
 
     /// The journal of the settings file at `target` (a resolved path).
     static func path(for target: String) -> String {
-        FileSystem.directory(of: target) + "/" + FileSystem.sidecarName(for: FileSystem.fileName(of: target), suffix: ".history")
+        FileSystem.historyPath(for: target)
     }
 
     /// The digest a record keeps of a settings file's bytes; empty for no file.
