@@ -13,8 +13,8 @@ package enum StableDigest {
         return digest
     }
 
-    /// A 64-bit digest of `data`, eight bytes at a time (FNV-1a a byte at a time costs a settings file of
-    /// 150 KB about 0.2 ms, which a durable write's budget does not have), finished with MurmurHash3's mix.
+    /// A 64-bit digest of `data`, eight bytes at a time (so that a large settings file costs little next to
+    /// writing it, which a byte at a time does not), finished with MurmurHash3's mix.
     package static func of(_ data: Data) -> UInt64 {
         data.withUnsafeBytes { bytes in
             var digest: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(bytes.count)
