@@ -95,6 +95,7 @@ final class DocumentEncoder {
     }
 
     private func memoizedDocument<T: Encodable>(for value: T, at codingPath: [any CodingKey]) throws -> JSONValue {
+        if let scalar = try scalarDocument(for: value, at: codingPath) { return scalar }
         if let leaf = try leafDocument(for: value, at: codingPath) { return leaf }
         guard let collection = value as? any MemoizableCollection, collection.memoCount >= Self.memoThreshold else {
             return try encodeNested(value, at: codingPath)
@@ -119,6 +120,23 @@ final class DocumentEncoder {
             return .object([:])
         }
         return content.resolved
+    }
+
+    /// The document of a value of a type that encodes itself as one JSON scalar, made at once: the elements
+    /// of a collection of strings or numbers reach the encoder as generic values, and encoding each through
+    /// its own single-value container would build an encoder per element. The type is compared first, so
+    /// that no other type pays for a cast.
+    private func scalarDocument<T: Encodable>(for value: T, at codingPath: [any CodingKey]) throws -> JSONValue? {
+        switch T.self {
+        case is String.Type: .string(value as! String)
+        case is Bool.Type: .bool(value as! Bool)
+        case is Int.Type: .integer(value as! Int)
+        case is Double.Type: try number(value as! Double, at: codingPath)
+        case is Int64.Type: .integer(Int(value as! Int64))
+        case is Int32.Type: .integer(Int(value as! Int32))
+        case is Float.Type: try number(value as! Float, at: codingPath)
+        default: nil
+        }
     }
 
     /// The documents `JSONEncoder` writes for the types it treats specially (dates, data, URLs, decimals,
@@ -209,14 +227,25 @@ private enum Slot {
     var resolved: JSONValue {
         switch self {
         case .value(let value): value
-        case .object(let builder): .object(builder.members.mapValues(\.resolved))
+        case .object(let builder): .object(builder.resolved)
         case .array(let builder): .array(builder.elements.map(\.resolved))
         }
     }
 }
 
+/// The members of an object in the order they were encoded; one encoded again under the same key replaces
+/// the earlier one, as in a dictionary. Kept as a list until the object is done, so that the dictionary is
+/// built once, at its size.
 private final class ObjectBuilder {
-    var members: [String: Slot] = [:]
+    private var members: [(key: String, slot: Slot)] = []
+
+    func set(_ slot: Slot, for key: String) { members.append((key, slot)) }
+
+    var resolved: [String: JSONValue] {
+        var object = [String: JSONValue](minimumCapacity: members.count)
+        for member in members { object[member.key] = member.slot.resolved }
+        return object
+    }
 }
 
 private final class ArrayBuilder {
@@ -297,7 +326,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let builder: ObjectBuilder
     let codingPath: [any CodingKey]
 
-    private func put(_ value: JSONValue, _ key: Key) { builder.members[key.stringValue] = .value(value) }
+    private func put(_ value: JSONValue, _ key: Key) { builder.set(.value(value), for: key.stringValue) }
 
     mutating func encodeNil(forKey key: Key) throws { put(.null, key) }
     mutating func encode(_ value: Bool, forKey key: Key) throws { put(.bool(value), key) }
@@ -326,24 +355,24 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         keyedBy keyType: NestedKey.Type, forKey key: Key
     ) -> KeyedEncodingContainer<NestedKey> {
         let nested = ObjectBuilder()
-        builder.members[key.stringValue] = .object(nested)
+        builder.set(.object(nested), for: key.stringValue)
         return KeyedEncodingContainer(KeyedContainer<NestedKey>(root: root, builder: nested, codingPath: codingPath + [key]))
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
         let nested = ArrayBuilder()
-        builder.members[key.stringValue] = .array(nested)
+        builder.set(.array(nested), for: key.stringValue)
         return UnkeyedContainer(root: root, builder: nested, codingPath: codingPath + [key])
     }
 
     mutating func superEncoder() -> any Encoder {
         SuperEncoder(root: root, codingPath: codingPath + [DocumentCodingKey.super]) { [builder] in
-            builder.members["super"] = $0
+            builder.set($0, for: "super")
         }
     }
 
     mutating func superEncoder(forKey key: Key) -> any Encoder {
-        SuperEncoder(root: root, codingPath: codingPath + [key]) { [builder] in builder.members[key.stringValue] = $0 }
+        SuperEncoder(root: root, codingPath: codingPath + [key]) { [builder] in builder.set($0, for: key.stringValue) }
     }
 }
 
