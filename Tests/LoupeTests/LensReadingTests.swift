@@ -97,6 +97,26 @@ struct LensReadingTests {
         for _ in 0..<3 { #expect(root.server.port.path == "server.port" && root.server.port.value == 8080) }
     }
 
+    @Test func aLensWithManyChildrenFindsEachOneAgainWhateverTheOrder() throws {
+        // More children than a lens compares one by one before hashing, derived in turns, by literal key
+        // paths and by key paths made anew, writable and read-only through the same key path: each
+        // derivation finds its own lens, of its own kind, with its own value.
+        let root = RootLens(Settings())
+        let names = (0..<40).map { "flag-\($0)" }
+        for (index, name) in names.enumerated() { try root.features[name].set(index % 2 == 0) }
+        for round in 0..<5 {
+            for (index, name) in names.enumerated().shuffled() {
+                let made = \Settings.features[name]  // a new key path object each time
+                #expect(root[made].value == (index % 2 == 0))
+                #expect(root.readOnly[made].value == (index % 2 == 0))
+                #expect(root.features[name].path == "features.\(name)")
+            }
+            #expect(root.server.port.value == 8080 + round && root.readOnly.server.port.value == 8080 + round)
+            #expect(root.server.host.value == "localhost" && root.server.host.path == "server.host")
+            try root.server.port.set(8081 + round)
+        }
+    }
+
     @Test func descriptionsNamePathTypeAndStoreButNeverTheValue() throws {
         let root = RootLens(Settings())
         try root.protection.withDefault(Protection()).passcode.set("hunter2")

@@ -10,6 +10,12 @@ func runProfile(_ name: String, _ bench: Bench) throws {
     case "read":
         let port = RootLens(Deep()).inner.leaf.port
         for _ in 0..<20_000_000 { blackHole(port.value) }
+    case "inline-read":
+        // A lens derived and read in one expression, as the reads area's row against ConfigReader has it.
+        let root = RootLens(Deep())
+        let start = ContinuousClock.now
+        for _ in 0..<2_000_000 { blackHole(root.inner.leaf.port.value) }
+        print("inline read: \((ContinuousClock.now - start) / 2_000_000) each")
     case "read2":
         let port = RootLens(Deep()).inner.leaf.port
         for _ in 0..<5 { blackHole(throughput(threads: 2, operations: 10_000_000) { blackHole(port.value) }) }

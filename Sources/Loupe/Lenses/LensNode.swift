@@ -88,15 +88,24 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
     func child<Part: Sendable>(
         _ key: ChildKey, _ make: () -> (step: any Step<Value, Part>, path: LensPath)
     ) -> any LensNode<Part> {
-        if let known = children.withLock({ $0.find(key) }) { return known as! Focus<Root, Part> }
+        if let known = children.withLock({ $0.find(key) }) { return Self.node(known, as: Part.self) }
         let (next, path) = make()
-        let made = Focus<Root, Part>(core: core, step: compose(step, next), path: path)
+        let made = KeptNode<Part>(Focus<Root, Part>(core: core, step: compose(step, next), path: path))
         // Two threads deriving the same lens at once both make one; the first kept is the one handed out.
         return children.withLock { children in
-            if let known = children.find(key) { return known as! Focus<Root, Part> }
+            if let known = children.find(key) { return Self.node(known, as: Part.self) }
             children.keep(made, for: key)
-            return made
+            return made.node
         }
+    }
+
+    /// The node a child kept under a key holds. A key names one key path with its value type and how it
+    /// derives, so what it holds is always a `KeptNode<Part>`: the cast is not checked in release builds
+    /// (`unsafeDowncast`), since a checked one looks up `KeptNode<Part>`'s metadata on each derivation,
+    /// the largest part of a lens derived inline (`Benchmarks/README.md`, the reads area). Debug builds,
+    /// which the tests run, check it.
+    private static func node<Part: Sendable>(_ kept: AnyObject, as _: Part.Type) -> any LensNode<Part> {
+        unsafeDowncast(kept, to: KeptNode<Part>.self).node
     }
 
     func subscribe(initial: ((Value) -> Void)?, _ handler: ObserverHandler<Value>) -> ObservationToken {
@@ -113,6 +122,15 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
     }
 
     var description: String { "\(path): \(Value.self) in \(core.storeName)" }
+}
+
+/// A derived lens's node as its parent keeps it: already a `LensNode` existential, so that finding it
+/// again does not look up the node type's conformance (which the runtime does for each generic
+/// instantiation, on every conversion).
+final class KeptNode<Value: Sendable>: Sendable {
+    let node: any LensNode<Value>
+
+    init(_ node: any LensNode<Value>) { self.node = node }
 }
 
 /// What a derived lens is kept under in its parent: the key path it was derived by, and how.
@@ -138,18 +156,39 @@ struct Children {
     }
 
     private static let limit = 1024
+    /// How many identities found last are compared one by one before hashing.
+    private static let recentCount = 8
     private var byIdentity: [Identity: (keyPath: AnyKeyPath, node: AnyObject)] = [:]
     private var byValue: [ChildKey: AnyObject] = [:]
+    /// The identities found last, newest first; each is in `byIdentity`, which holds its key path.
+    private var recent: [(identity: Identity, node: AnyObject)] = []
 
     mutating func find(_ key: ChildKey) -> AnyObject? {
         let identity = Identity(object: ObjectIdentifier(key.keyPath), kind: key.kind)
-        if let known = byIdentity[identity] { return known.node }
+        // A lens derives few children, and a program derives the same ones again and again (`root.a.b`
+        // inline): comparing a handful of pointers costs less than hashing one.
+        for entry in recent where entry.identity == identity { return entry.node }
+        if let known = byIdentity[identity] {
+            remember(identity, known.node)
+            return known.node
+        }
         guard let node = byValue[key] else { return nil }
         // Key paths made anew at each derivation (`root[\.features[name]]`) are equal objects, not one:
         // past a bound, the identities are forgotten and learned again.
-        if byIdentity.count >= 4 * byValue.count + 64 { byIdentity.removeAll(keepingCapacity: true) }
+        if byIdentity.count >= 4 * byValue.count + 64 { forgetIdentities() }
         byIdentity[identity] = (key.keyPath, node)
+        remember(identity, node)
         return node
+    }
+
+    private mutating func remember(_ identity: Identity, _ node: AnyObject) {
+        if recent.count == Self.recentCount { recent.removeLast() }
+        recent.insert((identity, node), at: 0)
+    }
+
+    private mutating func forgetIdentities() {
+        byIdentity.removeAll(keepingCapacity: true)
+        recent.removeAll(keepingCapacity: true)
     }
 
     /// Keeps `node`. Past `limit` different key paths (a program deriving lenses by key paths made from
@@ -158,9 +197,11 @@ struct Children {
     mutating func keep(_ node: AnyObject, for key: ChildKey) {
         if byValue.count >= Self.limit {
             byValue.removeAll(keepingCapacity: true)
-            byIdentity.removeAll(keepingCapacity: true)
+            forgetIdentities()
         }
+        let identity = Identity(object: ObjectIdentifier(key.keyPath), kind: key.kind)
         byValue[key] = node
-        byIdentity[Identity(object: ObjectIdentifier(key.keyPath), kind: key.kind)] = (key.keyPath, node)
+        byIdentity[identity] = (key.keyPath, node)
+        remember(identity, node)
     }
 }
