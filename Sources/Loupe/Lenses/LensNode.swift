@@ -109,14 +109,14 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
     }
 
     func subscribe(initial: ((Value) -> Void)?, _ handler: ObserverHandler<Value>) -> ObservationToken {
+        let core = core
         let channel = channel.withLock { channel in
             if let channel { return channel }
-            let made = Channel<Root, Value>(step: step)
+            let made = Channel<Root, Value>(step: step, current: core.read { step.get($0) })
             channel = made
             return made
         }
         let notifier = core.notifier
-        let core = core
         let id = notifier.add(to: channel, snapshot: { core.versionedSnapshot() }, initial: initial, handler: handler)
         return ObservationToken { [weak notifier] in notifier?.remove(id, from: channel) }
     }

@@ -1,13 +1,5 @@
+import Foundation
 import Synchronization
-
-/// One committed root. Observers need only the new root: each channel remembers its lens's last value.
-///
-/// The version comes first, at a fixed offset: reading a field that follows a generic one makes
-/// unspecialized code look up the commit type's metadata for its offset.
-struct Commit<Root: Sendable>: Sendable {
-    let version: UInt64
-    let new: Root
-}
 
 /// Delivers commits to observers: in commit order, one commit at a time, never while a lens lock is held.
 ///
@@ -19,9 +11,20 @@ struct Commit<Root: Sendable>: Sendable {
 ///
 /// Observers are grouped in ``Channel``s, one per lens: a commit evaluates a lens's value once and compares
 /// it with the previous one, however many observers the lens has.
+///
+/// **Why a commit is queued as two entries, not as one pair.** This code runs unspecialized (the library
+/// never sees the program's settings type), and unspecialized code looks up the runtime metadata of each
+/// generic type it builds from a type parameter (a `(version, root)` struct, an optional, an iterator,
+/// new array storage) every time it uses one: about a dozen lookups a commit, most of what delivering one
+/// cost (`Benchmarks/README.md`, the watched-set row). So a commit is queued as its version and its root
+/// in two arrays whose storage the queue keeps, arrays are walked by index, and a ``Channel`` keeps its
+/// state in fields of its own.
 final class Notifier<Root: Sendable>: Sendable {
     private struct State {
-        var pending: [Commit<Root>] = []
+        /// The commits not yet delivered, in version order: their versions, and their roots at the same
+        /// indices.
+        var pendingVersions: [UInt64] = []
+        var pendingRoots: [Root] = []
         var draining = false
         /// The channels with observers, in the order they were registered.
         var channels: [AnyChannel<Root>] = []
@@ -35,19 +38,21 @@ final class Notifier<Root: Sendable>: Sendable {
     /// Whether commits may be queued, mirrored likewise, so that a drain with nothing to deliver is free.
     private let mayHavePending = Atomic<Bool>(false)
 
-    /// Whether any lens has observers. When not, a committer makes no ``Commit`` at all: a channel
-    /// registered later starts from the version current at that time, so it never needs older commits.
+    /// Whether any lens has observers. When not, a committer queues nothing: a channel registered later
+    /// starts from the version current at that time, so it never needs older commits.
     ///
     /// The unlocked check is exact: a channel is marked observed under the lock before its starting
     /// snapshot is read, and a committer checks only after its root is swapped in, so a commit dropped
     /// for this is one every channel registered since has already seen as its starting point.
     var isObserved: Bool { observed.load(ordering: .acquiring) }
 
-    /// Queues `commit` for delivery; a committer calls it only while ``isObserved``.
+    /// Queues the commit of `new` as `version` for delivery; a committer calls it only while
+    /// ``isObserved``.
     func enqueue(_ new: Root, version: UInt64) {
         state.withLock { state in
             if !state.channels.isEmpty {
-                state.pending.append(Commit(version: version, new: new))
+                state.pendingVersions.append(version)
+                state.pendingRoots.append(new)
                 mayHavePending.store(true, ordering: .releasing)
             }
         }
@@ -62,31 +67,38 @@ final class Notifier<Root: Sendable>: Sendable {
 
     private func deliverPending() {
         let mine = state.withLock { state -> Bool in
-            guard !state.draining, !state.pending.isEmpty else { return false }
+            guard !state.draining, !state.pendingVersions.isEmpty else { return false }
             state.draining = true
             return true
         }
         guard mine else { return }
-        // Filled in place rather than returned as a tuple: unspecialized generic code looks up the
-        // metadata of every generic tuple and optional it makes, on each call.
-        var commits: [Commit<Root>] = []
-        var channels: [AnyChannel<Root>] = []
+        // Taken out in place (swapped with these emptied arrays), so that their storage is reused.
+        var versions: [UInt64] = []
+        var roots = [Root]()
+        var channels = [AnyChannel<Root>]()
         while true {
             let more = state.withLock { state -> Bool in
-                guard !state.pending.isEmpty else {
+                guard !state.pendingVersions.isEmpty else {
                     state.draining = false
+                    // The queue takes back the storage, for the next commits.
+                    versions.removeAll(keepingCapacity: true)
+                    roots.removeAll(keepingCapacity: true)
+                    swap(&versions, &state.pendingVersions)
+                    swap(&roots, &state.pendingRoots)
                     return false
                 }
-                commits.removeAll(keepingCapacity: true)
-                swap(&commits, &state.pending)
+                versions.removeAll(keepingCapacity: true)
+                roots.removeAll(keepingCapacity: true)
+                swap(&versions, &state.pendingVersions)
+                swap(&roots, &state.pendingRoots)
                 mayHavePending.store(false, ordering: .releasing)
                 channels = state.channels
                 return true
             }
             guard more else { return }
-            for commit in commits {
-                for channel in channels {
-                    channel.deliver(commit)
+            for commit in 0..<versions.count {
+                for channel in 0..<channels.count {
+                    channels[channel].deliver(version: versions[commit], root: roots[commit])
                 }
             }
         }
@@ -149,7 +161,7 @@ struct Observer<Value>: Sendable {
 
 /// The type-erased face of a ``Channel``, so the notifier can hold channels of every value type.
 class AnyChannel<Root: Sendable>: @unchecked Sendable {
-    func deliver(_ commit: Commit<Root>) {}
+    func deliver(version: UInt64, root: Root) {}
     func removeObserver(_ id: UInt64) -> Bool { true }
 }
 
@@ -157,54 +169,61 @@ class AnyChannel<Root: Sendable>: @unchecked Sendable {
 ///
 /// A commit evaluates the lens once; observers are called only if the value changed (its bytes differ and,
 /// when the value is `Equatable`, `==` says so too) and only for commits after the one they started from.
-final class Channel<Root: Sendable, Value: Sendable>: AnyChannel<Root>, @unchecked Sendable {
-    private struct State {
-        /// In the order they were added, so by `id` and by `since`: a commit is delivered to a prefix.
-        var observers: [Observer<Value>] = []
-        var last: Value?
-        var lastVersion: UInt64 = 0
-    }
-
+///
+/// Its state lives in its own fields under `lock` rather than in a `Locked` struct: a generic class's
+/// fields are found through the object itself, while a struct built from `Value` would be looked up (see
+/// ``Notifier``).
+final class Channel<Root: Sendable, Value: Sendable>: AnyChannel<Root>, @unchecked Sendable {  // its state is guarded by `lock`
     let step: any Step<Root, Value>
     private let valuesEqual: (@Sendable (Value, Value) -> Bool)?
-    private let state = Locked(State())
+    private let lock = NSLock()
+    /// In the order they were added, so by `id` and by `since`: a commit is delivered to a prefix.
+    private var observers: [Observer<Value>] = []
+    /// The value last delivered, meaningful while `isLive`; set when the channel (re)starts.
+    private var last: Value
+    private var lastVersion: UInt64 = 0
+    /// Whether the channel has started: commits before that are not its to deliver.
+    private var isLive = false
 
-    init(step: any Step<Root, Value>) {
+    /// A channel for the lens `step` reaches; `current` is the lens's value now, which the first
+    /// observer's starting point replaces.
+    init(step: any Step<Root, Value>, current: Value) {
         self.step = step
         self.valuesEqual = RuntimeEquality(Value.self)?.areEqual
+        last = current
     }
 
     /// Adds an observer; restarts the channel's memory from `root` if it had no observers. Returns the
     /// observer's starting value.
     fileprivate func add(_ observer: Observer<Value>, root: Root, restart: Bool) -> Value {
         let value = step.get(root)
-        state.withLock { state in
-            if restart {
-                state.last = value
-                state.lastVersion = observer.since
-            }
-            state.observers.append(observer)  // ids are handed out under the notifier's lock, increasing
+        lock.lock()
+        defer { lock.unlock() }
+        if restart {
+            last = value
+            lastVersion = observer.since
+            isLive = true
         }
+        observers.append(observer)  // ids are handed out under the notifier's lock, increasing
         return value
     }
 
-    override func deliver(_ commit: Commit<Root>) {
-        let current = step.get(commit.new)
-        // Filled in place rather than returned as an optional tuple (see ``Notifier``).
-        var previous: Value?
-        var observers: [Observer<Value>] = []
-        let changed = state.withLock { state -> Bool in
-            guard commit.version > state.lastVersion, state.last != nil else { return false }
-            swap(&previous, &state.last)
-            state.last = current
-            state.lastVersion = commit.version
-            if let previous, haveSameBytes(previous, current) || valuesEqual?(previous, current) == true { return false }
-            observers = state.observers
-            return true
+    override func deliver(version: UInt64, root: Root) {
+        let current = step.get(root)
+        lock.lock()
+        guard version > lastVersion, isLive else {
+            lock.unlock()
+            return
         }
-        guard changed, let previous else { return }
-        let version = commit.version
-        for observer in observers {
+        let previous = last
+        last = current
+        lastVersion = version
+        let changed = !haveSameBytes(previous, current) && valuesEqual?(previous, current) != true
+        let observers = self.observers
+        lock.unlock()
+        guard changed else { return }
+        for index in 0..<observers.count {
+            let observer = observers[index]
             guard observer.since < version else { break }  // later ones started later
             observer.handler(previous, current)
         }
@@ -212,15 +231,15 @@ final class Channel<Root: Sendable, Value: Sendable>: AnyChannel<Root>, @uncheck
 
     /// Removes an observer; returns whether the channel is now empty.
     override func removeObserver(_ id: UInt64) -> Bool {
-        state.withLock { state in
-            // Sorted by id: find it by bisection.
-            var low = 0, high = state.observers.count
-            while low < high {
-                let middle = (low + high) / 2
-                if state.observers[middle].id < id { low = middle + 1 } else { high = middle }
-            }
-            if low < state.observers.count, state.observers[low].id == id { state.observers.remove(at: low) }
-            return state.observers.isEmpty
+        lock.lock()
+        defer { lock.unlock() }
+        // Sorted by id: find it by bisection.
+        var low = 0, high = observers.count
+        while low < high {
+            let middle = (low + high) / 2
+            if observers[middle].id < id { low = middle + 1 } else { high = middle }
         }
+        if low < observers.count, observers[low].id == id { observers.remove(at: low) }
+        return observers.isEmpty
     }
 }

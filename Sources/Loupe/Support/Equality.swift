@@ -2,7 +2,7 @@
 ///
 /// Lenses are generic over any `Sendable` value, so whether a value can be compared is often only known at
 /// run time. This is made once per lens or graph; a comparison then costs two dynamic casts to the type
-/// the values already have and one `==`. Where the type is known to be `Equatable`, ``init(_:)-(Value,Value)->Bool``
+/// the values already have (which find it at once) and one `==`. Where the type is known to be `Equatable`, ``init(_:)-(Value,Value)->Bool``
 /// takes `==` directly.
 ///
 /// Hot paths keep ``areEqual``, a plain closure: an optional closure is tested without looking up any
@@ -14,9 +14,13 @@ struct RuntimeEquality<Value>: Sendable {
     /// `==` for `Value`, or nil when `Value` is not `Equatable`.
     init?(_ value: Value.Type) {
         guard let type = value as? any Equatable.Type else { return nil }
-        // A metatype is immutable; `any Equatable.Type` is only not declared `Sendable`.
-        nonisolated(unsafe) let equatable = type
-        areEqual = { equatable.isEqual($0, $1) }
+        areEqual = Self.comparing(as: type)
+    }
+
+    /// `==` of `Equatable`, the type `Value` is: each value is cast to the type it already has (which
+    /// neither boxes it nor makes an optional), then compared.
+    private static func comparing<Equatable: Swift.Equatable>(as _: Equatable.Type) -> @Sendable (Value, Value) -> Bool {
+        { lhs, rhs in (lhs as! Equatable) == (rhs as! Equatable) }
     }
 
     /// `==` known statically.
@@ -26,14 +30,6 @@ struct RuntimeEquality<Value>: Sendable {
 
     func callAsFunction(_ lhs: Value, _ rhs: Value) -> Bool {
         areEqual(lhs, rhs)
-    }
-}
-
-extension Equatable {
-    /// `==` on two values that the caller guarantees are of this type.
-    fileprivate static func isEqual(_ lhs: Any, _ rhs: Any) -> Bool {
-        guard let lhs = lhs as? Self, let rhs = rhs as? Self else { return false }
-        return lhs == rhs
     }
 }
 
