@@ -161,8 +161,8 @@ struct DocumentEncoderTests {
         var small = (0..<3).map(Counted.init(value:))
     }
 
-    @Test("a large collection that has not changed is not encoded again; one that changed is, in full")
-    func unchangedCollectionsAreReused() throws {
+    @Test("a part that has not changed is not encoded again; in a collection that changed, only the elements that did are")
+    func unchangedPartsAreReused() throws {
         let memo = DocumentEncoder.Memo()
         let coding = DocumentCoding()
         var graph = Graph()
@@ -172,21 +172,63 @@ struct DocumentEncoderTests {
 
         graph.counter += 1
         let second = try #require(try DocumentEncoder.encode(graph, coding: coding, memo: memo))
-        #expect(Self.encodes.take() == 3, "only the small array is encoded again")
+        #expect(Self.encodes.take() == 0, "neither array changed: both are reused, large or small")
         #expect(second == (try coding.encodeWithJSONEncoder(graph)))
         _ = Self.encodes.take()  // JSONEncoder's
 
         graph.items[57].value = -1
         let third = try #require(try DocumentEncoder.encode(graph, coding: coding, memo: memo))
-        #expect(Self.encodes.take() == 103)
+        #expect(Self.encodes.take() == 1, "only the element that changed")
         #expect(third == (try coding.encodeWithJSONEncoder(graph)))
         _ = Self.encodes.take()  // JSONEncoder's
 
-        // Equal contents in new storage are reused too: equality, not identity, decides.
+        // In new storage: a large collection with equal contents is compared with `==` and reused; a small
+        // one is walked, and only its element that changed is encoded again.
         graph.items = (0..<100).map(Counted.init(value:))
         graph.items[57].value = -1
-        _ = try DocumentEncoder.encode(graph, coding: coding, memo: memo)
-        #expect(Self.encodes.take() == 3)
+        graph.small = [0, 1, 7].map(Counted.init(value:))
+        let fourth = try #require(try DocumentEncoder.encode(graph, coding: coding, memo: memo))
+        #expect(Self.encodes.take() == 1)
+        #expect(fourth == (try coding.encodeWithJSONEncoder(graph)))
+    }
+
+    /// A graph of nested structs, enums, arrays and dictionaries, for edits.
+    struct Nested: Codable, Equatable, Sendable {
+        struct Server: Codable, Equatable, Sendable {
+            var host = "localhost"
+            var port = 8080
+            var mode = Mode.off
+        }
+        var counter = 0
+        var server = Server()
+        var servers = (0..<40).map { Server(host: "host-\($0)", port: $0, mode: .off) }
+        var table = Dictionary(uniqueKeysWithValues: (0..<5).map { ("key \($0)", Server(host: "\($0)", port: $0, mode: .pair($0, 0.5))) })
+        var tags: [String] = ["a", "b"]
+        var maybe: Server? = nil
+    }
+
+    @Test("the encoder's memo encodes exactly what a fresh encode does, through a series of edits", .tags(.property))
+    func encoderMemoMatchesAFreshEncode() async {
+        let edit = zip(Gen.int(in: 0...7), Gen.int(in: 0...39), Gen.int(in: -1000...1000))
+        await propertyCheck(count: 50, input: edit.array(of: 1...12)) { edits in
+            let memo = DocumentEncoder.Memo()
+            let coding = DocumentCoding()
+            var graph = Nested()
+            for (kind, index, number) in edits {
+                switch kind {
+                case 0: graph.counter = number
+                case 1: graph.server.port = number
+                case 2: graph.servers[index].mode = .fixed(rate: number, label: "rate \(number)")
+                case 3: graph.table["key \(index % 7)"] = Nested.Server(host: "\(number)", port: index, mode: .off)
+                case 4: graph.tags.append("\(number)")
+                case 5: graph.maybe = number % 2 == 0 ? nil : Nested.Server(host: "maybe", port: number)
+                case 6: graph.servers.remove(at: index % graph.servers.count); graph.servers.append(Nested.Server(port: number))
+                default: break  // the same value again
+                }
+                let remembered = try #require(try DocumentEncoder.encode(graph, coding: coding, memo: memo))
+                #expect(try remembered == coding.encodeWithJSONEncoder(graph))
+            }
+        }
     }
 
     @Test("a file store writes every change to a large collection, through the memo")

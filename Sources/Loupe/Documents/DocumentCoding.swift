@@ -70,8 +70,8 @@ public struct DocumentCoding: Sendable {
         try encode(value, memo: nil)
     }
 
-    /// The document for `value`, reusing from `memo` the documents of large collections that have not
-    /// changed since the last encode with it (see ``DocumentEncoder``).
+    /// The document for `value`, reusing from `memo` the documents of the parts that have not changed
+    /// since the last encode with it (see ``DocumentEncoder``).
     func encode<T: Encodable>(_ value: T, memo: DocumentEncoder.Memo?) throws -> JSONValue {
         if let document = try DocumentEncoder.encode(value, coding: self, memo: memo) { return document }
         return try encodeWithJSONEncoder(value)

@@ -1,18 +1,21 @@
 import Foundation
 
-/// Encodes a value straight to a document tree, and reuses the documents of large collections that have
-/// not changed since the last value it encoded.
+/// Encodes a value straight to a document tree, and reuses the documents of the parts that have not
+/// changed since the last value it encoded.
 ///
 /// Why not `JSONEncoder` alone: it writes text, which the pipeline must read back into a tree, and it
 /// encodes the whole value on every commit. This encoder builds the tree directly, and does not encode a
-/// large collection again that an update did not change (`Benchmarks/README.md` says which row needs it).
+/// part again that an update did not change (`Benchmarks/README.md` says which rows need it).
 ///
-/// **How a collection is known to be unchanged.** Arrays, dictionaries and sets of `Equatable` elements
-/// with at least ``memoThreshold`` elements are remembered with their document, by coding path. The next
-/// encode compares the collection at that path with the remembered one using `==`, which answers at once
-/// when both share their storage (the copy-on-write case: an update that did not touch the collection) and
-/// compares element by element otherwise. Only a collection equal to the remembered one reuses its
-/// document; the memo holds the collection itself, never an address.
+/// **How a part is known to be unchanged.** Every part that is not a scalar (a struct, an enum with
+/// values, a collection) is remembered with its document in a tree of ``MemoNode``s that follows the
+/// document: by key in an object, by index in an array. The next encode compares the part at the same
+/// place with the remembered one, and reuses the document, and the nodes below it, when the part is
+/// unchanged: it has the same bytes (a part an update did not touch is a copy of them, its collections
+/// sharing their storage; see ``haveSameBytes(_:_:)``), or, for an `Equatable` type, `==` says so, as
+/// the core's commit does for the root (an update to a root `==` to the current one saves nothing). A
+/// part that changed is encoded again, reusing in turn what did not change inside it: one element of
+/// a large array costs one element's encode. The memo holds the parts themselves, never an address.
 ///
 /// **Always the same document as `JSONEncoder`.** Numbers become the text `JSONEncoder` writes, read by
 /// the pipeline's own ``JSONReader``; dates, data and URLs are written as `JSONEncoder` writes them. What
@@ -23,33 +26,43 @@ import Foundation
 /// single-value container) is an `EncodingError` naming the path, where `JSONEncoder` would stop the
 /// process. `DocumentEncoderTests` compares the two over generated values.
 final class DocumentEncoder {
-    /// Collections with fewer elements are encoded every time: comparing them would cost about as much.
-    static let memoThreshold = 32
+    /// What one encode made, for the next to reuse: the node of the whole value.
+    typealias Memo = PartMemo<MemoNode>
 
-    /// What one encode found, and what the next may reuse.
-    typealias Memo = PartMemo<MemoEntry>
-
-    /// A collection and its document. The collection is part of a `Sendable` root (the pipeline encodes
-    /// only those) and is never mutated here, only compared.
-    struct MemoEntry: @unchecked Sendable {
-        let collection: Any
+    /// A part of the value that is not a scalar, its document, and the nodes of its own parts.
+    ///
+    /// The part belongs to a `Sendable` root (the pipeline encodes only those) and is never mutated here,
+    /// only compared; a node never changes once made.
+    final class MemoNode: @unchecked Sendable {
+        let part: Any
+        /// The part's type, when it is `Equatable`; found once, when the node is made.
+        let equatable: (any Equatable.Type)?
         let document: JSONValue
+        /// The nodes of the parts it encoded under keys (an object's members).
+        let members: [String: MemoNode]
+        /// The nodes of the parts it encoded in order (an array's elements); nil for a scalar element.
+        let elements: [MemoNode?]
+
+        init<Part>(part: Part, document: JSONValue, members: [String: MemoNode], elements: [MemoNode?]) {
+            self.part = part
+            equatable = Part.self as? any Equatable.Type
+            self.document = document
+            self.members = members
+            self.elements = elements
+        }
     }
 
     /// Why the encode must be handed to `JSONEncoder` instead.
     private struct Unsupported: Error {}
 
     fileprivate let dates: JSONEncoder.DateEncodingStrategy
-    fileprivate var previous: [String: MemoEntry]
-    fileprivate var next: [String: MemoEntry] = [:]
     /// Set when this encoder threw, even if the conformance caught it.
     fileprivate var threw = false
     /// The first misuse of the encoder by a conformance, reported after the encode.
     fileprivate var misuse: EncodingError?
 
-    private init(dates: JSONEncoder.DateEncodingStrategy, previous: [String: MemoEntry]) {
+    private init(dates: JSONEncoder.DateEncodingStrategy) {
         self.dates = dates
-        self.previous = previous
     }
 
     /// The document for `value`, or nil when `coding` asks for what only `JSONEncoder` does, or when an
@@ -58,10 +71,11 @@ final class DocumentEncoder {
         guard case .useDefaultKeys = coding.keyEncodingStrategy, Self.supports(coding.dateEncodingStrategy) else {
             return nil
         }
-        let encoder = DocumentEncoder(dates: coding.dateEncodingStrategy, previous: memo?.take() ?? [:])
+        let encoder = DocumentEncoder(dates: coding.dateEncodingStrategy)
         let document: JSONValue
+        let node: MemoNode?
         do {
-            document = try encoder.document(for: value, at: [])
+            (document, node) = try encoder.part(value, at: [], previous: memo?.take())
         } catch is Unsupported {
             return nil
         } catch {
@@ -70,7 +84,7 @@ final class DocumentEncoder {
         }
         if let misuse = encoder.misuse { throw misuse }
         if encoder.threw { return nil }
-        memo?.keep(encoder.next)
+        if let node { memo?.keep(node) }
         return document
     }
 
@@ -83,40 +97,52 @@ final class DocumentEncoder {
 
     // MARK: Values
 
-    /// The document for `value` at `codingPath`: a remembered one when the value is a large collection
-    /// equal to the one encoded there last time.
-    fileprivate func document<T: Encodable>(for value: T, at codingPath: [any CodingKey]) throws -> JSONValue {
+    /// The document for `value` at `codingPath`, and the node to remember it by (none for a scalar):
+    /// `previous`, the node of the part at the same place last time, when `value` is unchanged from it.
+    fileprivate func part<T: Encodable>(
+        _ value: T, at codingPath: [any CodingKey], previous: MemoNode?
+    ) throws -> (document: JSONValue, node: MemoNode?) {
         do {
-            return try memoizedDocument(for: value, at: codingPath)
+            if let scalar = try scalarDocument(for: value, at: codingPath) { return (scalar, nil) }
+            if let leaf = try leafDocument(for: value, at: codingPath) { return (leaf, nil) }
+            // The whole value is compared by its bytes only: the pipeline encodes a root that changed.
+            if let previous, Self.isUnchanged(value, from: previous, comparing: !codingPath.isEmpty) {
+                return (previous.document, previous)
+            }
+            let encoder = NestedEncoder(self, codingPath: codingPath, previous: previous)
+            let document = try encodeNested(value, with: encoder)
+            return (document, MemoNode(part: value, document: document, members: encoder.memoMembers, elements: encoder.memoElements))
         } catch {
             threw = true
             throw error
         }
     }
 
-    private func memoizedDocument<T: Encodable>(for value: T, at codingPath: [any CodingKey]) throws -> JSONValue {
-        if let scalar = try scalarDocument(for: value, at: codingPath) { return scalar }
-        if let leaf = try leafDocument(for: value, at: codingPath) { return leaf }
-        guard let collection = value as? any MemoizableCollection, collection.memoCount >= Self.memoThreshold else {
-            return try encodeNested(value, at: codingPath)
-        }
-        let key = Self.memoKey(codingPath)
-        if let entry = previous[key], collection.isEqual(to: entry.collection) {
-            next[key] = entry
-            return entry.document
-        }
-        let document = try encodeNested(value, at: codingPath)
-        next[key] = MemoEntry(collection: value, document: document)
-        return document
+    /// Whether `value` is the part `previous` remembers: of the same type, and the same bytes, or (when
+    /// `comparing`) `==` for an `Equatable` type.
+    private static func isUnchanged<T>(_ value: T, from previous: MemoNode, comparing: Bool) -> Bool {
+        guard type(of: previous.part) == T.self else { return false }
+        let part = previous.part as! T
+        if haveSameBytes(value, part) { return true }
+        guard comparing, let equatable = previous.equatable else { return false }
+        return areEqual(value, part, as: equatable)
+    }
+
+    /// `==` on two values of `T`, which is `Equatable` (each is cast to the type it already has).
+    private static func areEqual<T, Equatable: Swift.Equatable>(_ lhs: T, _ rhs: T, as _: Equatable.Type) -> Bool {
+        (lhs as! Equatable) == (rhs as! Equatable)
     }
 
     /// What `value.encode(to:)` encodes; `{}` when a nested value encodes nothing, as `JSONEncoder` has
     /// it. A top-level value that encodes nothing is `JSONEncoder`'s error to report.
     private func encodeNested<T: Encodable>(_ value: T, at codingPath: [any CodingKey]) throws -> JSONValue {
-        let encoder = NestedEncoder(self, codingPath: codingPath)
+        try encodeNested(value, with: NestedEncoder(self, codingPath: codingPath, previous: nil))
+    }
+
+    private func encodeNested<T: Encodable>(_ value: T, with encoder: NestedEncoder) throws -> JSONValue {
         try value.encode(to: encoder)
         guard let content = encoder.content else {
-            if codingPath.isEmpty { throw Unsupported() }
+            if encoder.codingPath.isEmpty { throw Unsupported() }
             return .object([:])
         }
         return content.resolved
@@ -127,21 +153,26 @@ final class DocumentEncoder {
     /// its own single-value container would build an encoder per element. The type is compared first, so
     /// that no other type pays for a cast.
     private func scalarDocument<T: Encodable>(for value: T, at codingPath: [any CodingKey]) throws -> JSONValue? {
-        switch T.self {
-        case is String.Type: .string(value as! String)
-        case is Bool.Type: .bool(value as! Bool)
-        case is Int.Type: .integer(value as! Int)
-        case is Double.Type: try number(value as! Double, at: codingPath)
-        case is Int64.Type: .integer(Int(value as! Int64))
-        case is Int32.Type: .integer(Int(value as! Int32))
-        case is Float.Type: try number(value as! Float, at: codingPath)
-        default: nil
-        }
+        let type: Any.Type = T.self
+        if type == String.self { return .string(value as! String) }
+        if type == Bool.self { return .bool(value as! Bool) }
+        if type == Int.self { return .integer(value as! Int) }
+        if type == Double.self { return try number(value as! Double, at: codingPath) }
+        if type == Int64.self { return .integer(Int(value as! Int64)) }
+        if type == Int32.self { return .integer(Int(value as! Int32)) }
+        if type == Float.self { return try number(value as! Float, at: codingPath) }
+        return nil
     }
 
     /// The documents `JSONEncoder` writes for the types it treats specially (dates, data, URLs, decimals,
     /// 128-bit integers); nil for any other type.
+    ///
+    /// The type is compared first (each of these is a struct or an enum, so no other type is one of them),
+    /// so that the many types that are none of them pay for no cast.
     private func leafDocument<T: Encodable>(for value: T, at codingPath: [any CodingKey]) throws -> JSONValue? {
+        let type: Any.Type = T.self
+        guard type == Date.self || type == Data.self || type == URL.self || type == Decimal.self || type == JSONValue.self
+            || type == Int128.self || type == UInt128.self else { return nil }
         switch value {
         case let date as Date:
             switch dates {
@@ -184,36 +215,11 @@ final class DocumentEncoder {
         try JSONReader.document(from: Array(text.utf8))
     }
 
-    private static func memoKey(_ codingPath: [any CodingKey]) -> String {
-        codingPath.map(\.stringValue).joined(separator: "\u{1F}")
-    }
-
     fileprivate func noteMisuse(_ reason: String, at codingPath: [any CodingKey]) {
         guard misuse == nil else { return }
         misuse = EncodingError.invalidValue(
             "", EncodingError.Context(codingPath: codingPath, debugDescription: reason))
     }
-}
-
-/// A collection whose equality with another value can be asked without knowing its element type.
-private protocol MemoizableCollection {
-    var memoCount: Int { get }
-    func isEqual(to other: Any) -> Bool
-}
-
-extension Array: MemoizableCollection where Element: Equatable {
-    var memoCount: Int { count }
-    func isEqual(to other: Any) -> Bool { (other as? Self).map { $0 == self } ?? false }
-}
-
-extension Dictionary: MemoizableCollection where Value: Equatable {
-    var memoCount: Int { count }
-    func isEqual(to other: Any) -> Bool { (other as? Self).map { $0 == self } ?? false }
-}
-
-extension Set: MemoizableCollection {
-    var memoCount: Int { count }
-    func isEqual(to other: Any) -> Bool { (other as? Self).map { $0 == self } ?? false }
 }
 
 // MARK: Building documents
@@ -237,9 +243,23 @@ private enum Slot {
 /// the earlier one, as in a dictionary. Kept as a list until the object is done, so that the dictionary is
 /// built once, at its size.
 private final class ObjectBuilder {
-    private var members: [(key: String, slot: Slot)] = []
+    /// Each with the node it was encoded as, when it is a part.
+    private var members: [(key: String, slot: Slot, node: DocumentEncoder.MemoNode?)] = []
+    /// The node of the value at the same place last time, whose members' nodes may be reused.
+    let previous: DocumentEncoder.MemoNode?
 
-    func set(_ slot: Slot, for key: String) { members.append((key, slot)) }
+    init(previous: DocumentEncoder.MemoNode?) { self.previous = previous }
+
+    func set(_ slot: Slot, for key: String, node: DocumentEncoder.MemoNode? = nil) {
+        members.append((key, slot, node))
+    }
+
+    /// The nodes of the members encoded as parts, for the next encode.
+    var memoMembers: [String: DocumentEncoder.MemoNode] {
+        var nodes = [String: DocumentEncoder.MemoNode](minimumCapacity: members.count)
+        for member in members { nodes[member.key] = member.node }
+        return nodes
+    }
 
     var resolved: [String: JSONValue] {
         var object = [String: JSONValue](minimumCapacity: members.count)
@@ -250,6 +270,23 @@ private final class ObjectBuilder {
 
 private final class ArrayBuilder {
     var elements: [Slot] = []
+    /// The node of the value at the same place last time, whose elements' nodes may be reused.
+    let previous: DocumentEncoder.MemoNode?
+    /// The nodes of the elements encoded as parts, at their indices, for the next encode.
+    var memoElements: [DocumentEncoder.MemoNode?] = []
+
+    init(previous: DocumentEncoder.MemoNode?) { self.previous = previous }
+
+    func append(_ slot: Slot, node: DocumentEncoder.MemoNode? = nil) {
+        elements.append(slot)
+        memoElements.append(node)
+    }
+
+    /// The node of the element at `index` last time.
+    func previousElement(at index: Int) -> DocumentEncoder.MemoNode? {
+        guard let previous, index < previous.elements.count else { return nil }
+        return previous.elements[index]
+    }
 }
 
 /// The `Encoder` one value's `encode(to:)` receives.
@@ -258,10 +295,23 @@ private final class NestedEncoder: Encoder, SingleValueEncodingContainer {
     let codingPath: [any CodingKey]
     var userInfo: [CodingUserInfoKey: Any] { [:] }
     var content: Slot?
+    /// The node of the value at the same place last time.
+    let previous: DocumentEncoder.MemoNode?
 
-    init(_ root: DocumentEncoder, codingPath: [any CodingKey]) {
+    init(_ root: DocumentEncoder, codingPath: [any CodingKey], previous: DocumentEncoder.MemoNode?) {
         self.root = root
         self.codingPath = codingPath
+        self.previous = previous
+    }
+
+    /// The nodes of the parts the value encoded in a keyed container.
+    var memoMembers: [String: DocumentEncoder.MemoNode] {
+        if case .object(let builder) = content { builder.memoMembers } else { [:] }
+    }
+
+    /// The nodes of the parts the value encoded in an unkeyed container.
+    var memoElements: [DocumentEncoder.MemoNode?] {
+        if case .array(let builder) = content { builder.elements.isEmpty ? [] : builder.memoElements } else { [] }
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
@@ -269,11 +319,11 @@ private final class NestedEncoder: Encoder, SingleValueEncodingContainer {
         switch content {
         case .object(let existing): builder = existing
         case nil:
-            builder = ObjectBuilder()
+            builder = ObjectBuilder(previous: previous)
             content = .object(builder)
         default:
             root.noteMisuse("asked for a keyed container after encoding something else", at: codingPath)
-            builder = ObjectBuilder()
+            builder = ObjectBuilder(previous: nil)
             content = .object(builder)
         }
         return KeyedEncodingContainer(KeyedContainer<Key>(root: root, builder: builder, codingPath: codingPath))
@@ -284,11 +334,11 @@ private final class NestedEncoder: Encoder, SingleValueEncodingContainer {
         switch content {
         case .array(let existing): builder = existing
         case nil:
-            builder = ArrayBuilder()
+            builder = ArrayBuilder(previous: previous)
             content = .array(builder)
         default:
             root.noteMisuse("asked for an unkeyed container after encoding something else", at: codingPath)
-            builder = ArrayBuilder()
+            builder = ArrayBuilder(previous: nil)
             content = .array(builder)
         }
         return UnkeyedContainer(root: root, builder: builder, codingPath: codingPath)
@@ -318,7 +368,7 @@ private final class NestedEncoder: Encoder, SingleValueEncodingContainer {
     func encode(_ value: UInt16) throws { set(.integer(Int(value))) }
     func encode(_ value: UInt32) throws { set(.integer(Int(value))) }
     func encode(_ value: UInt64) throws { set(try root.integerDocument(value)) }
-    func encode<T: Encodable>(_ value: T) throws { set(try root.document(for: value, at: codingPath)) }
+    func encode<T: Encodable>(_ value: T) throws { set(try root.part(value, at: codingPath, previous: nil).document) }
 }
 
 private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
@@ -348,19 +398,21 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encode(_ value: UInt32, forKey key: Key) throws { put(.integer(Int(value)), key) }
     mutating func encode(_ value: UInt64, forKey key: Key) throws { put(try root.integerDocument(value), key) }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-        put(try root.document(for: value, at: codingPath + [key]), key)
+        let name = key.stringValue
+        let (document, node) = try root.part(value, at: codingPath + [key], previous: builder.previous?.members[name])
+        builder.set(.value(document), for: name, node: node)
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
         keyedBy keyType: NestedKey.Type, forKey key: Key
     ) -> KeyedEncodingContainer<NestedKey> {
-        let nested = ObjectBuilder()
+        let nested = ObjectBuilder(previous: nil)
         builder.set(.object(nested), for: key.stringValue)
         return KeyedEncodingContainer(KeyedContainer<NestedKey>(root: root, builder: nested, codingPath: codingPath + [key]))
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-        let nested = ArrayBuilder()
+        let nested = ArrayBuilder(previous: nil)
         builder.set(.array(nested), for: key.stringValue)
         return UnkeyedContainer(root: root, builder: nested, codingPath: codingPath + [key])
     }
@@ -383,7 +435,7 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
     var count: Int { builder.elements.count }
 
     private var nextPath: [any CodingKey] { codingPath + [DocumentCodingKey(index: count)] }
-    private func append(_ value: JSONValue) { builder.elements.append(.value(value)) }
+    private func append(_ value: JSONValue) { builder.append(.value(value)) }
 
     mutating func encodeNil() throws { append(.null) }
     mutating func encode(_ value: Bool) throws { append(.bool(value)) }
@@ -401,26 +453,27 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
     mutating func encode(_ value: UInt32) throws { append(.integer(Int(value))) }
     mutating func encode(_ value: UInt64) throws { append(try root.integerDocument(value)) }
     mutating func encode<T: Encodable>(_ value: T) throws {
-        append(try root.document(for: value, at: nextPath))
+        let (document, node) = try root.part(value, at: nextPath, previous: builder.previousElement(at: count))
+        builder.append(.value(document), node: node)
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
-        let nested = ObjectBuilder()
+        let nested = ObjectBuilder(previous: nil)
         let path = nextPath
-        builder.elements.append(.object(nested))
+        builder.append(.object(nested))
         return KeyedEncodingContainer(KeyedContainer<NestedKey>(root: root, builder: nested, codingPath: path))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
-        let nested = ArrayBuilder()
+        let nested = ArrayBuilder(previous: nil)
         let path = nextPath
-        builder.elements.append(.array(nested))
+        builder.append(.array(nested))
         return UnkeyedContainer(root: root, builder: nested, codingPath: path)
     }
 
     mutating func superEncoder() -> any Encoder {
         let index = count
-        builder.elements.append(.value(.object([:])))
+        builder.append(.value(.object([:])))
         return SuperEncoder(root: root, codingPath: codingPath + [DocumentCodingKey(index: index)]) { [builder] in
             builder.elements[index] = $0
         }
@@ -433,7 +486,7 @@ private final class SuperEncoder: Encoder {
     let land: (Slot) -> Void
 
     init(root: DocumentEncoder, codingPath: [any CodingKey], land: @escaping (Slot) -> Void) {
-        nested = NestedEncoder(root, codingPath: codingPath)
+        nested = NestedEncoder(root, codingPath: codingPath, previous: nil)
         self.land = land
         land(.value(.object([:])))
     }

@@ -19,7 +19,7 @@ struct JSONWriter {
     /// An entry is used only for a value `==` to the one it was written from, at the same place and
     /// depth: the comparison answers at once when both share their storage (the document of an unchanged
     /// collection, which ``DocumentEncoder`` reuses) and compares element by element otherwise.
-    typealias Memo = PartMemo<MemoEntry>
+    typealias Memo = PartMemo<[String: MemoEntry]>
 
     /// A large array or object and its text.
     struct MemoEntry: Sendable {

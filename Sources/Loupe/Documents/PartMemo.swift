@@ -1,23 +1,23 @@
-/// What one encode or write produced for the large parts of a document, by place, for the next one to
-/// reuse where a part has not changed (``DocumentEncoder`` keeps documents, ``JSONWriter`` text).
+/// What one encode or write produced, for the next one to reuse where a part has not changed
+/// (``DocumentEncoder`` keeps a tree of documents, ``JSONWriter`` the text of large parts by place).
 ///
-/// Each encode or write takes every entry and keeps, when it is done, exactly the entries it used or made:
-/// what the last one saw. Two at once simply find nothing to reuse.
-final class PartMemo<Entry: Sendable>: Sendable {
-    private let entries = Locked<[String: Entry]>([:])
+/// Each encode or write takes what is kept and keeps, when it is done, exactly what it used or made: what
+/// the last one saw. Two at once simply find nothing to reuse.
+final class PartMemo<Content: Sendable>: Sendable {
+    private let content = Locked<Content?>(nil)
 
     init() {}
 
-    /// Takes every entry, leaving none.
-    func take() -> [String: Entry] {
-        entries.withLock { entries in
-            defer { entries = [:] }
-            return entries
+    /// Takes what is kept, leaving nothing.
+    func take() -> Content? {
+        content.withLock { content in
+            defer { content = nil }
+            return content
         }
     }
 
     /// Keeps `kept` for the next one, in place of whatever is there.
-    func keep(_ kept: [String: Entry]) {
-        entries.withLock { $0 = kept }
+    func keep(_ kept: Content) {
+        content.withLock { $0 = kept }
     }
 }
