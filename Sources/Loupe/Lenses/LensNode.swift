@@ -88,24 +88,15 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
     func child<Part: Sendable>(
         _ key: ChildKey, _ make: () -> (step: any Step<Value, Part>, path: LensPath)
     ) -> any LensNode<Part> {
-        if let known = children.withLock({ $0.find(key) }) { return Self.node(known, as: Part.self) }
+        if let known = children.withLock({ $0.find(key) }) { return Children.node(known, as: Part.self) }
         let (next, path) = make()
         let made = KeptNode<Part>(Focus<Root, Part>(core: core, step: compose(step, next), path: path))
         // Two threads deriving the same lens at once both make one; the first kept is the one handed out.
         return children.withLock { children in
-            if let known = children.find(key) { return Self.node(known, as: Part.self) }
+            if let known = children.find(key) { return Children.node(known, as: Part.self) }
             children.keep(made, for: key)
             return made.node
         }
-    }
-
-    /// The node a child kept under a key holds. A key names one key path with its value type and how it
-    /// derives, so what it holds is always a `KeptNode<Part>`: the cast is not checked in release builds
-    /// (`unsafeDowncast`), since a checked one looks up `KeptNode<Part>`'s metadata on each derivation,
-    /// the largest part of a lens derived inline (`Benchmarks/README.md`, the reads area). Debug builds,
-    /// which the tests run, check it.
-    private static func node<Part: Sendable>(_ kept: AnyObject, as _: Part.Type) -> any LensNode<Part> {
-        unsafeDowncast(kept, to: KeptNode<Part>.self).node
     }
 
     func subscribe(initial: ((Value) -> Void)?, _ handler: ObserverHandler<Value>) -> ObservationToken {
@@ -124,15 +115,6 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
     var description: String { "\(path): \(Value.self) in \(core.storeName)" }
 }
 
-/// A derived lens's node as its parent keeps it: already a `LensNode` existential, so that finding it
-/// again does not look up the node type's conformance (which the runtime does for each generic
-/// instantiation, on every conversion).
-final class KeptNode<Value: Sendable>: Sendable {
-    let node: any LensNode<Value>
-
-    init(_ node: any LensNode<Value>) { self.node = node }
-}
-
 /// What a derived lens is kept under in its parent: the key path it was derived by, and how.
 struct ChildKey: Hashable, @unchecked Sendable {  // key paths are immutable; the API takes Sendable ones
     enum Kind: Hashable {
@@ -141,67 +123,4 @@ struct ChildKey: Hashable, @unchecked Sendable {  // key paths are immutable; th
 
     let keyPath: AnyKeyPath
     let kind: Kind
-}
-
-/// A lens's derived lenses, found by the key path they were derived by.
-///
-/// A key path literal (`\.server`, as `root.server` passes it) is one object, made once by the runtime,
-/// so the lookup first tries the key path's identity, which hashes a pointer; an equal key path made
-/// elsewhere is found by `==` and then remembered by its identity too. Every key path remembered is held,
-/// so no identity is ever reused for another.
-struct Children {
-    private struct Identity: Hashable {
-        let object: ObjectIdentifier
-        let kind: ChildKey.Kind
-    }
-
-    private static let limit = 1024
-    /// How many identities found last are compared one by one before hashing.
-    private static let recentCount = 8
-    private var byIdentity: [Identity: (keyPath: AnyKeyPath, node: AnyObject)] = [:]
-    private var byValue: [ChildKey: AnyObject] = [:]
-    /// The identities found last, newest first; each is in `byIdentity`, which holds its key path.
-    private var recent: [(identity: Identity, node: AnyObject)] = []
-
-    mutating func find(_ key: ChildKey) -> AnyObject? {
-        let identity = Identity(object: ObjectIdentifier(key.keyPath), kind: key.kind)
-        // A lens derives few children, and a program derives the same ones again and again (`root.a.b`
-        // inline): comparing a handful of pointers costs less than hashing one.
-        for entry in recent where entry.identity == identity { return entry.node }
-        if let known = byIdentity[identity] {
-            remember(identity, known.node)
-            return known.node
-        }
-        guard let node = byValue[key] else { return nil }
-        // Key paths made anew at each derivation (`root[\.features[name]]`) are equal objects, not one:
-        // past a bound, the identities are forgotten and learned again.
-        if byIdentity.count >= 4 * byValue.count + 64 { forgetIdentities() }
-        byIdentity[identity] = (key.keyPath, node)
-        remember(identity, node)
-        return node
-    }
-
-    private mutating func remember(_ identity: Identity, _ node: AnyObject) {
-        if recent.count == Self.recentCount { recent.removeLast() }
-        recent.insert((identity, node), at: 0)
-    }
-
-    private mutating func forgetIdentities() {
-        byIdentity.removeAll(keepingCapacity: true)
-        recent.removeAll(keepingCapacity: true)
-    }
-
-    /// Keeps `node`. Past `limit` different key paths (a program deriving lenses by key paths made from
-    /// data), everything kept is forgotten first: lenses handed out stay valid; a lens derived again is
-    /// made again.
-    mutating func keep(_ node: AnyObject, for key: ChildKey) {
-        if byValue.count >= Self.limit {
-            byValue.removeAll(keepingCapacity: true)
-            forgetIdentities()
-        }
-        let identity = Identity(object: ObjectIdentifier(key.keyPath), kind: key.kind)
-        byValue[key] = node
-        byIdentity[identity] = (key.keyPath, node)
-        remember(identity, node)
-    }
 }

@@ -15,10 +15,9 @@ import Synchronization
 /// **Why a commit is queued as two entries, not as one pair.** This code runs unspecialized (the library
 /// never sees the program's settings type), and unspecialized code looks up the runtime metadata of each
 /// generic type it builds from a type parameter (a `(version, root)` struct, an optional, an iterator,
-/// new array storage) every time it uses one: about a dozen lookups a commit, most of what delivering one
-/// cost (`Benchmarks/README.md`, the watched-set row). So a commit is queued as its version and its root
-/// in two arrays whose storage the queue keeps, arrays are walked by index, and a ``Channel`` keeps its
-/// state in fields of its own.
+/// new array storage) every time it uses one (`Benchmarks/README.md` says which row needs this). So a
+/// commit is queued as its version and its root in two arrays whose storage the queue keeps, arrays are
+/// walked by index, and a ``Channel`` keeps its state in fields of its own.
 final class Notifier<Root: Sendable>: Sendable {
     private struct State {
         /// The commits not yet delivered, in version order: their versions, and their roots at the same
