@@ -16,7 +16,7 @@ import Synchronization
 /// never sees the program's settings type), and unspecialized code looks up the runtime metadata of each
 /// generic type it builds from a type parameter (a `(version, root)` struct, an optional, an iterator,
 /// new array storage) every time it uses one (`Benchmarks/README.md` says which row needs this). So a
-/// commit is queued as its version and its root in two arrays whose storage the queue keeps, arrays are
+/// commit is queued as its version and its root in two arrays whose storage the queue keeps and which are
 /// walked by index, and a ``Channel`` keeps its state in fields of its own.
 final class Notifier<Root: Sendable>: Sendable {
     private struct State {
@@ -221,8 +221,7 @@ final class Channel<Root: Sendable, Value: Sendable>: AnyChannel<Root>, @uncheck
         let observers = self.observers
         lock.unlock()
         guard changed else { return }
-        for index in 0..<observers.count {
-            let observer = observers[index]
+        for observer in observers {
             guard observer.since < version else { break }  // later ones started later
             observer.handler(previous, current)
         }
