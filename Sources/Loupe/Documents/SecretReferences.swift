@@ -34,7 +34,7 @@ public enum SecretReferences {
 
     private static let resolvers = Mutex<[String: @Sendable (String) throws -> String]>([
         "env": { name in
-            guard let value = ProcessInfo.processInfo.environment[name] else { throw Failure("no such environment variable") }
+            guard let value = environmentVariable(name) else { throw Failure("no such environment variable") }
             return value
         },
         "file": { path in try readSecretFile(path) },
@@ -48,9 +48,15 @@ public enum SecretReferences {
         return nil
     }
 
+    /// The variable `name` of the process's environment, read as `getenv` reads it
+    /// (`ProcessInfo.environment` builds a dictionary of every variable on each call).
+    private static func environmentVariable(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+
     /// The file of the credential `name` in `$CREDENTIALS_DIRECTORY`, systemd's.
     private static func credentialFile(_ name: String) throws -> String {
-        guard let directory = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else {
+        guard let directory = environmentVariable("CREDENTIALS_DIRECTORY"), !directory.isEmpty else {
             throw Failure("$CREDENTIALS_DIRECTORY is not set")
         }
         guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else { throw Failure("a credential's name has no /") }
