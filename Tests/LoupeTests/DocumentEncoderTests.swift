@@ -202,7 +202,8 @@ struct DocumentEncoderTests {
         var counter = 0
         var server = Server()
         var servers = (0..<40).map { Server(host: "host-\($0)", port: $0, mode: .off) }
-        var table = Dictionary(uniqueKeysWithValues: (0..<5).map { ("key \($0)", Server(host: "\($0)", port: $0, mode: .pair($0, 0.5))) })
+        var table = Dictionary(uniqueKeysWithValues: (0..<20).map { ("key \($0)", Server(host: "\($0)", port: $0, mode: .pair($0, 0.5))) })
+        var few = Dictionary(uniqueKeysWithValues: (0..<3).map { ("key \($0)", Server(host: "\($0)", port: $0)) })
         var tags: [String] = ["a", "b"]
         var maybe: Server? = nil
     }
@@ -219,7 +220,8 @@ struct DocumentEncoderTests {
                 case 0: graph.counter = number
                 case 1: graph.server.port = number
                 case 2: graph.servers[index].mode = .fixed(rate: number, label: "rate \(number)")
-                case 3: graph.table["key \(index % 7)"] = Nested.Server(host: "\(number)", port: index, mode: .off)
+                case 3: graph.table["key \(index % 25)"] = Nested.Server(host: "\(number)", port: index, mode: .off)
+                    graph.few["key \(index % 5)"] = number % 3 == 0 ? nil : Nested.Server(port: number)
                 case 4: graph.tags.append("\(number)")
                 case 5: graph.maybe = number % 2 == 0 ? nil : Nested.Server(host: "maybe", port: number)
                 case 6: graph.servers.remove(at: index % graph.servers.count); graph.servers.append(Nested.Server(port: number))

@@ -38,17 +38,36 @@ final class DocumentEncoder {
         /// The part's type, when it is `Equatable`; found once, when the node is made.
         let equatable: (any Equatable.Type)?
         let document: JSONValue
-        /// The nodes of the parts it encoded under keys (an object's members).
-        let members: [String: MemoNode]
+        /// The nodes of the parts it encoded under keys (an object's members that are not scalars), in the
+        /// order it encoded them.
+        let members: [(key: String, node: MemoNode)]
+        /// `members` by key, for an object with many (a few are searched in order).
+        private let membersByKey: [String: MemoNode]?
         /// The nodes of the parts it encoded in order (an array's elements); nil for a scalar element.
         let elements: [MemoNode?]
 
-        init<Part>(part: Part, document: JSONValue, members: [String: MemoNode], elements: [MemoNode?]) {
+        init<Part>(part: Part, document: JSONValue, members: [(key: String, node: MemoNode)], elements: [MemoNode?]) {
             self.part = part
             equatable = Part.self as? any Equatable.Type
             self.document = document
             self.members = members
+            membersByKey = members.count > 16 ? Dictionary(members, uniquingKeysWith: { _, last in last }) : nil
             self.elements = elements
+        }
+
+        /// The node of the member under `key`. An encode usually encodes its members in the same order
+        /// each time, so `hint`, the index after the member found last, is tried first. (A key encoded
+        /// twice may find the node of either encode: each is a part with its own document, so reusing
+        /// either for an unchanged part is right.)
+        func member(_ key: String, hint: inout Int) -> MemoNode? {
+            if hint < members.count, members[hint].key == key {
+                hint += 1
+                return members[hint - 1].node
+            }
+            if let membersByKey { return membersByKey[key] }
+            guard let index = members.firstIndex(where: { $0.key == key }) else { return nil }
+            hint = index + 1
+            return members[index].node
         }
     }
 
@@ -75,7 +94,7 @@ final class DocumentEncoder {
         let document: JSONValue
         let node: MemoNode?
         do {
-            (document, node) = try encoder.part(value, at: [], previous: memo?.take())
+            (document, node) = try encoder.part(value, at: [], isWhole: true, previous: memo?.take())
         } catch is Unsupported {
             return nil
         } catch {
@@ -99,17 +118,20 @@ final class DocumentEncoder {
 
     /// The document for `value` at `codingPath`, and the node to remember it by (none for a scalar):
     /// `previous`, the node of the part at the same place last time, when `value` is unchanged from it.
+    ///
+    /// The path is made only when it is needed (an error, a part encoded again): a part found unchanged
+    /// costs none. `isWhole` says `value` is the whole value, which is compared by its bytes only: the
+    /// pipeline encodes a root that changed.
     fileprivate func part<T: Encodable>(
-        _ value: T, at codingPath: [any CodingKey], previous: MemoNode?
+        _ value: T, at codingPath: @autoclosure () -> [any CodingKey], isWhole: Bool = false, previous: MemoNode?
     ) throws -> (document: JSONValue, node: MemoNode?) {
         do {
-            if let scalar = try scalarDocument(for: value, at: codingPath) { return (scalar, nil) }
-            if let leaf = try leafDocument(for: value, at: codingPath) { return (leaf, nil) }
-            // The whole value is compared by its bytes only: the pipeline encodes a root that changed.
-            if let previous, Self.isUnchanged(value, from: previous, comparing: !codingPath.isEmpty) {
+            if let scalar = try scalarDocument(for: value, at: codingPath()) { return (scalar, nil) }
+            if let leaf = try leafDocument(for: value, at: codingPath()) { return (leaf, nil) }
+            if let previous, Self.isUnchanged(value, from: previous, comparing: !isWhole) {
                 return (previous.document, previous)
             }
-            let encoder = NestedEncoder(self, codingPath: codingPath, previous: previous)
+            let encoder = NestedEncoder(self, codingPath: codingPath(), previous: previous)
             let document = try encodeNested(value, with: encoder)
             return (document, MemoNode(part: value, document: document, members: encoder.memoMembers, elements: encoder.memoElements))
         } catch {
@@ -152,15 +174,15 @@ final class DocumentEncoder {
     /// of a collection of strings or numbers reach the encoder as generic values, and encoding each through
     /// its own single-value container would build an encoder per element. The type is compared first, so
     /// that no other type pays for a cast.
-    private func scalarDocument<T: Encodable>(for value: T, at codingPath: [any CodingKey]) throws -> JSONValue? {
+    private func scalarDocument<T: Encodable>(for value: T, at codingPath: @autoclosure () -> [any CodingKey]) throws -> JSONValue? {
         let type: Any.Type = T.self
         if type == String.self { return .string(value as! String) }
         if type == Bool.self { return .bool(value as! Bool) }
         if type == Int.self { return .integer(value as! Int) }
-        if type == Double.self { return try number(value as! Double, at: codingPath) }
+        if type == Double.self { return try number(value as! Double, at: codingPath()) }
         if type == Int64.self { return .integer(Int(value as! Int64)) }
         if type == Int32.self { return .integer(Int(value as! Int32)) }
-        if type == Float.self { return try number(value as! Float, at: codingPath) }
+        if type == Float.self { return try number(value as! Float, at: codingPath()) }
         return nil
     }
 
@@ -169,16 +191,16 @@ final class DocumentEncoder {
     ///
     /// The type is compared first (each of these is a struct or an enum, so no other type is one of them),
     /// so that the many types that are none of them pay for no cast.
-    private func leafDocument<T: Encodable>(for value: T, at codingPath: [any CodingKey]) throws -> JSONValue? {
+    private func leafDocument<T: Encodable>(for value: T, at codingPath: @autoclosure () -> [any CodingKey]) throws -> JSONValue? {
         let type: Any.Type = T.self
         guard type == Date.self || type == Data.self || type == URL.self || type == Decimal.self || type == JSONValue.self
             || type == Int128.self || type == UInt128.self else { return nil }
         switch value {
         case let date as Date:
             switch dates {
-            case .deferredToDate: return try encodeNested(date, at: codingPath)
-            case .secondsSince1970: return try number(date.timeIntervalSince1970, at: codingPath)
-            case .millisecondsSince1970: return try number(1000 * date.timeIntervalSince1970, at: codingPath)
+            case .deferredToDate: return try encodeNested(date, at: codingPath())
+            case .secondsSince1970: return try number(date.timeIntervalSince1970, at: codingPath())
+            case .millisecondsSince1970: return try number(1000 * date.timeIntervalSince1970, at: codingPath())
             case .iso8601: return .string(date.formatted(.iso8601))
             default: throw Unsupported()
             }
@@ -198,12 +220,12 @@ final class DocumentEncoder {
     }
 
     fileprivate func number<F: BinaryFloatingPoint & LosslessStringConvertible>(
-        _ value: F, at codingPath: [any CodingKey]
+        _ value: F, at codingPath: @autoclosure () -> [any CodingKey]
     ) throws -> JSONValue {
         guard value.isFinite else {
             threw = true
             throw EncodingError.invalidValue(value, EncodingError.Context(
-                codingPath: codingPath, debugDescription: "Unable to encode \(F.self).\(value) directly in JSON."))
+                codingPath: codingPath(), debugDescription: "Unable to encode \(F.self).\(value) directly in JSON."))
         }
         var text = value.description
         if text.hasSuffix(".0") { text.removeLast(2) }
@@ -243,22 +265,24 @@ private enum Slot {
 /// the earlier one, as in a dictionary. Kept as a list until the object is done, so that the dictionary is
 /// built once, at its size.
 private final class ObjectBuilder {
-    /// Each with the node it was encoded as, when it is a part.
-    private var members: [(key: String, slot: Slot, node: DocumentEncoder.MemoNode?)] = []
+    private var members: [(key: String, slot: Slot)] = []
     /// The node of the value at the same place last time, whose members' nodes may be reused.
-    let previous: DocumentEncoder.MemoNode?
+    private let previous: DocumentEncoder.MemoNode?
+    /// Where in `previous`'s members the next one is looked for first.
+    private var hint = 0
+    /// The nodes of the members encoded as parts, in order, for the next encode.
+    private(set) var memoMembers: [(key: String, node: DocumentEncoder.MemoNode)] = []
 
     init(previous: DocumentEncoder.MemoNode?) { self.previous = previous }
 
     func set(_ slot: Slot, for key: String, node: DocumentEncoder.MemoNode? = nil) {
-        members.append((key, slot, node))
+        members.append((key, slot))
+        if let node { memoMembers.append((key, node)) }
     }
 
-    /// The nodes of the members encoded as parts, for the next encode.
-    var memoMembers: [String: DocumentEncoder.MemoNode] {
-        var nodes = [String: DocumentEncoder.MemoNode](minimumCapacity: members.count)
-        for member in members { nodes[member.key] = member.node }
-        return nodes
+    /// The node of the member under `key` last time.
+    func previousMember(_ key: String) -> DocumentEncoder.MemoNode? {
+        previous?.member(key, hint: &hint)
     }
 
     var resolved: [String: JSONValue] {
@@ -305,8 +329,8 @@ private final class NestedEncoder: Encoder, SingleValueEncodingContainer {
     }
 
     /// The nodes of the parts the value encoded in a keyed container.
-    var memoMembers: [String: DocumentEncoder.MemoNode] {
-        if case .object(let builder) = content { builder.memoMembers } else { [:] }
+    var memoMembers: [(key: String, node: DocumentEncoder.MemoNode)] {
+        if case .object(let builder) = content { builder.memoMembers } else { [] }
     }
 
     /// The nodes of the parts the value encoded in an unkeyed container.
@@ -399,7 +423,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encode(_ value: UInt64, forKey key: Key) throws { put(try root.integerDocument(value), key) }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         let name = key.stringValue
-        let (document, node) = try root.part(value, at: codingPath + [key], previous: builder.previous?.members[name])
+        let (document, node) = try root.part(value, at: codingPath + [key], previous: builder.previousMember(name))
         builder.set(.value(document), for: name, node: node)
     }
 
