@@ -14,13 +14,15 @@ struct RuntimeEquality<Value>: Sendable {
     /// `==` for `Value`, or nil when `Value` is not `Equatable`.
     init?(_ value: Value.Type) {
         guard let type = value as? any Equatable.Type else { return nil }
-        areEqual = Self.comparing(as: type)
+        // A metatype is immutable; `any Equatable.Type` is only not declared `Sendable`.
+        nonisolated(unsafe) let equatable = type
+        areEqual = { Self.areEqual($0, $1, as: equatable) }
     }
 
     /// `==` of `Equatable`, the type `Value` is: each value is cast to the type it already has (which
     /// neither boxes it nor makes an optional), then compared.
-    private static func comparing<Equatable: Swift.Equatable>(as _: Equatable.Type) -> @Sendable (Value, Value) -> Bool {
-        { lhs, rhs in (lhs as! Equatable) == (rhs as! Equatable) }
+    private static func areEqual<Equatable: Swift.Equatable>(_ lhs: Value, _ rhs: Value, as _: Equatable.Type) -> Bool {
+        (lhs as! Equatable) == (rhs as! Equatable)
     }
 
     /// `==` known statically.
