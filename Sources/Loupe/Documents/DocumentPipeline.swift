@@ -31,7 +31,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
     /// violation may quote the value.
     let validate: (@Sendable (Root, Bool) -> RuleViolation?)?
     /// What the last encode made, for the next one to reuse.
-    let memo: DocumentEncoder.Memo
+    let memo = DocumentEncoder.Memo()
     /// The schema of `Root`, which types and places the values of override layers; worked out the first
     /// time a stack has any.
     let schema: SchemaCache?
@@ -45,11 +45,9 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
     init(
         coding: DocumentCoding, storeName: String, revealsValues: Bool, defaults: JSONValue,
         version: Int = 1, migrations: [Int: Migration] = [:], form: StoredForm = .differencesFromDefaults,
-        validate: (@Sendable (Root, Bool) -> RuleViolation?)? = nil, memo: DocumentEncoder.Memo = DocumentEncoder.Memo(),
-        schema: SchemaCache? = nil
+        validate: (@Sendable (Root, Bool) -> RuleViolation?)? = nil, schema: SchemaCache? = nil
     ) {
         self.validate = validate
-        self.memo = memo
         self.schema = schema
         self.coding = coding
         self.storeName = storeName

@@ -79,18 +79,15 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             throw SettingsError(.corrupt, store: storeName, reason: "the program's version must be 1 or more, not \(version)")
         }
         let defaults: JSONValue
-        // The defaults are the first value the encoder remembers: the parts an update leaves at their
-        // default are then the defaults' own documents, which the stored document's patch finds equal at once.
-        let memo = DocumentEncoder.Memo()
         do {
             // Only a store's documents lie over the defaults; a root in memory never encodes them.
-            defaults = store == nil ? .object([:]) : try coding.encode(defaultValue, memo: memo)
+            defaults = store == nil ? .object([:]) : try coding.encode(defaultValue)
         } catch {
             throw SettingsError(.unwritable, store: storeName, reason: "cannot encode the default value: \(error)", cause: error)
         }
         pipeline = DocumentPipeline(
             coding: coding, storeName: storeName, revealsValues: !holdsSecrets, defaults: defaults,
-            version: version, migrations: migrations, form: form, validate: validator, memo: memo,
+            version: version, migrations: migrations, form: form, validate: validator,
             schema: SchemaCache { try SettingsSchema(for: Root.self, default: defaultValue, coding: coding) })
         ioQueue = DispatchQueue(label: "loupe.graph")
 
