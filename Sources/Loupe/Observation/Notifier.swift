@@ -77,19 +77,17 @@ final class Notifier<Root: Sendable>: Sendable {
         var channels = [AnyChannel<Root>]()
         while true {
             let more = state.withLock { state -> Bool in
-                guard !state.pendingVersions.isEmpty else {
-                    state.draining = false
-                    // The queue takes back the storage, for the next commits.
-                    versions.removeAll(keepingCapacity: true)
-                    roots.removeAll(keepingCapacity: true)
-                    swap(&versions, &state.pendingVersions)
-                    swap(&roots, &state.pendingRoots)
-                    return false
-                }
+                // The delivered commits' arrays, emptied, go back to the queue, and the queued ones come
+                // out; when none are queued, the queue just takes back the storage, for the next commits.
+                let more = !state.pendingVersions.isEmpty
                 versions.removeAll(keepingCapacity: true)
                 roots.removeAll(keepingCapacity: true)
                 swap(&versions, &state.pendingVersions)
                 swap(&roots, &state.pendingRoots)
+                guard more else {
+                    state.draining = false
+                    return false
+                }
                 mayHavePending.store(false, ordering: .releasing)
                 channels = state.channels
                 return true
@@ -169,13 +167,13 @@ class AnyChannel<Root: Sendable>: @unchecked Sendable {
 /// A commit evaluates the lens once; observers are called only if the value changed (its bytes differ and,
 /// when the value is `Equatable`, `==` says so too) and only for commits after the one they started from.
 ///
-/// Its state lives in its own fields under `lock` rather than in a `Locked` struct: a generic class's
-/// fields are found through the object itself, while a struct built from `Value` would be looked up (see
-/// ``Notifier``).
-final class Channel<Root: Sendable, Value: Sendable>: AnyChannel<Root>, @unchecked Sendable {  // its state is guarded by `lock`
+/// Its state lives in its own fields, guarded by `guarded`, rather than in a struct inside the lock: a
+/// generic class's fields are found through the object itself, while a struct built from `Value` would be
+/// looked up (see ``Notifier``).
+final class Channel<Root: Sendable, Value: Sendable>: AnyChannel<Root>, @unchecked Sendable {  // its state is read and written only inside `guarded`
     let step: any Step<Root, Value>
     private let valuesEqual: (@Sendable (Value, Value) -> Bool)?
-    private let lock = NSLock()
+    private let guarded = Locked(())
     /// In the order they were added, so by `id` and by `since`: a commit is delivered to a prefix.
     private var observers: [Observer<Value>] = []
     /// The value last delivered, meaningful while `isLive`; set when the channel (re)starts.
@@ -196,30 +194,30 @@ final class Channel<Root: Sendable, Value: Sendable>: AnyChannel<Root>, @uncheck
     /// observer's starting value.
     fileprivate func add(_ observer: Observer<Value>, root: Root, restart: Bool) -> Value {
         let value = step.get(root)
-        lock.lock()
-        defer { lock.unlock() }
-        if restart {
-            last = value
-            lastVersion = observer.since
-            isLive = true
+        guarded.withLock { _ in
+            if restart {
+                last = value
+                lastVersion = observer.since
+                isLive = true
+            }
+            observers.append(observer)  // ids are handed out under the notifier's lock, increasing
         }
-        observers.append(observer)  // ids are handed out under the notifier's lock, increasing
         return value
     }
 
     override func deliver(version: UInt64, root: Root) {
         let current = step.get(root)
-        lock.lock()
-        guard version > lastVersion, isLive else {
-            lock.unlock()
-            return
+        var changed = false
+        var observers = [Observer<Value>]()
+        let previous = guarded.withLock { _ -> Value in
+            let previous = last
+            guard version > lastVersion, isLive else { return previous }
+            last = current
+            lastVersion = version
+            changed = !haveSameBytes(previous, current) && valuesEqual?(previous, current) != true
+            if changed { observers = self.observers }
+            return previous
         }
-        let previous = last
-        last = current
-        lastVersion = version
-        let changed = !haveSameBytes(previous, current) && valuesEqual?(previous, current) != true
-        let observers = self.observers
-        lock.unlock()
         guard changed else { return }
         for observer in observers {
             guard observer.since < version else { break }  // later ones started later
@@ -229,15 +227,15 @@ final class Channel<Root: Sendable, Value: Sendable>: AnyChannel<Root>, @uncheck
 
     /// Removes an observer; returns whether the channel is now empty.
     override func removeObserver(_ id: UInt64) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        // Sorted by id: find it by bisection.
-        var low = 0, high = observers.count
-        while low < high {
-            let middle = (low + high) / 2
-            if observers[middle].id < id { low = middle + 1 } else { high = middle }
+        guarded.withLock { _ in
+            // Sorted by id: find it by bisection.
+            var low = 0, high = observers.count
+            while low < high {
+                let middle = (low + high) / 2
+                if observers[middle].id < id { low = middle + 1 } else { high = middle }
+            }
+            if low < observers.count, observers[low].id == id { observers.remove(at: low) }
+            return observers.isEmpty
         }
-        if low < observers.count, observers[low].id == id { observers.remove(at: low) }
-        return observers.isEmpty
     }
 }
