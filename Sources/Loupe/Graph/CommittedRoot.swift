@@ -244,10 +244,11 @@ struct Children {
         recent.removeAll(keepingCapacity: true)
     }
 
-    /// Keeps `node`. Past `limit` different key paths (a program deriving lenses by key paths made from
-    /// data), everything kept is forgotten first: lenses handed out stay valid; a lens derived again is
-    /// made again.
-    mutating func keep(_ node: AnyObject, for key: ChildKey) {
+    /// Keeps `node`, the lens `key` derives (so a `KeptNode` of that key path's value type: what
+    /// ``node(_:as:)`` relies on). Past `limit` different key paths (a program deriving lenses by key paths
+    /// made from data), everything kept is forgotten first: lenses handed out stay valid; a lens derived
+    /// again is made again.
+    mutating func keep<Part: Sendable>(_ node: KeptNode<Part>, for key: ChildKey) {
         if byValue.count >= Self.limit {
             byValue.removeAll(keepingCapacity: true)
             forgetIdentities()
