@@ -147,12 +147,7 @@ final class DocumentEncoder {
         let part = previous.part as! T
         if haveSameBytes(value, part) { return true }
         guard comparing, let equatable = previous.equatable else { return false }
-        return areEqual(value, part, as: equatable)
-    }
-
-    /// `==` on two values of `T`, which is `Equatable` (each is cast to the type it already has).
-    private static func areEqual<T, Equatable: Swift.Equatable>(_ lhs: T, _ rhs: T, as _: Equatable.Type) -> Bool {
-        (lhs as! Equatable) == (rhs as! Equatable)
+        return Loupe.areEqual(value, part, as: equatable)
     }
 
     /// What `value.encode(to:)` encodes; `{}` when a nested value encodes nothing, as `JSONEncoder` has
@@ -335,7 +330,7 @@ private final class NestedEncoder: Encoder, SingleValueEncodingContainer {
 
     /// The nodes of the parts the value encoded in an unkeyed container.
     var memoElements: [DocumentEncoder.MemoNode?] {
-        if case .array(let builder) = content { builder.elements.isEmpty ? [] : builder.memoElements } else { [] }
+        if case .array(let builder) = content { builder.memoElements } else { [] }
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {

@@ -16,13 +16,7 @@ struct RuntimeEquality<Value>: Sendable {
         guard let type = value as? any Equatable.Type else { return nil }
         // A metatype is immutable; `any Equatable.Type` is only not declared `Sendable`.
         nonisolated(unsafe) let equatable = type
-        areEqual = { Self.areEqual($0, $1, as: equatable) }
-    }
-
-    /// `==` of `Equatable`, the type `Value` is: each value is cast to the type it already has (which
-    /// neither boxes it nor makes an optional), then compared.
-    private static func areEqual<Equatable: Swift.Equatable>(_ lhs: Value, _ rhs: Value, as _: Equatable.Type) -> Bool {
-        (lhs as! Equatable) == (rhs as! Equatable)
+        areEqual = { Loupe.areEqual($0, $1, as: equatable) }
     }
 
     /// `==` known statically.
@@ -33,6 +27,12 @@ struct RuntimeEquality<Value>: Sendable {
     func callAsFunction(_ lhs: Value, _ rhs: Value) -> Bool {
         areEqual(lhs, rhs)
     }
+}
+
+/// `==` on two values of `Value`, whose type `Equatable` is (an `Equatable` metatype found at run time):
+/// each value is cast to the type it already has, which neither boxes it nor makes an optional.
+func areEqual<Value, Equatable: Swift.Equatable>(_ lhs: Value, _ rhs: Value, as _: Equatable.Type) -> Bool {
+    (lhs as! Equatable) == (rhs as! Equatable)
 }
 
 /// Whether `lhs` and `rhs` are the same bytes, and so the same value, whatever `==` says.
