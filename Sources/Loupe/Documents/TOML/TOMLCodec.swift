@@ -17,6 +17,9 @@ import Foundation
 public struct TOMLCodec: DocumentCodec {
     /// How the typed value maps to TOML: ISO 8601 dates by default, so that a `Date` is a TOML date-time.
     public var coding: DocumentCoding
+    /// Where each part of the text written last is, so that the next edit of that text does not read it
+    /// again.
+    private let lastEdit = TOMLTextEditor.Memo()
 
     /// Creates a TOML codec.
     ///
@@ -49,7 +52,7 @@ public struct TOMLCodec: DocumentCodec {
     public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
         // What the edit cannot make (what TOML cannot hold among it) is written anew, or refused as a fresh
         // write refuses it.
-        if let edited = TOMLTextEditor.edit(Array(previous), into: document) { return Data(edited) }
+        if let edited = TOMLTextEditor.edit(Array(previous), into: document, memo: lastEdit) { return Data(edited) }
         return try serialize(document)
     }
 }

@@ -35,20 +35,20 @@ struct TOMLReader {
     private var sectionPath: [ValuePath.Component] = []
 
     /// Where things are in a TOML text: each section (the root's first), and each `key = value` line.
-    struct Outline {
-        struct Section {
+    struct Outline: Sendable {
+        struct Section: Sendable {
             let path: [ValuePath.Component]
             /// Where its header line starts (0 for the root), and where its body starts.
-            let headerStart: Int
-            let bodyStart: Int
+            var headerStart: Int
+            var bodyStart: Int
         }
-        struct KeyValue {
+        struct KeyValue: Sendable {
             /// The value's path: the section's and the (dotted) key's.
             let path: [ValuePath.Component]
             let section: Int
             /// The line, from its start through its line break, and the value's bytes.
-            let lines: Range<Int>
-            let value: Range<Int>
+            var lines: Range<Int>
+            var value: Range<Int>
         }
         var sections: [Section] = [Section(path: [], headerStart: 0, bodyStart: 0)]
         var keyValues: [KeyValue] = []

@@ -12,17 +12,42 @@
 ///
 /// What this does not edit in place (a new table inside an element of an array of tables that is not the
 /// last, an array of tables that becomes something else) makes it return nil, and the codec writes the
-/// document anew. The edited text is read again and must hold the new document, or the edit is not used
-/// either.
+/// document anew. An edit that adds or removes lines is read again, and must hold the new document, or it
+/// is not used either. An edit that only replaces values is checked value by value (each new value's text
+/// must read as that value), and the text around them is what it was.
+///
+/// Given a ``Memo``, an edit leaves the outline of the text it wrote (where each section and each value
+/// is), shifted by its own edits, so that the next edit of that text does not read it again.
 struct TOMLTextEditor {
     private let bytes: [UInt8]
     private let outline: TOMLReader.Outline
     private let newline: [UInt8]
     private var edits: [(range: Range<Int>, text: [UInt8])] = []
+    /// The values replaced where they stand, each beside its edit: which `key = value` line, and the new
+    /// value. As many as `edits` when every edit replaces a value.
+    private var replaced: [(line: Int, value: JSONValue)] = []
+
+    /// What an edit leaves for the next one: the text it wrote, the document that text holds, and where
+    /// each part of it is written.
+    struct Kept: Sendable {
+        let text: [UInt8]
+        let document: JSONValue
+        let outline: TOMLReader.Outline
+    }
+
+    /// The outline of the text a codec wrote last.
+    typealias Memo = PartMemo<Kept>
 
     /// `document` written as an edit of `text`; nil when the edit cannot be made in place.
-    static func edit(_ text: [UInt8], into document: JSONValue) -> [UInt8]? {
-        guard let (previous, outline) = try? TOMLReader.outlined(text) else { return nil }
+    static func edit(_ text: [UInt8], into document: JSONValue, memo: Memo? = nil) -> [UInt8]? {
+        let previous: JSONValue
+        let outline: TOMLReader.Outline
+        if let kept = memo?.take(), kept.text == text {
+            (previous, outline) = (kept.document, kept.outline)
+        } else {
+            guard let read = try? TOMLReader.outlined(text) else { return nil }
+            (previous, outline) = read
+        }
         var editor = TOMLTextEditor(bytes: text, outline: outline)
         guard (try? editor.visit([], old: previous, new: document)) == true else { return nil }
         var output = text
@@ -39,9 +64,58 @@ struct TOMLTextEditor {
             output.replaceSubrange(range, with: edit.text)
             limit = range.lowerBound
         }
+        if let shifted = editor.outlineAfterReplacing() {
+            memo?.keep(Kept(text: output, document: document, outline: shifted))
+            return output
+        }
         // The edit must say exactly what the document says; else it is written anew.
-        guard let written = try? TOMLReader.document(from: output), written.isIdentical(to: document) else { return nil }
+        guard let (written, writtenOutline) = try? TOMLReader.outlined(output), written.isIdentical(to: document) else { return nil }
+        memo?.keep(Kept(text: output, document: written, outline: writtenOutline))
         return output
+    }
+
+    /// The outline of the edited text, when every edit replaced a value and each new value's text reads
+    /// as that value: the old one with every place after an edit moved by what the edits before it added
+    /// or took away. Nil for an edit that adds or removes lines, which is read again instead.
+    private func outlineAfterReplacing() -> TOMLReader.Outline? {
+        guard replaced.count == edits.count else { return nil }
+        // Each new value's text, read alone, must be the value.
+        for (index, edit) in edits.enumerated() {
+            guard let read = try? TOMLReader.document(from: Array("v = ".utf8) + edit.text),
+                  read.isIdentical(to: .object(["v": replaced[index].value]))
+            else { return nil }
+        }
+        // Where each edit ends (in the old text), in order, and how much all edits up to it moved the text.
+        let ordered = edits.sorted { $0.range.lowerBound < $1.range.lowerBound }
+        var ends: [Int] = []
+        var moved: [Int] = []
+        var total = 0
+        for edit in ordered {
+            total += edit.text.count - edit.range.count
+            ends.append(edit.range.upperBound)
+            moved.append(total)
+        }
+        // An offset moves by what the edits that end at or before it moved the text.
+        func shift(_ offset: Int) -> Int {
+            var low = 0
+            var high = ends.count
+            while low < high {
+                let middle = (low + high) / 2
+                if ends[middle] <= offset { low = middle + 1 } else { high = middle }
+            }
+            return low == 0 ? offset : offset + moved[low - 1]
+        }
+        var shifted = outline
+        for index in shifted.sections.indices {
+            shifted.sections[index].headerStart = shift(shifted.sections[index].headerStart)
+            shifted.sections[index].bodyStart = shift(shifted.sections[index].bodyStart)
+        }
+        for index in shifted.keyValues.indices {
+            let line = shifted.keyValues[index]
+            shifted.keyValues[index].lines = shift(line.lines.lowerBound)..<shift(line.lines.upperBound)
+            shifted.keyValues[index].value = shift(line.value.lowerBound)..<shift(line.value.upperBound)
+        }
+        return shifted
     }
 
     private init(bytes: [UInt8], outline: TOMLReader.Outline) {
@@ -54,9 +128,11 @@ struct TOMLTextEditor {
     /// Makes the edits that turn `old` at `path` into `new`; false when it cannot be done in place.
     private mutating func visit(_ path: [ValuePath.Component], old: JSONValue?, new: JSONValue?) throws -> Bool {
         if let old, let new, old.isIdentical(to: new) { return true }
-        if let line = outline.keyValues.first(where: { $0.path == path }) {
+        if let index = outline.keyValues.firstIndex(where: { $0.path == path }) {
+            let line = outline.keyValues[index]
             if let new {
                 edits.append((line.value, Array(try TOMLWriter.inlineText(of: new, spelledLike: bytes[line.value]).utf8)))
+                replaced.append((index, new))
             } else {
                 edits.append((line.lines, []))
             }
@@ -64,7 +140,10 @@ struct TOMLTextEditor {
         }
         switch (old, new) {
         case (.object(let before)?, .object(let after)?):
-            for key in Set(before.keys).union(after.keys).sorted() {
+            // The keys whose values differ, in name order (new keys at one place go in that order).
+            var changed = before.compactMap { key, value in after[key].map(value.isIdentical) == true ? nil : key }
+            changed += after.keys.filter { before[$0] == nil }
+            for key in changed.sorted() {
                 guard try visit(path + [.key(key)], old: before[key], new: after[key]) else { return false }
             }
             // A table that loses every key, and has no section of its own (its keys were dotted, or in
@@ -210,13 +289,15 @@ struct TOMLTextEditor {
 
 extension JSONValue {
     /// Whether the two documents are the same, a NaN the same as a NaN (which `==` says it is not): a
-    /// TOML file may hold `nan`.
+    /// TOML file may hold `nan`. Parts that share their storage (a document made from the one before)
+    /// are the same at once.
     fileprivate func isIdentical(to other: JSONValue) -> Bool {
         switch (self, other) {
         case (.double(let a), .double(let b)): a == b || (a.isNaN && b.isNaN)
-        case (.array(let a), .array(let b)): a.count == b.count && zip(a, b).allSatisfy { $0.isIdentical(to: $1) }
+        case (.array(let a), .array(let b)):
+            a.count == b.count && (a == b || zip(a, b).allSatisfy { $0.isIdentical(to: $1) })
         case (.object(let a), .object(let b)):
-            a.count == b.count && a.allSatisfy { key, value in b[key].map(value.isIdentical) ?? false }
+            a.count == b.count && (a == b || a.allSatisfy { key, value in b[key].map(value.isIdentical) ?? false })
         default: self == other
         }
     }
