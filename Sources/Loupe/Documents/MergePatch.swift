@@ -78,7 +78,9 @@ extension JSONValue {
         switch (self, previous) {
         case (.object(var members), .object(let old)):
             for (key, value) in members {
-                if let before = old[key] { members[key] = value.keepingNumberSpellings(of: before) }
+                // Only where the two differ (a part shared with the last write is equal at once): the object
+                // is not copied for the parts that stay.
+                if let before = old[key], value != before { members[key] = value.keepingNumberSpellings(of: before) }
             }
             return .object(members)
         case (.array(let elements), .array(let old)) where elements.count == old.count:
@@ -98,15 +100,23 @@ extension JSONValue {
               !released.contains(where: { path.starts(with: $0.components) })
         else { return self }
         guard case .object(var members) = self else { return self }
+        func isReleased(_ key: String) -> Bool {
+            guard !released.isEmpty else { return false }
+            let here = path + [.key(key)]
+            return released.contains { here.starts(with: $0.components) }
+        }
         for (key, heldValue) in heldMembers {
             guard let wholeValue = wholeMembers[key] else { continue }  // gone from the value: not kept
-            let here = path + [.key(key)]
-            if released.contains(where: { here.starts(with: $0.components) }) { continue }
             switch (heldValue, wholeValue, members[key]) {
             case (.object, .object, let patched):
-                let kept = (patched ?? .object([:])).keepingKeys(of: heldValue, whole: wholeValue, releasing: released, at: here)
+                // A part the patch holds as the file held it keeps every key already (and one made from the
+                // last write shares its storage, so this costs nothing).
+                if let patched, patched == heldValue { continue }
+                if isReleased(key) { continue }
+                let kept = (patched ?? .object([:])).keepingKeys(of: heldValue, whole: wholeValue, releasing: released, at: path + [.key(key)])
                 if patched != nil || kept != .object([:]) { members[key] = kept }
             case (_, _, nil):
+                if isReleased(key) { continue }
                 members[key] = wholeValue
             default:
                 break
