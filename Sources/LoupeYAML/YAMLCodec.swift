@@ -60,7 +60,7 @@ public struct YAMLCodec: DocumentCodec {
     /// aliases: that write would put a copy of each alias's value in its place, and it is refused, saying
     /// why. A change to an alias, or to an anchored value, is refused too, naming where.
     public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
-        if let edited = try YAMLTextEditor.edit(previous, into: document, codec: self) { return edited }
+        if let edited = try YAMLTextEditor.edit(previous, holding: previousDocument, into: document, codec: self) { return edited }
         if let text = String(data: previous, encoding: .utf8), let parser = try? Parser(yaml: text),
            let root = try? parser.singleRoot(),
            withExtendedLifetime(parser, { YAMLTextEditor.holdsAnchorsOrAliases(root) }) {

@@ -10,22 +10,27 @@ import Yams
 /// quoting and flow or block style of everything else stay.
 ///
 /// What it does not edit in place (a sequence or a flow collection that changes, a multi-line scalar that
-/// changes) makes it return nil, and the codec writes the document anew. The edited text is read again and
-/// must hold the new document, or the edit is not used either.
+/// changes) makes it return nil, and the codec writes the document anew. An edit that adds or removes
+/// lines is read again and must hold the new document, or it is not used either; an edit that only
+/// replaces one-line scalars is checked scalar by scalar (each new scalar's text must read as its value),
+/// and the text around them is what it was.
 struct YAMLTextEditor {
     private let text: String
     /// Where each line starts, in bytes, and its text.
     private let lines: [(start: Int, text: Substring)]
     private var edits: [(range: Range<Int>, text: String)] = []
+    /// The new value of each edit that replaces a scalar, beside it: as many as `edits` when every edit does.
+    private var replaced: [JSONValue] = []
     private let codec: YAMLCodec
 
-    /// `document` written as an edit of `data`; nil when the edit cannot be made in place.
+    /// `document` written as an edit of `data`, which holds `previous`; nil when the edit cannot be made in
+    /// place.
     ///
     /// - Throws: ``DocumentSyntaxError`` when a value that changes is an alias (`*name`), or holds an anchor
     ///   (`&name`): an edit there would change every alias of it, or leave an alias with nothing to name.
-    static func edit(_ data: Data, into document: JSONValue, codec: YAMLCodec) throws -> Data? {
+    static func edit(_ data: Data, holding previous: JSONValue, into document: JSONValue, codec: YAMLCodec) throws -> Data? {
         guard let text = String(data: data, encoding: .utf8), let parser = try? Parser(yaml: text),
-              let root = try? parser.singleRoot(), let previous = try? codec.parse(data)
+              let root = try? parser.singleRoot()
         else { return nil }
         var editor = YAMLTextEditor(text: text, codec: codec)
         // The parser holds the anchors its nodes name (weakly) while it lives.
@@ -45,6 +50,13 @@ struct YAMLTextEditor {
             output.replaceSubrange(edit.range, with: Array(replacement.utf8))
         }
         let data = Data(output)
+        if editor.replaced.count == editor.edits.count {
+            // Scalars replaced, each checked alone: the text around them is what it was.
+            let checked = zip(editor.edits, editor.replaced).allSatisfy { edit, value in
+                (try? codec.parse(Data(("v: " + edit.text).utf8))) == .object(["v": value])
+            }
+            if checked { return data }
+        }
         guard (try? codec.parse(data)) == document else { return nil }
         return data
     }
@@ -88,12 +100,20 @@ struct YAMLTextEditor {
                 if case .mapping(let inner) = valueNode, inner.style != .flow, case .object = now {
                     var nested = self
                     nested.edits = []
+                    nested.replaced = []
                     if try nested.visit(inner, old: was, new: now, at: path + [key]) {
+                        // Replacements stay beside their edits only while every edit is one.
+                        if replaced.count == edits.count && nested.replaced.count == nested.edits.count {
+                            replaced += nested.replaced
+                        } else {
+                            replaced = []
+                        }
                         edits += nested.edits
                         continue
                     }
-                } else if case .scalar(let scalar) = valueNode, let replaced = try replacement(for: scalar, with: now) {
-                    edits.append(replaced)
+                } else if case .scalar(let scalar) = valueNode, let replacement = try replacement(for: scalar, with: now) {
+                    edits.append(replacement)
+                    replaced.append(now)
                     continue
                 }
                 // Anything else (a sequence, a flow collection, a multi-line scalar, a change of kind): this
