@@ -137,7 +137,7 @@ func runProfile(_ name: String, _ bench: Bench) throws {
         let path = scratch + "/hand-written." + format
         try Data(commented(String(decoding: try codec.serialize(try JSONValue(encoding: Wide.stored)), as: UTF8.self), format: format).utf8)
             .write(to: URL(fileURLWithPath: path))
-        let limit = try RootLens(default: Wide(), store: FileStore(path: path, format: codec), watch: false)[\.groups["group-100"]].limit
+        let limit = try RootLens(default: Wide(), store: FileStore(path: path, format: codec, history: .off), watch: false)[\.groups["group-100"]].limit
         for step in 0..<500 { try limit.set(100 + step % 2) }
     case "toml-parse":
         let data = try TOMLCodec().serialize(try JSONValue(encoding: Wide.stored))
