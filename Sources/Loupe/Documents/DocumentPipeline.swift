@@ -107,7 +107,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
         let mayHoldReferences = effective.mayHoldSecretReference
         if !stack.overrides.isEmpty || mayHoldReferences {
             do {
-                guard let schema = try schema?.schema() else {
+                guard let schema = try schema?.index() else {
                     throw SettingsError(.corrupt, store: storeName, reason: "secret references and override layers need the settings type's schema, which could not be worked out")
                 }
                 let references = mayHoldReferences ? try schema.resolveReferences(in: &effective) : []

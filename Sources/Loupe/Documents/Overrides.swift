@@ -77,7 +77,7 @@ struct OverrideResult: Sendable {
     var unmatched: [(origin: String, closest: ValuePath)] = []
 }
 
-extension SettingsSchema {
+extension SchemaIndex {
     /// Applies the values of `layers`, lowest first, to `document` (the value the files make), each typed by
     /// the schema of the part it sets.
     ///
@@ -95,7 +95,8 @@ extension SettingsSchema {
                 let schema: JSONValue?
                 switch value.target {
                 case .path(let given):
-                    guard describes(given) else {
+                    let (isDescribed, part) = describedPart(at: given)
+                    guard isDescribed else {
                         let closest = closestDescribed(to: given)
                         if value.mustNameASetting {
                             throw SettingsError(
@@ -106,7 +107,7 @@ extension SettingsSchema {
                         continue
                     }
                     path = given
-                    schema = part(at: given)
+                    schema = part
                 case .environmentName(let levels):
                     switch resolve(levels, in: document) {
                     case .success(let found): (path, schema) = found
@@ -131,62 +132,47 @@ extension SettingsSchema {
     /// `intervalSeconds`, or `interval_seconds`), a dictionary key regardless of case (an existing key as it
     /// is spelled, a new one in lower case), an array element by its index. On failure, the closest path.
     func resolve(_ levels: [String], in document: JSONValue) -> Result<(path: ValuePath, schema: JSONValue?), ClosestPath> {
-        var schema: JSONValue? = self.document
+        var part: Part? = root
         var current: JSONValue? = document
         var components: [ValuePath.Component] = []
         for level in levels {
             guard !level.isEmpty else { return .failure(ClosestPath(path: ValuePath(components))) }
-            let node = schema.flatMap { if case .object(let members) = $0 { members } else { nil } }
+            let object = part?.isObject == true ? part : nil
             var next: ValuePath.Component?
-            var nextSchema: JSONValue?
-            if case .object(let properties)? = node?["properties"], let name = Self.property(level, in: properties) {
+            var nextPart: Part?
+            if let object, let name = object.property(byWords: level) {
                 next = .key(name)
-                nextSchema = properties[name]
-            } else if let items = node?["items"], let index = Int(level), index >= 0, level.allSatisfy(\.isASCII) {
+                nextPart = object.part(.property(name))
+            } else if let object, object.hasElements, let index = Int(level), index >= 0, level.utf8.allSatisfy({ $0 < 0x80 }) {
                 next = .index(index)
-                nextSchema = items
-            } else if let values = node?["additionalProperties"] {
-                next = .key(existingKey(level, in: current) ?? level.lowercased())
-                nextSchema = values
-            } else if node.map(Self.saysNothing) ?? true {
+                nextPart = object.part(.element)
+            } else if let object, object.hasValues {
+                next = .key(Self.existingKey(level, in: current) ?? level.lowercased())
+                nextPart = object.part(.value)
+            } else if object?.saysNothing ?? true {
                 // A part the schema says nothing of (a `JSONValue`): keys as in the document, or lower case.
                 if case .array = current, let index = Int(level), index >= 0 {
                     next = .index(index)
                 } else {
-                    next = .key(existingKey(level, in: current) ?? level.lowercased())
+                    next = .key(Self.existingKey(level, in: current) ?? level.lowercased())
                 }
-                nextSchema = nil
+                nextPart = nil
             }
             guard let next else { return .failure(ClosestPath(path: ValuePath(components))) }
             components.append(next)
-            schema = nextSchema?.droppingNull
+            part = nextPart
             current = switch (current, next) {
             case (.object(let members)?, .key(let key)): members[key]
             case (.array(let elements)?, .index(let index)) where elements.indices.contains(index): elements[index]
             default: nil
             }
         }
-        return .success((ValuePath(components), schema))
-    }
-
-    /// The nearest path above `path` that the type has.
-    func closestDescribed(to path: ValuePath) -> ValuePath {
-        var count = path.components.count
-        while count > 0, !describes(path.prefix(count)) { count -= 1 }
-        return path.prefix(count)
+        return .success((ValuePath(components), part?.schema))
     }
 
     /// The closest part an environment variable's name comes to.
     struct ClosestPath: Error {
         var path: ValuePath
-    }
-
-    /// The property `level` names: its camelCase or snake_case name, regardless of case (the first in
-    /// name order if several do).
-    private static func property(_ level: String, in properties: [String: JSONValue]) -> String? {
-        var found: String?
-        for name in properties.keys where sameWords(name, level) && found.map({ name < $0 }) ?? true { found = name }
-        return found
     }
 
     /// Whether `name` and `level` are the same words: equal regardless of ASCII case, `_` and `-`.
@@ -208,11 +194,13 @@ extension SettingsSchema {
     /// The key of `object` that `level` names: the key spelled so, or in lower case, or in lower case with
     /// `-` for `_` (a variable cannot name `group-1` but as `GROUP_1`); else the first, in name order, that
     /// is `level` regardless of case, then regardless of case, `_` and `-`.
-    private func existingKey(_ level: String, in object: JSONValue?) -> String? {
+    private static func existingKey(_ level: String, in object: JSONValue?) -> String? {
         guard case .object(let members)? = object else { return nil }
+        if members[level] != nil { return level }
         let lowered = level.lowercased()
-        let dashed = String(lowered.map { $0 == "_" ? "-" : $0 })
-        for key in [level, lowered, dashed] where members[key] != nil { return key }
+        if members[lowered] != nil { return lowered }
+        let dashed = String(decoding: lowered.utf8.map { $0 == UInt8(ascii: "_") ? UInt8(ascii: "-") : $0 }, as: UTF8.self)
+        if members[dashed] != nil { return dashed }
         if let key = members.keys.filter({ $0.lowercased() == lowered }).min() { return key }
         return members.keys.filter { Self.sameWords($0, level) }.min()
     }

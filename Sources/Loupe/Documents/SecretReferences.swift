@@ -116,7 +116,7 @@ public enum SecretReferences {
     }
 }
 
-extension SettingsSchema {
+extension SchemaIndex {
     /// Resolves the secret references in `document` (leaves `{"$secret": "SCHEME:NAME"}`), each typed by
     /// the schema of its part; returns them, to be written back as references. It walks the whole
     /// document: call it when ``JSONValue/mayHoldSecretReference`` says there may be some.
@@ -124,11 +124,12 @@ extension SettingsSchema {
         var found: [(ValuePath, String)] = []
         var path: [ValuePath.Component] = []
         document.collectReferences(at: &path, into: &found)
-        found.sort { $0.0.description < $1.0.description }
+        // In the order of their paths as written, each written once.
+        let ordered = found.map { (name: $0.0.description, path: $0.0, reference: $0.1) }.sorted { $0.name < $1.name }
         var applied: [AppliedOverride] = []
-        for (path, reference) in found {
+        for (_, path, reference) in ordered {
             let text = try SecretReferences.resolve(reference, at: path)
-            let value = try typedValue(SettingOverride(target: .path(path), text: text, origin: "secret reference \(reference)", isSecret: true), at: path, schema: part(at: path))
+            let value = try typedValue(SettingOverride(target: .path(path), text: text, origin: "secret reference \(reference)", isSecret: true), at: path, schema: describedPart(at: path).schema)
             applied.append(AppliedOverride(
                 path: path, value: value, underneath: document[path: path], origin: "secret reference \(reference)", isSecret: true,
                 reference: reference))

@@ -49,9 +49,10 @@ public struct ValuePath: Sendable, Hashable, CustomStringConvertible {
                 if next == "\"" {
                     components.append(.key(try Self.quoted(&rest, in: text)))
                 } else {
-                    let key = rest.prefix { $0 != "." && $0 != "[" && $0 != "]" }
-                    rest.removeFirst(key.count)
-                    components.append(.key(String(key)))
+                    // Up to the next `.`, `[` or `]`: ASCII, so their bytes are enough to look for.
+                    let end = rest.utf8.firstIndex { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "[") || $0 == UInt8(ascii: "]") } ?? rest.endIndex
+                    components.append(.key(String(rest[..<end])))
+                    rest = rest[end...]
                 }
                 expectKey = false
             }
@@ -85,12 +86,21 @@ public struct ValuePath: Sendable, Hashable, CustomStringConvertible {
             switch component {
             case .index(let index): text += "[\(index)]"
             case .key(let key):
-                let plain = !key.isEmpty && !key.contains { ".[]\"\\ ".contains($0) }
+                // The characters that need quotes are ASCII, so their bytes are enough to look for.
+                let plain = !key.isEmpty && !key.utf8.contains(where: Self.needsQuotes)
                 let shown = plain ? key : "\"" + key.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
                 text += text.isEmpty ? shown : "." + shown
             }
         }
         return text
+    }
+
+    /// Whether a key with this byte is written in quotes: `.`, `[`, `]`, `"`, `\\` and a space.
+    private static func needsQuotes(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "."), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: " "): true
+        default: false
+        }
     }
 
     /// The path without its last step.

@@ -1,8 +1,8 @@
-/// A settings type's ``SettingsSchema``, worked out the first time it is asked for and kept: override
-/// layers place and type their values by it.
+/// A settings type's ``SettingsSchema``, worked out the first time it is asked for and kept, with the
+/// ``SchemaIndex`` that override layers and secret references walk to place and type their values.
 final class SchemaCache: Sendable {
     private let make: @Sendable () throws -> SettingsSchema
-    private let made = Locked<SettingsSchema?>(nil)
+    private let made = Locked<SchemaIndex?>(nil)
 
     /// The schema `make` works out.
     init(_ make: @escaping @Sendable () throws -> SettingsSchema) {
@@ -11,9 +11,17 @@ final class SchemaCache: Sendable {
 
     /// The schema, worked out once.
     func schema() throws -> SettingsSchema {
-        if let schema = made.withLock({ $0 }) { return schema }
-        let schema = try make()
-        made.withLock { $0 = schema }
-        return schema
+        try index().schema
+    }
+
+    /// The schema's index, made once.
+    func index() throws -> SchemaIndex {
+        if let index = made.withLock({ $0 }) { return index }
+        let index = SchemaIndex(try make())
+        return made.withLock { made in
+            if let raced = made { return raced }
+            made = index
+            return index
+        }
     }
 }
