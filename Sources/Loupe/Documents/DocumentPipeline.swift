@@ -104,15 +104,15 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
         // The override layers (the environment, `--set`, credentials) set their values over all of it.
         // Secret references in the documents are resolved first: the override layers win over them too.
         var overrides = OverrideResult()
-        let mayHoldReferences = effective.mayHoldSecretReference
-        if !stack.overrides.isEmpty || mayHoldReferences {
+        let references = effective.secretReferences
+        if !stack.overrides.isEmpty || !references.isEmpty {
             do {
                 guard let schema = try schema?.index() else {
                     throw SettingsError(.corrupt, store: storeName, reason: "secret references and override layers need the settings type's schema, which could not be worked out")
                 }
-                let references = mayHoldReferences ? try schema.resolveReferences(in: &effective) : []
+                let resolved = try schema.resolve(references, in: &effective)
                 overrides = try schema.apply(stack.overrides, to: &effective)
-                overrides.applied.insert(contentsOf: references, at: 0)
+                overrides.applied.insert(contentsOf: resolved, at: 0)
             } catch {
                 throw LayerLoadFailure(layer: nil, error: error as? SettingsError ?? SettingsError(.corrupt, store: storeName, reason: "\(error)", cause: error))
             }

@@ -292,13 +292,13 @@ extension JSONValue {
             guard case .object(var members) = self else { break }
             // The object and the child are taken out before they change, so that neither is copied.
             self = .null
-            let existing = members.removeValue(forKey: key)
             if rest.count == 1 {
+                let existing = members.updateValue(value, forKey: key)
                 if made == nil { (made, underneath) = ((depth + 1, value), existing) }
-                members[key] = value
                 self = .object(members)
                 return
             }
+            let existing = members.removeValue(forKey: key)
             var child = existing ?? .object([:])
             let making = existing == nil && made == nil
             defer {

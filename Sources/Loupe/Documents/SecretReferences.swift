@@ -117,22 +117,16 @@ public enum SecretReferences {
 }
 
 extension SchemaIndex {
-    /// Resolves the secret references in `document` (leaves `{"$secret": "SCHEME:NAME"}`), each typed by
-    /// the schema of its part; returns them, to be written back as references. It walks the whole
-    /// document: call it when ``JSONValue/mayHoldSecretReference`` says there may be some.
-    func resolveReferences(in document: inout JSONValue) throws(SettingsError) -> [AppliedOverride] {
-        var found: [(ValuePath, String)] = []
-        var path: [ValuePath.Component] = []
-        document.collectReferences(at: &path, into: &found)
-        // In the order of their paths as written, each written once.
-        let ordered = found.map { (name: $0.0.description, path: $0.0, reference: $0.1) }.sorted { $0.name < $1.name }
+    /// Resolves `references` (the document's ``JSONValue/secretReferences``) in `document`, each typed by
+    /// the schema of its part; returns them, to be written back as references.
+    func resolve(_ references: [(path: ValuePath, reference: String)], in document: inout JSONValue) throws(SettingsError) -> [AppliedOverride] {
         var applied: [AppliedOverride] = []
-        for (_, path, reference) in ordered {
+        for (path, reference) in references {
             let text = try SecretReferences.resolve(reference, at: path)
-            let value = try typedValue(SettingOverride(target: .path(path), text: text, origin: "secret reference \(reference)", isSecret: true), at: path, schema: describedPart(at: path).schema)
-            applied.append(AppliedOverride(
-                path: path, value: value, underneath: document[path: path], origin: "secret reference \(reference)", isSecret: true,
-                reference: reference))
+            let origin = "secret reference \(reference)"
+            let value = try typedValue(
+                SettingOverride(target: .path(path), text: text, origin: origin, isSecret: true), at: path, schema: describedPart(at: path).schema)
+            applied.append(AppliedOverride(path: path, value: value, underneath: document[path: path], origin: origin, isSecret: true, reference: reference))
             document[path: path] = value
         }
         return applied
@@ -146,8 +140,19 @@ extension JSONValue {
         return reference
     }
 
+    /// The secret references this document holds (leaves `{"$secret": "SCHEME:NAME"}`), in the order of
+    /// their paths as written: one walk of the whole document, which every load makes.
+    var secretReferences: [(path: ValuePath, reference: String)] {
+        var found: [(path: ValuePath, reference: String)] = []
+        var path: [ValuePath.Component] = []
+        collectReferences(at: &path, into: &found)
+        guard found.count > 1 else { return found }
+        // Each path written once.
+        return found.map { (name: $0.path.description, found: $0) }.sorted { $0.name < $1.name }.map(\.found)
+    }
+
     /// Adds the secret references under this value, at `path` and below, to `found`.
-    fileprivate func collectReferences(at path: inout [ValuePath.Component], into found: inout [(ValuePath, String)]) {
+    private func collectReferences(at path: inout [ValuePath.Component], into found: inout [(path: ValuePath, reference: String)]) {
         switch self {
         case .object(let members):
             if let reference = secretReference { return found.append((ValuePath(path), reference)) }
@@ -171,18 +176,6 @@ extension JSONValue {
     private var isContainer: Bool {
         switch self {
         case .object, .array: true
-        default: false
-        }
-    }
-}
-
-extension JSONValue {
-    /// Whether a secret reference may be in this document: a quick look for the key before a walk that
-    /// notes paths.
-    var mayHoldSecretReference: Bool {
-        switch self {
-        case .object(let members): members[SecretReferences.key] != nil || members.values.contains { $0.mayHoldSecretReference }
-        case .array(let elements): elements.contains { $0.mayHoldSecretReference }
         default: false
         }
     }

@@ -88,7 +88,11 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         pipeline = DocumentPipeline(
             coding: coding, storeName: storeName, revealsValues: !holdsSecrets, defaults: defaults,
             version: version, migrations: migrations, form: form, validate: validator,
-            schema: SchemaCache { try SettingsSchema(for: Root.self, default: defaultValue, coding: coding) })
+            schema: SchemaCache { [encoded = store == nil ? nil : defaults] in
+                // A root with a store has encoded its default already.
+                if let encoded { return try SettingsSchema(for: Root.self, encodedDefault: encoded, coding: coding) }
+                return try SettingsSchema(for: Root.self, default: defaultValue, coding: coding)
+            })
         ioQueue = DispatchQueue(label: "loupe.graph")
 
         committed = CommittedRoot(defaultValue)

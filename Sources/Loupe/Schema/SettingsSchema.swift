@@ -33,7 +33,12 @@ public struct SettingsSchema: Sendable, Hashable {
 
     /// The schema of `type`, whose default value is `defaultValue`, as encoded with `coding`.
     public init<Root: Codable>(for type: Root.Type, default defaultValue: Root, coding: DocumentCoding = DocumentCoding()) throws {
-        let defaults = try coding.encode(defaultValue)
+        try self.init(for: type, encodedDefault: try coding.encode(defaultValue), coding: coding)
+    }
+
+    /// The schema of `type`, whose default value encodes (with `coding`) as `defaults`: for a root, which
+    /// has encoded its default already.
+    init<Root: Decodable>(for type: Root.Type, encodedDefault defaults: JSONValue, coding: DocumentCoding) throws {
         let builder = SchemaBuilder(coding: coding)
         var schema = try builder.probe(Root.self, backing: defaults).schema
         schema.removeValue(forKey: "default")

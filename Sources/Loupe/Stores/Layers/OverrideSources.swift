@@ -71,20 +71,20 @@ final class EnvironmentLayer: LayerSource {
 
     /// A name's levels: its parts between `__`.
     private static func levels(of name: Substring.UTF8View) -> [String] {
+        let bytes = Array(name)
         var levels: [String] = []
-        var start = name.startIndex
-        var index = start
-        while index < name.endIndex {
-            let next = name.index(after: index)
-            if name[index] == UInt8(ascii: "_"), next < name.endIndex, name[next] == UInt8(ascii: "_") {
-                levels.append(String(Substring(name[start..<index])))
-                index = name.index(after: next)
+        var start = 0
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "_"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "_") {
+                levels.append(String(decoding: bytes[start..<index], as: UTF8.self))
+                index += 2
                 start = index
             } else {
-                index = next
+                index += 1
             }
         }
-        levels.append(String(Substring(name[start...])))
+        levels.append(String(decoding: bytes[start...], as: UTF8.self))
         return levels
     }
 
