@@ -145,15 +145,22 @@ extension JSONValue {
     public mutating func remove(at path: ValuePath) throws {
         guard let last = path.components.last else { self = .null; return }
         try modify(path.parent, depth: 0, creating: false) { parent in
-            switch (parent, last) {
-            case (.object(var object), .key(let key)) where object[key] != nil:
+            // Each container is taken out of `parent` before it changes, so that it is not copied.
+            switch last {
+            case .key(let key):
+                guard case .object(var object) = parent, object[key] != nil else {
+                    throw parent.notFound(path, depth: path.components.count - 1)
+                }
+                parent = .null
                 object[key] = nil
                 parent = .object(object)
-            case (.array(var array), .index(let index)) where array.indices.contains(index):
+            case .index(let index):
+                guard case .array(var array) = parent, array.indices.contains(index) else {
+                    throw parent.notFound(path, depth: path.components.count - 1)
+                }
+                parent = .null
                 array.remove(at: index)
                 parent = .array(array)
-            default:
-                throw parent.notFound(path, depth: path.components.count - 1)
             }
         }
     }
@@ -162,10 +169,12 @@ extension JSONValue {
         _ path: ValuePath, depth: Int, creating: Bool = true, _ body: (inout JSONValue) throws -> Void
     ) throws {
         guard depth < path.components.count else { return try body(&self) }
-        switch (self, path.components[depth]) {
-        case (.object(var object), .key(let key)):
-            if object[key] == nil && !creating { throw notFound(path, depth: depth) }
-            // The object and the child are taken out before they change, so that neither is copied.
+        // The object or array and the child are taken out before they change, so that neither is copied
+        // (a switch over a tuple holding `self` would keep a second reference to them while they change).
+        switch path.components[depth] {
+        case .key(let key):
+            if case .null = self, creating { self = .object([:]) }
+            guard case .object(var object) = self, creating || object[key] != nil else { throw notFound(path, depth: depth) }
             self = .null
             var child = object.removeValue(forKey: key) ?? .object([:])
             defer {
@@ -173,15 +182,11 @@ extension JSONValue {
                 self = .object(object)
             }
             try child.modify(path, depth: depth + 1, creating: creating, body)
-        case (.array(var array), .index(let index)) where array.indices.contains(index):
+        case .index(let index):
+            guard case .array(var array) = self, array.indices.contains(index) else { throw notFound(path, depth: depth) }
             self = .null
             defer { self = .array(array) }
             try array[index].modify(path, depth: depth + 1, creating: creating, body)
-        case (.null, .key) where creating:
-            self = .object([:])
-            try modify(path, depth: depth, creating: creating, body)
-        default:
-            throw notFound(path, depth: depth)
         }
     }
 
