@@ -20,7 +20,7 @@
 /// is), shifted by its own edits, so that the next edit of that text does not read it again.
 struct TOMLTextEditor {
     private let bytes: [UInt8]
-    private let outline: TOMLReader.Outline
+    private(set) var outline: TOMLReader.Outline
     private let newline: [UInt8]
     private var edits: [(range: Range<Int>, text: [UInt8])] = []
     /// The values replaced where they stand, each beside its edit: which `key = value` line, and the new
@@ -40,15 +40,17 @@ struct TOMLTextEditor {
 
     /// `document` written as an edit of `text`; nil when the edit cannot be made in place.
     static func edit(_ text: [UInt8], into document: JSONValue, memo: Memo? = nil) -> [UInt8]? {
+        var editor: TOMLTextEditor
         let previous: JSONValue
-        let outline: TOMLReader.Outline
+        // The outline goes into the editor alone, so that shifting it after the edit does not copy it.
         if let kept = memo?.take(), kept.text == text {
-            (previous, outline) = (kept.document, kept.outline)
+            previous = kept.document
+            editor = TOMLTextEditor(bytes: text, outline: kept.outline)
         } else {
             guard let read = try? TOMLReader.outlined(text) else { return nil }
-            (previous, outline) = read
+            previous = read.document
+            editor = TOMLTextEditor(bytes: text, outline: read.outline)
         }
-        var editor = TOMLTextEditor(bytes: text, outline: outline)
         guard (try? editor.visit([], old: previous, new: document)) == true else { return nil }
         var output = text
         // From the end of the text back, so that each range still names the bytes it was made for; where a
@@ -64,8 +66,8 @@ struct TOMLTextEditor {
             output.replaceSubrange(range, with: edit.text)
             limit = range.lowerBound
         }
-        if let shifted = editor.outlineAfterReplacing() {
-            memo?.keep(Kept(text: output, document: document, outline: shifted))
+        if editor.shiftOutlineAfterReplacing() {
+            memo?.keep(Kept(text: output, document: document, outline: editor.outline))
             return output
         }
         // The edit must say exactly what the document says; else it is written anew.
@@ -74,16 +76,17 @@ struct TOMLTextEditor {
         return output
     }
 
-    /// The outline of the edited text, when every edit replaced a value and each new value's text reads
-    /// as that value: the old one with every place after an edit moved by what the edits before it added
-    /// or took away. Nil for an edit that adds or removes lines, which is read again instead.
-    private func outlineAfterReplacing() -> TOMLReader.Outline? {
-        guard replaced.count == edits.count else { return nil }
+    /// Makes the outline that of the edited text, when every edit replaced a value and each new value's
+    /// text reads as that value: every place after an edit moves by what the edits before it added or took
+    /// away. False (and the outline stays) for an edit that adds or removes lines, which is read again
+    /// instead.
+    private mutating func shiftOutlineAfterReplacing() -> Bool {
+        guard replaced.count == edits.count else { return false }
         // Each new value's text, read alone, must be the value.
         for (index, edit) in edits.enumerated() {
             guard let read = try? TOMLReader.document(from: Array("v = ".utf8) + edit.text),
                   read.isIdentical(to: .object(["v": replaced[index].value]))
-            else { return nil }
+            else { return false }
         }
         // Where each edit ends (in the old text), in order, and how much all edits up to it moved the text.
         let ordered = edits.sorted { $0.range.lowerBound < $1.range.lowerBound }
@@ -105,17 +108,16 @@ struct TOMLTextEditor {
             }
             return low == 0 ? offset : offset + moved[low - 1]
         }
-        var shifted = outline
-        for index in shifted.sections.indices {
-            shifted.sections[index].headerStart = shift(shifted.sections[index].headerStart)
-            shifted.sections[index].bodyStart = shift(shifted.sections[index].bodyStart)
+        for index in outline.sections.indices {
+            outline.sections[index].headerStart = shift(outline.sections[index].headerStart)
+            outline.sections[index].bodyStart = shift(outline.sections[index].bodyStart)
         }
-        for index in shifted.keyValues.indices {
-            let line = shifted.keyValues[index]
-            shifted.keyValues[index].lines = shift(line.lines.lowerBound)..<shift(line.lines.upperBound)
-            shifted.keyValues[index].value = shift(line.value.lowerBound)..<shift(line.value.upperBound)
+        for index in outline.keyValues.indices {
+            let line = outline.keyValues[index]
+            outline.keyValues[index].lines = shift(line.lines.lowerBound)..<shift(line.lines.upperBound)
+            outline.keyValues[index].value = shift(line.value.lowerBound)..<shift(line.value.upperBound)
         }
-        return shifted
+        return true
     }
 
     private init(bytes: [UInt8], outline: TOMLReader.Outline) {
@@ -127,7 +129,17 @@ struct TOMLTextEditor {
 
     /// Makes the edits that turn `old` at `path` into `new`; false when it cannot be done in place.
     private mutating func visit(_ path: [ValuePath.Component], old: JSONValue?, new: JSONValue?) throws -> Bool {
-        if let old, let new, old.isIdentical(to: new) { return true }
+        // Two objects: the keys whose values differ, in name order (new keys at one place go in that order),
+        // found in one pass; none, and nothing changed.
+        var changed: [String] = []
+        if case .object(let before)? = old, case .object(let after)? = new {
+            changed = before.compactMap { key, value in after[key].map(value.isIdentical) == true ? nil : key }
+            changed += after.keys.filter { before[$0] == nil }
+            if changed.isEmpty { return true }
+            changed.sort()
+        } else if let old, let new, old.isIdentical(to: new) {
+            return true
+        }
         if let index = outline.keyValues.firstIndex(where: { $0.path == path }) {
             let line = outline.keyValues[index]
             if let new {
@@ -140,10 +152,7 @@ struct TOMLTextEditor {
         }
         switch (old, new) {
         case (.object(let before)?, .object(let after)?):
-            // The keys whose values differ, in name order (new keys at one place go in that order).
-            var changed = before.compactMap { key, value in after[key].map(value.isIdentical) == true ? nil : key }
-            changed += after.keys.filter { before[$0] == nil }
-            for key in changed.sorted() {
+            for key in changed {
                 guard try visit(path + [.key(key)], old: before[key], new: after[key]) else { return false }
             }
             // A table that loses every key, and has no section of its own (its keys were dotted, or in
