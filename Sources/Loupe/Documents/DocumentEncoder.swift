@@ -55,6 +55,11 @@ final class DocumentEncoder {
             self.elements = elements
         }
 
+        /// Whether the part is an object of many parts that are not scalars (a dictionary of settings
+        /// groups): whether it is unchanged is then asked of each member, which finds a changed one without
+        /// first comparing the whole part (and each unchanged member costs a comparison of its bytes).
+        var comparesMembersAlone: Bool { membersByKey != nil }
+
         /// The node of the member under `key`. An encode usually encodes its members in the same order
         /// each time, so `hint`, the index after the member found last, is tried first. (A key encoded
         /// twice may find the node of either encode: each is a part with its own document, so reusing
@@ -141,12 +146,13 @@ final class DocumentEncoder {
     }
 
     /// Whether `value` is the part `previous` remembers: of the same type, and the same bytes, or (when
-    /// `comparing`) `==` for an `Equatable` type.
+    /// `comparing`) `==` for an `Equatable` type, unless it is an object of many parts, whose members are
+    /// asked one by one.
     private static func isUnchanged<T>(_ value: T, from previous: MemoNode, comparing: Bool) -> Bool {
         guard type(of: previous.part) == T.self else { return false }
         let part = previous.part as! T
         if haveSameBytes(value, part) { return true }
-        guard comparing, let equatable = previous.equatable else { return false }
+        guard comparing, !previous.comparesMembersAlone, let equatable = previous.equatable else { return false }
         return Loupe.areEqual(value, part, as: equatable)
     }
 
