@@ -24,6 +24,8 @@ public struct YAMLCodec: DocumentCodec {
     public var coding: DocumentCoding
     /// The most values (scalars, mappings, sequences) a document may expand to, aliases included.
     public var maximumValues: Int
+    /// The nodes of the text written last, so that the next edit of that text does not read it again.
+    private let lastEdit = YAMLTextEditor.Memo()
 
     /// Creates a YAML codec.
     public init(coding: DocumentCoding = DocumentCoding(), maximumValues: Int = 1_000_000) {
@@ -60,7 +62,7 @@ public struct YAMLCodec: DocumentCodec {
     /// aliases: that write would put a copy of each alias's value in its place, and it is refused, saying
     /// why. A change to an alias, or to an anchored value, is refused too, naming where.
     public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
-        if let edited = try YAMLTextEditor.edit(previous, holding: previousDocument, into: document, codec: self) { return edited }
+        if let edited = try YAMLTextEditor.edit(previous, holding: previousDocument, into: document, codec: self, memo: lastEdit) { return edited }
         if let text = String(data: previous, encoding: .utf8), let parser = try? Parser(yaml: text),
            let root = try? parser.singleRoot(),
            withExtendedLifetime(parser, { YAMLTextEditor.holdsAnchorsOrAliases(root) }) {

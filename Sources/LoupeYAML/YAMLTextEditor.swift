@@ -14,24 +14,50 @@ import Yams
 /// lines is read again and must hold the new document, or it is not used either; an edit that only
 /// replaces one-line scalars is checked scalar by scalar (each new scalar's text must read as its value),
 /// and the text around them is what it was.
+///
+/// Given a ``Memo``, such an edit of a file without anchors leaves the nodes of the text it wrote (the
+/// replaced scalars' styles brought up to date; no line moves), so that the next edit of that text does
+/// not read it again.
 struct YAMLTextEditor {
     private let text: String
     /// Where each line starts, in bytes, and its text.
     private let lines: [(start: Int, text: Substring)]
     private var edits: [(range: Range<Int>, text: String)] = []
-    /// The new value of each edit that replaces a scalar, beside it: as many as `edits` when every edit does.
-    private var replaced: [JSONValue] = []
+    /// Each edit that replaces a scalar, beside it: the keys to the scalar, and its new value. As many as
+    /// `edits` when every edit does.
+    private var replaced: [(path: [String], value: JSONValue)] = []
     private let codec: YAMLCodec
+
+    /// What an edit leaves for the next one: the text it wrote and that text's nodes, with their marks.
+    ///
+    /// `@unchecked Sendable`: Yams' nodes are not `Sendable`. A `Kept` passes from one edit to the next
+    /// through the ``Memo`` (taken, then kept again), so one edit at a time holds it; its nodes are values,
+    /// and it is kept only for a file with no anchors, whose nodes refer to nothing the parser owns.
+    struct Kept: @unchecked Sendable {
+        let text: Data
+        let root: Node
+    }
+
+    /// The nodes of the text a codec wrote last.
+    typealias Memo = PartMemo<Kept>
 
     /// `document` written as an edit of `data`, which holds `previous`; nil when the edit cannot be made in
     /// place.
     ///
     /// - Throws: ``DocumentSyntaxError`` when a value that changes is an alias (`*name`), or holds an anchor
     ///   (`&name`): an edit there would change every alias of it, or leave an alias with nothing to name.
-    static func edit(_ data: Data, holding previous: JSONValue, into document: JSONValue, codec: YAMLCodec) throws -> Data? {
-        guard let text = String(data: data, encoding: .utf8), let parser = try? Parser(yaml: text),
-              let root = try? parser.singleRoot()
-        else { return nil }
+    static func edit(_ data: Data, holding previous: JSONValue, into document: JSONValue, codec: YAMLCodec, memo: Memo? = nil) throws -> Data? {
+        guard let text = String(data: data, encoding: .utf8) else { return nil }
+        let root: Node
+        var parser: Parser?
+        var anchorFree: Bool
+        if let kept = memo?.take(), kept.text == data {
+            (root, anchorFree) = (kept.root, true)
+        } else {
+            guard let read = try? Parser(yaml: text), let node = try? read.singleRoot() else { return nil }
+            (root, parser) = (node, read)
+            anchorFree = withExtendedLifetime(read) { !holdsAnchorsOrAliases(node) }
+        }
         var editor = YAMLTextEditor(text: text, codec: codec)
         // The parser holds the anchors its nodes name (weakly) while it lives.
         let edited = try withExtendedLifetime(parser) {
@@ -52,10 +78,19 @@ struct YAMLTextEditor {
         let data = Data(output)
         if editor.replaced.count == editor.edits.count {
             // Scalars replaced, each checked alone: the text around them is what it was.
-            let checked = zip(editor.edits, editor.replaced).allSatisfy { edit, value in
-                (try? codec.parse(Data(("v: " + edit.text).utf8))) == .object(["v": value])
+            let checked = zip(editor.edits, editor.replaced).allSatisfy { edit, replaced in
+                (try? codec.parse(Data(("v: " + edit.text).utf8))) == .object(["v": replaced.value])
             }
-            if checked { return data }
+            if checked {
+                if anchorFree, let memo {
+                    var nodes = root
+                    for (edit, replaced) in zip(editor.edits, editor.replaced) {
+                        anchorFree = anchorFree && nodes.replaceScalar(at: replaced.path[...], with: replaced.value, writtenAs: edit.text)
+                    }
+                    if anchorFree { memo.keep(Kept(text: data, root: nodes)) }
+                }
+                return data
+            }
         }
         guard (try? codec.parse(data)) == document else { return nil }
         return data
@@ -113,7 +148,7 @@ struct YAMLTextEditor {
                     }
                 } else if case .scalar(let scalar) = valueNode, let replacement = try replacement(for: scalar, with: now) {
                     edits.append(replacement)
-                    replaced.append(now)
+                    replaced.append((path + [key], now))
                     continue
                 }
                 // Anything else (a sequence, a flow collection, a multi-line scalar, a change of kind): this
@@ -295,6 +330,26 @@ struct YAMLTextEditor {
             index += 1
         }
         return nil
+    }
+}
+extension Node {
+    /// Brings the scalar at `path` (keys of block mappings from this node) up to date with `value`, which
+    /// an edit wrote in its place as `text` (one line): its style is the text's (quoted, or plain), its
+    /// mark where it was. False when there is no scalar there.
+    fileprivate mutating func replaceScalar(at path: ArraySlice<String>, with value: JSONValue, writtenAs text: String) -> Bool {
+        guard let key = path.first else {
+            guard case .scalar(var scalar) = self else { return false }
+            scalar.style = text.hasPrefix("\"") ? .doubleQuoted : text.hasPrefix("'") ? .singleQuoted : .plain
+            scalar.string = value.stringValue ?? text
+            self = .scalar(scalar)
+            return true
+        }
+        guard case .mapping(var mapping) = self, let index = mapping.firstIndex(where: { $0.key.string == key }) else { return false }
+        var node = mapping[index].value
+        guard node.replaceScalar(at: path.dropFirst(), with: value, writtenAs: text) else { return false }
+        mapping[index] = (mapping[index].key, node)
+        self = .mapping(mapping)
+        return true
     }
 }
 #endif

@@ -3,13 +3,13 @@
 ///
 /// Each encode or write takes what is kept and keeps, when it is done, exactly what it used or made: what
 /// the last one saw. Two at once simply find nothing to reuse.
-final class PartMemo<Content: Sendable>: Sendable {
+package final class PartMemo<Content: Sendable>: Sendable {
     private let content = Locked<Content?>(nil)
 
-    init() {}
+    package init() {}
 
     /// Takes what is kept, leaving nothing.
-    func take() -> Content? {
+    package func take() -> Content? {
         content.withLock { content in
             defer { content = nil }
             return content
@@ -17,7 +17,7 @@ final class PartMemo<Content: Sendable>: Sendable {
     }
 
     /// Keeps `kept` for the next one, in place of whatever is there.
-    func keep(_ kept: Content) {
+    package func keep(_ kept: Content) {
         content.withLock { $0 = kept }
     }
 }
