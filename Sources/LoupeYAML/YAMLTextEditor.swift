@@ -19,9 +19,9 @@ import Yams
 /// replaced scalars' styles brought up to date; no line moves), so that the next edit of that text does
 /// not read it again.
 struct YAMLTextEditor {
-    private let text: String
-    /// Where each line starts, in bytes, and its text.
-    private let lines: [(start: Int, text: Substring)]
+    /// The text's bytes, and where each line starts in them.
+    private let bytes: [UInt8]
+    private let lineStarts: [Int]
     private var edits: [(range: Range<Int>, text: String)] = []
     /// Each edit that replaces a scalar, beside it: the keys to the scalar, and its new value. As many as
     /// `edits` when every edit does.
@@ -47,27 +47,26 @@ struct YAMLTextEditor {
     /// - Throws: ``DocumentSyntaxError`` when a value that changes is an alias (`*name`), or holds an anchor
     ///   (`&name`): an edit there would change every alias of it, or leave an alias with nothing to name.
     static func edit(_ data: Data, holding previous: JSONValue, into document: JSONValue, codec: YAMLCodec, memo: Memo? = nil) throws -> Data? {
-        guard let text = String(data: data, encoding: .utf8) else { return nil }
         let root: Node
         var parser: Parser?
         var anchorFree: Bool
         if let kept = memo?.take(), kept.text == data {
             (root, anchorFree) = (kept.root, true)
         } else {
-            guard let read = try? Parser(yaml: text), let node = try? read.singleRoot() else { return nil }
+            guard let text = String(data: data, encoding: .utf8), let read = try? Parser(yaml: text), let node = try? read.singleRoot() else { return nil }
             (root, parser) = (node, read)
             anchorFree = withExtendedLifetime(read) { !holdsAnchorsOrAliases(node) }
         }
-        var editor = YAMLTextEditor(text: text, codec: codec)
+        var editor = YAMLTextEditor(bytes: Array(data), codec: codec)
         // The parser holds the anchors its nodes name (weakly) while it lives.
         let edited = try withExtendedLifetime(parser) {
             guard case .mapping(let mapping) = root, mapping.style != .flow else { return false }
             return try editor.visit(mapping, old: previous, new: document, at: [])
         }
         guard edited else { return nil }
-        var output = Array(text.utf8)
+        var output = editor.bytes
         // What is written anew ends its lines as the file does.
-        let crlf = text.utf8.firstIndex(of: UInt8(ascii: "\n")).map { $0 > text.utf8.startIndex && text.utf8[text.utf8.index(before: $0)] == 0x0D } ?? false
+        let crlf = output.firstIndex(of: UInt8(ascii: "\n")).map { $0 > 0 && output[$0 - 1] == 0x0D } ?? false
         let ordered = editor.edits.sorted {
             ($0.range.lowerBound, $0.range.upperBound) > ($1.range.lowerBound, $1.range.upperBound)
         }
@@ -96,18 +95,19 @@ struct YAMLTextEditor {
         return data
     }
 
-    private init(text: String, codec: YAMLCodec) {
-        self.text = text
+    private init(bytes: [UInt8], codec: YAMLCodec) {
+        self.bytes = bytes
         self.codec = codec
-        // Split on the line feed byte: "\r\n" is one Character, which a split on "\n" would not see. A
-        // line's text keeps its "\r", which `isBlankOrComment` ignores.
-        var lines: [(Int, Substring)] = []
-        var offset = 0
-        for line in text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
-            lines.append((offset, Substring(line)))
-            offset += line.count + 1
-        }
-        self.lines = lines
+        // Lines end at the line feed byte: "\r\n" is one Character, which a split on "\n" would not see. A
+        // line keeps its "\r", which `isBlankOrComment` ignores.
+        var starts = [0]
+        for index in bytes.indices where bytes[index] == UInt8(ascii: "\n") { starts.append(index + 1) }
+        lineStarts = starts
+    }
+
+    /// Line `number` (from 1): its bytes, without its line feed.
+    private func line(_ number: Int) -> Range<Int> {
+        lineStarts[number - 1]..<(number < lineStarts.count ? lineStarts[number] - 1 : bytes.count)
     }
 
     // MARK: Editing
@@ -117,7 +117,7 @@ struct YAMLTextEditor {
         let entries = Array(mapping)
         var lastEnd: Int?
         for (index, (keyNode, valueNode)) in entries.enumerated() {
-            guard let key = keyNode.string, let keyMark = keyNode.mark, (1...lines.count).contains(keyMark.line) else { return false }
+            guard let key = keyNode.string, let keyMark = keyNode.mark, (1...lineStarts.count).contains(keyMark.line) else { return false }
             let end = entryEnd(index, entries, mapping)
             lastEnd = end
             if before[key] != nil {
@@ -126,11 +126,11 @@ struct YAMLTextEditor {
             }
             switch (before[key], after[key]) {
             case (_?, nil):
-                edits.append((lines[keyMark.line - 1].start..<end, ""))
+                edits.append((lineStarts[keyMark.line - 1]..<end, ""))
             case (_?, .object(let members)?) where members.isEmpty:
                 // A mapping that loses every key: `key: {}` in its place (no lines under a key read as null).
                 let indentation = String(repeating: " ", count: keyMark.column - 1)
-                edits.append((lines[keyMark.line - 1].start..<end, indentation + Self.yamlKey(key, codec: codec) + ": {}\n"))
+                edits.append((lineStarts[keyMark.line - 1]..<end, indentation + Self.yamlKey(key, codec: codec) + ": {}\n"))
             case (let was?, let now?):
                 if case .mapping(let inner) = valueNode, inner.style != .flow, case .object = now {
                     var nested = self
@@ -158,7 +158,7 @@ struct YAMLTextEditor {
                 let indentation = String(repeating: " ", count: keyMark.column - 1)
                 let yaml = String(decoding: try codec.serialize(.object([key: now])), as: UTF8.self)
                 let block = yaml.split(separator: "\n").map { indentation + $0 + "\n" }.joined()
-                edits.append((lines[keyMark.line - 1].start..<end, block))
+                edits.append((lineStarts[keyMark.line - 1]..<end, block))
             default:
                 return false
             }
@@ -173,10 +173,10 @@ struct YAMLTextEditor {
             for line in yaml.split(separator: "\n") { block += indentation + line + "\n" }
         }
         var insertion = insertAt
-        if insertion > 0, insertion <= text.utf8.count, Array(text.utf8)[insertion - 1] != UInt8(ascii: "\n") {
+        if insertion > 0, insertion <= bytes.count, bytes[insertion - 1] != UInt8(ascii: "\n") {
             block = "\n" + block
         }
-        insertion = min(insertion, text.utf8.count)
+        insertion = min(insertion, bytes.count)
         edits.append((insertion..<insertion, block))
         return true
     }
@@ -237,48 +237,47 @@ struct YAMLTextEditor {
     /// Where entry `index` of `mapping` ends: after its last line of content (blank lines and comments
     /// before the next key belong to that key).
     private func entryEnd(_ index: Int, _ entries: [(key: Node, value: Node)], _ mapping: Node.Mapping) -> Int {
-        guard let keyLine = entries[index].key.mark?.line else { return text.utf8.count }
+        guard let keyLine = entries[index].key.mark?.line else { return bytes.count }
         let indentation = (entries[index].key.mark?.column ?? 1) - 1
-        var next = lines.count  // the line (1-based) after the entry's lines
+        var next = lineStarts.count  // the line (1-based) after the entry's lines
         if index + 1 < entries.count, let line = entries[index + 1].key.mark?.line {
             next = line
         } else {
             // The end of the mapping: the first line of content indented less than its keys.
-            for line in stride(from: keyLine + 1, through: lines.count, by: 1) {
-                let raw = lines[line - 1].text
+            for number in stride(from: keyLine + 1, through: lineStarts.count, by: 1) {
+                let raw = bytes[line(number)]
                 if Self.isBlankOrComment(raw) { continue }
-                let content = raw.drop { $0 == " " }
-                if raw.count - content.count < indentation {
-                    next = line
+                if raw.prefix(while: { $0 == 0x20 }).count < indentation {
+                    next = number
                     break
                 }
             }
         }
-        var last = min(next - 1, lines.count)
-        while last > keyLine, Self.isBlankOrComment(lines[last - 1].text) { last -= 1 }
-        guard last >= 1 else { return text.utf8.count }
-        let line = lines[last - 1]
-        return min(line.start + line.text.utf8.count + 1, text.utf8.count)
+        var last = min(next - 1, lineStarts.count)
+        while last > keyLine, Self.isBlankOrComment(bytes[line(last)]) { last -= 1 }
+        guard last >= 1 else { return bytes.count }
+        return min(line(last).upperBound + 1, bytes.count)
     }
 
     /// Whether a line holds nothing but blanks, or a comment.
-    private static func isBlankOrComment(_ line: Substring) -> Bool {
-        let content = line.utf8.drop { $0 == 0x20 || $0 == 0x09 }
-        return content.isEmpty || content.first == UInt8(ascii: "#") || Array(content) == [0x0D]
+    private static func isBlankOrComment(_ line: ArraySlice<UInt8>) -> Bool {
+        let content = line.drop { $0 == 0x20 || $0 == 0x09 }
+        return content.isEmpty || content.first == UInt8(ascii: "#") || content.elementsEqual([0x0D])
     }
 
     /// The edit that replaces a one-line scalar with `value`, quoted as it was; nil for what cannot be.
     private func replacement(for scalar: Node.Scalar, with value: JSONValue) throws -> (range: Range<Int>, text: String)? {
-        guard let mark = scalar.mark, mark.line <= lines.count else { return nil }
+        guard let mark = scalar.mark, mark.line <= lineStarts.count else { return nil }
         switch value {
         case .object, .array: return nil
         default: break
         }
-        let line = lines[mark.line - 1]
-        let characters = Array(line.text)
+        let range = line(mark.line)
+        // The mark's column counts characters.
+        let characters = Array(String(decoding: bytes[range], as: UTF8.self))
         guard mark.column - 1 <= characters.count else { return nil }
         let startInLine = String(characters[..<(mark.column - 1)]).utf8.count
-        let rest = Array(line.text.utf8.dropFirst(startInLine))
+        let rest = Array(bytes[range].dropFirst(startInLine))
         let length: Int
         let rendered: String
         switch scalar.style {
@@ -306,7 +305,7 @@ struct YAMLTextEditor {
         default:
             return nil
         }
-        let start = line.start + startInLine
+        let start = range.lowerBound + startInLine
         return (start..<(start + length), rendered)
     }
 
