@@ -114,16 +114,14 @@ struct YAMLTextEditor {
 
     private mutating func visit(_ mapping: Node.Mapping, old: JSONValue, new: JSONValue, at path: [String]) throws -> Bool {
         guard case .object(let before) = old, case .object(let after) = new, mapping.style != .flow else { return false }
-        let entries = Array(mapping)
-        var lastEnd: Int?
-        for (index, (keyNode, valueNode)) in entries.enumerated() {
+        for index in mapping.indices {
+            let (keyNode, valueNode) = mapping[index]
             guard let key = keyNode.string, let keyMark = keyNode.mark, (1...lineStarts.count).contains(keyMark.line) else { return false }
-            let end = entryEnd(index, entries, mapping)
-            lastEnd = end
             if before[key] != nil {
                 if before[key] == after[key] { continue }
                 try Self.refuseAliases(in: valueNode, keyMark: keyMark, at: path + [key], removing: after[key] == nil, writtenAnew: false)
             }
+            let end = entryEnd(index, of: mapping)
             switch (before[key], after[key]) {
             case (_?, nil):
                 edits.append((lineStarts[keyMark.line - 1]..<end, ""))
@@ -165,7 +163,8 @@ struct YAMLTextEditor {
         }
         let added = after.keys.filter { before[$0] == nil }.sorted()
         guard !added.isEmpty else { return true }
-        guard let first = entries.first?.key.mark, let insertAt = lastEnd else { return false }
+        guard let first = mapping.first?.key.mark else { return false }
+        let insertAt = entryEnd(mapping.endIndex - 1, of: mapping)
         let indentation = String(repeating: " ", count: first.column - 1)
         var block = ""
         for key in added {
@@ -236,11 +235,12 @@ struct YAMLTextEditor {
 
     /// Where entry `index` of `mapping` ends: after its last line of content (blank lines and comments
     /// before the next key belong to that key).
-    private func entryEnd(_ index: Int, _ entries: [(key: Node, value: Node)], _ mapping: Node.Mapping) -> Int {
-        guard let keyLine = entries[index].key.mark?.line else { return bytes.count }
-        let indentation = (entries[index].key.mark?.column ?? 1) - 1
+    private func entryEnd(_ index: Int, of mapping: Node.Mapping) -> Int {
+        let keyMark = mapping[index].key.mark
+        guard let keyLine = keyMark?.line else { return bytes.count }
+        let indentation = (keyMark?.column ?? 1) - 1
         var next = lineStarts.count  // the line (1-based) after the entry's lines
-        if index + 1 < entries.count, let line = entries[index + 1].key.mark?.line {
+        if index + 1 < mapping.endIndex, let line = mapping[index + 1].key.mark?.line {
             next = line
         } else {
             // The end of the mapping: the first line of content indented less than its keys.
