@@ -101,6 +101,32 @@ struct OverrideLayerTests {
         #expect(value.logLevel == "info")
     }
 
+    /// Properties whose words are the same (`logLevel`, `log_level`, `loglevel`): a variable names the first
+    /// in name order, each time, and one in snake_case is found as one in camelCase is.
+    struct SameWords: Codable, Sendable, Equatable {
+        struct Inner: Codable, Sendable, Equatable {
+            var retry_count = 1
+        }
+        var logLevel = "info"
+        var log_level = "info"
+        var loglevel = "info"
+        var inner = Inner()
+    }
+
+    @Test func aVariableWhoseWordsSeveralPropertiesShareNamesTheFirstInNameOrder() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        for _ in 0..<2 {
+            let root = try RootLens(
+                default: SameWords(),
+                store: LayeredStore(
+                    layers: [.environment(prefix: "MYAPP_", variables: { ["MYAPP_LOG_LEVEL": "debug", "MYAPP_INNER__RETRY_COUNT": "3"] })],
+                    top: FileStore(path: directory.file("settings.json"))),
+                watch: false)
+            #expect(root.value == SameWords(logLevel: "debug", log_level: "info", loglevel: "info", inner: .init(retry_count: 3)))
+        }
+    }
+
     @Test func overridesAreNeverWrittenAndTheFileKeepsItsOwnValues() throws {
         let text = #"{"logLevel": "notice", "upstream": {"timeoutSeconds": 7}, "mirrors": [{"url": "https://m0.example"}]}"#
         let site = try Site(file: text)
