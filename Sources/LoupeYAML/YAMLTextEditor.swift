@@ -49,13 +49,14 @@ struct YAMLTextEditor {
     static func edit(_ data: Data, holding previous: JSONValue, into document: JSONValue, codec: YAMLCodec, memo: Memo? = nil) throws -> Data? {
         let root: Node
         var parser: Parser?
-        var anchorFree: Bool
+        // Whether the nodes may be kept for the next edit: those of a file without anchors or aliases.
+        var keepsNodes: Bool
         if let kept = memo?.take(), kept.text == data {
-            (root, anchorFree) = (kept.root, true)
+            (root, keepsNodes) = (kept.root, true)
         } else {
             guard let text = String(data: data, encoding: .utf8), let read = try? Parser(yaml: text), let node = try? read.singleRoot() else { return nil }
             (root, parser) = (node, read)
-            anchorFree = withExtendedLifetime(read) { !holdsAnchorsOrAliases(node) }
+            keepsNodes = withExtendedLifetime(read) { !holdsAnchorsOrAliases(node) }
         }
         var editor = YAMLTextEditor(bytes: Array(data), codec: codec)
         // The parser holds the anchors its nodes name (weakly) while it lives.
@@ -81,12 +82,12 @@ struct YAMLTextEditor {
                 (try? codec.parse(Data(("v: " + edit.text).utf8))) == .object(["v": replaced.value])
             }
             if checked {
-                if anchorFree, let memo {
+                if keepsNodes, let memo {
                     var nodes = root
-                    for (edit, replaced) in zip(editor.edits, editor.replaced) {
-                        anchorFree = anchorFree && nodes.replaceScalar(at: replaced.path[...], with: replaced.value, writtenAs: edit.text)
+                    for (edit, replaced) in zip(editor.edits, editor.replaced) where keepsNodes {
+                        keepsNodes = nodes.replaceScalar(at: replaced.path[...], with: replaced.value, writtenAs: edit.text)
                     }
-                    if anchorFree { memo.keep(Kept(text: data, root: nodes)) }
+                    if keepsNodes { memo.keep(Kept(text: data, root: nodes)) }
                 }
                 return data
             }

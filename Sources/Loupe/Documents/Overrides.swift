@@ -175,22 +175,6 @@ extension SchemaIndex {
         var path: ValuePath
     }
 
-    /// Whether `name` and `level` are the same words: equal regardless of ASCII case, `_` and `-`.
-    private static func sameWords(_ name: String, _ level: String) -> Bool {
-        func folded(_ byte: UInt8) -> UInt8 { byte >= 65 && byte <= 90 ? byte + 32 : byte }
-        func separator(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") }
-        var left = name.utf8.makeIterator()
-        var right = level.utf8.makeIterator()
-        while true {
-            var a = left.next()
-            while let byte = a, separator(byte) { a = left.next() }
-            var b = right.next()
-            while let byte = b, separator(byte) { b = right.next() }
-            guard let x = a, let y = b else { return a == nil && b == nil }
-            if folded(x) != folded(y) { return false }
-        }
-    }
-
     /// The key of `object` that `level` names: the key spelled so, or in lower case, or in lower case with
     /// `-` for `_` (a variable cannot name `group-1` but as `GROUP_1`); else the first, in name order, that
     /// is `level` regardless of case, then regardless of case, `_` and `-`.
@@ -202,7 +186,8 @@ extension SchemaIndex {
         let dashed = String(decoding: lowered.utf8.map { $0 == UInt8(ascii: "_") ? UInt8(ascii: "-") : $0 }, as: UTF8.self)
         if members[dashed] != nil { return dashed }
         if let key = members.keys.filter({ $0.lowercased() == lowered }).min() { return key }
-        return members.keys.filter { Self.sameWords($0, level) }.min()
+        let words = Part.words(level)
+        return members.keys.filter { Part.words($0) == words }.min()
     }
 
     /// `value`'s text as the part at `path` takes it: a number for a number, `true` or `false` for a

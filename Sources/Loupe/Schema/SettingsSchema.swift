@@ -66,17 +66,13 @@ public struct SettingsSchema: Sendable, Hashable {
     /// value (a `JSONValue`, a type the schema could not probe). A path into a settings type's object
     /// that names no property of it is a part the type does not have.
     package func describes(_ path: ValuePath) -> Bool {
-        switch walk(path) {
-        case .part, .open: true
-        case .missing: false
-        }
+        SchemaIndex(self).describedPart(at: path).isDescribed
     }
 
     /// The schema of the part at `path` (through `properties`, `additionalProperties` and `items`), or nil
     /// when the schema does not describe it.
     public func part(at path: ValuePath) -> JSONValue? {
-        if case .part(let part) = walk(path) { return part }
-        return nil
+        SchemaIndex(self).describedPart(at: path).schema
     }
 
     /// Whether a part's schema says nothing of what it holds (a `JSONValue`, a type the probe could not
@@ -84,40 +80,6 @@ public struct SettingsSchema: Sendable, Hashable {
     static func saysNothing(_ schema: [String: JSONValue]) -> Bool {
         schema["properties"] == nil && schema["additionalProperties"] == nil && schema["items"] == nil
             && schema["type"] == nil && schema["anyOf"] == nil && schema["oneOf"] == nil
-    }
-
-    /// What the schema says of `path`.
-    private enum Walked {
-        /// The part's schema.
-        case part(JSONValue)
-        /// A part on the way takes any value: the schema says nothing of what is below it.
-        case open
-        /// A part on the way has no part the path names.
-        case missing
-    }
-
-    /// Follows `path` through `properties`, `additionalProperties` and `items`.
-    private func walk(_ path: ValuePath) -> Walked {
-        var current = document
-        for component in path.components {
-            guard case .object(let schema) = current else { return .missing }
-            if Self.saysNothing(schema) { return .open }
-            switch component {
-            case .key(let key):
-                if case .object(let properties)? = schema["properties"], let part = properties[key] {
-                    current = part
-                } else if let part = schema["additionalProperties"] {
-                    current = part
-                } else {
-                    return .missing
-                }
-            case .index:
-                guard let part = schema["items"] else { return .missing }
-                current = part
-            }
-            current = current.droppingNull
-        }
-        return .part(current)
     }
 }
 
