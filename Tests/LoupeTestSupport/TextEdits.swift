@@ -29,6 +29,29 @@ public func editedText(
     return String(decoding: data, as: UTF8.self)
 }
 
+/// Sets each of `changes` in turn, starting from `text`, with one codec that `make` makes (which remembers
+/// what it wrote last) and, beside it, a codec made afresh for each step: records an issue (at the caller)
+/// where the two write different bytes, or where the text does not hold the step's document (as `same`
+/// compares documents). Returns the last text.
+public func editsOfRememberedText<Codec: DocumentCodec>(
+    _ make: () -> Codec, from text: String, changes: [(ValuePath, JSONValue)], same: (JSONValue, JSONValue) -> Bool = (==),
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws -> String {
+    let remembering = make()
+    var text = text
+    var document = try remembering.parse(Data(text.utf8))
+    for (step, (path, value)) in changes.enumerated() {
+        let previous = document
+        try document.set(value, at: path)
+        let remembered = try remembering.serialize(document, editing: Data(text.utf8), holding: previous)
+        let fresh = try make().serialize(document, editing: Data(text.utf8), holding: previous)
+        #expect(remembered == fresh, "step \(step) (\(path))", sourceLocation: sourceLocation)
+        #expect(same(try make().parse(remembered), document), "step \(step) (\(path))", sourceLocation: sourceLocation)
+        text = String(decoding: remembered, as: UTF8.self)
+    }
+    return text
+}
+
 /// The texts a codec wrote through a seeded random walk of sets and removals, and the document each holds.
 public struct RandomEditWalk: Sendable {
     /// The text after each step.

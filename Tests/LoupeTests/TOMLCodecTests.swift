@@ -569,23 +569,14 @@ struct TOMLInPlaceEditTests {
     /// afresh writes, through values that grow, shrink, span lines and come back, and through an edit that
     /// adds lines, after which it reads the text again.
     @Test func anEditOfTheTextACodecWroteLastIsTheEditOfAFreshRead() throws {
-        let remembering = TOMLCodec()
-        var text = Self.handWritten
-        var document = try remembering.parse(Data(text.utf8))
         let changes: [(ValuePath, JSONValue)] = [
             ("server.port", .integer(1)), ("title", .string("a much longer title than before")), ("mirrors[1].url", .string("m")),
             ("server.port", .integer(123_456_789)), ("title", .string("two\nlines")), ("count", .integer(2_000_000)),
             ("server.logLevel", .string("debug")), ("mirrors[0].url", .string("https://first.example")), ("server.port", .integer(80)),
             ("title", .string("t")),
         ]
-        for (step, (path, value)) in changes.enumerated() {
-            let previous = document
-            try document.set(value, at: path)
-            let remembered = try remembering.serialize(document, editing: Data(text.utf8), holding: previous)
-            let fresh = try TOMLCodec().serialize(document, editing: Data(text.utf8), holding: previous)
-            #expect(remembered == fresh, "step \(step) (\(path))")
-            #expect(TOMLCodecTests.comparable(try TOMLCodec().parse(remembered)) == TOMLCodecTests.comparable(document), "step \(step) (\(path))")
-            text = String(decoding: remembered, as: UTF8.self)
+        let text = try editsOfRememberedText({ TOMLCodec() }, from: Self.handWritten, changes: changes) {
+            TOMLCodecTests.comparable($0) == TOMLCodecTests.comparable($1)
         }
         #expect(text.contains("# the usual") && text.contains("logLevel = \"debug\""))
     }

@@ -185,24 +185,13 @@ struct YAMLInPlaceEditTests {
     /// writes, through scalars that change quoting, grow, shrink and come back, and through an edit that
     /// adds a line, after which it reads the text again.
     @Test func anEditOfTheTextACodecWroteLastIsTheEditOfAFreshRead() throws {
-        let remembering = YAMLCodec()
-        var text = Self.handWritten
-        var document = try remembering.parse(Data(text.utf8))
         let changes: [(ValuePath, JSONValue)] = [
             ("upstream.url", .string("https://b.example/a much longer address")), ("logLevel", .string("debug")),
             ("ticker.greeting", .string("it's")), ("upstream.timeoutSeconds", .integer(120)), ("logLevel", .string("a: b # c")),
             ("ticker.greeting", .string("yes")), ("upstream.url", .string("u")), ("logLevel", .string("info")),
             ("ticker.extra", .bool(true)), ("upstream.timeoutSeconds", .integer(5)), ("ticker.greeting", .string("hello")),
         ]
-        for (step, (path, value)) in changes.enumerated() {
-            let previous = document
-            try document.set(value, at: path)
-            let remembered = try remembering.serialize(document, editing: Data(text.utf8), holding: previous)
-            let fresh = try YAMLCodec().serialize(document, editing: Data(text.utf8), holding: previous)
-            #expect(remembered == fresh, "step \(step) (\(path))")
-            #expect(try YAMLCodec().parse(remembered) == document, "step \(step) (\(path))")
-            text = String(decoding: remembered, as: UTF8.self)
-        }
+        let text = try editsOfRememberedText({ YAMLCodec() }, from: Self.handWritten, changes: changes)
         #expect(text.contains("# pinned on purpose") && text.contains("# upstream service"))
     }
 
