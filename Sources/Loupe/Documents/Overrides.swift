@@ -121,7 +121,7 @@ extension SchemaIndex {
                 // the override is then what it made, so that taking it out leaves nothing behind.
                 let (made, underneath) = try document.setCreating(typed, at: path, origin: value.origin)
                 result.applied.append(AppliedOverride(
-                    path: path.prefix(made.depth), value: made.value, underneath: underneath, origin: value.origin,
+                    path: made.depth == path.components.count ? path : path.prefix(made.depth), value: made.value, underneath: underneath, origin: value.origin,
                     isSecret: value.isSecret))
             }
         }
@@ -135,6 +135,7 @@ extension SchemaIndex {
         var part: Part? = root
         var current: JSONValue? = document
         var components: [ValuePath.Component] = []
+        components.reserveCapacity(levels.count)
         for level in levels {
             guard !level.isEmpty else { return .failure(ClosestPath(path: ValuePath(components))) }
             let object = part?.isObject == true ? part : nil
@@ -283,13 +284,16 @@ extension JSONValue {
                 self = .object(members)
                 return
             }
-            let existing = members.removeValue(forKey: key)
-            var child = existing ?? .object([:])
-            let making = existing == nil && made == nil
+            defer { self = .object(members) }
+            if let index = members.index(forKey: key) {
+                // Changed where it lies in the object: found once, and not copied.
+                return try members.values[index].setCreating(value, at: rest.dropFirst(), origin: origin, whole: whole, made: &made, underneath: &underneath)
+            }
+            var child = JSONValue.object([:])
+            let making = made == nil
             defer {
                 if making { made = (depth + 1, child) }
                 members[key] = child
-                self = .object(members)
             }
             if making { made = (depth + 1, .null) }
             return try child.setCreating(value, at: rest.dropFirst(), origin: origin, whole: whole, made: &made, underneath: &underneath)

@@ -73,6 +73,7 @@ final class EnvironmentLayer: LayerSource {
     private static func levels(of name: Substring.UTF8View) -> [String] {
         let bytes = Array(name)
         var levels: [String] = []
+        levels.reserveCapacity(4)
         var start = 0
         var index = 0
         while index < bytes.count {
