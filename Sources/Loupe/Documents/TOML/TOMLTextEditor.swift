@@ -17,7 +17,8 @@
 /// must read as that value), and the text around them is what it was.
 ///
 /// Given a ``Memo``, an edit leaves the outline of the text it wrote (where each section and each value
-/// is), shifted by its own edits, so that the next edit of that text does not read it again.
+/// is: shifted by its own edits, or as the check read it), so that the next edit of that text does not
+/// read it again.
 struct TOMLTextEditor {
     private let bytes: [UInt8]
     private(set) var outline: TOMLReader.Outline
