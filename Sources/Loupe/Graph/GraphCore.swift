@@ -503,7 +503,8 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         rejected.withLock { $0 = nil }
         remember(loaded.memory)
         guard try commit(loaded.root, saving: nil) else { return false }
-        logger.info("picked up an outside change", metadata: ["store": "\(storeName)"])
+        // Debug, as swift-log asks of a library: a fleet of roots watching one key would log a line each.
+        logger.debug("picked up an outside change", metadata: ["store": "\(storeName)"])
         return true
     }
 
