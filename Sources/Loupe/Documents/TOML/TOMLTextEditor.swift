@@ -10,9 +10,10 @@
 /// `_` grouping. An array of tables that gains elements gets `[[…]]` sections after its last one, and one
 /// that loses elements loses their sections.
 ///
-/// What this does not edit in place (a new table inside an element of an array of tables that is not the
-/// last, an array of tables that becomes something else) makes it return nil, and the codec writes the
-/// document anew. An edit that adds or removes lines is read again, and must hold the new document, or it
+/// A new table inside an element of an array of tables is a key with an inline table in that element's
+/// section (a header would name the array's last element). What this does not edit in place (an array of
+/// tables inside an element of another that gains elements, an array of tables that becomes something
+/// else) makes it return nil, and the codec writes the document anew. An edit that adds or removes lines is read again, and must hold the new document, or it
 /// is not used either. An edit that only replaces values is checked value by value (each new value's text
 /// must read as that value), and the text around them is what it was.
 ///
@@ -202,10 +203,9 @@ struct TOMLTextEditor {
     private mutating func insert(_ value: JSONValue, at path: [ValuePath.Component]) throws -> Bool {
         guard case .key? = path.last else { return false }
         let parent = Array(path.dropLast())
-        if case .object(let members) = value, !members.isEmpty {
-            // A new table: a section of its own at the end of the file (its parent must not be an element of
-            // an array of tables other than the last, which a header would not reach).
-            guard !parent.contains(where: { if case .index = $0 { true } else { false } }) else { return false }
+        // A new table: a section of its own at the end of the file; unless it is inside an element of an
+        // array of tables, which a header there would not reach, where it is a key with an inline table.
+        if case .object(let members) = value, !members.isEmpty, !parent.contains(where: { if case .index = $0 { true } else { false } }) {
             let keys = path.map { component -> String in
                 if case .key(let name) = component { return name }
                 return ""
