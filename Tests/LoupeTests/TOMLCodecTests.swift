@@ -544,8 +544,7 @@ struct TOMLInPlaceEditTests {
     }
 
     /// A new table inside an element of an array of tables goes into that element's section, as a key with
-    /// an inline table: a header at the end of the file would name the array's last element. (Seed 5 of the
-    /// random walk found the file written anew, its comments gone, for this.)
+    /// an inline table: a header at the end of the file would name the array's last element.
     @Test func aNewTableInsideAnElementOfAnArrayOfTablesIsAnInlineTableInItsSection() throws {
         let first = try edited(Self.handWritten) { try $0.set(.object(["k": .integer(27)]), at: "mirrors[0].tls") }
         #expect(first == Self.handWritten.replacingOccurrences(
