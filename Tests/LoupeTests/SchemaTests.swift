@@ -147,4 +147,34 @@ struct SchemaTests {
         let root = RootLens(Settings())
         #expect(try root.schema() == SettingsSchema(for: Settings.self, default: Settings()))
     }
+
+    @Test func rootsOfOneTypeEachGiveTheSchemaOfTheirOwnDefaultAndCoding() throws {
+        // Roots of one type share a schema worked out once, where their defaults and strategies are the
+        // same; a root with another default, other strategies, or strategies that cannot be compared (a
+        // closure) has its own. Opened in turns, so that each replaces the one kept before it.
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        var other = Settings()
+        other.server.host = "other.example"
+        other.features = ["gamma": true]
+        let snakeCase = DocumentCoding(keys: .snakeCase)
+        let closures = DocumentCoding(
+            dateEncodingStrategy: .custom { date, encoder in
+                var container = encoder.singleValueContainer()
+                try container.encode(date.timeIntervalSince1970)
+            },
+            dateDecodingStrategy: .custom { decoder in Date(timeIntervalSince1970: try decoder.singleValueContainer().decode(Double.self)) })
+        func root(_ value: Settings, _ coding: DocumentCoding = DocumentCoding()) throws -> RootLens<Settings> {
+            try RootLens(default: value, store: FileStore(path: directory.file("settings.json"), format: JSONCodec(coding: coding)), watch: false)
+        }
+        for _ in 0..<2 {
+            for (value, coding) in [(Settings(), DocumentCoding()), (other, DocumentCoding()), (Settings(), snakeCase), (other, closures)] {
+                let expected = try SettingsSchema(for: Settings.self, default: value, coding: coding)
+                #expect(try root(value, coding).schema() == expected)
+                #expect(try root(value, coding).schema() == expected, "the second root of the same default and coding")
+            }
+        }
+        #expect(try root(other).schema().part(at: "server")?[path: "default.host"] == .string("other.example"))
+        #expect(try root(Settings(), snakeCase).schema().describes("endpoints"))
+    }
 }

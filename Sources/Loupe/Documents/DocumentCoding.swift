@@ -97,3 +97,43 @@ public struct DocumentCoding: Sendable {
         try DocumentDecoder.decode(type, from: document, coding: self, reads: reads)
     }
 }
+
+extension DocumentCoding {
+    /// The four strategies as a value that can be compared: nil when one of them is a closure or a
+    /// formatter, which cannot be.
+    struct ComparableStrategies: Hashable {
+        var dateEncoding: UInt8
+        var dateDecoding: UInt8
+        var keyEncoding: UInt8
+        var keyDecoding: UInt8
+    }
+
+    var comparableStrategies: ComparableStrategies? {
+        let dateEncoding: UInt8? = switch dateEncodingStrategy {
+        case .deferredToDate: 0
+        case .secondsSince1970: 1
+        case .millisecondsSince1970: 2
+        case .iso8601: 3
+        default: nil
+        }
+        let dateDecoding: UInt8? = switch dateDecodingStrategy {
+        case .deferredToDate: 0
+        case .secondsSince1970: 1
+        case .millisecondsSince1970: 2
+        case .iso8601: 3
+        default: nil
+        }
+        let keyEncoding: UInt8? = switch keyEncodingStrategy {
+        case .useDefaultKeys: 0
+        case .convertToSnakeCase: 1
+        default: nil
+        }
+        let keyDecoding: UInt8? = switch keyDecodingStrategy {
+        case .useDefaultKeys: 0
+        case .convertFromSnakeCase: 1
+        default: nil
+        }
+        guard let dateEncoding, let dateDecoding, let keyEncoding, let keyDecoding else { return nil }
+        return ComparableStrategies(dateEncoding: dateEncoding, dateDecoding: dateDecoding, keyEncoding: keyEncoding, keyDecoding: keyDecoding)
+    }
+}

@@ -33,8 +33,8 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
     /// What the last encode made, for the next one to reuse.
     let memo = DocumentEncoder.Memo()
     /// The schema of `Root`, which types and places the values of override layers; worked out the first
-    /// time a stack has any.
-    let schema: SchemaCache?
+    /// time a stack has any, or it is asked for.
+    let schema: SchemaCache
 
     typealias Migration = @Sendable (inout JSONValue) throws -> Void
 
@@ -45,7 +45,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
     init(
         coding: DocumentCoding, storeName: String, revealsValues: Bool, defaults: JSONValue,
         version: Int = 1, migrations: [Int: Migration] = [:], form: StoredForm = .differencesFromDefaults,
-        validate: (@Sendable (Root, Bool) -> RuleViolation?)? = nil, schema: SchemaCache? = nil
+        validate: (@Sendable (Root, Bool) -> RuleViolation?)? = nil, schema: SchemaCache
     ) {
         self.validate = validate
         self.schema = schema
@@ -107,8 +107,13 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
         let references = effective.secretReferences
         if !stack.overrides.isEmpty || !references.isEmpty {
             do {
-                guard let schema = try schema?.index() else {
-                    throw SettingsError(.corrupt, store: storeName, reason: "secret references and override layers need the settings type's schema, which could not be worked out")
+                let schema: SchemaIndex
+                do {
+                    schema = try self.schema.index()
+                } catch {
+                    throw SettingsError(
+                        .corrupt, store: storeName,
+                        reason: "secret references and override layers need the settings type's schema, which could not be worked out: \(error)", cause: error)
                 }
                 let resolved = try schema.resolve(references, in: &effective)
                 overrides = try schema.apply(stack.overrides, to: &effective)

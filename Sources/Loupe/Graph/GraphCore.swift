@@ -88,11 +88,10 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         pipeline = DocumentPipeline(
             coding: coding, storeName: storeName, revealsValues: !holdsSecrets, defaults: defaults,
             version: version, migrations: migrations, form: form, validate: validator,
-            schema: SchemaCache { [encoded = store == nil ? nil : defaults] in
-                // A root with a store has encoded its default already.
-                if let encoded { return try SettingsSchema(for: Root.self, encodedDefault: encoded, coding: coding) }
-                return try SettingsSchema(for: Root.self, default: defaultValue, coding: coding)
-            })
+            // A root with a store has encoded its default already.
+            schema: store == nil
+                ? SchemaCache { try SettingsSchema(for: Root.self, default: defaultValue, coding: coding) }
+                : SchemaCache.shared(for: Root.self, encodedDefault: defaults, coding: coding))
         ioQueue = DispatchQueue(label: "loupe.graph")
 
         committed = CommittedRoot(defaultValue)
@@ -477,7 +476,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// nothing, silently): the schema is worked out only when a lock is new.
     private func warnOfLocksNamingNothing(_ locks: [SettingsLock]) {
         let fresh = locks.filter { lock in warnedLocks.withLock { $0.insert("\(lock.file):\(lock.line):\(lock.path)").inserted } }
-        guard !fresh.isEmpty, let schema = try? SettingsSchema(for: Root.self, default: defaultValue, coding: pipeline.coding) else { return }
+        guard !fresh.isEmpty, let schema = try? pipeline.schema.schema() else { return }
         for lock in fresh where !schema.describes(lock.path) {
             logger.warning("a lock names no setting: it locks nothing", metadata: [
                 "store": "\(storeName)", "lock": "\(lock.file):\(lock.line)", "path": "\(lock.path)",

@@ -266,7 +266,7 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     /// The JSON Schema (draft 2020-12) of the settings: their type, with this root's default value and
     /// coding; see ``SettingsSchema``.
     public func schema() throws -> SettingsSchema {
-        try SettingsSchema(for: Root.self, default: core.defaultValue, coding: core.pipeline.coding)
+        try core.pipeline.schema.schema()
     }
 
     // MARK: The store
