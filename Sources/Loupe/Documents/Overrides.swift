@@ -141,15 +141,15 @@ extension SchemaIndex {
             let object = part?.isObject == true ? part : nil
             var next: ValuePath.Component?
             var nextPart: Part?
-            if let object, let name = object.property(byWords: level) {
+            if let object, let (name, below) = object.property(byWords: level) {
                 next = .key(name)
-                nextPart = object.part(.property(name))
-            } else if let object, object.hasElements, let index = Int(level), index >= 0, level.utf8.allSatisfy({ $0 < 0x80 }) {
+                nextPart = below
+            } else if let object, let element = object.element, let index = Int(level), index >= 0, level.utf8.allSatisfy({ $0 < 0x80 }) {
                 next = .index(index)
-                nextPart = object.part(.element)
-            } else if let object, object.hasValues {
+                nextPart = element
+            } else if let object, let value = object.value {
                 next = .key(Self.existingKey(level, in: current) ?? level.lowercased())
-                nextPart = object.part(.value)
+                nextPart = value
             } else if object?.saysNothing ?? true {
                 // A part the schema says nothing of (a `JSONValue`): keys as in the document, or lower case.
                 if case .array = current, let index = Int(level), index >= 0 {

@@ -1,8 +1,6 @@
-import Synchronization
-
 /// A settings type's ``SettingsSchema`` as override layers and secret references walk it, part by part:
-/// each part is worked out the first time a path reaches it and kept, with its properties found by their
-/// words in one lookup (`INTERVAL_SECONDS`, `intervalSeconds` and `interval_seconds` are all the words
+/// each part is worked out once, when the index is made, with its properties found by their words in one
+/// lookup (`INTERVAL_SECONDS`, `intervalSeconds` and `interval_seconds` are all the words
 /// `intervalseconds`). A load with a hundred environment variables walks the same few parts a hundred
 /// times; this makes each step a lookup.
 final class SchemaIndex: Sendable {
@@ -16,7 +14,8 @@ final class SchemaIndex: Sendable {
         root = Part(schema.document)
     }
 
-    /// One part of the schema and the parts below it.
+    /// One part of the schema and the parts below it, all worked out when the index is made (once for
+    /// the roots of a type that share it).
     final class Part: Sendable {
         /// The part's schema, without the `null` an optional also takes.
         let schema: JSONValue
@@ -24,22 +23,13 @@ final class SchemaIndex: Sendable {
         let isObject: Bool
         /// Whether the schema says nothing of what the part holds (a `JSONValue`): any path goes on below it.
         let saysNothing: Bool
-        /// The properties' schemas by name.
-        private let properties: [String: JSONValue]?
-        /// The properties' names by their words; the first in name order where several share them.
-        private let names: [String: String]
-        /// The schema of an array's elements, and of a dictionary's values.
-        private let items: JSONValue?
-        private let values: JSONValue?
-        /// The parts below, as they are walked.
-        private let below = Mutex<[Step: Part]>([:])
-
-        /// A step from a part to one below it.
-        enum Step: Hashable {
-            case property(String)
-            case element
-            case value
-        }
+        /// The properties' parts by name.
+        let properties: [String: Part]
+        /// The properties by their words; the first in name order where several share them.
+        private let byWords: [String: (name: String, part: Part)]
+        /// An array's elements, and a dictionary's values.
+        let element: Part?
+        let value: Part?
 
         init(_ schema: JSONValue) {
             let schema = schema.droppingNull
@@ -47,56 +37,41 @@ final class SchemaIndex: Sendable {
             let members: [String: JSONValue]? = if case .object(let members) = schema { members } else { nil }
             isObject = members != nil
             saysNothing = members.map(SettingsSchema.saysNothing) ?? true
-            properties = if case .object(let properties)? = members?["properties"] { properties } else { nil }
-            items = members?["items"]
-            values = members?["additionalProperties"]
-            var names: [String: String] = [:]
-            for name in properties?.keys ?? [:].keys {
-                let words = Self.words(name)
-                if names[words].map({ name < $0 }) ?? true { names[words] = name }
+            var properties: [String: Part] = [:]
+            var byWords: [String: (name: String, part: Part)] = [:]
+            if case .object(let described)? = members?["properties"] {
+                properties.reserveCapacity(described.count)
+                for (name, schema) in described {
+                    let part = Part(schema)
+                    properties[name] = part
+                    let words = Self.words(name)
+                    if byWords[words].map({ name < $0.name }) ?? true { byWords[words] = (name, part) }
+                }
             }
-            self.names = names
+            self.properties = properties
+            self.byWords = byWords
+            element = members?["items"].map(Part.init)
+            value = members?["additionalProperties"].map(Part.init)
         }
 
         /// The property `level` names by its words (regardless of ASCII case, `_` and `-`), if any.
-        func property(byWords level: String) -> String? {
-            names.isEmpty ? nil : names[Self.words(level)]
-        }
-
-        /// Whether the part has a property named `name`, exactly.
-        func hasProperty(_ name: String) -> Bool { properties?[name] != nil }
-
-        /// Whether the part is an array (its elements have a schema).
-        var hasElements: Bool { items != nil }
-
-        /// Whether the part is a dictionary (its values have a schema).
-        var hasValues: Bool { values != nil }
-
-        /// The part one step below; nil when the schema has no such part.
-        func part(_ step: Step) -> Part? {
-            if let known = below.withLock({ $0[step] }) { return known }
-            let schema: JSONValue? = switch step {
-            case .property(let name): properties?[name]
-            case .element: items
-            case .value: values
-            }
-            guard let schema else { return nil }
-            let part = Part(schema)
-            return below.withLock { below in
-                if let raced = below[step] { return raced }
-                below[step] = part
-                return part
-            }
+        func property(byWords level: String) -> (name: String, part: Part)? {
+            byWords.isEmpty ? nil : byWords[Self.words(level)]
         }
 
         /// A name's words: its bytes without `_` and `-`, ASCII letters in lower case.
         static func words(_ name: String) -> String {
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(name.utf8.count)
-            for byte in name.utf8 where byte != UInt8(ascii: "_") && byte != UInt8(ascii: "-") {
-                bytes.append(byte >= 65 && byte <= 90 ? byte + 32 : byte)
+            var name = name
+            return name.withUTF8 { bytes in
+                String(unsafeUninitializedCapacity: bytes.count) { words in
+                    var count = 0
+                    for byte in bytes where byte != UInt8(ascii: "_") && byte != UInt8(ascii: "-") {
+                        words[count] = byte >= 65 && byte <= 90 ? byte + 32 : byte
+                        count += 1
+                    }
+                    return count
+                }
             }
-            return String(decoding: bytes, as: UTF8.self)
         }
     }
 
@@ -118,8 +93,8 @@ final class SchemaIndex: Sendable {
             guard current.isObject else { return .missing }
             if current.saysNothing { return .open }
             let next: Part? = switch component {
-            case .key(let key): current.hasProperty(key) ? current.part(.property(key)) : current.part(.value)
-            case .index: current.part(.element)
+            case .key(let key): current.properties[key] ?? current.value
+            case .index: current.element
             }
             guard let next else { return .missing }
             current = next
