@@ -184,8 +184,11 @@ extension SchemaIndex {
         if members[level] != nil { return level }
         let lowered = level.lowercased()
         if members[lowered] != nil { return lowered }
-        let dashed = String(decoding: lowered.utf8.map { $0 == UInt8(ascii: "_") ? UInt8(ascii: "-") : $0 }, as: UTF8.self)
-        if members[dashed] != nil { return dashed }
+        if lowered.utf8.contains(UInt8(ascii: "_")) {
+            var dashed = String.UnicodeScalarView()
+            for scalar in lowered.unicodeScalars { dashed.append(scalar == "_" ? "-" : scalar) }
+            if members[String(dashed)] != nil { return String(dashed) }
+        }
         if let key = members.keys.filter({ $0.lowercased() == lowered }).min() { return key }
         let words = Part.words(level)
         return members.keys.filter { Part.words($0) == words }.min()
@@ -203,46 +206,54 @@ extension SchemaIndex {
             return SettingsError(.invalidValue, path: path, reason: "\(value.origin): \(path): expected \(expected)\(found)")
         }
         guard case .object(let schema)? = schema else { return (try? JSONValue(parsing: text)) ?? .string(text) }
-        let types: [String] = switch schema["type"] {
-        case .string(let type)?: [type]
-        case .array(let names)?: names.compactMap { if case .string(let name) = $0 { name } else { nil } }
-        default: []
+        // The type the schema names, when it names exactly one; and whether it names none.
+        let type: String?
+        let namesNone: Bool
+        switch schema["type"] {
+        case .string(let name)?:
+            (type, namesNone) = (name, false)
+        case .array(let names)?:
+            let strings = names.compactMap { if case .string(let name) = $0 { name } else { nil } }
+            (type, namesNone) = (strings.count == 1 ? strings[0] : nil, strings.isEmpty)
+        default:
+            (type, namesNone) = (nil, true)
         }
-        if types == ["string"] { return .string(text) }
+        if type == "string" { return .string(text) }
         // Most often a plain whole number: read it without the JSON reader.
-        if types == ["integer"] || types == ["number"], let first = text.utf8.first, first == UInt8(ascii: "-") || (first >= 48 && first <= 57),
+        if type == "integer" || type == "number", let first = text.utf8.first, first == UInt8(ascii: "-") || (first >= 48 && first <= 57),
            let number = Int(text), text.utf8.count == 1 || !text.hasPrefix("0") && !text.hasPrefix("-0") {
             return .integer(number)
         }
         let json = try? JSONValue(parsing: text)
-        if types.isEmpty && schema["enum"] != nil && json == nil { return .string(text) }
+        if namesNone && schema["enum"] != nil && json == nil { return .string(text) }
         // A number is the number alone: `12\n` (a credential file with a second newline) is refused.
         let bare = !(text.first?.isWhitespace ?? true) && !(text.last?.isWhitespace ?? true)
-        if types == ["integer"] {
+        switch type {
+        case "integer":
             switch json {
             case .integer? where bare: return json!
             case .exactNumber(let digits)? where bare && !digits.contains(where: { ".eE".contains($0) }): return json!
             default: throw refuse("a whole number")
             }
-        }
-        if types == ["number"] {
+        case "number":
             switch bare ? json : nil {
             case .integer?, .double?, .exactNumber?: return json!
             default: throw refuse("a number")
             }
-        }
-        if types == ["boolean"] {
+        case "boolean":
             switch text.trimmingCharacters(in: .whitespaces).lowercased() {
             case "true": return .bool(true)
             case "false": return .bool(false)
             default: throw refuse("true or false")
             }
-        }
-        if types == ["array"] || types == ["object"] {
-            switch (types[0], json) {
-            case ("array", .array?), ("object", .object?): return json!
-            default: throw refuse(types[0] == "array" ? "a JSON array" : "a JSON object")
-            }
+        case "array":
+            guard case .array? = json else { throw refuse("a JSON array") }
+            return json!
+        case "object":
+            guard case .object? = json else { throw refuse("a JSON object") }
+            return json!
+        default:
+            break
         }
         return json ?? .string(text)
     }

@@ -61,17 +61,11 @@ final class SchemaIndex: Sendable {
 
         /// A name's words: its bytes without `_` and `-`, ASCII letters in lower case.
         static func words(_ name: String) -> String {
-            var name = name
-            return name.withUTF8 { bytes in
-                String(unsafeUninitializedCapacity: bytes.count) { words in
-                    var count = 0
-                    for byte in bytes where byte != UInt8(ascii: "_") && byte != UInt8(ascii: "-") {
-                        words[count] = byte >= 65 && byte <= 90 ? byte + 32 : byte
-                        count += 1
-                    }
-                    return count
-                }
+            var words = String.UnicodeScalarView()
+            for scalar in name.unicodeScalars where scalar != "_" && scalar != "-" {
+                words.append(scalar.value >= 65 && scalar.value <= 90 ? Unicode.Scalar(UInt8(scalar.value + 32)) : scalar)
             }
+            return String(words)
         }
     }
 
