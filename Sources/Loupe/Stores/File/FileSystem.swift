@@ -190,10 +190,10 @@ enum FileSystem {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw SystemCallError("stat", path) }
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw notARegularFile("read", path, mode: info.st_mode) }
-        let tooLarge = SystemCallError(
-            "read", path, code: EFBIG,
-            explanation: "it is larger than the maximum document size, \(describe(bytes: maximumSize))")
-        guard Int(info.st_size) <= maximumSize else { throw tooLarge }
+        func tooLarge() -> SystemCallError {
+            SystemCallError("read", path, code: EFBIG, explanation: "it is larger than the maximum document size, \(describe(bytes: maximumSize))")
+        }
+        guard Int(info.st_size) <= maximumSize else { throw tooLarge() }
         // Read into a buffer of the file's size and one byte more, which sees the end in one read unless
         // the file grew; it grows as needed, and a file that keeps growing is cut off at the bound, not
         // read into all of memory.
@@ -201,7 +201,7 @@ enum FileSystem {
         var filled = 0
         while true {
             if filled == data.count {
-                guard filled <= maximumSize else { throw tooLarge }
+                guard filled <= maximumSize else { throw tooLarge() }
                 data.count = min(filled * 2, maximumSize + 1)
             }
             let count = data.withUnsafeMutableBytes { buffer in systemRead(fd, buffer.baseAddress! + filled, buffer.count - filled) }

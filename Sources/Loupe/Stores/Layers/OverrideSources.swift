@@ -21,29 +21,49 @@ final class EnvironmentLayer: LayerSource {
         given = variables
     }
 
+    /// A variable under the prefix, named as provenance and warnings name it.
+    struct Variable {
+        /// `environment variable MYAPP_SERVER__PORT`.
+        var origin: String
+        var value: String
+
+        static let originPrefix = "environment variable "
+
+        /// The variable's name, the end of its origin.
+        var name: Substring { Substring(origin.utf8.dropFirst(Self.originPrefix.utf8.count)) }
+    }
+
     /// The variables under the prefix (with more to their name than it), in name order.
-    private func variables() -> [(key: String, value: String)] {
-        let all = given.map { $0().filter { $0.key.hasPrefix(prefix) }.map { ($0.key, $0.value) } } ?? Self.processVariables(withPrefix: prefix)
-        return all.filter { $0.key.utf8.count > prefix.utf8.count }.sorted { $0.key < $1.key }
+    private func variables() -> [Variable] {
+        let all = given.map { variables in
+            variables().compactMap { $0.key.hasPrefix(prefix) ? Variable(origin: Variable.originPrefix + $0.key, value: $0.value) : nil }
+        } ?? Self.processVariables(withPrefix: prefix)
+        return all.filter { $0.name.utf8.count > prefix.utf8.count }.sorted { $0.name < $1.name }
     }
 
     /// The process's variables whose names start with `prefix`, read from `environ` as `getenv` reads
     /// it, so that only those become Swift strings (`ProcessInfo.environment` builds a dictionary of every
     /// variable on each call).
-    static func processVariables(withPrefix prefix: String) -> [(key: String, value: String)] {
+    static func processVariables(withPrefix prefix: String) -> [Variable] {
         #if canImport(Darwin)
         // Darwin has no `environ` symbol for Swift to read (`_NSGetEnviron` instead).
-        return ProcessInfo.processInfo.environment.filter { $0.key.hasPrefix(prefix) }.map { ($0.key, $0.value) }
+        return ProcessInfo.processInfo.environment.compactMap {
+            $0.key.hasPrefix(prefix) ? Variable(origin: Variable.originPrefix + $0.key, value: $0.value) : nil
+        }
         #else
         return prefix.withCString { cPrefix in
-            var found: [(key: String, value: String)] = []
+            var found: [Variable] = []
             let count = strlen(cPrefix)
+            // Each origin is made in one buffer, reused, and becomes a string once.
+            var origin = Array(Variable.originPrefix.utf8)
+            let kept = origin.count
             var entry = environ
             while let pointer = entry.pointee {
                 defer { entry += 1 }
                 guard strncmp(pointer, cPrefix, count) == 0, let equals = strchr(pointer, Int32(UInt8(ascii: "="))) else { continue }
-                let name = UnsafeRawBufferPointer(start: pointer, count: pointer.distance(to: equals))
-                found.append((String(decoding: name, as: UTF8.self), String(cString: equals + 1)))
+                origin.removeSubrange(kept...)
+                origin.append(contentsOf: UnsafeRawBufferPointer(start: pointer, count: pointer.distance(to: equals)))
+                found.append(Variable(origin: String(decoding: origin, as: UTF8.self), value: String(cString: equals + 1)))
             }
             return found
         }
@@ -54,10 +74,10 @@ final class EnvironmentLayer: LayerSource {
 
     func load() -> (layers: [StoredLayer], token: ChangeToken) {
         let matching = variables()
-        let values = matching.map { name, text in
+        let values = matching.map { variable in
             SettingOverride(
-                target: .environmentName(Self.levels(of: name.utf8.dropFirst(prefix.utf8.count))), text: text,
-                origin: "environment variable \(name)", isSecret: false)
+                target: .environmentName(Self.levels(of: Substring(variable.name.utf8.dropFirst(prefix.utf8.count)))), text: variable.value,
+                origin: variable.origin, isSecret: false)
         }
         let layers = values.isEmpty ? [] : [StoredLayer(source: name, name: name, content: .overrides(values))]
         return (layers, Self.token(of: matching))
@@ -70,31 +90,32 @@ final class EnvironmentLayer: LayerSource {
     func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? { nil }
 
     /// A name's levels: its parts between `__`.
-    private static func levels(of name: Substring.UTF8View) -> [String] {
-        let bytes = Array(name)
+    private static func levels(of name: Substring) -> [String] {
+        let bytes = name.utf8
         var levels: [String] = []
         levels.reserveCapacity(4)
-        var start = 0
-        var index = 0
-        while index < bytes.count {
-            if bytes[index] == UInt8(ascii: "_"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "_") {
-                levels.append(String(decoding: bytes[start..<index], as: UTF8.self))
-                index += 2
+        var start = bytes.startIndex
+        var index = start
+        while index < bytes.endIndex {
+            let next = bytes.index(after: index)
+            if bytes[index] == UInt8(ascii: "_"), next < bytes.endIndex, bytes[next] == UInt8(ascii: "_") {
+                levels.append(String(name[start..<index]))
+                index = bytes.index(after: next)
                 start = index
             } else {
-                index += 1
+                index = next
             }
         }
-        levels.append(String(decoding: bytes[start...], as: UTF8.self))
+        levels.append(String(name[start...]))
         return levels
     }
 
     /// A digest of `variables`, names and values: which changed is all a token says.
-    private static func token(of variables: some Sequence<(key: String, value: String)>) -> ChangeToken {
+    private static func token(of variables: [Variable]) -> ChangeToken {
         var hasher = Hasher()
-        for (name, value) in variables {
-            hasher.combine(name)
-            hasher.combine(value)
+        for variable in variables {
+            hasher.combine(variable.origin)
+            hasher.combine(variable.value)
         }
         return ChangeToken("environment \(hasher.finalize())")
     }
