@@ -185,9 +185,8 @@ extension SchemaIndex {
         let lowered = level.lowercased()
         if members[lowered] != nil { return lowered }
         if lowered.utf8.contains(UInt8(ascii: "_")) {
-            var dashed = String.UnicodeScalarView()
-            for scalar in lowered.unicodeScalars { dashed.append(scalar == "_" ? "-" : scalar) }
-            if members[String(dashed)] != nil { return String(dashed) }
+            let dashed = String(decoding: lowered.utf8.map { $0 == UInt8(ascii: "_") ? UInt8(ascii: "-") : $0 }, as: UTF8.self)
+            if members[dashed] != nil { return dashed }
         }
         if let key = members.keys.filter({ $0.lowercased() == lowered }).min() { return key }
         let words = Part.words(level)

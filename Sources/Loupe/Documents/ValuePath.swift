@@ -24,32 +24,34 @@ public struct ValuePath: Sendable, Hashable, CustomStringConvertible {
         var rest = Substring(text)
         var expectKey = true
         func fail(_ reason: String) -> SettingsError { .invalidPath(text, reason: reason) }
-        while let next = rest.first {
-            if next == "[" {
-                rest.removeFirst()
-                if rest.first == "\"" {
+        // The characters that shape a path are ASCII, so a byte tells which comes next.
+        func dropFirstByte() { rest = Substring(rest.utf8.dropFirst()) }
+        while let next = rest.utf8.first {
+            if next == UInt8(ascii: "[") {
+                dropFirstByte()
+                if rest.utf8.first == UInt8(ascii: "\"") {
                     components.append(.key(try Self.quoted(&rest, in: text)))
                 } else {
-                    let digits = rest.prefix { $0.isNumber }
-                    guard let index = Int(digits) else { throw fail("expected an index or a quoted key after [") }
-                    rest.removeFirst(digits.count)
+                    let digits = rest.utf8.prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+                    guard let index = Int(Substring(digits)) else { throw fail("expected an index or a quoted key after [") }
+                    rest = Substring(rest.utf8[digits.endIndex...])
                     components.append(.index(index))
                 }
-                guard rest.first == "]" else { throw fail("expected ]") }
-                rest.removeFirst()
+                guard rest.utf8.first == UInt8(ascii: "]") else { throw fail("expected ]") }
+                dropFirstByte()
                 expectKey = false
-            } else if next == "]" {
+            } else if next == UInt8(ascii: "]") {
                 throw fail("unexpected ]")
-            } else if next == "." {
+            } else if next == UInt8(ascii: ".") {
                 guard !components.isEmpty, !expectKey else { throw fail("empty key") }
-                rest.removeFirst()
+                dropFirstByte()
                 expectKey = true
             } else {
                 guard expectKey else { throw fail("expected . or [ before \(String(reflecting: String(rest)))") }
-                if next == "\"" {
+                if next == UInt8(ascii: "\"") {
                     components.append(.key(try Self.quoted(&rest, in: text)))
                 } else {
-                    // Up to the next `.`, `[` or `]`: ASCII, so their bytes are enough to look for.
+                    // Up to the next `.`, `[` or `]`.
                     let end = rest.utf8.firstIndex { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "[") || $0 == UInt8(ascii: "]") } ?? rest.endIndex
                     components.append(.key(String(rest[..<end])))
                     rest = rest[end...]

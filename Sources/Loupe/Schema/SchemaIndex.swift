@@ -61,11 +61,12 @@ final class SchemaIndex: Sendable {
 
         /// A name's words: its bytes without `_` and `-`, ASCII letters in lower case.
         static func words(_ name: String) -> String {
-            var words = String.UnicodeScalarView()
-            for scalar in name.unicodeScalars where scalar != "_" && scalar != "-" {
-                words.append(scalar.value >= 65 && scalar.value <= 90 ? Unicode.Scalar(UInt8(scalar.value + 32)) : scalar)
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(name.utf8.count)
+            for byte in name.utf8 where byte != UInt8(ascii: "_") && byte != UInt8(ascii: "-") {
+                bytes.append(byte >= 65 && byte <= 90 ? byte + 32 : byte)
             }
-            return String(words)
+            return String(decoding: bytes, as: UTF8.self)
         }
     }
 

@@ -38,7 +38,8 @@ final class EnvironmentLayer: LayerSource {
         let all = given.map { variables in
             variables().compactMap { $0.key.hasPrefix(prefix) ? Variable(origin: Variable.originPrefix + $0.key, value: $0.value) : nil }
         } ?? Self.processVariables(withPrefix: prefix)
-        return all.filter { $0.name.utf8.count > prefix.utf8.count }.sorted { $0.name < $1.name }
+        // Every origin starts with the same words: in origin order is in name order.
+        return all.filter { $0.name.utf8.count > prefix.utf8.count }.sorted { $0.origin < $1.origin }
     }
 
     /// The process's variables whose names start with `prefix`, read from `environ` as `getenv` reads
@@ -76,7 +77,7 @@ final class EnvironmentLayer: LayerSource {
         let matching = variables()
         let values = matching.map { variable in
             SettingOverride(
-                target: .environmentName(Self.levels(of: Substring(variable.name.utf8.dropFirst(prefix.utf8.count)))), text: variable.value,
+                target: .environmentName(Self.levels(of: variable.name.utf8.dropFirst(prefix.utf8.count))), text: variable.value,
                 origin: variable.origin, isSecret: false)
         }
         let layers = values.isEmpty ? [] : [StoredLayer(source: name, name: name, content: .overrides(values))]
@@ -90,23 +91,22 @@ final class EnvironmentLayer: LayerSource {
     func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? { nil }
 
     /// A name's levels: its parts between `__`.
-    private static func levels(of name: Substring) -> [String] {
-        let bytes = name.utf8
+    private static func levels(of name: Substring.UTF8View) -> [String] {
+        let bytes = Array(name)
         var levels: [String] = []
         levels.reserveCapacity(4)
-        var start = bytes.startIndex
-        var index = start
-        while index < bytes.endIndex {
-            let next = bytes.index(after: index)
-            if bytes[index] == UInt8(ascii: "_"), next < bytes.endIndex, bytes[next] == UInt8(ascii: "_") {
-                levels.append(String(name[start..<index]))
-                index = bytes.index(after: next)
+        var start = 0
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "_"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "_") {
+                levels.append(String(decoding: bytes[start..<index], as: UTF8.self))
+                index += 2
                 start = index
             } else {
-                index = next
+                index += 1
             }
         }
-        levels.append(String(name[start...]))
+        levels.append(String(decoding: bytes[start...], as: UTF8.self))
         return levels
     }
 
@@ -232,7 +232,7 @@ final class CredentialsDirectory: LayerSource {
         // Whether each is a regular file is seen when it is opened (a directory in it is skipped then).
         return names
             .filter { !$0.hasPrefix(".") }
-            .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            .sorted()
             .map { (path + "/" + $0, $0) }
     }
 }
