@@ -141,6 +141,8 @@ extension SchemaIndex {
             let object = part?.isObject == true ? part : nil
             var next: ValuePath.Component?
             var nextPart: Part?
+            // The value below, when finding the key found it already (a dictionary's existing key).
+            var found: JSONValue?? = nil
             if let object, let (name, below) = object.property(byWords: level) {
                 next = .key(name)
                 nextPart = below
@@ -148,24 +150,32 @@ extension SchemaIndex {
                 next = .index(index)
                 nextPart = element
             } else if let object, let value = object.value {
-                next = .key(Self.existingKey(level, in: current) ?? level.lowercased())
+                let existing = Self.existingMember(level, in: current)
+                next = .key(existing?.key ?? level.lowercased())
+                found = .some(existing?.value)
                 nextPart = value
             } else if object?.saysNothing ?? true {
                 // A part the schema says nothing of (a `JSONValue`): keys as in the document, or lower case.
                 if case .array = current, let index = Int(level), index >= 0 {
                     next = .index(index)
                 } else {
-                    next = .key(Self.existingKey(level, in: current) ?? level.lowercased())
+                    let existing = Self.existingMember(level, in: current)
+                    next = .key(existing?.key ?? level.lowercased())
+                    found = .some(existing?.value)
                 }
                 nextPart = nil
             }
             guard let next else { return .failure(ClosestPath(path: ValuePath(components))) }
             components.append(next)
             part = nextPart
-            current = switch (current, next) {
-            case (.object(let members)?, .key(let key)): members[key]
-            case (.array(let elements)?, .index(let index)) where elements.indices.contains(index): elements[index]
-            default: nil
+            if let found {
+                current = found
+            } else {
+                current = switch (current, next) {
+                case (.object(let members)?, .key(let key)): members[key]
+                case (.array(let elements)?, .index(let index)) where elements.indices.contains(index): elements[index]
+                default: nil
+                }
             }
         }
         return .success((ValuePath(components), part?.schema))
@@ -176,21 +186,21 @@ extension SchemaIndex {
         var path: ValuePath
     }
 
-    /// The key of `object` that `level` names: the key spelled so, or in lower case, or in lower case with
-    /// `-` for `_` (a variable cannot name `group-1` but as `GROUP_1`); else the first, in name order, that
-    /// is `level` regardless of case, then regardless of case, `_` and `-`.
-    private static func existingKey(_ level: String, in object: JSONValue?) -> String? {
+    /// The member of `object` that `level` names, and its key: the key spelled so, or in lower case, or in
+    /// lower case with `-` for `_` (a variable cannot name `group-1` but as `GROUP_1`); else the first, in
+    /// name order, that is `level` regardless of case, then regardless of case, `_` and `-`.
+    private static func existingMember(_ level: String, in object: JSONValue?) -> (key: String, value: JSONValue)? {
         guard case .object(let members)? = object else { return nil }
-        if members[level] != nil { return level }
+        if let value = members[level] { return (level, value) }
         let lowered = level.lowercased()
-        if members[lowered] != nil { return lowered }
+        if let value = members[lowered] { return (lowered, value) }
         if lowered.utf8.contains(UInt8(ascii: "_")) {
             let dashed = String(decoding: lowered.utf8.map { $0 == UInt8(ascii: "_") ? UInt8(ascii: "-") : $0 }, as: UTF8.self)
-            if members[dashed] != nil { return dashed }
+            if let value = members[dashed] { return (dashed, value) }
         }
-        if let key = members.keys.filter({ $0.lowercased() == lowered }).min() { return key }
         let words = Part.words(level)
-        return members.keys.filter { Part.words($0) == words }.min()
+        let key = members.keys.filter({ $0.lowercased() == lowered }).min() ?? members.keys.filter { Part.words($0) == words }.min()
+        return key.flatMap { key in members[key].map { (key, $0) } }
     }
 
     /// `value`'s text as the part at `path` takes it: a number for a number, `true` or `false` for a
