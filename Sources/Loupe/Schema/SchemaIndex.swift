@@ -61,6 +61,8 @@ final class SchemaIndex: Sendable {
 
         /// A name's words: its bytes without `_` and `-`, ASCII letters in lower case.
         static func words(_ name: String) -> String {
+            // An ASCII name without `_` or `-` (most of them) is its words in lower case.
+            if name.utf8.allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: "_") && $0 != UInt8(ascii: "-") }) { return name.lowercased() }
             var bytes: [UInt8] = []
             bytes.reserveCapacity(name.utf8.count)
             for byte in name.utf8 where byte != UInt8(ascii: "_") && byte != UInt8(ascii: "-") {
