@@ -108,6 +108,7 @@ extension DocumentCoding {
         var keyDecoding: UInt8
     }
 
+    /// The strategies, when all four can be compared.
     var comparableStrategies: ComparableStrategies? {
         let dateEncoding: UInt8? = switch dateEncodingStrategy {
         case .deferredToDate: 0
