@@ -46,15 +46,23 @@ struct StatusReport: Codable, Equatable {
     var refused: Refused?
 }
 
-/// Publishes one root's ``StatusReport`` and keeps its lease alive, on a queue of its own: the root tells
-/// it what it applied and returns at once.
+/// Publishes one root's ``StatusReport`` and keeps its lease alive, on one of the few serial queues the
+/// process's reporters share: the root tells it what it applied and returns at once.
+///
+/// A reporter's calls wait on etcd. On a queue of its own each, a process with many roots (a fleet
+/// simulated in one process, a program with a root per tenant) would hold a thread for every reporter
+/// whose call is waiting; the shared queues hold a few, and a reporter's own calls still run in turn.
 final class EtcdStatusReporter: Sendable {
     private let client: EtcdClient
     private let key: Data
     private let reporting: EtcdStatusReporting
     private let logger: Logger
-    private let queue = DispatchQueue(label: "loupe.etcd-status")
+    private let queue: DispatchQueue
     private let state = Locked(State())
+
+    /// The queues reporters share, handed out in turn.
+    private static let queues = (0..<16).map { DispatchQueue(label: "loupe.etcd-status.\($0)") }
+    private static let handedOut = Locked(0)
 
     private struct State {
         var report: StatusReport?
@@ -71,6 +79,10 @@ final class EtcdStatusReporter: Sendable {
         self.key = prefix + Data(reporting.name.utf8)
         self.reporting = reporting
         self.logger = logger
+        queue = Self.handedOut.withLock { count in
+            defer { count &+= 1 }
+            return Self.queues[count % Self.queues.count]
+        }
         scheduleRenewal()
     }
 
