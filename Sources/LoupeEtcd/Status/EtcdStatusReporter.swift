@@ -46,12 +46,14 @@ struct StatusReport: Codable, Equatable {
     var refused: Refused?
 }
 
-/// Publishes one root's ``StatusReport`` and keeps its lease alive, on one of the few serial queues the
-/// process's reporters share: the root tells it what it applied and returns at once.
+/// Publishes one root's ``StatusReport`` and keeps its lease alive, on one of the few serial queues that
+/// the process's reporters of one cluster share: the root tells it what it applied and returns at once.
 ///
 /// A reporter's calls wait on etcd. On a queue of its own each, a process with many roots (a fleet
 /// simulated in one process, a program with a root per tenant) would hold a thread for every reporter
-/// whose call is waiting; the shared queues hold a few, and a reporter's own calls still run in turn.
+/// whose call is waiting; the shared queues hold a few, and a reporter's own calls still run in turn. The
+/// reporters of another cluster have queues of their own, so that a cluster that does not answer holds up
+/// only its own reports and lease renewals.
 final class EtcdStatusReporter: Sendable {
     private let client: EtcdClient
     private let key: Data
@@ -60,9 +62,19 @@ final class EtcdStatusReporter: Sendable {
     private let queue: DispatchQueue
     private let state = Locked(State())
 
-    /// The queues reporters share, handed out in turn.
-    private static let queues = (0..<16).map { DispatchQueue(label: "loupe.etcd-status.\($0)") }
-    private static let handedOut = Locked(0)
+    /// The queues the reporters of each cluster share (by their client's identity), and how many have
+    /// been handed out: in turn, so that they are shared evenly.
+    private static let sharedQueues = Locked<[String: (queues: [DispatchQueue], handedOut: Int)]>([:])
+
+    private static func sharedQueue(for client: EtcdClient) -> DispatchQueue {
+        sharedQueues.withLock { shared in
+            var cluster = shared[client.identity] ?? ((0..<16).map { DispatchQueue(label: "loupe.etcd-status.\($0)") }, 0)
+            let queue = cluster.queues[cluster.handedOut % cluster.queues.count]
+            cluster.handedOut &+= 1
+            shared[client.identity] = cluster
+            return queue
+        }
+    }
 
     private struct State {
         var report: StatusReport?
@@ -79,10 +91,7 @@ final class EtcdStatusReporter: Sendable {
         self.key = prefix + Data(reporting.name.utf8)
         self.reporting = reporting
         self.logger = logger
-        queue = Self.handedOut.withLock { count in
-            defer { count &+= 1 }
-            return Self.queues[count % Self.queues.count]
-        }
+        queue = Self.sharedQueue(for: client)
         scheduleRenewal()
     }
 
