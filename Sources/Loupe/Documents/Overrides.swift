@@ -198,9 +198,9 @@ extension SchemaIndex {
             let dashed = String(decoding: lowered.utf8.map { $0 == UInt8(ascii: "_") ? UInt8(ascii: "-") : $0 }, as: UTF8.self)
             if let value = members[dashed] { return (dashed, value) }
         }
+        if let key = members.keys.filter({ $0.lowercased() == lowered }).min() { return members[key].map { (key, $0) } }
         let words = Part.words(level)
-        let key = members.keys.filter({ $0.lowercased() == lowered }).min() ?? members.keys.filter { Part.words($0) == words }.min()
-        return key.flatMap { key in members[key].map { (key, $0) } }
+        return members.keys.filter { Part.words($0) == words }.min().flatMap { key in members[key].map { (key, $0) } }
     }
 
     /// `value`'s text as the part at `path` takes it: a number for a number, `true` or `false` for a

@@ -13,8 +13,8 @@
 /// A new table inside an element of an array of tables is a key with an inline table in that element's
 /// section (a header would name the array's last element). What this does not edit in place (an array of
 /// tables inside an element of another that gains elements, an array of tables that becomes something
-/// else) makes it return nil, and the codec writes the document anew. An edit that adds or removes lines is read again, and must hold the new document, or it
-/// is not used either. An edit that only replaces values is checked value by value (each new value's text
+/// else) makes it return nil, and the codec writes the document anew. An edit that adds or removes lines
+/// is read again, and must hold the new document, or it is not used either. An edit that only replaces values is checked value by value (each new value's text
 /// must read as that value), and the text around them is what it was.
 ///
 /// Given a ``Memo``, an edit leaves the outline of the text it wrote (where each section and each value
