@@ -147,11 +147,15 @@ struct LogLevelComponent: Service {
 /// Says its greeting every interval, and counts its ticks in the state file.
 struct TickerComponent: Service {
     let settings: Lens<DaemonSettings.Ticker>
+    /// The settings when the daemon started, which its first report of a change is measured against: a
+    /// change made before this service's task runs is reported too.
+    private let initial: DaemonSettings.Ticker
     @Lensed var ticks: Int
     let logger: Logger
 
     init(settings: Lens<DaemonSettings.Ticker>, ticks: MutableLens<Int>, logger: Logger) {
         self.settings = settings
+        initial = settings.value
         _ticks = Lensed(ticks)
         self.logger = logger
     }
@@ -159,7 +163,7 @@ struct TickerComponent: Service {
     func run() async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                var previous = settings.value
+                var previous = initial
                 for await ticker in settings.values.cancelOnGracefulShutdown() {
                     if ticker.greeting != previous.greeting { logger.notice("greeting is now \(ticker.greeting)") }
                     if ticker.intervalSeconds != previous.intervalSeconds {
