@@ -15,7 +15,10 @@ import Foundation
 /// sharing their storage; see ``haveSameBytes(_:_:)``), or, for an `Equatable` type, `==` says so, as
 /// the core's commit does for the root (an update to a root `==` to the current one saves nothing). A
 /// part that changed is encoded again, reusing in turn what did not change inside it: one element of
-/// a large array costs one element's encode. The memo holds the parts themselves, never an address.
+/// a large array costs one element's encode. A dictionary with `String` keys that changed is compared
+/// with the one before member by member, and only the members that changed are encoded: its encoding is
+/// the standard library's, an object with a member under each key. The memo holds the parts themselves,
+/// never an address.
 ///
 /// **Always the same document as `JSONEncoder`.** Numbers become the text `JSONEncoder` writes, read by
 /// the pipeline's own ``JSONReader``; dates, data and URLs are written as `JSONEncoder` writes them. What
@@ -55,10 +58,26 @@ final class DocumentEncoder {
             self.elements = elements
         }
 
+        /// The node of a dictionary with `String` keys, its members' nodes by key.
+        init<Value>(dictionary: [String: Value], document: JSONValue, membersByKey: [String: MemoNode]) {
+            part = dictionary
+            equatable = [String: Value].self as? any Equatable.Type
+            self.document = document
+            members = []
+            self.membersByKey = membersByKey
+            elements = []
+        }
+
         /// Whether the part is an object of many parts that are not scalars (a dictionary of settings
-        /// groups): whether it is unchanged is then asked of each member, which finds a changed one without
-        /// first comparing the whole part (and each unchanged member costs a comparison of its bytes).
+        /// groups), or a dictionary with `String` keys: whether it is unchanged is then asked of each
+        /// member, which finds a changed one without first comparing the whole part (and each unchanged
+        /// member costs a comparison of its bytes).
         var comparesMembersAlone: Bool { membersByKey != nil }
+
+        /// The nodes of the members, by key.
+        var nodesByKey: [String: MemoNode] {
+            membersByKey ?? Dictionary(members, uniquingKeysWith: { _, last in last })
+        }
 
         /// The node of the member under `key`. An encode usually encodes its members in the same order
         /// each time, so `hint`, the index after the member found last, is tried first. (A key encoded
@@ -135,6 +154,10 @@ final class DocumentEncoder {
             if let leaf = try leafDocument(for: value, at: codingPath()) { return (leaf, nil) }
             if let previous, Self.isUnchanged(value, from: previous, comparing: !isWhole) {
                 return (previous.document, previous)
+            }
+            if let previous, let dictionary = value as? any StringKeyedDictionary,
+               let changed = try dictionary.document(changedFrom: previous, by: self, at: codingPath()) {
+                return changed
             }
             let encoder = NestedEncoder(self, codingPath: codingPath(), previous: previous)
             let document = try encodeNested(value, with: encoder)
@@ -242,6 +265,78 @@ final class DocumentEncoder {
         guard misuse == nil else { return }
         misuse = EncodingError.invalidValue(
             "", EncodingError.Context(codingPath: codingPath, debugDescription: reason))
+    }
+}
+
+// MARK: Dictionaries
+
+/// A dictionary with `String` keys, whose encoding the standard library fixes (an object with a member
+/// under each key, as `Dictionary.encode(to:)` makes it): so a dictionary that changed is encoded by its
+/// members that changed, on the document it had, without going through its `encode(to:)` for the rest.
+private protocol StringKeyedDictionary {
+    /// The document and node of this dictionary, made from `previous`'s (the node of a dictionary of the
+    /// same type at the same place last time) by encoding again only the members that changed; nil when
+    /// `previous` is not such a node.
+    func document(
+        changedFrom previous: DocumentEncoder.MemoNode, by encoder: DocumentEncoder, at codingPath: [any CodingKey]
+    ) throws -> (document: JSONValue, node: DocumentEncoder.MemoNode?)?
+}
+
+/// A ``StringKeyedDictionary`` whose values are `Equatable`: a member is unchanged when it has the same
+/// bytes or `==` says so (as ``DocumentEncoder`` asks of any part). Its own protocol, so that `==` is
+/// called directly rather than through a cast for every member.
+private protocol StringKeyedEquatableDictionary {
+    func documentComparingMembers(
+        changedFrom previous: DocumentEncoder.MemoNode, by encoder: DocumentEncoder, at codingPath: [any CodingKey]
+    ) throws -> (document: JSONValue, node: DocumentEncoder.MemoNode?)?
+}
+
+extension Dictionary: StringKeyedDictionary where Key == String, Value: Encodable {
+    fileprivate func document(
+        changedFrom previous: DocumentEncoder.MemoNode, by encoder: DocumentEncoder, at codingPath: [any CodingKey]
+    ) throws -> (document: JSONValue, node: DocumentEncoder.MemoNode?)? {
+        if let equatable = self as? any StringKeyedEquatableDictionary {
+            return try equatable.documentComparingMembers(changedFrom: previous, by: encoder, at: codingPath)
+        }
+        return try document(changedFrom: previous, by: encoder, at: codingPath, unchanged: haveSameBytes)
+    }
+
+    /// The document and node of this dictionary, made from `previous`'s by encoding again the members
+    /// that are not `unchanged` from the member under the same key there.
+    fileprivate func document(
+        changedFrom previous: DocumentEncoder.MemoNode, by encoder: DocumentEncoder, at codingPath: [any CodingKey],
+        unchanged: (Value, Value) -> Bool
+    ) throws -> (document: JSONValue, node: DocumentEncoder.MemoNode?)? {
+        // Of exactly this type: a cast would convert a dictionary of another value type, element by element.
+        guard type(of: previous.part) == Self.self, case .object(var members) = previous.document else { return nil }
+        let old = previous.part as! Self
+        var nodes = previous.nodesByKey
+        var kept = 0
+        for (key, value) in self {
+            if let before = old[key] {
+                kept += 1
+                if unchanged(value, before) { continue }
+            }
+            let (document, node) = try encoder.part(value, at: codingPath + [DocumentCodingKey(key)], previous: nodes[key])
+            members[key] = document
+            nodes[key] = node
+        }
+        if kept < old.count {
+            for key in old.keys where self[key] == nil {
+                members[key] = nil
+                nodes[key] = nil
+            }
+        }
+        let document = JSONValue.object(members)
+        return (document, DocumentEncoder.MemoNode(dictionary: self, document: document, membersByKey: nodes))
+    }
+}
+
+extension Dictionary: StringKeyedEquatableDictionary where Key == String, Value: Encodable & Equatable {
+    fileprivate func documentComparingMembers(
+        changedFrom previous: DocumentEncoder.MemoNode, by encoder: DocumentEncoder, at codingPath: [any CodingKey]
+    ) throws -> (document: JSONValue, node: DocumentEncoder.MemoNode?)? {
+        try document(changedFrom: previous, by: encoder, at: codingPath) { haveSameBytes($0, $1) || $0 == $1 }
     }
 }
 
