@@ -52,6 +52,29 @@ struct ExactNumberTests {
         #expect(reread.value.id == UInt64.max - 1)
     }
 
+    struct Weighed: Codable, Sendable, Equatable {
+        var weights: [Double] = []
+        var grid: [[Double]] = []
+        var count = 0
+    }
+
+    @Test func numbersInArraysKeepTheirSpellingThroughEveryUpdateElsewhere() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("weighed.json")
+        let written = #"{"weights": [1.0, 2.5, 3.0], "grid": [[1.0, 2], [0.50]], "count": 1}"#
+        try replaceFile(path, with: written)
+        let root = try RootLens(default: Weighed(), store: FileStore(path: path))
+        #expect(root.value.weights == [1, 2.5, 3] && root.value.grid == [[1, 2], [0.5]])
+        // Twice: the second update starts from what the first one stored.
+        for count in 2...3 {
+            try root.count.set(count)
+            #expect(try String(contentsOfFile: path, encoding: .utf8) == written.replacingOccurrences(of: #""count": 1"#, with: #""count": \#(count)"#))
+        }
+        try root.weights.update { $0[1] = 4 }
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == #"{"weights": [1.0, 4, 3.0], "grid": [[1.0, 2], [0.50]], "count": 3}"#)
+    }
+
     @Test func aNumberATypeCannotHoldIsAnErrorNotAWrappedValue() throws {
         struct Counter: Codable, Sendable { var id = 0 }
         let root = RootLens(Counter())

@@ -73,18 +73,26 @@ extension JSONValue {
     /// This document, with each number that `previous` holds at the same place as the same number spelled
     /// otherwise (`30.0` for 30, `12345678901234567.89` for the Double read from it) spelled as there: a
     /// write changes only what changed.
+    ///
+    /// Only the parts that are not ``isShared(with:)`` the part at the same place in `previous` are walked:
+    /// a part made from the last write costs one comparison of its bytes, and an object or an array is
+    /// copied only where a number in it is spelled again.
     func keepingNumberSpellings(of previous: JSONValue?) -> JSONValue {
-        guard let previous, self != previous else { return self }
+        guard let previous, !isShared(with: previous) else { return self }
         switch (self, previous) {
         case (.object(var members), .object(let old)):
             for (key, value) in members {
-                // Only where the two differ (a part shared with the last write is equal at once): the object
-                // is not copied for the parts that stay.
-                if let before = old[key], value != before { members[key] = value.keepingNumberSpellings(of: before) }
+                guard let before = old[key], !value.isShared(with: before) else { continue }
+                let kept = value.keepingNumberSpellings(of: before)
+                if !kept.isShared(with: value) { members[key] = kept }
             }
             return .object(members)
-        case (.array(let elements), .array(let old)) where elements.count == old.count:
-            return .array(zip(elements, old).map { $0.keepingNumberSpellings(of: $1) })
+        case (.array(var elements), .array(let old)) where elements.count == old.count:
+            for index in elements.indices where !elements[index].isShared(with: old[index]) {
+                let kept = elements[index].keepingNumberSpellings(of: old[index])
+                if !kept.isShared(with: elements[index]) { elements[index] = kept }
+            }
+            return .array(elements)
         default:
             return isSameNumbers(as: previous) ? previous : self
         }
@@ -106,14 +114,16 @@ extension JSONValue {
             return released.contains { here.starts(with: $0.components) }
         }
         for (key, heldValue) in heldMembers {
+            let patched = members[key]
+            // A part the patch holds as the file held it keeps every key already: one made from the last
+            // write shares its storage, so this costs one comparison of its bytes.
+            if let patched, patched.isShared(with: heldValue) { continue }
             guard let wholeValue = wholeMembers[key] else { continue }  // gone from the value: not kept
-            switch (heldValue, wholeValue, members[key]) {
+            switch (heldValue, wholeValue, patched) {
             case (.object, .object, let patched):
-                // A part the patch holds as the file held it keeps every key already (and one made from the
-                // last write shares its storage, so this costs nothing).
-                if let patched, patched == heldValue { continue }
                 if isReleased(key) { continue }
                 let kept = (patched ?? .object([:])).keepingKeys(of: heldValue, whole: wholeValue, releasing: released, at: path + [.key(key)])
+                if let patched, kept.isShared(with: patched) { continue }
                 if patched != nil || kept != .object([:]) { members[key] = kept }
             case (_, _, nil):
                 if isReleased(key) { continue }
@@ -123,6 +133,25 @@ extension JSONValue {
             }
         }
         return .object(members)
+    }
+
+    /// Whether this and `other` are the same value held in the same storage: a part made from the other
+    /// and not changed since. A comparison of their bytes, which costs nothing however large they are;
+    /// false says nothing (equal values may be held in storage of their own).
+    ///
+    /// (Not the bytes of the two enums: the payload of a case may not fill them, and what is left over is
+    /// not copied with the value. The bytes of a collection are its storage's address.)
+    func isShared(with other: JSONValue) -> Bool {
+        switch (self, other) {
+        case (.object(let a), .object(let b)): haveSameBytes(a, b)
+        case (.array(let a), .array(let b)): haveSameBytes(a, b)
+        case (.string(let a), .string(let b)), (.exactNumber(let a), .exactNumber(let b)): haveSameBytes(a, b)
+        case (.integer(let a), .integer(let b)): a == b
+        case (.double(let a), .double(let b)): a.bitPattern == b.bitPattern
+        case (.bool(let a), .bool(let b)): a == b
+        case (.null, .null): true
+        default: false
+        }
     }
 
     /// Whether this and `other` hold the same values, numbers spelled differently (`2`, `2.0`) included.
