@@ -52,7 +52,7 @@ public struct TOMLCodec: DocumentCodec {
     public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
         // What the edit cannot make (what TOML cannot hold among it) is written anew, or refused as a fresh
         // write refuses it.
-        if let edited = TOMLTextEditor.edit(Array(previous), into: document, memo: lastEdit) { return Data(edited) }
+        if let edited = TOMLTextEditor.edit(previous, into: document, memo: lastEdit) { return edited }
         return try serialize(document)
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Writes a new document as an edit of the TOML text that held the previous one: a changed value is
 /// replaced where it stands (an inline table or an array whole), a removed key goes with its line and
 /// the comment on it, a removed table with its section, a new key goes after the last `key = value` line of
@@ -32,7 +34,9 @@ struct TOMLTextEditor {
     /// What an edit leaves for the next one: the text it wrote, the document that text holds, and where
     /// each part of it is written.
     struct Kept: Sendable {
-        let text: [UInt8]
+        let text: Data
+        /// `text`'s bytes, which the next edit starts from.
+        let bytes: [UInt8]
         let document: JSONValue
         let outline: TOMLReader.Outline
     }
@@ -41,14 +45,16 @@ struct TOMLTextEditor {
     typealias Memo = PartMemo<Kept>
 
     /// `document` written as an edit of `text`; nil when the edit cannot be made in place.
-    static func edit(_ text: [UInt8], into document: JSONValue, memo: Memo? = nil) -> [UInt8]? {
+    static func edit(_ data: Data, into document: JSONValue, memo: Memo? = nil) -> Data? {
         var editor: TOMLTextEditor
         let previous: JSONValue
+        let text: [UInt8]
         // The outline goes into the editor alone, so that shifting it after the edit does not copy it.
-        if let kept = memo?.take(), kept.text == text {
-            previous = kept.document
+        if let kept = memo?.take(), kept.text == data {
+            (previous, text) = (kept.document, kept.bytes)
             editor = TOMLTextEditor(bytes: text, outline: kept.outline)
         } else {
+            text = Array(data)
             guard let read = try? TOMLReader.outlined(text) else { return nil }
             previous = read.document
             editor = TOMLTextEditor(bytes: text, outline: read.outline)
@@ -69,13 +75,15 @@ struct TOMLTextEditor {
             limit = range.lowerBound
         }
         if editor.shiftOutlineAfterReplacing() {
-            memo?.keep(Kept(text: output, document: document, outline: editor.outline))
-            return output
+            let edited = Data(output)
+            memo?.keep(Kept(text: edited, bytes: output, document: document, outline: editor.outline))
+            return edited
         }
         // The edit must say exactly what the document says; else it is written anew.
         guard let (written, writtenOutline) = try? TOMLReader.outlined(output), written.isIdentical(to: document) else { return nil }
-        memo?.keep(Kept(text: output, document: written, outline: writtenOutline))
-        return output
+        let edited = Data(output)
+        memo?.keep(Kept(text: edited, bytes: output, document: written, outline: writtenOutline))
+        return edited
     }
 
     /// Makes the outline that of the edited text, when every edit replaced a value and each new value's
@@ -90,6 +98,9 @@ struct TOMLTextEditor {
                   read.isIdentical(to: .object(["v": replaced[index].value]))
             else { return false }
         }
+        // Values replaced by text of their own length (a flag flipped, a number of as many digits) move
+        // nothing.
+        if edits.allSatisfy({ $0.text.count == $0.range.count }) { return true }
         // Where each edit ends (in the old text), in order, and how much all edits up to it moved the text.
         let ordered = edits.sorted { $0.range.lowerBound < $1.range.lowerBound }
         var ends: [Int] = []
@@ -302,12 +313,12 @@ extension JSONValue {
     /// TOML file may hold `nan`. Parts that share their storage (a document made from the one before)
     /// are the same at once.
     fileprivate func isIdentical(to other: JSONValue) -> Bool {
-        switch (self, other) {
+        if isShared(with: other) { return true }
+        return switch (self, other) {
         case (.double(let a), .double(let b)): a == b || (a.isNaN && b.isNaN)
-        case (.array(let a), .array(let b)):
-            a.count == b.count && (a == b || zip(a, b).allSatisfy { $0.isIdentical(to: $1) })
+        case (.array(let a), .array(let b)): a.count == b.count && zip(a, b).allSatisfy { $0.isIdentical(to: $1) }
         case (.object(let a), .object(let b)):
-            a.count == b.count && (a == b || a.allSatisfy { key, value in b[key].map(value.isIdentical) ?? false })
+            a.count == b.count && a.allSatisfy { key, value in b[key].map(value.isIdentical) ?? false }
         default: self == other
         }
     }
