@@ -54,7 +54,7 @@ struct YAMLTextEditor {
         if let kept = memo?.take(), kept.text == data {
             (root, keepsNodes) = (kept.root, true)
         } else {
-            guard let text = String(data: data, encoding: .utf8), let read = try? Parser(yaml: text), let node = try? read.singleRoot() else { return nil }
+            guard let text = String(data: data, encoding: .utf8), let read = try? Parser(yaml: text, encoding: .utf8), let node = try? read.singleRoot() else { return nil }
             (root, parser) = (node, read)
             keepsNodes = withExtendedLifetime(read) { !holdsAnchorsOrAliases(node) }
         }
@@ -79,7 +79,7 @@ struct YAMLTextEditor {
         if editor.replaced.count == editor.edits.count {
             // Scalars replaced, each checked alone: the text around them is what it was.
             let checked = zip(editor.edits, editor.replaced).allSatisfy { edit, replaced in
-                (try? codec.parse(Data(("v: " + edit.text).utf8))) == .object(["v": replaced.value])
+                codec.reads(edit.text, as: replaced.value)
             }
             if checked {
                 if keepsNodes, let memo {
@@ -117,13 +117,15 @@ struct YAMLTextEditor {
         guard case .object(let before) = old, case .object(let after) = new, mapping.style != .flow else { return false }
         for index in mapping.indices {
             let (keyNode, valueNode) = mapping[index]
-            guard let key = keyNode.string, let keyMark = keyNode.mark, (1...lineStarts.count).contains(keyMark.line) else { return false }
-            if before[key] != nil {
-                if before[key] == after[key] { continue }
-                try Self.refuseAliases(in: valueNode, keyMark: keyMark, at: path + [key], removing: after[key] == nil, writtenAnew: false)
+            guard let key = keyNode.string else { return false }
+            let (was, now) = (before[key], after[key])
+            if was != nil, was == now { continue }
+            guard let keyMark = keyNode.mark, (1...lineStarts.count).contains(keyMark.line) else { return false }
+            if was != nil {
+                try Self.refuseAliases(in: valueNode, keyMark: keyMark, at: path + [key], removing: now == nil, writtenAnew: false)
             }
             let end = entryEnd(index, of: mapping)
-            switch (before[key], after[key]) {
+            switch (was, now) {
             case (_?, nil):
                 edits.append((lineStarts[keyMark.line - 1]..<end, ""))
             case (_?, .object(let members)?) where members.isEmpty:
@@ -299,10 +301,16 @@ struct YAMLTextEditor {
             }
             while end > 0, rest[end - 1] == 0x20 || rest[end - 1] == 0x09 || rest[end - 1] == 0x0D { end -= 1 }
             length = end
-            // As the codec writes it as a mapping's value: quoted when plain text would read otherwise.
-            let entry = String(decoding: try codec.serialize(.object(["k": value])), as: UTF8.self)
-            guard entry.hasPrefix("k: "), entry.dropFirst(3).trimmingCharacters(in: .newlines).contains("\n") == false else { return nil }
-            rendered = entry.dropFirst(3).trimmingCharacters(in: .whitespacesAndNewlines)
+            switch value {
+            // An integer or a Boolean is plain text as the codec writes it.
+            case .integer(let integer): rendered = String(integer)
+            case .bool(let bool): rendered = bool ? "true" : "false"
+            default:
+                // As the codec writes it as a mapping's value: quoted when plain text would read otherwise.
+                let entry = String(decoding: try codec.serialize(.object(["k": value])), as: UTF8.self)
+                guard entry.hasPrefix("k: "), entry.dropFirst(3).trimmingCharacters(in: .newlines).contains("\n") == false else { return nil }
+                rendered = entry.dropFirst(3).trimmingCharacters(in: .whitespacesAndNewlines)
+            }
         default:
             return nil
         }
@@ -350,6 +358,17 @@ extension Node {
         mapping[index] = (mapping[index].key, node)
         self = .mapping(mapping)
         return true
+    }
+}
+extension YAMLCodec {
+    /// Whether `text`, a mapping's value alone on its line, reads as `value`. A decimal integer and `true`
+    /// or `false` always read as themselves; other text is read to see.
+    fileprivate func reads(_ text: String, as value: JSONValue) -> Bool {
+        switch value {
+        case .integer(let integer) where text == String(integer): true
+        case .bool(let bool) where text == (bool ? "true" : "false"): true
+        default: (try? parse(Data(("v: " + text).utf8))) == .object(["v": value])
+        }
     }
 }
 #endif
