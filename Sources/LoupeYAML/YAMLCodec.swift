@@ -37,14 +37,11 @@ public struct YAMLCodec: DocumentCodec {
 
     public var fileExtensions: [String] { ["yaml", "yml"] }
 
-    // Each parser is given the text's encoding, UTF-8 (a Swift string's, as Yams' default finds it), so that
-    // Yams does not look for `YAMS_DEFAULT_ENCODING` in a copy of the whole environment on every parse.
-
     public func parse(_ data: Data) throws -> JSONValue {
         guard let text = String(data: data, encoding: .utf8) else { throw DocumentSyntaxError("it is not UTF-8 text") }
         let node: Node?
         do {
-            node = try Yams.compose(yaml: text, .default, .default, .utf8)
+            node = try Self.parser(of: text).singleRoot()
         } catch {
             // Yams quotes the offending line, which may be a whole document on one line: its first line, shortened.
             let message = "\(error)".prefix { $0 != "\n" }
@@ -66,13 +63,20 @@ public struct YAMLCodec: DocumentCodec {
     /// why. A change to an alias, or to an anchored value, is refused too, naming where.
     public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
         if let edited = try YAMLTextEditor.edit(previous, holding: previousDocument, into: document, codec: self, memo: lastEdit) { return edited }
-        if let text = String(data: previous, encoding: .utf8), let parser = try? Parser(yaml: text, encoding: .utf8),
+        if let text = String(data: previous, encoding: .utf8), let parser = try? Self.parser(of: text),
            let root = try? parser.singleRoot(),
            withExtendedLifetime(parser, { YAMLTextEditor.holdsAnchorsOrAliases(root) }) {
             throw DocumentSyntaxError(
                 "the file uses YAML anchors and aliases (&name, *name), and this change cannot be made in place; a write of the whole file would put a copy of each alias's value in its place, so Loupe does not write it: edit it by hand, or take the anchors out")
         }
         return try serialize(document)
+    }
+
+    /// A parser of `text`, told that it is UTF-8 (a Swift string's encoding, which Yams' default finds
+    /// too): the default looks for `YAMS_DEFAULT_ENCODING` in a copy of the whole environment on every
+    /// parse.
+    static func parser(of text: String) throws -> Parser {
+        try Parser(yaml: text, encoding: .utf8)
     }
 
     private func document(_ node: Node, budget: inout Int) throws -> JSONValue {

@@ -54,7 +54,7 @@ struct YAMLTextEditor {
         if let kept = memo?.take(), kept.text == data {
             (root, keepsNodes) = (kept.root, true)
         } else {
-            guard let text = String(data: data, encoding: .utf8), let read = try? Parser(yaml: text, encoding: .utf8), let node = try? read.singleRoot() else { return nil }
+            guard let text = String(data: data, encoding: .utf8), let read = try? YAMLCodec.parser(of: text), let node = try? read.singleRoot() else { return nil }
             (root, parser) = (node, read)
             keepsNodes = withExtendedLifetime(read) { !holdsAnchorsOrAliases(node) }
         }
