@@ -133,52 +133,56 @@ extension SchemaIndex {
     /// is spelled, a new one in lower case), an array element by its index. On failure, the closest path.
     func resolve(_ levels: [String], in document: JSONValue) -> Result<(path: ValuePath, schema: JSONValue?), ClosestPath> {
         var part: Part? = root
+        // The document's part at the path so far; nil where the path goes past what the document holds.
         var current: JSONValue? = document
         var components: [ValuePath.Component] = []
         components.reserveCapacity(levels.count)
         for level in levels {
             guard !level.isEmpty else { return .failure(ClosestPath(path: ValuePath(components))) }
-            let object = part?.isObject == true ? part : nil
-            var next: ValuePath.Component?
-            var nextPart: Part?
-            // The value below, when finding the key found it already (a dictionary's existing key).
-            var found: JSONValue?? = nil
-            if let object, let (name, below) = object.property(byWords: level) {
-                next = .key(name)
-                nextPart = below
-            } else if let object, let element = object.element, let index = Int(level), index >= 0, level.utf8.allSatisfy({ $0 < 0x80 }) {
-                next = .index(index)
-                nextPart = element
-            } else if let object, let value = object.value {
-                let existing = Self.existingMember(level, in: current)
-                next = .key(existing?.key ?? level.lowercased())
-                found = .some(existing?.value)
-                nextPart = value
-            } else if object?.saysNothing ?? true {
-                // A part the schema says nothing of (a `JSONValue`): keys as in the document, or lower case.
-                if case .array = current, let index = Int(level), index >= 0 {
-                    next = .index(index)
-                } else {
+            if let object = part, object.isObject {
+                if let (name, below) = object.property(byWords: level) {
+                    components.append(.key(name))
+                    part = below
+                    current = current?[member: name]
+                } else if let element = object.element, let index = Self.index(level) {
+                    components.append(.index(index))
+                    part = element
+                    current = current?[element: index]
+                } else if let value = object.value {
                     let existing = Self.existingMember(level, in: current)
-                    next = .key(existing?.key ?? level.lowercased())
-                    found = .some(existing?.value)
+                    components.append(.key(existing?.key ?? level.lowercased()))
+                    part = value
+                    current = existing?.value
+                } else if object.saysNothing {
+                    components.append(Self.openStep(level, in: &current))
+                    part = nil
+                } else {
+                    return .failure(ClosestPath(path: ValuePath(components)))
                 }
-                nextPart = nil
-            }
-            guard let next else { return .failure(ClosestPath(path: ValuePath(components))) }
-            components.append(next)
-            part = nextPart
-            if let found {
-                current = found
             } else {
-                current = switch (current, next) {
-                case (.object(let members)?, .key(let key)): members[key]
-                case (.array(let elements)?, .index(let index)) where elements.indices.contains(index): elements[index]
-                default: nil
-                }
+                // A part the schema says nothing of (a `JSONValue`): keys as in the document, or lower case.
+                components.append(Self.openStep(level, in: &current))
+                part = nil
             }
         }
         return .success((ValuePath(components), part?.schema))
+    }
+
+    /// The array index `level` writes, if any.
+    private static func index(_ level: String) -> Int? {
+        Int(level).flatMap { $0 >= 0 ? $0 : nil }
+    }
+
+    /// The step `level` takes into a part the schema says nothing of, `current` (moved to the part below):
+    /// an index into an array, else a key as the document spells it, or in lower case.
+    private static func openStep(_ level: String, in current: inout JSONValue?) -> ValuePath.Component {
+        if case .array = current, let index = index(level) {
+            current = current?[element: index]
+            return .index(index)
+        }
+        let existing = existingMember(level, in: current)
+        current = existing?.value
+        return .key(existing?.key ?? level.lowercased())
     }
 
     /// The closest part an environment variable's name comes to.
@@ -269,6 +273,18 @@ extension SchemaIndex {
 }
 
 extension JSONValue {
+    /// An object's member `key`; nil when there is none or this is not an object.
+    fileprivate subscript(member key: String) -> JSONValue? {
+        guard case .object(let members) = self else { return nil }
+        return members[key]
+    }
+
+    /// An array's element at `index`; nil when there is none or this is not an array.
+    fileprivate subscript(element index: Int) -> JSONValue? {
+        guard case .array(let elements) = self, elements.indices.contains(index) else { return nil }
+        return elements[index]
+    }
+
     /// Sets `value` at `path`, creating objects on the way; an index one past an array's end appends.
     /// Returns the part it put in place (the value, or the first part it made on the way) with its depth,
     /// and what was there before (nil: nothing).

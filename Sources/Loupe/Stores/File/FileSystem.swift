@@ -193,11 +193,12 @@ enum FileSystem {
         func tooLarge() -> SystemCallError {
             SystemCallError("read", path, code: EFBIG, explanation: "it is larger than the maximum document size, \(describe(bytes: maximumSize))")
         }
-        guard Int(info.st_size) <= maximumSize else { throw tooLarge() }
-        // Read into a buffer of the file's size and one byte more, which sees the end in one read unless
-        // the file grew; it grows as needed, and a file that keeps growing is cut off at the bound, not
-        // read into all of memory.
-        var data = Data(count: min(max(Int(info.st_size), 0), maximumSize) + 1)
+        let size = Int(info.st_size)
+        guard size <= maximumSize else { throw tooLarge() }
+        // Read into a buffer of the file's size and one byte more: one read sees all of it, and that it
+        // ends there, unless the file grew. The buffer grows as needed, and a file that keeps growing is
+        // cut off at the bound, not read into all of memory.
+        var data = Data(count: min(max(size, 0), maximumSize) + 1)
         var filled = 0
         while true {
             if filled == data.count {
@@ -211,6 +212,10 @@ enum FileSystem {
             }
             if count == 0 { break }
             filled += count
+            // The size it had when opened, short of the buffer: a regular file's end, with no read that
+            // returns nothing to say so. (A read cut short of that size, as a signal may cut one on some
+            // file systems, reads on.)
+            if filled == size, filled < data.count { break }
         }
         data.count = filled
         return (data, FileIdentity(info))

@@ -35,21 +35,26 @@ final class EnvironmentLayer: LayerSource {
 
     /// The variables under the prefix (with more to their name than it), in name order.
     private func variables() -> [Variable] {
-        let all = given.map { variables in
-            variables().compactMap { $0.key.hasPrefix(prefix) ? Variable(origin: Variable.originPrefix + $0.key, value: $0.value) : nil }
+        var all = given.map { variables in
+            variables().compactMap {
+                $0.key.hasPrefix(prefix) && $0.key.utf8.count > prefix.utf8.count
+                    ? Variable(origin: Variable.originPrefix + $0.key, value: $0.value) : nil
+            }
         } ?? Self.processVariables(withPrefix: prefix)
         // Every origin starts with the same words: in origin order is in name order.
-        return all.filter { $0.name.utf8.count > prefix.utf8.count }.sorted { $0.origin < $1.origin }
+        all.sort { $0.origin < $1.origin }
+        return all
     }
 
-    /// The process's variables whose names start with `prefix`, read from `environ` as `getenv` reads
-    /// it, so that only those become Swift strings (`ProcessInfo.environment` builds a dictionary of every
+    /// The process's variables whose names start with `prefix` and go on after it, read from `environ` as
+    /// `getenv` reads it, so that only those become Swift strings (`ProcessInfo.environment` builds a dictionary of every
     /// variable on each call).
     static func processVariables(withPrefix prefix: String) -> [Variable] {
         #if canImport(Darwin)
         // Darwin has no `environ` symbol for Swift to read (`_NSGetEnviron` instead).
         return ProcessInfo.processInfo.environment.compactMap {
-            $0.key.hasPrefix(prefix) ? Variable(origin: Variable.originPrefix + $0.key, value: $0.value) : nil
+            $0.key.hasPrefix(prefix) && $0.key.utf8.count > prefix.utf8.count
+                ? Variable(origin: Variable.originPrefix + $0.key, value: $0.value) : nil
         }
         #else
         return prefix.withCString { cPrefix in
@@ -61,7 +66,8 @@ final class EnvironmentLayer: LayerSource {
             var entry = environ
             while let pointer = entry.pointee {
                 defer { entry += 1 }
-                guard strncmp(pointer, cPrefix, count) == 0, let equals = strchr(pointer, Int32(UInt8(ascii: "="))) else { continue }
+                guard strncmp(pointer, cPrefix, count) == 0, let equals = strchr(pointer, Int32(UInt8(ascii: "="))),
+                      pointer.distance(to: equals) > count else { continue }
                 origin.removeSubrange(kept...)
                 origin.append(contentsOf: UnsafeRawBufferPointer(start: pointer, count: pointer.distance(to: equals)))
                 found.append(Variable(origin: String(decoding: origin, as: UTF8.self), value: String(cString: equals + 1)))
@@ -92,21 +98,21 @@ final class EnvironmentLayer: LayerSource {
 
     /// A name's levels: its parts between `__`.
     private static func levels(of name: Substring.UTF8View) -> [String] {
-        let bytes = Array(name)
         var levels: [String] = []
         levels.reserveCapacity(4)
-        var start = 0
-        var index = 0
-        while index < bytes.count {
-            if bytes[index] == UInt8(ascii: "_"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "_") {
-                levels.append(String(decoding: bytes[start..<index], as: UTF8.self))
-                index += 2
+        var start = name.startIndex
+        var index = start
+        while index != name.endIndex {
+            let next = name.index(after: index)
+            if name[index] == UInt8(ascii: "_"), next != name.endIndex, name[next] == UInt8(ascii: "_") {
+                levels.append(String(Substring(name[start..<index])))
+                index = name.index(after: next)
                 start = index
             } else {
-                index += 1
+                index = next
             }
         }
-        levels.append(String(decoding: bytes[start...], as: UTF8.self))
+        levels.append(String(Substring(name[start...])))
         return levels
     }
 
