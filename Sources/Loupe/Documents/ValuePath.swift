@@ -21,6 +21,7 @@ public struct ValuePath: Sendable, Hashable, CustomStringConvertible {
     /// in double quotes (`"a.b"`), or as `["a.b"]`; array elements are `[3]`. The empty path is the root.
     public init(parsing text: String) throws {
         var components: [Component] = []
+        components.reserveCapacity(4)
         var rest = Substring(text)
         var expectKey = true
         func fail(_ reason: String) -> SettingsError { .invalidPath(text, reason: reason) }
