@@ -60,6 +60,41 @@ struct FleetStatusTests {
         _ = readers
     }
 
+    /// The reporters of one cluster share a few queues; another cluster's have their own, so a cluster
+    /// that hangs holds up only its own roots' reports.
+    @Test func aClusterThatHangsHoldsUpOnlyItsOwnRootsReports() throws {
+        let hung = try EtcdCluster()
+        let hungKey = uniqueKey()
+        // More roots than a cluster's shared queues, each renewing a lease of 1 s: once the cluster hangs,
+        // every one of its queues waits in a call that only the request timeout (20 s) ends.
+        var stuck: [RootLens<Strict>] = try (0..<20).map { index in
+            try RootLens(default: Strict(), store: EtcdStore(
+                endpoints: hung.endpoints, key: hungKey, requestTimeout: .seconds(20),
+                statusReporting: EtcdStatusReporting(name: "stuck-\(index)", lease: .seconds(1))))
+        }
+        let hungStatus = try status(of: EtcdStore(endpoints: hung.endpoints, key: hungKey)) { $0.readers.count == stuck.count }
+        #expect(hungStatus.readers.count == stuck.count)
+        hung.freeze(0)
+        Thread.sleep(forTimeInterval: 1)
+
+        // A root over another cluster reports a change in well under the hung calls' 20 s.
+        let etcd = try SharedEtcd()
+        let key = uniqueKey()
+        let writer = try EtcdStore(endpoints: etcd.endpoints, key: key)
+        let root = try RootLens(default: Strict(), store: writer, watch: false)
+        let reader = try RootLens(default: Strict(), store: EtcdStore(
+            endpoints: etcd.endpoints, key: key, statusReporting: EtcdStatusReporting(name: "live", lease: .seconds(2))))
+        try root.port.set(8)
+        let revision = try #require(writer.load().token.number)
+        let status = try status(of: writer) { $0.readers.first?.revision == Int(revision) }
+        #expect(status.readers.map(\.name) == ["live"] && status.readers.first?.revision == Int(revision), "\(status.readers)")
+        #expect(reader.port.value == 8)
+
+        // Killed, the hung member refuses connections: the stuck roots' calls end, and so do their releases.
+        hung.kill(0)
+        stuck.removeAll()
+    }
+
     @Test func aStatusKeyWrittenBySomethingElseIsIgnoredWithAWarning() throws {
         let etcd = try SharedEtcd()
         let key = uniqueKey()

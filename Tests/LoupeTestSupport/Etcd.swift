@@ -89,6 +89,12 @@ public final class EtcdCluster: EtcdControl, @unchecked Sendable {
         _ = process.wait(limit: .seconds(10))
     }
 
+    /// Stops member `index` with SIGSTOP, as a machine that hangs would: it keeps its connections and its
+    /// port, and answers nothing, until ``kill(_:)``.
+    public func freeze(_ index: Int) {
+        processes.withLock { $0[index] }?.kill(SIGSTOP)
+    }
+
     /// Restarts member `index` after ``kill(_:)`` and waits until it serves.
     public func restart(_ index: Int) throws {
         try start(index)
