@@ -137,13 +137,14 @@ extension SchemaIndex {
         var current: JSONValue? = document
         var components: [ValuePath.Component] = []
         components.reserveCapacity(levels.count)
-        for level in levels {
+        for (position, level) in levels.enumerated() {
             guard !level.isEmpty else { return .failure(ClosestPath(path: ValuePath(components))) }
             if let object = part, object.isObject {
                 if let (name, below) = object.property(byWords: level) {
                     components.append(.key(name))
                     part = below
-                    current = current?[member: name]
+                    // The part below is looked up only for a level after it.
+                    current = position == levels.count - 1 ? nil : current?[member: name]
                 } else if let element = object.element, let index = Self.index(level) {
                     components.append(.index(index))
                     part = element

@@ -132,6 +132,7 @@ public struct ChangeToken: Sendable, Hashable, CustomStringConvertible {
         case absent
         case number(Int64)
         case text(String)
+        case file(FileIdentity)
         case combined([ChangeToken])
     }
 
@@ -154,6 +155,11 @@ public struct ChangeToken: Sendable, Hashable, CustomStringConvertible {
         storage = .text(text)
     }
 
+    /// A file's identity (its device, inode, size and modification time) as a token: a file store's.
+    init(file identity: FileIdentity) {
+        storage = .file(identity)
+    }
+
     /// A token made of the tokens of several parts (a layered store's layers), in order.
     public init(combining parts: [ChangeToken]) {
         storage = .combined(parts)
@@ -174,6 +180,7 @@ public struct ChangeToken: Sendable, Hashable, CustomStringConvertible {
         case .absent: "absent"
         case .number(let number): "\(number)"
         case .text(let text): text
+        case .file(let identity): "\(identity.device):\(identity.inode):\(identity.size):\(identity.modifiedSeconds).\(identity.modifiedNanoseconds)"
         case .combined(let parts): "[" + parts.map(\.description).joined(separator: ", ") + "]"
         }
     }

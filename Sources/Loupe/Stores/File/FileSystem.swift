@@ -32,7 +32,7 @@ struct SystemCallError: Error, Sendable, CustomStringConvertible {
 
 /// What identifies one version of a file: a rename-replace gives a new inode, an in-place write a new size
 /// or modification time. The change time is left out because `rename` may touch it.
-package struct FileIdentity: Equatable, Sendable {
+package struct FileIdentity: Hashable, Sendable {
     let device: UInt64
     let inode: UInt64
     let size: Int64

@@ -152,6 +152,6 @@ final class WatchedFile<Content: Sendable>: Sendable {
 extension FileIdentity {
     /// The identity as a store's change token.
     var token: ChangeToken {
-        ChangeToken("\(device):\(inode):\(size):\(modifiedSeconds).\(modifiedNanoseconds)")
+        ChangeToken(file: self)
     }
 }
