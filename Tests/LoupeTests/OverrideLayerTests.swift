@@ -10,7 +10,8 @@ import Testing
 
 /// The layers above the files: environment variables, `--set` arguments and a credential directory. Real
 /// files, real directories (a Kubernetes Secret volume's `..data` link swapped for real), watched through
-/// inotify; the environment of a real process is tested through `loupe` in `ExamplesTests`.
+/// inotify; this process's own environment (real variables, set for the test), and another process's
+/// through `loupe` in `ExamplesTests`.
 @Suite("Overrides: the environment, --set and credentials, over the files and never written")
 struct OverrideLayerTests {
     struct Settings: Codable, Sendable, Equatable {
@@ -173,6 +174,24 @@ struct OverrideLayerTests {
         #expect(warnings.count == 1)
         #expect(warnings.first.map { "\($0.metadata)".contains("MYAPP_UPSTREAM__TIMEOUT") && "\($0.metadata)".contains("upstream") } == true,
                 "\(warnings.map(\.metadata))")
+    }
+
+    @Test func variablesOfThisProcessUnderThePrefixAreReadAndNoOthers() throws {
+        let site = try Site()
+        defer { site.directory.cleanUp() }
+        // This process's real environment, under a prefix no other test uses.
+        let prefix = "LOUPE_TESTS_\(UUID().uuidString.prefix(8))_"
+        let variables = [
+            prefix + "UPSTREAM__TIMEOUT_SECONDS": "7", prefix + "LOG_LEVEL": "debug",
+            prefix: "the prefix alone names nothing", String(prefix.dropLast()) + "VERBOSE": "true",
+        ]
+        for (name, value) in variables { setenv(name, value, 1) }
+        defer { for name in variables.keys { unsetenv(name) } }
+        let logs = InMemoryLogHandler()
+        let root = try site.root([.environment(prefix: prefix)], logs: logs)
+        #expect(root.value.upstream.timeoutSeconds == 7 && root.value.logLevel == "debug" && !root.value.verbose)
+        #expect(try root.provenance(ofPath: "logLevel").source == .override("environment variable \(prefix)LOG_LEVEL"))
+        #expect(!logs.entries.contains { "\($0.message)".contains("an override names no setting") }, "\(logs.entries.map(\.message))")
     }
 
     @Test func textTheTypeRefusesFailsTheLoadNamingTheVariableAndThePathAndWritesNothing() throws {

@@ -36,25 +36,26 @@ final class EnvironmentLayer: LayerSource {
     /// The variables under the prefix (with more to their name than it), in name order.
     private func variables() -> [Variable] {
         var all = given.map { variables in
-            variables().compactMap {
-                $0.key.hasPrefix(prefix) && $0.key.utf8.count > prefix.utf8.count
-                    ? Variable(origin: Variable.originPrefix + $0.key, value: $0.value) : nil
-            }
+            variables().compactMap { Self.names($0.key, under: prefix) ? Variable(origin: Variable.originPrefix + $0.key, value: $0.value) : nil }
         } ?? Self.processVariables(withPrefix: prefix)
         // Every origin starts with the same words: in origin order is in name order.
         all.sort { $0.origin < $1.origin }
         return all
     }
 
-    /// The process's variables whose names start with `prefix` and go on after it, read from `environ` as
-    /// `getenv` reads it, so that only those become Swift strings (`ProcessInfo.environment` builds a dictionary of every
+    /// Whether a variable's name is under `prefix`: starts with it, and goes on after it.
+    private static func names(_ name: String, under prefix: String) -> Bool {
+        name.hasPrefix(prefix) && name.utf8.count > prefix.utf8.count
+    }
+
+    /// The process's variables whose names are under `prefix`, read from `environ` as `getenv` reads it,
+    /// so that only those become Swift strings (`ProcessInfo.environment` builds a dictionary of every
     /// variable on each call).
     static func processVariables(withPrefix prefix: String) -> [Variable] {
         #if canImport(Darwin)
         // Darwin has no `environ` symbol for Swift to read (`_NSGetEnviron` instead).
         return ProcessInfo.processInfo.environment.compactMap {
-            $0.key.hasPrefix(prefix) && $0.key.utf8.count > prefix.utf8.count
-                ? Variable(origin: Variable.originPrefix + $0.key, value: $0.value) : nil
+            names($0.key, under: prefix) ? Variable(origin: Variable.originPrefix + $0.key, value: $0.value) : nil
         }
         #else
         return prefix.withCString { cPrefix in
