@@ -23,9 +23,9 @@ struct YAMLTextEditor {
     private let bytes: [UInt8]
     private let lineStarts: [Int]
     private var edits: [(range: Range<Int>, text: String)] = []
-    /// Each edit that replaces a scalar, beside it: the keys to the scalar, and its new value. As many as
-    /// `edits` when every edit does.
-    private var replaced: [(path: [String], value: JSONValue)] = []
+    /// Each edit that replaces a scalar, beside it: the keys to the scalar, their entries' indices in their
+    /// mappings, and its new value. As many as `edits` when every edit does.
+    private var replaced: [(path: [String], indices: [Int], value: JSONValue)] = []
     private let codec: YAMLCodec
 
     /// What an edit leaves for the next one: the text it wrote and that text's nodes, with their marks.
@@ -35,6 +35,9 @@ struct YAMLTextEditor {
     /// and it is kept only for a file with no anchors, whose nodes refer to nothing the parser owns.
     struct Kept: @unchecked Sendable {
         let text: Data
+        /// `text`'s bytes, and where each of its lines starts.
+        let bytes: [UInt8]
+        let lineStarts: [Int]
         let root: Node
     }
 
@@ -51,18 +54,20 @@ struct YAMLTextEditor {
         var parser: Parser?
         // Whether the nodes may be kept for the next edit: those of a file without anchors or aliases.
         var keepsNodes: Bool
+        var editor: YAMLTextEditor
         if let kept = memo?.take(), kept.text == data {
             (root, keepsNodes) = (kept.root, true)
+            editor = YAMLTextEditor(bytes: kept.bytes, lineStarts: kept.lineStarts, codec: codec)
         } else {
             guard let text = String(data: data, encoding: .utf8), let read = try? YAMLCodec.parser(of: text), let node = try? read.singleRoot() else { return nil }
             (root, parser) = (node, read)
             keepsNodes = withExtendedLifetime(read) { !holdsAnchorsOrAliases(node) }
+            editor = YAMLTextEditor(bytes: Array(data), codec: codec)
         }
-        var editor = YAMLTextEditor(bytes: Array(data), codec: codec)
         // The parser holds the anchors its nodes name (weakly) while it lives.
         let edited = try withExtendedLifetime(parser) {
             guard case .mapping(let mapping) = root, mapping.style != .flow else { return false }
-            return try editor.visit(mapping, old: previous, new: document, at: [])
+            return try editor.visit(mapping, old: previous, new: document, at: [], indices: [])
         }
         guard edited else { return nil }
         var output = editor.bytes
@@ -82,12 +87,13 @@ struct YAMLTextEditor {
                 codec.reads(edit.text, as: replaced.value)
             }
             if checked {
-                if keepsNodes, let memo {
-                    var nodes = root
+                // No line moved: each scalar's text is one line, in place of one.
+                if keepsNodes, let memo, let lineStarts = editor.lineStarts(after: ordered) {
+                    var nodes = consume root
                     for (edit, replaced) in zip(editor.edits, editor.replaced) where keepsNodes {
-                        keepsNodes = nodes.replaceScalar(at: replaced.path[...], with: replaced.value, writtenAs: edit.text)
+                        keepsNodes = nodes.replaceScalar(at: replaced.indices[...], with: replaced.value, writtenAs: edit.text)
                     }
-                    if keepsNodes { memo.keep(Kept(text: data, root: nodes)) }
+                    if keepsNodes { memo.keep(Kept(text: data, bytes: output, lineStarts: lineStarts, root: nodes)) }
                 }
                 return data
             }
@@ -97,13 +103,38 @@ struct YAMLTextEditor {
     }
 
     private init(bytes: [UInt8], codec: YAMLCodec) {
-        self.bytes = bytes
-        self.codec = codec
         // Lines end at the line feed byte: "\r\n" is one Character, which a split on "\n" would not see. A
         // line keeps its "\r", which `isBlankOrComment` ignores.
         var starts = [0]
         for index in bytes.indices where bytes[index] == UInt8(ascii: "\n") { starts.append(index + 1) }
-        lineStarts = starts
+        self.init(bytes: bytes, lineStarts: starts, codec: codec)
+    }
+
+    private init(bytes: [UInt8], lineStarts: [Int], codec: YAMLCodec) {
+        self.bytes = bytes
+        self.lineStarts = lineStarts
+        self.codec = codec
+    }
+
+    /// Where each line starts after `edits` (from the last in the text to the first), each within one
+    /// line and writing no line break: the lines after an edit move by what it added or took away. Nil
+    /// when an edit writes a line break.
+    private func lineStarts(after edits: [(range: Range<Int>, text: String)]) -> [Int]? {
+        var starts = lineStarts
+        for edit in edits {
+            guard !edit.text.utf8.contains(UInt8(ascii: "\n")) else { return nil }
+            let moved = edit.text.utf8.count - edit.range.count
+            guard moved != 0 else { continue }
+            // The first line that starts after the edit's start.
+            var low = 0
+            var high = starts.count
+            while low < high {
+                let middle = (low + high) / 2
+                if lineStarts[middle] <= edit.range.lowerBound { low = middle + 1 } else { high = middle }
+            }
+            for line in low..<starts.count { starts[line] += moved }
+        }
+        return starts
     }
 
     /// Line `number` (from 1): its bytes, without its line feed.
@@ -113,13 +144,29 @@ struct YAMLTextEditor {
 
     // MARK: Editing
 
-    private mutating func visit(_ mapping: Node.Mapping, old: JSONValue, new: JSONValue, at path: [String]) throws -> Bool {
+    private mutating func visit(_ mapping: Node.Mapping, old: JSONValue, new: JSONValue, at path: [String], indices: [Int]) throws -> Bool {
         guard case .object(let before) = old, case .object(let after) = new, mapping.style != .flow else { return false }
-        for index in mapping.indices {
+        // The keys that come, go or change, found from the documents alone; the mapping's entries are
+        // walked until each of its keys among them has been edited. Two objects count as changed here (a
+        // mapping that did not change edits nothing below), so that a large one is not compared twice.
+        var changed = Set<String>()
+        let kept = after.forEachMember(notSharedWith: before) { key, value, was in
+            switch (was, value) {
+            case (.object(let a)?, .object(let b)) where !a.isEmpty && !b.isEmpty: changed.insert(key)
+            default: if was != value { changed.insert(key) }
+            }
+        }
+        if kept < before.count {
+            for key in before.keys where after[key] == nil { changed.insert(key) }
+        }
+        if changed.isEmpty { return true }
+        var unvisited = changed.count { before[$0] != nil }
+        for index in mapping.indices where unvisited > 0 {
             let (keyNode, valueNode) = mapping[index]
             guard let key = keyNode.string else { return false }
+            guard changed.contains(key) else { continue }
+            unvisited -= 1
             let (was, now) = (before[key], after[key])
-            if was != nil, was == now { continue }
             guard let keyMark = keyNode.mark, (1...lineStarts.count).contains(keyMark.line) else { return false }
             if was != nil {
                 try Self.refuseAliases(in: valueNode, keyMark: keyMark, at: path + [key], removing: now == nil, writtenAnew: false)
@@ -137,7 +184,7 @@ struct YAMLTextEditor {
                     var nested = self
                     nested.edits = []
                     nested.replaced = []
-                    if try nested.visit(inner, old: was, new: now, at: path + [key]) {
+                    if try nested.visit(inner, old: was, new: now, at: path + [key], indices: indices + [index]) {
                         // Replacements stay beside their edits only while every edit is one.
                         if replaced.count == edits.count && nested.replaced.count == nested.edits.count {
                             replaced += nested.replaced
@@ -149,7 +196,7 @@ struct YAMLTextEditor {
                     }
                 } else if case .scalar(let scalar) = valueNode, let replacement = try replacement(for: scalar, with: now) {
                     edits.append(replacement)
-                    replaced.append((path + [key], now))
+                    replaced.append((path + [key], indices + [index], now))
                     continue
                 }
                 // Anything else (a sequence, a flow collection, a multi-line scalar, a change of kind): this
@@ -164,7 +211,10 @@ struct YAMLTextEditor {
                 return false
             }
         }
-        let added = after.keys.filter { before[$0] == nil }.sorted()
+        // A key the document has and the mapping does not write (one a merge key, `<<`, brings in) is not
+        // edited here.
+        guard unvisited == 0 else { return false }
+        let added = changed.filter { before[$0] == nil }.sorted()
         guard !added.isEmpty else { return true }
         guard let first = mapping.first?.key.mark else { return false }
         let insertAt = entryEnd(mapping.endIndex - 1, of: mapping)
@@ -190,7 +240,7 @@ struct YAMLTextEditor {
     ///
     /// Yams gives an alias as the node it names: a node written before its key, where the anchor is.
     private static func refuseAliases(in node: Node, keyMark: Mark, at path: [String], removing: Bool, writtenAnew: Bool) throws {
-        let name = path.joined(separator: ".")
+        var name: String { path.joined(separator: ".") }
         if isAlias(node, after: keyMark) {
             if removing { return }
             throw DocumentSyntaxError("\(name) is a YAML alias (*name) of a value written elsewhere in the file; Loupe does not write a copy in its place: edit it by hand, or take the alias out")
@@ -341,23 +391,28 @@ struct YAMLTextEditor {
     }
 }
 extension Node {
-    /// Brings the scalar at `path` (keys of block mappings from this node) up to date with `value`, which
-    /// an edit wrote in its place as `text` (one line): its style is the text's (quoted, or plain), its
-    /// mark where it was. False when there is no scalar there.
-    fileprivate mutating func replaceScalar(at path: ArraySlice<String>, with value: JSONValue, writtenAs text: String) -> Bool {
-        guard let key = path.first else {
+    /// Brings the scalar at `indices` (of entries of block mappings, from this node) up to date with
+    /// `value`, which an edit wrote in its place as `text` (one line): its style is the text's (quoted, or
+    /// plain), its mark where it was. False when there is no scalar there.
+    fileprivate mutating func replaceScalar(at indices: ArraySlice<Int>, with value: JSONValue, writtenAs text: String) -> Bool {
+        guard let index = indices.first else {
             guard case .scalar(var scalar) = self else { return false }
             scalar.style = text.hasPrefix("\"") ? .doubleQuoted : text.hasPrefix("'") ? .singleQuoted : .plain
             scalar.string = value.stringValue ?? text
             self = .scalar(scalar)
             return true
         }
-        guard case .mapping(var mapping) = self, let index = mapping.firstIndex(where: { $0.key.string == key }) else { return false }
+        guard case .mapping(var mapping) = self, mapping.indices.contains(index) else { return false }
+        // The mapping is taken out of this node, and the entry's value out of the mapping, while the scalar
+        // changes: a mapping still held where it was would be copied whole (every entry) by the change.
+        self = Node("")
+        let key = mapping[index].key
         var node = mapping[index].value
-        guard node.replaceScalar(at: path.dropFirst(), with: value, writtenAs: text) else { return false }
-        mapping[index] = (mapping[index].key, node)
+        mapping[index] = (key, Node(""))
+        let replaced = node.replaceScalar(at: indices.dropFirst(), with: value, writtenAs: text)
+        mapping[index] = (key, node)
         self = .mapping(mapping)
-        return true
+        return replaced
     }
 }
 extension YAMLCodec {

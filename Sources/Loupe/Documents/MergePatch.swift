@@ -80,9 +80,10 @@ extension JSONValue {
     func keepingNumberSpellings(of previous: JSONValue?) -> JSONValue {
         guard let previous, !isShared(with: previous) else { return self }
         switch (self, previous) {
-        case (.object(var members), .object(let old)):
-            for (key, value) in members {
-                guard let before = old[key], !value.isShared(with: before) else { continue }
+        case (.object(let current), .object(let old)):
+            var members = current
+            current.forEachMember(notSharedWith: old) { key, value, before in
+                guard let before else { return }
                 let kept = value.keepingNumberSpellings(of: before)
                 if !kept.isShared(with: value) { members[key] = kept }
             }
@@ -113,20 +114,19 @@ extension JSONValue {
             let here = path + [.key(key)]
             return released.contains { here.starts(with: $0.components) }
         }
-        for (key, heldValue) in heldMembers {
-            let patched = members[key]
-            // A part the patch holds as the file held it keeps every key already: one made from the last
-            // write shares its storage, so this costs one comparison of its bytes.
-            if let patched, patched.isShared(with: heldValue) { continue }
-            guard let wholeValue = wholeMembers[key] else { continue }  // gone from the value: not kept
+        // A part the patch holds as the file held it keeps every key already: one made from the last write
+        // shares its storage, and is passed over.
+        let patch = members
+        heldMembers.forEachMember(notSharedWith: patch) { key, heldValue, patched in
+            guard let wholeValue = wholeMembers[key] else { return }  // gone from the value: not kept
             switch (heldValue, wholeValue, patched) {
             case (.object, .object, let patched):
-                if isReleased(key) { continue }
+                if isReleased(key) { return }
                 let kept = (patched ?? .object([:])).keepingKeys(of: heldValue, whole: wholeValue, releasing: released, at: path + [.key(key)])
-                if let patched, kept.isShared(with: patched) { continue }
+                if let patched, kept.isShared(with: patched) { return }
                 if patched != nil || kept != .object([:]) { members[key] = kept }
             case (_, _, nil):
-                if isReleased(key) { continue }
+                if isReleased(key) { return }
                 members[key] = wholeValue
             default:
                 break
@@ -189,3 +189,39 @@ extension JSONValue {
         return .object(patch)
     }
 }
+
+extension [String: JSONValue] {
+    /// Calls `body` with each member whose value is not ``JSONValue/isShared(with:)`` the value under the
+    /// same key in `old` (nil when `old` has no such key), and returns how many of this object's keys `old`
+    /// holds: fewer than `old.count` says that `old` has keys this object lacks.
+    ///
+    /// An object made from a copy of `old` (a member replaced, which is how a document is made from the
+    /// one before) keeps `old`'s storage layout, and so its order: the two are walked side by side, key
+    /// beside key, and nothing is hashed. From the first key out of step on, each key is looked up in
+    /// `old` instead, so objects of any origin are walked right.
+    @discardableResult
+    package func forEachMember(
+        notSharedWith old: [String: JSONValue], _ body: (_ key: String, _ value: JSONValue, _ old: JSONValue?) throws -> Void
+    ) rethrows -> Int {
+        var theirs = old.makeIterator()
+        var inStep = true
+        var found = 0
+        for (key, value) in self {
+            let before: JSONValue?
+            if inStep, let (oldKey, oldValue) = theirs.next(), oldKey == key {
+                before = oldValue
+            } else {
+                inStep = false
+                before = old[key]
+            }
+            guard let before else {
+                try body(key, value, nil)
+                continue
+            }
+            found += 1
+            if !value.isShared(with: before) { try body(key, value, before) }
+        }
+        return found
+    }
+}
+

@@ -146,8 +146,10 @@ struct TOMLTextEditor {
         // found in one pass; none, and nothing changed.
         var changed: [String] = []
         if case .object(let before)? = old, case .object(let after)? = new {
-            changed = before.compactMap { key, value in after[key].map(value.isIdentical) == true ? nil : key }
-            changed += after.keys.filter { before[$0] == nil }
+            let kept = after.forEachMember(notSharedWith: before) { key, value, was in
+                if was.map(value.isIdentical) != true { changed.append(key) }
+            }
+            if kept < before.count { changed += before.keys.filter { after[$0] == nil } }
             if changed.isEmpty { return true }
             changed.sort()
         } else if let old, let new, old.isIdentical(to: new) {
@@ -312,13 +314,22 @@ extension JSONValue {
     /// Whether the two documents are the same, a NaN the same as a NaN (which `==` says it is not): a
     /// TOML file may hold `nan`. Parts that share their storage (a document made from the one before)
     /// are the same at once.
+    /// Whether every member of `a` is identical to the member under its key in `b`.
+    private static func membersAreIdentical(_ a: [String: JSONValue], _ b: [String: JSONValue]) -> Bool {
+        var identical = true
+        let found = a.forEachMember(notSharedWith: b) { _, value, other in
+            if identical, other.map(value.isIdentical) != true { identical = false }
+        }
+        return identical && found == b.count
+    }
+
     fileprivate func isIdentical(to other: JSONValue) -> Bool {
         if isShared(with: other) { return true }
         return switch (self, other) {
         case (.double(let a), .double(let b)): a == b || (a.isNaN && b.isNaN)
         case (.array(let a), .array(let b)): a.count == b.count && zip(a, b).allSatisfy { $0.isIdentical(to: $1) }
         case (.object(let a), .object(let b)):
-            a.count == b.count && a.allSatisfy { key, value in b[key].map(value.isIdentical) ?? false }
+            a.count == b.count && Self.membersAreIdentical(a, b)
         default: self == other
         }
     }

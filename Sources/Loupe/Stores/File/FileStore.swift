@@ -358,7 +358,7 @@ final class DocumentFile: DocumentStore {
     /// Throws a conflict unless the file at `target` is the version `token` names; moves a file that does
     /// not parse aside (with ``FileStore/CorruptFileRecovery/moveAside``). Call it holding the lock.
     private func checkUnchanged(_ target: String, since token: ChangeToken) throws {
-        let current = try file.identity()
+        let current = try file.identity(at: target)
         guard (current?.token ?? .absent) == token else {
             throw SettingsError(.conflict, store: description, reason: "another writer changed the file since it was read")
         }

@@ -274,15 +274,19 @@ enum FileSystem {
     /// (root always may), so that `sudo` editing a service's settings leaves them the service's. A path
     /// that names something other than a regular file (a FIFO, a device) is an error, and left alone.
     ///
+    /// The new file's mode is `permissions`, less the process's umask for a file that did not exist; with
+    /// `keepingMode`, a file replaced keeps its own mode instead.
+    ///
     /// With `durable` false nothing is flushed to disk: readers still see the old file or the new one,
     /// never a mixture, and a crash may lose the write (what `UserDefaults` promises of a suite).
-    static func writeAtomically(_ data: Data, to path: String, permissions: mode_t, durable: Bool = true) throws -> FileIdentity {
+    static func writeAtomically(_ data: Data, to path: String, permissions: mode_t, keepingMode: Bool = false, durable: Bool = true) throws -> FileIdentity {
         guard !path.isEmpty else { throw emptyPath("write") }
         var existing = stat()
         let exists = stat(path, &existing) == 0
         if exists, (existing.st_mode & S_IFMT) != S_IFREG { throw notARegularFile("write", path, mode: existing.st_mode) }
         let directory = directory(of: path)
-        try createDirectory(directory)
+        // A file's directory is there already.
+        if !exists { try createDirectory(directory) }
         var template = Array((directory + "/" + temporaryPrefix(for: fileName(of: path)) + "XXXXXX").utf8CString)
         let fd = mkstemp(&template)
         guard fd >= 0 else { throw SystemCallError("create a temporary file in", directory) }
@@ -295,8 +299,8 @@ enum FileSystem {
         do {
             defer { close(fd) }
             // A new file gets the mode asked for less the process's umask, as open(2) would give it
-            // (fchmod alone ignores the umask); a file replaced keeps its own.
-            let mode = exists ? permissions : permissions & ~processUmask()
+            // (fchmod alone ignores the umask).
+            let mode = !exists ? permissions & ~processUmask() : keepingMode ? existing.st_mode & 0o7777 : permissions
             guard fchmod(fd, mode) == 0 else { throw SystemCallError("chmod", temporary) }
             if exists, existing.st_uid != geteuid() || existing.st_gid != getegid() {
                 // Where the process may not (not root, another user's file), the new file is its own.

@@ -54,6 +54,12 @@ final class WatchedFile<Content: Sendable>: Sendable {
         try mapping(.unreadable) { try fileSystem.identity(of: fileSystem.resolvingSymlinks(path)) }
     }
 
+    /// The identity of the file at `target` (the path resolved, as ``withLock(timeout:_:)`` gives it) now;
+    /// nil when there is none.
+    func identity(at target: String) throws -> FileIdentity? {
+        try mapping(.unreadable) { try fileSystem.identity(of: target) }
+    }
+
     /// The token of the file now: its identity, or ``ChangeToken/absent``.
     func token() throws -> ChangeToken {
         try identity()?.token ?? .absent
@@ -90,8 +96,7 @@ final class WatchedFile<Content: Sendable>: Sendable {
     /// Writes `data` atomically over the file at `target` (the resolved path), keeping the mode of the file
     /// it replaces or giving a new one `permissions`; returns the identity of the new file.
     func write(_ data: Data, to target: String, permissions: mode_t, durable: Bool = true) throws -> FileIdentity {
-        let mode = FileSystem.permissions(of: target) ?? permissions
-        return try mapping(.unwritable) {
+        try mapping(.unwritable) {
             // What could not be read back is not written: a file over the read limit would be refused by
             // every later read, this program's and every other's.
             guard data.count <= maximumSize else {
@@ -99,7 +104,7 @@ final class WatchedFile<Content: Sendable>: Sendable {
                     "write", target, code: EFBIG,
                     explanation: "it would be \(FileSystem.describe(bytes: data.count)), larger than the maximum document size, \(FileSystem.describe(bytes: maximumSize)); nothing was written")
             }
-            return try FileSystem.writeAtomically(data, to: target, permissions: mode, durable: durable)
+            return try FileSystem.writeAtomically(data, to: target, permissions: permissions, keepingMode: true, durable: durable)
         }
     }
 
