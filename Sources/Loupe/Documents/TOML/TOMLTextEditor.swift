@@ -25,6 +25,9 @@ import Foundation
 struct TOMLTextEditor {
     private let bytes: [UInt8]
     private(set) var outline: TOMLReader.Outline
+    /// The index of the `key = value` line of each path in `outline`, for an outline edited again (nil:
+    /// the lines are searched).
+    private var lineIndex: [[ValuePath.Component]: Int]?
     private let newline: [UInt8]
     private var edits: [(range: Range<Int>, text: [UInt8])] = []
     /// The values replaced where they stand, each beside its edit: which `key = value` line, and the new
@@ -39,6 +42,8 @@ struct TOMLTextEditor {
         let bytes: [UInt8]
         let document: JSONValue
         let outline: TOMLReader.Outline
+        /// The index of each `key = value` line in `outline` by its path, once an edit made it.
+        var lineIndex: [[ValuePath.Component]: Int]? = nil
     }
 
     /// The outline of the text a codec wrote last.
@@ -53,6 +58,9 @@ struct TOMLTextEditor {
         if let kept = memo?.take(), kept.text == data {
             (previous, text) = (kept.document, kept.bytes)
             editor = TOMLTextEditor(bytes: text, outline: kept.outline)
+            // An outline edited again is worth an index of its lines, which its later edits keep.
+            editor.lineIndex = kept.lineIndex ?? Dictionary(
+                kept.outline.keyValues.enumerated().map { ($1.path, $0) }, uniquingKeysWith: { first, _ in first })
         } else {
             text = Array(data)
             guard let read = try? TOMLReader.outlined(text) else { return nil }
@@ -76,7 +84,7 @@ struct TOMLTextEditor {
         }
         if editor.shiftOutlineAfterReplacing() {
             let edited = Data(output)
-            memo?.keep(Kept(text: edited, bytes: output, document: document, outline: editor.outline))
+            memo?.keep(Kept(text: edited, bytes: output, document: document, outline: editor.outline, lineIndex: editor.lineIndex))
             return edited
         }
         // The edit must say exactly what the document says; else it is written anew.
@@ -155,7 +163,7 @@ struct TOMLTextEditor {
         } else if let old, let new, old.isIdentical(to: new) {
             return true
         }
-        if let index = outline.keyValues.firstIndex(where: { $0.path == path }) {
+        if let index = lineIndex.map({ $0[path] }) ?? outline.keyValues.firstIndex(where: { $0.path == path }) {
             let line = outline.keyValues[index]
             if let new {
                 edits.append((line.value, Array(try TOMLWriter.inlineText(of: new, spelledLike: bytes[line.value]).utf8)))
