@@ -168,6 +168,14 @@ struct YAMLTextEditor {
             unvisited -= 1
             let (was, now) = (before[key], after[key])
             guard let keyMark = keyNode.mark, (1...lineStarts.count).contains(keyMark.line) else { return false }
+            // Two mappings the walk above took for changed without comparing them: a block mapping of its own
+            // is visited (nothing below one that did not change is edited); anything else (a flow mapping,
+            // an anchored one, an alias) is compared first, and left alone when it did not change.
+            if case .object? = was, case .object? = now {
+                let isOwnBlockMapping = if case .mapping(let inner) = valueNode, inner.style != .flow, valueNode.anchor == nil,
+                                           !Self.isAlias(valueNode, after: keyMark) { true } else { false }
+                if !isOwnBlockMapping, was == now { continue }
+            }
             if was != nil {
                 try Self.refuseAliases(in: valueNode, keyMark: keyMark, at: path + [key], removing: now == nil, writtenAnew: false)
             }

@@ -227,4 +227,30 @@ struct YAMLInPlaceEditTests {
         try root.ticker.greeting.set("bonjour")
         #expect(try String(contentsOfFile: path, encoding: .utf8) == Self.handWritten.replacingOccurrences(of: "'hello'", with: "'bonjour'"))
     }
+
+    /// The first write after a load compares documents that share no storage: a mapping that did not
+    /// change stays as written whatever its style, a flow mapping and an anchored one included (which a
+    /// write would otherwise rewrite in block style, or refuse), while the value that changed is edited in
+    /// place.
+    @Test func unchangedFlowAndAnchoredMappingsStayAsWrittenWhenAnotherValueChanges() throws {
+        struct Limits: Codable, Sendable, Equatable {
+            var name = "api"
+            var limits: [String: [String: Int]] = [:]
+            var base: [String: Int] = [:]
+            var tuned: [String: Int] = [:]
+        }
+        let directory = NSTemporaryDirectory() + "loupe-yaml-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/service.yaml"
+        let text = "name: api\nlimits: {cpu: {max: 2}, memory: {max: 512}}  # flow\nbase: &base\n  retries: 3\ntuned:\n  retries: 5\n"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        let root = try RootLens(default: Limits(), store: FileStore(path: path, format: YAMLCodec()), watch: false)
+        #expect(root.value.limits == ["cpu": ["max": 2], "memory": ["max": 512]] && root.value.base == ["retries": 3])
+        try root.name.set("web")
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == text.replacingOccurrences(of: "name: api", with: "name: web"))
+        try root.tuned.set(["retries": 6])
+        #expect(try String(contentsOfFile: path, encoding: .utf8)
+                == text.replacingOccurrences(of: "name: api", with: "name: web").replacingOccurrences(of: "retries: 5", with: "retries: 6"))
+    }
 }

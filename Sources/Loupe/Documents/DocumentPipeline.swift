@@ -279,12 +279,11 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
             }
             memory.layers?.heldAside.removeAll(where: isReleased)
         }
-        // Keys the store holds stay there, even where they equal what lies below.
-        if form != .wholeValue {
-            document = document.keepingKeys(of: memory.spellings, whole: whole, releasing: released)
-        }
-        // Numbers the store holds spelled otherwise than the value encodes them stay as they are there.
-        document = document.keepingNumberSpellings(of: memory.spellings)
+        // Numbers the store holds spelled otherwise than the value encodes them stay as they are there; and
+        // (in a patch) keys the store holds stay there, even where they equal what lies below.
+        document = form == .wholeValue
+            ? document.keepingNumberSpellings(of: memory.spellings)
+            : document.keepingKeysAndSpellings(of: memory.spellings, whole: whole, releasing: released)
         memory.spellings = document
         let stamp = max(memory.stamp, version)
         if stamp > 1, case .object(var object) = document {

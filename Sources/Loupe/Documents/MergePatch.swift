@@ -99,38 +99,49 @@ extension JSONValue {
         }
     }
 
-    /// This patch (the stored document a value needs over `base`), with every key that `held` (the stored
-    /// document as last read or written) holds and `whole` (the value's whole document) still has put back
-    /// where the patch left it out for being equal to the layers below: a key someone wrote in the file
-    /// stays there, with its value now, until it is released. Nothing under a path in `released` is put
-    /// back (`reset(atPath:)`, `loupe unset`).
-    func keepingKeys(of held: JSONValue?, whole: JSONValue, releasing released: [ValuePath], at path: [ValuePath.Component] = []) -> JSONValue {
-        guard let held, case .object(let heldMembers) = held, case .object(let wholeMembers) = whole,
+    /// This patch (the stored document a value needs over `base`) as the store is to hold it, given `held`
+    /// (the stored document as last read or written) and `whole` (the value's whole document):
+    ///
+    /// - every key that `held` holds and `whole` still has is put back where the patch left it out for
+    ///   being equal to the layers below: a key someone wrote in the file stays there, with its value now,
+    ///   until it is released. Nothing under a path in `released` is put back (`reset(atPath:)`,
+    ///   `loupe unset`);
+    /// - each number that `held` holds at the same place as the same number spelled otherwise keeps its
+    ///   spelling there, as ``keepingNumberSpellings(of:)`` has it.
+    ///
+    /// One walk of `held` beside the patch does both; a part the patch holds as `held` did (one made from
+    /// the last write shares its storage) is passed over at the cost of one comparison of its bytes.
+    func keepingKeysAndSpellings(of held: JSONValue?, whole: JSONValue, releasing released: [ValuePath], at path: [ValuePath.Component] = []) -> JSONValue {
+        guard let held, !isShared(with: held) else { return self }
+        guard case .object(let heldMembers) = held, case .object(let patch) = self, case .object(let wholeMembers) = whole,
               !released.contains(where: { path.starts(with: $0.components) })
-        else { return self }
-        guard case .object(var members) = self else { return self }
+        else { return keepingNumberSpellings(of: held) }
         func isReleased(_ key: String) -> Bool {
             guard !released.isEmpty else { return false }
             let here = path + [.key(key)]
             return released.contains { here.starts(with: $0.components) }
         }
-        // A part the patch holds as the file held it keeps every key already: one made from the last write
-        // shares its storage, and is passed over.
-        let patch = members
+        var members = patch
         heldMembers.forEachMember(notSharedWith: patch) { key, heldValue, patched in
-            guard let wholeValue = wholeMembers[key] else { return }  // gone from the value: not kept
-            switch (heldValue, wholeValue, patched) {
-            case (.object, .object, let patched):
-                if isReleased(key) { return }
-                let kept = (patched ?? .object([:])).keepingKeys(of: heldValue, whole: wholeValue, releasing: released, at: path + [.key(key)])
-                if let patched, kept.isShared(with: patched) { return }
-                if patched != nil || kept != .object([:]) { members[key] = kept }
-            case (_, _, nil):
-                if isReleased(key) { return }
-                members[key] = wholeValue
-            default:
-                break
+            var kept = patched
+            if let wholeValue = wholeMembers[key], !isReleased(key) {  // a key gone from the value is not kept
+                switch (heldValue, wholeValue, patched) {
+                case (.object, .object, let patched):
+                    // Its keys and spellings, below.
+                    let below = (patched ?? .object([:])).keepingKeysAndSpellings(of: heldValue, whole: wholeValue, releasing: released, at: path + [.key(key)])
+                    if let patched, below.isShared(with: patched) { return }
+                    if patched != nil || below != .object([:]) { members[key] = below }
+                    return
+                case (_, _, nil):
+                    kept = wholeValue
+                default:
+                    break
+                }
             }
+            guard let kept else { return }
+            let spelled = kept.keepingNumberSpellings(of: heldValue)
+            if let patched, spelled.isShared(with: patched) { return }
+            members[key] = spelled
         }
         return .object(members)
     }

@@ -154,8 +154,13 @@ struct TOMLTextEditor {
         // found in one pass; none, and nothing changed.
         var changed: [String] = []
         if case .object(let before)? = old, case .object(let after)? = new {
+            // Two tables count as changed here (one that did not change edits nothing below), so that a
+            // large one is not compared twice.
             let kept = after.forEachMember(notSharedWith: before) { key, value, was in
-                if was.map(value.isIdentical) != true { changed.append(key) }
+                switch (was, value) {
+                case (.object(let a)?, .object(let b)) where !a.isEmpty && !b.isEmpty: changed.append(key)
+                default: if was.map(value.isIdentical) != true { changed.append(key) }
+                }
             }
             if kept < before.count { changed += before.keys.filter { after[$0] == nil } }
             if changed.isEmpty { return true }
@@ -165,6 +170,8 @@ struct TOMLTextEditor {
         }
         if let index = lineIndex.map({ $0[path] }) ?? outline.keyValues.firstIndex(where: { $0.path == path }) {
             let line = outline.keyValues[index]
+            // An inline table whose tables the walk above took for changed, unchanged: its text stays.
+            if let old, let new, old.isIdentical(to: new) { return true }
             if let new {
                 edits.append((line.value, Array(try TOMLWriter.inlineText(of: new, spelledLike: bytes[line.value]).utf8)))
                 replaced.append((index, new))
