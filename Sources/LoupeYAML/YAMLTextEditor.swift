@@ -55,7 +55,7 @@ struct YAMLTextEditor {
         // Whether the nodes may be kept for the next edit: those of a file without anchors or aliases.
         var keepsNodes: Bool
         var editor: YAMLTextEditor
-        if let kept = memo?.take(), kept.text == data {
+        if let kept = memo?.take(), kept.text.isSameText(as: data) {
             (root, keepsNodes) = (kept.root, true)
             editor = YAMLTextEditor(bytes: kept.bytes, lineStarts: kept.lineStarts, codec: codec)
         } else {
@@ -90,8 +90,9 @@ struct YAMLTextEditor {
                 // No line moved: each scalar's text is one line, in place of one.
                 if keepsNodes, let memo, let lineStarts = editor.lineStarts(after: ordered) {
                     var nodes = consume root
+                    let placeholder = Node("")
                     for (edit, replaced) in zip(editor.edits, editor.replaced) where keepsNodes {
-                        keepsNodes = nodes.replaceScalar(at: replaced.indices[...], with: replaced.value, writtenAs: edit.text)
+                        keepsNodes = nodes.replaceScalar(at: replaced.indices[...], with: replaced.value, writtenAs: edit.text, placeholder: placeholder)
                     }
                     if keepsNodes { memo.keep(Kept(text: data, bytes: output, lineStarts: lineStarts, root: nodes)) }
                 }
@@ -401,8 +402,9 @@ struct YAMLTextEditor {
 extension Node {
     /// Brings the scalar at `indices` (of entries of block mappings, from this node) up to date with
     /// `value`, which an edit wrote in its place as `text` (one line): its style is the text's (quoted, or
-    /// plain), its mark where it was. False when there is no scalar there.
-    fileprivate mutating func replaceScalar(at indices: ArraySlice<Int>, with value: JSONValue, writtenAs text: String) -> Bool {
+    /// plain), its mark where it was. False when there is no scalar there. `placeholder` stands in for a
+    /// node while it changes.
+    fileprivate mutating func replaceScalar(at indices: ArraySlice<Int>, with value: JSONValue, writtenAs text: String, placeholder: Node) -> Bool {
         guard let index = indices.first else {
             guard case .scalar(var scalar) = self else { return false }
             scalar.style = text.hasPrefix("\"") ? .doubleQuoted : text.hasPrefix("'") ? .singleQuoted : .plain
@@ -413,11 +415,11 @@ extension Node {
         guard case .mapping(var mapping) = self, mapping.indices.contains(index) else { return false }
         // The mapping is taken out of this node, and the entry's value out of the mapping, while the scalar
         // changes: a mapping still held where it was would be copied whole (every entry) by the change.
-        self = Node("")
+        self = placeholder
         let key = mapping[index].key
         var node = mapping[index].value
-        mapping[index] = (key, Node(""))
-        let replaced = node.replaceScalar(at: indices.dropFirst(), with: value, writtenAs: text)
+        mapping[index] = (key, placeholder)
+        let replaced = node.replaceScalar(at: indices.dropFirst(), with: value, writtenAs: text, placeholder: placeholder)
         mapping[index] = (key, node)
         self = .mapping(mapping)
         return replaced

@@ -55,7 +55,7 @@ struct TOMLTextEditor {
         let previous: JSONValue
         let text: [UInt8]
         // The outline goes into the editor alone, so that shifting it after the edit does not copy it.
-        if let kept = memo?.take(), kept.text == data {
+        if let kept = memo?.take(), kept.text.isSameText(as: data) {
             (previous, text) = (kept.document, kept.bytes)
             editor = TOMLTextEditor(bytes: text, outline: kept.outline)
             // An outline edited again is worth an index of its lines, which its later edits keep.

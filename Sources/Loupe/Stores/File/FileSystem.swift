@@ -149,13 +149,19 @@ enum FileSystem {
     }
 
     static func directory(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
+        guard let slash = lastSlash(in: path) else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     static func fileName(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return path }
+        guard let slash = lastSlash(in: path) else { return path }
         return String(path[path.index(after: slash)...])
+    }
+
+    /// Where the last `/` of `path` is, found among its bytes (a search by `Character` breaks the whole
+    /// path into graphemes, on every save).
+    private static func lastSlash(in path: String) -> String.Index? {
+        path.utf8.lastIndex(of: UInt8(ascii: "/"))
     }
 
     /// The identity of the file at `path` (following links), or nil if there is none.

@@ -32,6 +32,8 @@ final class WatchedFile<Content: Sendable>: Sendable {
     private let fileSystem: any ReadableFileSystem
     /// What the file held when last read, by identity: a read of an unchanged file is a `stat`.
     private let lastRead = Locked<(identity: FileIdentity, content: Content)?>(nil)
+    /// The lock beside the target the path resolved to last, which the next write most likely locks again.
+    private let lastLock = Locked<(target: String, lock: FileLock)?>(nil)
 
     init(
         path: String, name: String, maximumSize: Int = FileSystem.defaultMaximumSize,
@@ -124,7 +126,12 @@ final class WatchedFile<Content: Sendable>: Sendable {
         let deadline = ContinuousClock.now + timeout
         while true {
             let target = try resolved()
-            let lock = FileLock.beside(target)
+            let lock = lastLock.withLock { last in
+                if let last, last.target == target { return last.lock }
+                let lock = FileLock.beside(target)
+                last = (target, lock)
+                return lock
+            }
             let outcome: Result<R, any Error>?
             do {
                 outcome = try lock.withLock(until: deadline) { () -> Result<R, any Error>? in
