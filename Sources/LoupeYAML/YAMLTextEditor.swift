@@ -148,7 +148,8 @@ struct YAMLTextEditor {
     private mutating func visit(_ mapping: Node.Mapping, old: JSONValue, new: JSONValue, at path: [String], indices: [Int]) throws -> Bool {
         guard case .object(let before) = old, case .object(let after) = new, mapping.style != .flow else { return false }
         // The keys that come, go or change, found from the documents alone; the mapping's entries are
-        // walked until each of its keys among them has been edited. Two objects count as changed here (a
+        // walked until each of its keys among them has been edited (a key stands once in a mapping: Yams
+        // refuses a file that writes one twice). Two objects count as changed here (a
         // mapping that did not change edits nothing below), so that a large one is not compared twice.
         var changed = Set<String>()
         let kept = after.forEachMember(notSharedWith: before) { key, value, was in

@@ -253,4 +253,14 @@ struct YAMLInPlaceEditTests {
         #expect(try String(contentsOfFile: path, encoding: .utf8)
                 == text.replacingOccurrences(of: "name: api", with: "name: web").replacingOccurrences(of: "retries: 5", with: "retries: 6"))
     }
+
+    /// A key written twice in one mapping is refused when the file is read (Yams does), so each key an
+    /// edit changes stands in one place, and the edit stops once it has edited them all.
+    @Test func aKeyWrittenTwiceInAMappingIsRefusedWhenRead() throws {
+        #expect {
+            try YAMLCodec().parse(Data("a: 1\nb: 2\na: 3\n".utf8))
+        } throws: { error in
+            "\(error)".contains("duplicated key")
+        }
+    }
 }
