@@ -90,6 +90,59 @@ struct LensUpdateTests {
         token.cancel()
     }
 
+    /// A root saved to a store changes when its document does: a value its own `==` takes for the current
+    /// one while it encodes otherwise is stored and committed, on the first update after a load as after a
+    /// save.
+    @Test func aValueEqualByItsEqualsButEncodedOtherwiseIsStored() throws {
+        struct Noted: Codable, Sendable, Equatable {
+            var port = 80
+            var note = ""
+            static func == (lhs: Noted, rhs: Noted) -> Bool { lhs.port == rhs.port }  // the note is not compared
+        }
+        let store = RecordingStore()
+        let root = try RootLens(default: Noted(), store: store)
+        try root.note.set("first")
+        #expect(store.saves == 1)
+        #expect(root.value.note == "first")
+        #expect(try store.load(over: Noted())?.note == "first")
+        try root.port.set(81)
+        try root.note.set("second")
+        #expect(store.saves == 3)
+        #expect(root.value.note == "second")
+        #expect(try store.load(over: Noted())?.note == "second")
+    }
+
+    /// An update to an equal value in storage of its own (another copy of a long string), which its bytes
+    /// do not show equal, commits and saves nothing: before any save, after one, and after a failed one
+    /// (which leaves the encoder another value's document).
+    @Test func anEqualValueInStorageOfItsOwnCommitsNothing() throws {
+        struct Named: Codable, Sendable, Equatable {
+            var name = "a name longer than fifteen bytes"
+            var count = 0
+        }
+        /// An equal name in new storage.
+        func copy(_ name: String) -> String { String(decoding: Array(name.utf8), as: UTF8.self) }
+        let store = RecordingStore()
+        let root = try RootLens(default: Named(), store: store)
+        let notified = Recorder<Named>()
+        let token = root.observe { notified.append($0) }
+        try root.name.set(copy(root.value.name))
+        #expect(store.saves == 0)
+        try root.count.set(1)
+        try root.name.set(copy(root.value.name))
+        #expect(store.saves == 1)
+        store.fail(true)
+        #expect(throws: SettingsError.self) { try root.count.set(2) }
+        store.fail(false)
+        try root.update {
+            $0.name = copy($0.name)
+            $0.count = 1
+        }
+        #expect(store.saves == 1)
+        #expect(notified.all.map(\.count) == [1])
+        token.cancel()
+    }
+
     @Test func aClosureThatChangesNothingCommitsNothing() throws {
         let store = RecordingStore()
         let root = try RootLens(default: Settings(), store: store)

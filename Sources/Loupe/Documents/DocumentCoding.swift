@@ -73,8 +73,15 @@ public struct DocumentCoding: Sendable {
     /// The document for `value`, reusing from `memo` the documents of the parts that have not changed
     /// since the last encode with it (see ``DocumentEncoder``).
     func encode<T: Encodable>(_ value: T, memo: DocumentEncoder.Memo?) throws -> JSONValue {
-        if let document = try DocumentEncoder.encode(value, coding: self, memo: memo) { return document }
-        return try encodeWithJSONEncoder(value)
+        try encodeNotingLast(value, memo: memo).document
+    }
+
+    /// The document for `value` as ``encode(_:memo:)`` makes it, and the document of the last encode with
+    /// `memo` it started from (nil when it started from none): the two share their storage if and only if
+    /// they are the same (see ``DocumentEncoder``).
+    func encodeNotingLast<T: Encodable>(_ value: T, memo: DocumentEncoder.Memo?) throws -> (document: JSONValue, last: JSONValue?) {
+        if let encoded = try DocumentEncoder.encodeNotingLast(value, coding: self, memo: memo) { return encoded }
+        return (try encodeWithJSONEncoder(value), nil)
     }
 
     /// The document for `value`, by way of `JSONEncoder`'s text.

@@ -111,14 +111,25 @@ final class DocumentEncoder {
     /// The document for `value`, or nil when `coding` asks for what only `JSONEncoder` does, or when an
     /// error was thrown and caught during the encode: the caller then uses `JSONEncoder`.
     static func encode<T: Encodable>(_ value: T, coding: DocumentCoding, memo: Memo?) throws -> JSONValue? {
+        try encodeNotingLast(value, coding: coding, memo: memo)?.document
+    }
+
+    /// The document for `value` as ``encode(_:coding:memo:)`` makes it, and the document of the last encode
+    /// it started from (what `memo` kept; nil when it kept nothing).
+    ///
+    /// Wherever the document is the same as the last one (its scalars the same, its objects and arrays of
+    /// the same parts), it is the last one's, sharing its storage: a document that does not share the last
+    /// one's storage differs from it.
+    static func encodeNotingLast<T: Encodable>(_ value: T, coding: DocumentCoding, memo: Memo?) throws -> (document: JSONValue, last: JSONValue?)? {
         guard case .useDefaultKeys = coding.keyEncodingStrategy, Self.supports(coding.dateEncodingStrategy) else {
             return nil
         }
         let encoder = DocumentEncoder(dates: coding.dateEncodingStrategy)
         let document: JSONValue
         let node: MemoNode?
+        let previous = memo?.take()
         do {
-            (document, node) = try encoder.part(value, at: [], isWhole: true, previous: memo?.take())
+            (document, node) = try encoder.part(value, at: [], isWhole: true, previous: previous)
         } catch is Unsupported {
             return nil
         } catch {
@@ -128,7 +139,7 @@ final class DocumentEncoder {
         if let misuse = encoder.misuse { throw misuse }
         if encoder.threw { return nil }
         if let node { memo?.keep(node) }
-        return document
+        return (document, previous?.document)
     }
 
     private static func supports(_ strategy: JSONEncoder.DateEncodingStrategy) -> Bool {
@@ -191,7 +202,7 @@ final class DocumentEncoder {
             if encoder.codingPath.isEmpty { throw Unsupported() }
             return .object([:])
         }
-        return content.resolved
+        return content.resolved(like: encoder.previous?.document)
     }
 
     /// The document of a value of a type that encodes itself as one JSON scalar, made at once: the elements
@@ -318,7 +329,8 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Encodabl
                 if unchanged(value, before) { continue }
             }
             let (document, node) = try encoder.part(value, at: codingPath + [DocumentCodingKey(key)], previous: nodes[key])
-            members[key] = document
+            // A member encoded again as it was keeps the object's storage as it was.
+            if members[key].map(document.isSamePart) != true { members[key] = document }
             nodes[key] = node
         }
         if kept < old.count {
@@ -348,11 +360,14 @@ private enum Slot {
     case object(ObjectBuilder)
     case array(ArrayBuilder)
 
-    var resolved: JSONValue {
+    /// The part's document; `previous` itself (the document at the same place last time) when the part's
+    /// is the same, so that the two share their storage: a document that shares none with the last one
+    /// differs from it (``DocumentEncoder/encode(_:coding:memo:)``).
+    func resolved(like previous: JSONValue?) -> JSONValue {
         switch self {
         case .value(let value): value
-        case .object(let builder): .object(builder.resolved)
-        case .array(let builder): .array(builder.elements.map(\.resolved))
+        case .object(let builder): builder.resolved(like: previous)
+        case .array(let builder): builder.resolved(like: previous)
         }
     }
 }
@@ -381,10 +396,16 @@ private final class ObjectBuilder {
         previous?.member(key, hint: &hint)
     }
 
-    var resolved: [String: JSONValue] {
+    /// The object; `previous` itself when every member is the same part as there.
+    func resolved(like previous: JSONValue?) -> JSONValue {
+        let old: [String: JSONValue]? = if case .object(let old)? = previous { old } else { nil }
         var object = [String: JSONValue](minimumCapacity: members.count)
-        for member in members { object[member.key] = member.slot.resolved }
-        return object
+        for member in members { object[member.key] = member.slot.resolved(like: old?[member.key]) }
+        if let previous, let old, old.count == object.count,
+           object.allSatisfy({ key, value in old[key].map(value.isSamePart) ?? false }) {
+            return previous
+        }
+        return .object(object)
     }
 }
 
@@ -400,6 +421,18 @@ private final class ArrayBuilder {
     func append(_ slot: Slot, node: DocumentEncoder.MemoNode? = nil) {
         elements.append(slot)
         memoElements.append(node)
+    }
+
+    /// The array; `previous` itself when every element is the same part as there.
+    func resolved(like previous: JSONValue?) -> JSONValue {
+        let old: [JSONValue]? = if case .array(let old)? = previous { old } else { nil }
+        let array = elements.indices.map { index in
+            elements[index].resolved(like: old.flatMap { index < $0.count ? $0[index] : nil })
+        }
+        if let previous, let old, old.count == array.count, zip(array, old).allSatisfy({ $0.isSamePart(as: $1) }) {
+            return previous
+        }
+        return .array(array)
     }
 
     /// The node of the element at `index` last time.

@@ -228,8 +228,14 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
 
     /// The document for `root`.
     func encode(_ root: Root) throws -> JSONValue {
+        try encodeNotingLast(root).document
+    }
+
+    /// The document for `root`, and the document of the last encode it started from, which it shares its
+    /// storage with if and only if the two are the same; nil when it started from none.
+    func encodeNotingLast(_ root: Root) throws -> (document: JSONValue, last: JSONValue?) {
         do {
-            return try coding.encode(root, memo: memo)
+            return try coding.encodeNotingLast(root, memo: memo)
         } catch {
             throw SettingsError(.unwritable, store: storeName, reason: "cannot encode the value: \(error)", cause: error)
         }

@@ -165,6 +165,19 @@ extension JSONValue {
         }
     }
 
+    /// Whether this is `other`'s part as it was: sharing its storage, or a scalar (or an empty object or
+    /// array) the same as it. (A `Double` the same by its bits: `-0.0` is written otherwise than `0.0`.)
+    func isSamePart(as other: JSONValue) -> Bool {
+        if isShared(with: other) { return true }
+        return switch (self, other) {
+        case (.object(let a), .object(let b)): a.isEmpty && b.isEmpty
+        case (.array(let a), .array(let b)): a.isEmpty && b.isEmpty
+        // By their bytes: `==` takes canonically equivalent strings (two spellings of "é") for one.
+        case (.string(let a), .string(let b)), (.exactNumber(let a), .exactNumber(let b)): a.utf8.elementsEqual(b.utf8)
+        default: false  // the other scalars are shared when they are the same
+        }
+    }
+
     /// Whether this and `other` hold the same values, numbers spelled differently (`2`, `2.0`) included.
     func isSameDocument(as other: JSONValue) -> Bool {
         if self == other || isSameNumbers(as: other) { return true }

@@ -41,6 +41,10 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// The token of a version of the store an outside change brought that could not be applied, so that
     /// it is reported once, not on every look.
     private let rejected = Locked<ChangeToken?>(nil)
+    /// The document of the committed root, when a commit saved it: an update whose document does not share
+    /// its storage is a change without comparing the roots (see ``commit(_:saving:releasing:)``). Nil after
+    /// any other commit, and before the first.
+    private let committedDocument = Locked<JSONValue?>(nil)
     private let errorHandlers = Locked<[UInt64: @Sendable (any Error) -> Void]>([:])
     /// Errors met under the update lock (a layer that changed into something unreadable), reported once
     /// it is released.
@@ -510,12 +514,27 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// Commits `value` if it differs from the current root, saving its document to `store` first, and says
     /// whether it did. If the save throws, nothing changes and the error propagates. Call it holding the
     /// update lock.
+    ///
+    /// A root saved to a store is unchanged when it encodes to the current root's document and, if it is
+    /// `Equatable`, is `==` to it: a value that `==` takes for the current one while it encodes otherwise
+    /// is stored (its document is what the store keeps). The encoder, starting from the current root's
+    /// document, tells a document that differs by not sharing its storage, so a change costs no `==` of
+    /// the roots (which, for a root of many parts, costs as much as an encode). A root with no store is
+    /// unchanged when it is `==` to the current one.
     private func commit(_ value: Root, saving store: (any DocumentStore)?, releasing released: [ValuePath] = []) throws -> Bool {
         var document: JSONValue?
         let unchanged: Bool
         if let rootsEqual {
             let current = committed.rootForUpdate
-            unchanged = haveSameBytes(value, current) || rootsEqual(value, current)
+            if haveSameBytes(value, current) {
+                unchanged = true
+            } else if store != nil {
+                let encoded = try sameDocument(as: current, for: value)
+                document = encoded.document
+                unchanged = encoded.same && rootsEqual(value, current)
+            } else {
+                unchanged = rootsEqual(value, current)
+            }
         } else {
             // Not `Equatable`: roots are equal when their documents are.
             document = try pipeline.encode(value)
@@ -533,20 +552,43 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             try save(value, document: document, to: store, releasing: released)
             return false
         }
-        if let store, let overridden = try save(value, document: document, to: store, releasing: released) {
-            // Stored, but an override still wins where it changed: the value keeps the override's.
-            let current = committed.rootForUpdate
-            if let rootsEqual, rootsEqual(overridden, current) { return false }
-            publish(overridden)
+        if let store {
+            let full = try document ?? pipeline.encode(value)
+            if let overridden = try save(value, document: full, to: store, releasing: released) {
+                // Stored, but an override still wins where it changed: the value keeps the override's.
+                let current = committed.rootForUpdate
+                if let rootsEqual, rootsEqual(overridden, current) { return false }
+                publish(overridden)
+                return true
+            }
+            publish(value, document: full)
             return true
         }
         publish(value)
         return true
     }
 
+    /// The document of `value`, and whether it is the document of `current` (the committed root). The
+    /// committed root's document is kept from the commit that saved it, or encoded now; when the encoder
+    /// started from it, the two are the same exactly when they share their storage, and are compared
+    /// otherwise (another encode took what the encoder keeps, or a failed save left another value's).
+    private func sameDocument(as current: Root, for value: Root) throws -> (document: JSONValue, same: Bool) {
+        let known: JSONValue
+        if let document = committedDocument.withLock({ $0 }) {
+            known = document
+        } else {
+            known = try pipeline.encode(current)
+            committedDocument.withLock { $0 = known }
+        }
+        let (document, last) = try pipeline.encodeNotingLast(value)
+        if let last, last.isShared(with: known) { return (document, document.isShared(with: last)) }
+        return (document, document == known)
+    }
+
     /// Makes `value` the committed root, with the next version, and queues the commit for its observers,
-    /// if it has any.
-    private func publish(_ value: Root) {
+    /// if it has any; `document`, when known, is its document.
+    private func publish(_ value: Root, document: JSONValue? = nil) {
+        committedDocument.withLock { $0 = document }
         let version = committed.publish(value)
         guard notifier.isObserved else { return }
         notifier.enqueue(value, version: version)
