@@ -151,22 +151,25 @@ struct YAMLTextEditor {
         // walked until each of its keys among them has been edited (a key stands once in a mapping: Yams
         // refuses a file that writes one twice). Two objects count as changed here (a
         // mapping that did not change edits nothing below), so that a large one is not compared twice.
-        var changed = Set<String>()
+        // (A list: an update changes a key or a few.)
+        var changed: [String] = []
         let kept = after.forEachMember(notSharedWith: before) { key, value, was in
             switch (was, value) {
-            case (.object(let a)?, .object(let b)) where !a.isEmpty && !b.isEmpty: changed.insert(key)
-            default: if was != value { changed.insert(key) }
+            case (.object(let a)?, .object(let b)) where !a.isEmpty && !b.isEmpty: changed.append(key)
+            default: if was != value { changed.append(key) }
             }
         }
         if kept < before.count {
-            for key in before.keys where after[key] == nil { changed.insert(key) }
+            changed += before.keys.filter { after[$0] == nil }
         }
         if changed.isEmpty { return true }
+        // Many keys are looked up in a set.
+        let changedSet = changed.count > 8 ? Set(changed) : nil
         var unvisited = changed.count { before[$0] != nil }
         for index in mapping.indices where unvisited > 0 {
             let (keyNode, valueNode) = mapping[index]
             guard let key = keyNode.string else { return false }
-            guard changed.contains(key) else { continue }
+            guard changedSet?.contains(key) ?? changed.contains(key) else { continue }
             unvisited -= 1
             let (was, now) = (before[key], after[key])
             guard let keyMark = keyNode.mark, (1...lineStarts.count).contains(keyMark.line) else { return false }
@@ -181,7 +184,8 @@ struct YAMLTextEditor {
             if was != nil {
                 try Self.refuseAliases(in: valueNode, keyMark: keyMark, at: path + [key], removing: now == nil, writtenAnew: false)
             }
-            let end = entryEnd(index, of: mapping)
+            // Where the entry ends: for an edit of its lines (not of a mapping below, or a scalar).
+            var end: Int { entryEnd(index, of: mapping) }
             switch (was, now) {
             case (_?, nil):
                 edits.append((lineStarts[keyMark.line - 1]..<end, ""))
@@ -336,10 +340,15 @@ struct YAMLTextEditor {
         default: break
         }
         let range = line(mark.line)
-        // The mark's column counts characters.
-        let characters = Array(String(decoding: bytes[range], as: UTF8.self))
-        guard mark.column - 1 <= characters.count else { return nil }
-        let startInLine = String(characters[..<(mark.column - 1)]).utf8.count
+        // The mark's column counts characters: as many bytes, before it, in a line that starts in ASCII.
+        let startInLine: Int
+        if mark.column - 1 <= range.count, bytes[range.prefix(mark.column - 1)].allSatisfy({ $0 < 0x80 }) {
+            startInLine = mark.column - 1
+        } else {
+            let characters = Array(String(decoding: bytes[range], as: UTF8.self))
+            guard mark.column - 1 <= characters.count else { return nil }
+            startInLine = String(characters[..<(mark.column - 1)]).utf8.count
+        }
         let rest = Array(bytes[range].dropFirst(startInLine))
         let length: Int
         let rendered: String

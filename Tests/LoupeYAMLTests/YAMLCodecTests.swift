@@ -263,4 +263,14 @@ struct YAMLInPlaceEditTests {
             "\(error)".contains("duplicated key")
         }
     }
+
+    /// A scalar after a key that is not ASCII (the parser's column counts characters, not bytes) is
+    /// replaced where it stands, as one after an ASCII key is.
+    @Test func aScalarAfterAKeyThatIsNotASCIIIsReplacedWhereItStands() throws {
+        let text = "grüße: 'hallo'  # greeting\nstraße: 1\nplain: x\n"
+        #expect(try edited(text) { try $0.set(.string("servus"), at: "grüße") }
+                == text.replacingOccurrences(of: "'hallo'", with: "'servus'"))
+        #expect(try edited(text) { try $0.set(.integer(22), at: "straße") } == text.replacingOccurrences(of: "straße: 1", with: "straße: 22"))
+        #expect(try edited(text) { try $0.set(.string("y"), at: "plain") } == text.replacingOccurrences(of: "plain: x", with: "plain: y"))
+    }
 }
