@@ -239,12 +239,11 @@ struct YAMLInPlaceEditTests {
             var base: [String: Int] = [:]
             var tuned: [String: Int] = [:]
         }
-        let directory = NSTemporaryDirectory() + "loupe-yaml-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let path = directory + "/service.yaml"
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("service.yaml")
         let text = "name: api\nlimits: {cpu: {max: 2}, memory: {max: 512}}  # flow\nbase: &base\n  retries: 3\ntuned:\n  retries: 5\n"
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        try replaceFile(path, with: text)
         let root = try RootLens(default: Limits(), store: FileStore(path: path, format: YAMLCodec()), watch: false)
         #expect(root.value.limits == ["cpu": ["max": 2], "memory": ["max": 512]] && root.value.base == ["retries": 3])
         try root.name.set("web")
