@@ -14,11 +14,15 @@ import Yams
 /// Scalars take the types Yams's resolver gives them (`8080` is a number, `"8080"` a string, `~` null,
 /// and, as in YAML 1.1, `on`, `off`, `yes` and `no` booleans); strings that would read as another type
 /// are written quoted. Aliases are expanded, up to ``maximumValues`` values in all, so a small file
-/// cannot expand into an unbounded document. A file with several YAML documents is refused when read.
+/// cannot expand into an unbounded document, and merge keys (`<<: *defaults`) merge as YAML 1.1 has it:
+/// the mapping's own keys win, then the merged mappings in order. A file with several YAML documents is
+/// refused when read.
 ///
 /// A write edits a file's block mappings in place (comments, order and quoting stay); what it cannot edit
 /// in place (a sequence that changes) is written anew. A write that would replace an alias with a copy (a
 /// change to an alias, or to an anchored value, or a file with aliases written anew) is refused, saying why.
+/// A new value of a key a merge key brings in is written in the mapping, where it wins over the merged
+/// one; taking such a key out is refused.
 public struct YAMLCodec: DocumentCodec {
     /// How the typed value maps to documents: date and key strategies.
     public var coding: DocumentCoding
@@ -97,9 +101,25 @@ public struct YAMLCodec: DocumentCodec {
             }
         case .mapping(let mapping):
             var object: [String: JSONValue] = [:]
+            // The mappings merge keys (`<<: *name`, or a sequence of them) bring in, in order.
+            var merged: [[String: JSONValue]] = []
             for (key, value) in mapping {
+                if case .scalar = key, Tag.Name(rawValue: key.tag.description) == .merge {
+                    let sources: [Node] = if case .sequence(let sequence) = value { Array(sequence) } else { [value] }
+                    for source in sources {
+                        guard case .object(let members) = try document(source, budget: &budget) else {
+                            throw DocumentSyntaxError("a merge key (<<) holds something other than a mapping or a sequence of mappings")
+                        }
+                        merged.append(members)
+                    }
+                    continue
+                }
                 guard let name = key.string else { throw DocumentSyntaxError("a mapping key is not a string") }
                 object[name] = try document(value, budget: &budget)
+            }
+            // A key the mapping writes wins over a merged one, and an earlier merged mapping over a later.
+            for members in merged {
+                for (key, value) in members where object[key] == nil { object[key] = value }
             }
             return .object(object)
         case .sequence(let sequence):

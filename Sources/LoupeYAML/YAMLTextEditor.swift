@@ -166,11 +166,13 @@ struct YAMLTextEditor {
         // Many keys are looked up in a set.
         let changedSet = changed.count > 8 ? Set(changed) : nil
         var unvisited = changed.count { before[$0] != nil }
+        var visited: [String] = []
         for index in mapping.indices where unvisited > 0 {
             let (keyNode, valueNode) = mapping[index]
             guard let key = keyNode.string else { return false }
             guard changedSet?.contains(key) ?? changed.contains(key) else { continue }
             unvisited -= 1
+            visited.append(key)
             let (was, now) = (before[key], after[key])
             guard let keyMark = keyNode.mark, (1...lineStarts.count).contains(keyMark.line) else { return false }
             // Two mappings the walk above took for changed without comparing them: a block mapping of its own
@@ -225,10 +227,19 @@ struct YAMLTextEditor {
                 return false
             }
         }
-        // A key the document has and the mapping does not write (one a merge key, `<<`, brings in) is not
-        // edited here.
-        guard unvisited == 0 else { return false }
-        let added = changed.filter { before[$0] == nil }.sorted()
+        // A key the document has and the mapping does not write, one a merge key (`<<`) brings in: a new
+        // value is written in the mapping, where it wins over the merged one; the merged key cannot be
+        // taken out without changing what it merges.
+        var added = changed.filter { before[$0] == nil }
+        if unvisited > 0 {
+            for key in changed where before[key] != nil && !visited.contains(key) {
+                guard after[key] != nil else {
+                    throw DocumentSyntaxError("\((path + [key]).joined(separator: ".")) comes from a YAML merge key (<<) in its mapping; Loupe does not remove it there, since that would change what the merge brings in: edit it by hand")
+                }
+                added.append(key)
+            }
+        }
+        added.sort()
         guard !added.isEmpty else { return true }
         guard let first = mapping.first?.key.mark else { return false }
         let insertAt = entryEnd(mapping.endIndex - 1, of: mapping)

@@ -273,3 +273,75 @@ struct YAMLInPlaceEditTests {
         #expect(try edited(text) { try $0.set(.string("y"), at: "plain") } == text.replacingOccurrences(of: "plain: x", with: "plain: y"))
     }
 }
+
+/// Merge keys (`<<`), as YAML 1.1 and the tools people use with it read them: a mapping's own keys win over
+/// merged ones, and an earlier merged mapping over a later.
+@Suite("YAML merge keys")
+struct YAMLMergeKeyTests {
+    static let texts = [
+        "base: &base {x: 1, y: 2}\nservice:\n  <<: *base\n  y: 3\n",
+        "a: &a {x: 1, y: 1}\nb: &b {y: 2, z: 2}\nboth:\n  <<: [*a, *b]\n  w: 0\n",
+        "inline:\n  <<: {p: 1, q: 2}\n  q: 3\n",
+        "defaults: &defaults\n  retries: 3\n  timeout: 5\nupstream:\n  <<: *defaults\n  timeout: 30\n  url: https://a.example\n",
+        "quoted:\n  \"<<\": 1\n",
+    ]
+
+    /// What Loupe reads from each text is what PyYAML reads.
+    @Test func mergeKeysReadAsPyYAMLReadsThem() throws {
+        let codec = YAMLCodec()
+        let independent = try IndependentParser.yaml.parse(Self.texts)
+        for (text, theirs) in zip(Self.texts, independent) {
+            #expect(try codec.parse(Data(text.utf8)) == theirs, "\(text)")
+        }
+        #expect(try codec.parse(Data(Self.texts[0].utf8)) == .object([
+            "base": .object(["x": .integer(1), "y": .integer(2)]), "service": .object(["x": .integer(1), "y": .integer(3)]),
+        ]))
+        #expect {
+            try codec.parse(Data("a:\n  <<: 1\n".utf8))
+        } throws: { error in
+            "\(error)".contains("merge key (<<) holds something other than a mapping")
+        }
+    }
+
+    /// A key the mapping writes is edited where it stands; a new value of a merged key is written in the
+    /// mapping, where it wins over the merged one, and the anchored mapping stays as it was; taking a merged
+    /// key out is refused, naming it, and nothing is written.
+    @Test func aMergedKeySetIsWrittenInTheMappingAndOneTakenOutIsRefused() throws {
+        let text = Self.texts[3]
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.yaml")
+        try replaceFile(path, with: text)
+        struct Upstream: Codable, Sendable, Equatable {
+            var retries = 0
+            var timeout = 0
+            var url = ""
+        }
+        struct Settings: Codable, Sendable, Equatable {
+            var defaults = Upstream()
+            var upstream = Upstream()
+        }
+        let root = try RootLens(default: Settings(), store: FileStore(path: path, format: YAMLCodec()), watch: false)
+        #expect(root.value.upstream == Upstream(retries: 3, timeout: 30, url: "https://a.example"))
+        try root.upstream.timeout.set(60)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == text.replacingOccurrences(of: "timeout: 30", with: "timeout: 60"))
+        try root.upstream.retries.set(7)
+        let written = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(written == text.replacingOccurrences(of: "timeout: 30", with: "timeout: 60") + "  retries: 7\n")
+        #expect(try IndependentParser.yaml.parse([written]) == [try YAMLCodec().parse(Data(written.utf8))])
+        let reopened = try RootLens(default: Settings(), store: FileStore(path: path, format: YAMLCodec()), watch: false)
+        #expect(reopened.value.upstream == Upstream(retries: 7, timeout: 60, url: "https://a.example"))
+        #expect(reopened.value.defaults == Upstream(retries: 3, timeout: 5))
+
+        // Taken out of a document that holds it only through the merge: refused.
+        let codec = YAMLCodec()
+        let previous = try codec.parse(Data(text.utf8))
+        var document = previous
+        try document.remove(at: "upstream.retries")
+        #expect {
+            try codec.serialize(document, editing: Data(text.utf8), holding: previous)
+        } throws: { error in
+            "\(error)".contains("upstream.retries comes from a YAML merge key (<<)")
+        }
+    }
+}
