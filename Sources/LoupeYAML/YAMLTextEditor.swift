@@ -147,31 +147,19 @@ struct YAMLTextEditor {
 
     private mutating func visit(_ mapping: Node.Mapping, old: JSONValue, new: JSONValue, at path: [String], indices: [Int]) throws -> Bool {
         guard case .object(let before) = old, case .object(let after) = new, mapping.style != .flow else { return false }
-        // The keys that come, go or change, found from the documents alone; the mapping's entries are
-        // walked until each of its keys among them has been edited (a key stands once in a mapping: Yams
-        // refuses a file that writes one twice). Two objects count as changed here (a
-        // mapping that did not change edits nothing below), so that a large one is not compared twice.
-        // (A list: an update changes a key or a few.)
-        var changed: [String] = []
-        let kept = after.forEachMember(notSharedWith: before) { key, value, was in
-            switch (was, value) {
-            case (.object(let a)?, .object(let b)) where !a.isEmpty && !b.isEmpty: changed.append(key)
-            default: if was != value { changed.append(key) }
-            }
-        }
-        if kept < before.count {
-            changed += before.keys.filter { after[$0] == nil }
-        }
+        // The keys that come, go or change, found from the documents alone (two mappings count as changed,
+        // and are walked into); the mapping's entries are walked until each of its keys among them has been
+        // edited (a key stands once in a mapping: Yams refuses a file that writes one twice). A list: an
+        // update changes a key or a few; many are looked up in a set.
+        let changed = after.keysChanged(from: before, same: ==)
         if changed.isEmpty { return true }
-        // Many keys are looked up in a set.
         let changedSet = changed.count > 8 ? Set(changed) : nil
-        var unvisited = changed.count { before[$0] != nil }
+        let written = changed.count { before[$0] != nil }
         var visited: [String] = []
-        for index in mapping.indices where unvisited > 0 {
+        for index in mapping.indices where visited.count < written {
             let (keyNode, valueNode) = mapping[index]
             guard let key = keyNode.string else { return false }
             guard changedSet?.contains(key) ?? changed.contains(key) else { continue }
-            unvisited -= 1
             visited.append(key)
             let (was, now) = (before[key], after[key])
             guard let keyMark = keyNode.mark, (1...lineStarts.count).contains(keyMark.line) else { return false }
@@ -231,7 +219,7 @@ struct YAMLTextEditor {
         // value is written in the mapping, where it wins over the merged one; the merged key cannot be
         // taken out without changing what it merges.
         var added = changed.filter { before[$0] == nil }
-        if unvisited > 0 {
+        if visited.count < written {
             for key in changed where before[key] != nil && !visited.contains(key) {
                 guard after[key] != nil else {
                     throw DocumentSyntaxError("\((path + [key]).joined(separator: ".")) comes from a YAML merge key (<<) in its mapping; Loupe does not remove it there, since that would change what the merge brings in: edit it by hand")

@@ -362,7 +362,7 @@ private enum Slot {
 
     /// The part's document; `previous` itself (the document at the same place last time) when the part's
     /// is the same, so that the two share their storage: a document that shares none with the last one
-    /// differs from it (``DocumentEncoder/encode(_:coding:memo:)``).
+    /// differs from it (``DocumentEncoder/encodeNotingLast(_:coding:memo:)``).
     func resolved(like previous: JSONValue?) -> JSONValue {
         switch self {
         case .value(let value): value

@@ -46,8 +46,7 @@ func areEqual<Value, Equatable: Swift.Equatable>(_ lhs: Value, _ rhs: Value, as 
 /// left to `==`.
 ///
 /// The bytes are compared by `memcmp`, not one by one: an encode compares every unchanged member of a
-/// dictionary of settings groups so, each some tens of bytes, and a loop over bytes made that a third of
-/// its time (`Benchmarks/README.md`, the in-place edit rows).
+/// dictionary of settings groups so, each some tens of bytes.
 func haveSameBytes<Value>(_ lhs: Value, _ rhs: Value) -> Bool {
     withUnsafeBytes(of: lhs) { lhs in
         withUnsafeBytes(of: rhs) { rhs in

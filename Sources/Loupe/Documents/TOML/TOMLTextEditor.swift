@@ -150,19 +150,11 @@ struct TOMLTextEditor {
 
     /// Makes the edits that turn `old` at `path` into `new`; false when it cannot be done in place.
     private mutating func visit(_ path: [ValuePath.Component], old: JSONValue?, new: JSONValue?) throws -> Bool {
-        // Two objects: the keys whose values differ, in name order (new keys at one place go in that order),
-        // found in one pass; none, and nothing changed.
+        // Two objects: the keys whose values differ, in name order (new keys at one place go in that order);
+        // none, and nothing changed. (Two tables count as changed, and are walked into.)
         var changed: [String] = []
         if case .object(let before)? = old, case .object(let after)? = new {
-            // Two tables count as changed here (one that did not change edits nothing below), so that a
-            // large one is not compared twice.
-            let kept = after.forEachMember(notSharedWith: before) { key, value, was in
-                switch (was, value) {
-                case (.object(let a)?, .object(let b)) where !a.isEmpty && !b.isEmpty: changed.append(key)
-                default: if was.map(value.isIdentical) != true { changed.append(key) }
-                }
-            }
-            if kept < before.count { changed += before.keys.filter { after[$0] == nil } }
+            changed = after.keysChanged(from: before) { $0.isIdentical(to: $1) }
             if changed.isEmpty { return true }
             changed.sort()
         } else if let old, let new, old.isIdentical(to: new) {
@@ -326,9 +318,6 @@ struct TOMLTextEditor {
 }
 
 extension JSONValue {
-    /// Whether the two documents are the same, a NaN the same as a NaN (which `==` says it is not): a
-    /// TOML file may hold `nan`. Parts that share their storage (a document made from the one before)
-    /// are the same at once.
     /// Whether every member of `a` is identical to the member under its key in `b`.
     private static func membersAreIdentical(_ a: [String: JSONValue], _ b: [String: JSONValue]) -> Bool {
         var identical = true
@@ -338,6 +327,9 @@ extension JSONValue {
         return identical && found == b.count
     }
 
+    /// Whether the two documents are the same, a NaN the same as a NaN (which `==` says it is not): a
+    /// TOML file may hold `nan`. Parts that share their storage (a document made from the one before)
+    /// are the same at once.
     fileprivate func isIdentical(to other: JSONValue) -> Bool {
         if isShared(with: other) { return true }
         return switch (self, other) {

@@ -306,7 +306,14 @@ enum FileSystem {
             defer { close(fd) }
             // A new file gets the mode asked for less the process's umask, as open(2) would give it
             // (fchmod alone ignores the umask).
-            let mode = !exists ? permissions & ~processUmask() : keepingMode ? existing.st_mode & 0o7777 : permissions
+            let mode: mode_t
+            if !exists {
+                mode = permissions & ~processUmask()
+            } else if keepingMode {
+                mode = existing.st_mode & 0o7777
+            } else {
+                mode = permissions
+            }
             guard fchmod(fd, mode) == 0 else { throw SystemCallError("chmod", temporary) }
             if exists, existing.st_uid != geteuid() || existing.st_gid != getegid() {
                 // Where the process may not (not root, another user's file), the new file is its own.

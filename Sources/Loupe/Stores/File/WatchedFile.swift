@@ -53,7 +53,7 @@ final class WatchedFile<Content: Sendable>: Sendable {
 
     /// The identity of the file now; nil when there is none.
     func identity() throws -> FileIdentity? {
-        try mapping(.unreadable) { try fileSystem.identity(of: fileSystem.resolvingSymlinks(path)) }
+        try identity(at: resolved())
     }
 
     /// The identity of the file at `target` (the path resolved, as ``withLock(timeout:_:)`` gives it) now;
