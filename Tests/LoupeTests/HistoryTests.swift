@@ -226,6 +226,48 @@ struct HistoryTests {
         #expect(try history.document(after: 20) == large.storedDocument())
     }
 
+    @Test("a journal read back from its file is compacted with its records as they were written; a file saved again in other bytes is no outside edit")
+    func readBackThenCompacted() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        let journal = Self.journal(of: path)
+        let policy = FileStore.HistoryPolicy.kept(changes: 8, bytes: 1 << 20)
+        var documents: [Int: JSONValue?] = [:]
+        let first = try RootLens(default: Settings(), store: FileStore(path: path, history: policy), watch: false)
+        for port in 1...5 {
+            try first.port.set(port)
+            documents[port] = try first.storedDocument()
+        }
+        let firstLines = try String(contentsOfFile: journal, encoding: .utf8).split(separator: "\n")
+
+        // Another store reads the journal from its file, and passes the bound at revision 9: the oldest
+        // changes are folded into the first line, and the records kept are written again as they were.
+        let second = try RootLens(default: Settings(), store: FileStore(path: path, history: policy), watch: false)
+        for port in 6...9 {
+            try second.port.set(port)
+            documents[port] = try second.storedDocument()
+        }
+        let lines = try String(contentsOfFile: journal, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 7, "a header and revisions 4 to 9: \(lines)")
+        #expect(Array(lines[1...2]) == Array(firstLines[4...5]), "revisions 4 and 5 byte for byte as the first store wrote them")
+
+        // The same document saved again in other bytes, by hand: the next record follows the last with no
+        // outside edit between them.
+        let stored = try #require(try second.storedDocument())
+        try Data(("  " + stored.jsonText() + "\n\n").utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        let third = try RootLens(default: Settings(), store: FileStore(path: path, history: policy), watch: false)
+        try third.port.set(10)
+        documents[10] = try third.storedDocument()
+        let history = try RootLens(default: Settings(), store: FileStore(path: path, history: policy), watch: false).history()
+        #expect(history.changes.map(\.revision) == Array(4...10) && history.changes.allSatisfy { !$0.isOutsideEdit })
+        for change in history.changes { #expect(try history.document(after: change.revision) == documents[change.revision]!) }
+        // A fourth store finds the journal as the third left it, and records one change more.
+        let fourth = try RootLens(default: Settings(), store: FileStore(path: path, history: policy), watch: false)
+        try fourth.port.set(11)
+        #expect(try fourth.history().changes.map(\.revision) == Array(4...11))
+    }
+
     @Test("a torn last record is ignored and cut off by the next write; a corrupt journal starts afresh")
     func tornAndCorrupt() throws {
         let directory = try TemporaryDirectory()

@@ -59,9 +59,34 @@ final class Journal: Sendable {
         var base: JSONValue?
         /// The digest of the settings file the base was read from.
         var baseDigest = ""
-        var records: [(change: SettingsChange, digest: String, length: Int)] = []
+        var records: [Record] = []
         /// The bytes up to the end of the last whole record.
         var length = 0
+
+        /// One change, as its line in the file says it.
+        struct Record {
+            var change: SettingsChange
+            /// The digest of the settings file's bytes the change left.
+            var digest: String
+            /// The record's line, newline included, as a journal written whole writes it again.
+            var line: String
+            /// The line's length in the file.
+            var length: Int
+
+            init(_ change: SettingsChange, digest: String) {
+                self.change = change
+                self.digest = digest
+                line = Journal.line(change, digest: digest)
+                length = line.utf8.count
+            }
+
+            init(_ change: SettingsChange, digest: String, line: String, length: Int) {
+                self.change = change
+                self.digest = digest
+                self.line = line
+                self.length = length
+            }
+        }
 
         var lastRevision: Int { records.last?.change.revision ?? baseRevision }
         var lastDigest: String { records.last?.digest ?? baseDigest }
@@ -177,7 +202,9 @@ final class Journal: Sendable {
                 if isLast { break }  // torn
                 return nil
             }
-            contents.records.append((change, digest, line.end - contents.length))
+            // A line kept as it reads, unless its bytes are not UTF-8 (it is then written again as new).
+            let text = String(validating: line.bytes, as: UTF8.self).map { $0 + "\n" } ?? Self.line(change, digest: digest)
+            contents.records.append(Contents.Record(change, digest: digest, line: text, length: line.end - contents.length))
             contents.length = line.end
         }
         return contents
@@ -261,7 +288,13 @@ final class Journal: Sendable {
         let oldDigest = Self.digest(of: old.text)
         // The settings file is as this process's last record left it: the journal is too, unless a writer
         // died between its record and its write (which the append checks for, and cuts off).
-        let trusted = lastSeen.withLock { $0 }.flatMap { $0.path == path && $0.contents.lastDigest == oldDigest ? $0 : nil }
+        // Taken out while the record is appended, so that its records are appended to in place rather than
+        // copied; put back once the journal is written (a journal that fails is read again next time).
+        let trusted = lastSeen.withLock { seen -> Known? in
+            guard let known = seen, known.path == path, known.contents.lastDigest == oldDigest else { return nil }
+            seen = nil
+            return known
+        }
         do {
             return try append(from: old, to: new, path: path, settings: settings, author: author, store: store, oldDigest: oldDigest, trusting: trusted)
         } catch is StaleJournal {
@@ -275,9 +308,10 @@ final class Journal: Sendable {
 
     private func append(
         from old: (document: JSONValue?, text: Data?), to new: (document: JSONValue?, text: Data?), path: String, settings: String,
-        author: SettingsChange.Author?, store: String, oldDigest: String, trusting trusted: Known?
+        author: SettingsChange.Author?, store: String, oldDigest: String, trusting trusted: consuming Known?
     ) throws -> PendingRecord? {
-        var contents = try trusted?.contents ?? contents(at: path, store: store)
+        let expected = trusted?.identity
+        var contents = try (consume trusted)?.contents ?? contents(at: path, store: store)
         var lines: [String] = []
         // Whether the journal's file, cut to `contents.length`, is what `contents` says (so that lines can
         // be appended to it), and whether anything changed.
@@ -296,12 +330,16 @@ final class Journal: Sendable {
                 let change = SettingsChange(
                     revision: journal.lastRevision + 1, time: now, author: nil,
                     patch: SettingsHistory.patch(from: last, to: old.document), reversePatch: SettingsHistory.patch(from: old.document, to: last))
-                let line = Self.line(change, digest: oldDigest)
-                journal.records.append((change, oldDigest, line.utf8.count))
-                lines.append(line)
+                let record = Contents.Record(change, digest: oldDigest)
+                journal.records.append(record)
+                lines.append(record.line)
             } else {
                 // The same document in other bytes (a file reformatted by hand): the last record stands for it.
-                if journal.records.isEmpty { journal.baseDigest = oldDigest } else { journal.records[journal.records.count - 1].digest = oldDigest }
+                if let last = journal.records.last {
+                    journal.records[journal.records.count - 1] = Contents.Record(last.change, digest: oldDigest)
+                } else {
+                    journal.baseDigest = oldDigest
+                }
                 appendable = false
             }
             contents = journal
@@ -312,26 +350,30 @@ final class Journal: Sendable {
                 revision: (contents?.lastRevision ?? 0) + 1, time: now, author: author,
                 patch: SettingsHistory.patch(from: old.document, to: new.document),
                 reversePatch: SettingsHistory.patch(from: new.document, to: old.document))
-            let newDigest = Self.digest(of: new.text)
-            let line = Self.line(change, digest: newDigest)
+            let record = Contents.Record(change, digest: Self.digest(of: new.text))
             if contents == nil { contents = Contents(baseRevision: 0, base: old.document, baseDigest: oldDigest) }
-            contents!.records.append((change, newDigest, line.utf8.count))
-            lines.append(line)
+            contents!.records.append(record)
+            lines.append(record.line)
         }
-        guard changed, var journal = contents else { return nil }
+        guard changed, var journal = contents else {
+            // Nothing to record: the journal taken out is put back as it was.
+            if let contents, let expected { lastSeen.withLock { $0 = Known(path: path, identity: expected, contents: contents) } }
+            return nil
+        }
         let appended = lines.reduce(0) { $0 + $1.utf8.count }
         if appendable, journal.records.count <= maximumChanges, journal.length + appended <= maximumBytes {
             let keeping = journal.length
             journal.length += appended
-            let (identity, fd) = try appendLines(lines.joined(), to: path, keeping: keeping, expecting: trusted?.identity)
+            let (identity, fd) = try appendLines(lines.joined(), to: path, keeping: keeping, expecting: expected)
             lastSeen.withLock { $0 = Known(path: path, identity: identity, contents: journal) }
             return PendingRecord(path: path, settings: settings, lengthBefore: keeping, flush: Flush(fd, path: path))
         }
         // A new journal, one that did not read, one past a bound, or one whose last digest changed: written
         // whole, durably.
         compact(&journal)
-        let text = Self.header(journal) + journal.records.map { Self.line($0.change, digest: $0.digest) }.joined()
+        let text = Self.header(journal) + journal.records.map(\.line).joined()
         journal.length = text.utf8.count
+        for index in journal.records.indices { journal.records[index].length = journal.records[index].line.utf8.count }
         let identity = try FileSystem.writeAtomically(Data(text.utf8), to: path, permissions: FileSystem.permissions(of: settings) ?? 0o600)
         lastSeen.withLock { $0 = Known(path: path, identity: identity, contents: journal) }
         return PendingRecord(path: path, settings: settings, lengthBefore: nil, flush: nil)
@@ -414,7 +456,7 @@ final class Journal: Sendable {
         return header.jsonText() + "\n"
     }
 
-    private static func line(_ change: SettingsChange, digest: String) -> String {
+    fileprivate static func line(_ change: SettingsChange, digest: String) -> String {
         var record: [String: JSONValue] = [
             "revision": .integer(change.revision), "time": .integer(milliseconds(of: change.time ?? Date())),
             "patch": change.patch, "back": change.reversePatch, "digest": .string(digest),
