@@ -233,6 +233,42 @@ struct DocumentEncoderTests {
         #expect(third == (try coding.encodeWithJSONEncoder(groups)))
     }
 
+    @Test("a dictionary changed in place is walked beside the last one's members: only those that changed are encoded, through growing and shrinking")
+    func dictionariesChangedInPlace() throws {
+        let memo = DocumentEncoder.Memo()
+        let coding = DocumentCoding()
+        var groups = Groups()
+        func encode(_ expected: Int, _ comment: Comment) throws {
+            _ = Self.encodes.take()
+            let document = try #require(try DocumentEncoder.encode(groups, coding: coding, memo: memo))
+            #expect(Self.encodes.take() == expected, comment)
+            #expect(document == (try coding.encodeWithJSONEncoder(groups)), comment)
+        }
+        try encode(201, "the first encode: every member")
+        groups.compared["group 1"]?.value = -1
+        try encode(1, "compared key by key")
+        for round in 0..<5 {
+            groups.compared["group \(round * 7)"]?.value = -100 - round
+            groups.uncompared["group \(round * 9)"]?.counted.value = -100 - round
+            groups.compared["group 1"] = Counted(value: -1)  // the same bytes, set again
+            try encode(2, "round \(round): the member of each dictionary that changed")
+        }
+        // Grown (new storage, in a new order), then changed in place, then shrunk.
+        for index in 100..<300 { groups.compared["group \(index)"] = Counted(value: index) }
+        try encode(200, "the members that came")
+        groups.compared["group 150"]?.value = 0
+        groups.compared["group 2"]?.value = 0
+        try encode(2, "grown: the two that changed")
+        groups.compared["group 3"] = nil
+        groups.uncompared["group 3"] = nil
+        try encode(0, "one gone from each")
+        groups.compared["group 4"]?.value = 44
+        groups.uncompared["group 4"]?.counted.value = 44
+        try encode(2, "shrunk: the two that changed")
+        groups.compared["group 5"]?.value = 55
+        try encode(1, "in step again: the one that changed")
+    }
+
     /// A graph of nested structs, enums, arrays and dictionaries, for edits.
     struct Nested: Codable, Equatable, Sendable {
         struct Server: Codable, Equatable, Sendable {

@@ -35,7 +35,8 @@ final class DocumentEncoder {
     /// A part of the value that is not a scalar, its document, and the nodes of its own parts.
     ///
     /// The part belongs to a `Sendable` root (the pipeline encodes only those) and is never mutated here,
-    /// only compared; a node never changes once made.
+    /// only compared. A node never changes once made, but for a dictionary's layout, which the encode that
+    /// holds the memo (taken from its ``PartMemo``, so no other) hands on to the dictionary's next node.
     final class MemoNode: @unchecked Sendable {
         let part: Any
         /// The part's type, when it is `Equatable`; found once, when the node is made.
@@ -48,6 +49,11 @@ final class DocumentEncoder {
         private let membersByKey: [String: MemoNode]?
         /// The nodes of the parts it encoded in order (an array's elements); nil for a scalar element.
         let elements: [MemoNode?]
+        /// Whether the part is a dictionary with `String` keys, encoded member by member.
+        private let isDictionary: Bool
+        /// A dictionary's members in its own order (a ``DictionaryLayout``); nil for any other part, and
+        /// once the next encode has taken it.
+        private var layout: AnyObject?
 
         init<Part>(part: Part, document: JSONValue, members: [(key: String, node: MemoNode)], elements: [MemoNode?]) {
             self.part = part
@@ -56,23 +62,33 @@ final class DocumentEncoder {
             self.members = members
             membersByKey = members.count > 16 ? Dictionary(members, uniquingKeysWith: { _, last in last }) : nil
             self.elements = elements
+            isDictionary = false
         }
 
-        /// The node of a dictionary with `String` keys, its members' nodes by key.
-        init<Value>(dictionary: [String: Value], document: JSONValue, membersByKey: [String: MemoNode]) {
+        /// The node of a dictionary with `String` keys, its members in its order.
+        init<Value>(dictionary: [String: Value], document: JSONValue, layout: DictionaryLayout<Value>) {
             part = dictionary
             equatable = [String: Value].self as? any Equatable.Type
             self.document = document
             members = []
-            self.membersByKey = membersByKey
+            membersByKey = nil
             elements = []
+            isDictionary = true
+            self.layout = layout
+        }
+
+        /// The dictionary's layout, which the next node of the dictionary takes over: nil when this is not
+        /// a dictionary's node, or the layout was taken.
+        func takeLayout() -> AnyObject? {
+            defer { layout = nil }
+            return layout
         }
 
         /// Whether the part is an object of many parts that are not scalars (a dictionary of settings
         /// groups), or a dictionary with `String` keys: whether it is unchanged is then asked of each
         /// member, which finds a changed one without first comparing the whole part (and each unchanged
         /// member costs a comparison of its bytes).
-        var comparesMembersAlone: Bool { membersByKey != nil }
+        var comparesMembersAlone: Bool { isDictionary || membersByKey != nil }
 
         /// The nodes of the members, by key.
         var nodesByKey: [String: MemoNode] {
@@ -92,6 +108,33 @@ final class DocumentEncoder {
             guard let index = members.firstIndex(where: { $0.key == key }) else { return nil }
             hint = index + 1
             return members[index].node
+        }
+    }
+
+    /// A dictionary's keys, values and members' nodes, in the dictionary's own order.
+    ///
+    /// A dictionary changed by copy-on-write (`settings.groups["a"]?.limit = 3`) is a copy of the one before
+    /// with a member changed in place, and a copy keeps each member where it was. So the next encode walks
+    /// the new dictionary beside its layout, compares each member with the value at the same place (by its
+    /// bytes, in place, without copying it out or looking its key up), and changes the layout where a
+    /// member changed, in place: the layout passes from node to node, never copied. A dictionary whose
+    /// order is not the layout's (keys added or removed) is compared key by key, and gets a new layout.
+    final class DictionaryLayout<Value>: @unchecked Sendable {  // used only by the encode holding its node
+        var keys: [String]
+        var values: [Value]
+        var nodes: [MemoNode?]
+
+        init(keys: [String], values: [Value], nodes: [MemoNode?]) {
+            self.keys = keys
+            self.values = values
+            self.nodes = nodes
+        }
+
+        /// The members' nodes, by key.
+        var nodesByKey: [String: MemoNode] {
+            var byKey: [String: MemoNode] = [:]
+            for (key, node) in zip(keys, nodes) { byKey[key] = node }
+            return byKey
         }
     }
 
@@ -320,8 +363,17 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Encodabl
     ) throws -> (document: JSONValue, node: DocumentEncoder.MemoNode?)? {
         // Of exactly this type: a cast would convert a dictionary of another value type, element by element.
         guard type(of: previous.part) == Self.self, case .object(var members) = previous.document else { return nil }
+        let layout = previous.takeLayout() as? DocumentEncoder.DictionaryLayout<Value>
+        if let layout, layout.keys.count == count,
+           try changeInStep(layout, members: &members, by: encoder, at: codingPath, unchanged: unchanged) {
+            let document = JSONValue.object(members)
+            return (document, DocumentEncoder.MemoNode(dictionary: self, document: document, layout: layout))
+        }
+        // Out of step: compared key by key, from the last document (a member encoded again above is
+        // encoded again here, its node reused).
+        if case .object(let last) = previous.document { members = last }
         let old = previous.part as! Self
-        var nodes = previous.nodesByKey
+        var nodes = layout?.nodesByKey ?? previous.nodesByKey
         var kept = 0
         for (key, value) in self {
             if let before = old[key] {
@@ -334,13 +386,46 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Encodabl
             nodes[key] = node
         }
         if kept < old.count {
-            for key in old.keys where self[key] == nil {
-                members[key] = nil
-                nodes[key] = nil
-            }
+            for key in old.keys where self[key] == nil { members[key] = nil }
         }
         let document = JSONValue.object(members)
-        return (document, DocumentEncoder.MemoNode(dictionary: self, document: document, membersByKey: nodes))
+        let keys = Array(self.keys)
+        let newLayout = DocumentEncoder.DictionaryLayout(keys: keys, values: Array(values), nodes: keys.map { nodes[$0] })
+        return (document, DocumentEncoder.MemoNode(dictionary: self, document: document, layout: newLayout))
+    }
+
+    /// Encodes again the members that changed, walking this dictionary beside `layout` (the last one's
+    /// members, in its order) and changing the layout where a member changed; false once a key is not
+    /// where the layout has it (`members` and the layout may then hold some members encoded again).
+    private func changeInStep(
+        _ layout: DocumentEncoder.DictionaryLayout<Value>, members: inout [String: JSONValue], by encoder: DocumentEncoder,
+        at codingPath: [any CodingKey], unchanged: (Value, Value) -> Bool
+    ) throws -> Bool {
+        // Moved out of the layout while it is walked, and back after: changed in place, never copied.
+        var keys: [String] = [], values: [Value] = [], nodes: [DocumentEncoder.MemoNode?] = []
+        swap(&keys, &layout.keys)
+        swap(&values, &layout.values)
+        swap(&nodes, &layout.nodes)
+        defer {
+            swap(&keys, &layout.keys)
+            swap(&values, &layout.values)
+            swap(&nodes, &layout.nodes)
+        }
+        var index = 0
+        for (key, value) in self {
+            guard keys[index] == key else { return false }
+            defer { index += 1 }
+            if values.withUnsafeBufferPointer({ haveSameBytes(value, asAt: $0.baseAddress! + index) }) { continue }
+            if unchanged(value, values[index]) {
+                values[index] = value  // the same bytes next time
+                continue
+            }
+            let (document, node) = try encoder.part(value, at: codingPath + [DocumentCodingKey(key)], previous: nodes[index])
+            if members[key].map(document.isSamePart) != true { members[key] = document }
+            values[index] = value
+            nodes[index] = node
+        }
+        return true
     }
 }
 

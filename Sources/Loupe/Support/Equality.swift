@@ -56,6 +56,15 @@ func haveSameBytes<Value>(_ lhs: Value, _ rhs: Value) -> Bool {
     }
 }
 
+/// Whether `value` has the same bytes as the value at `pointer`, compared where that one is (an element of
+/// an array, which reading would copy).
+func haveSameBytes<Value>(_ value: Value, asAt pointer: UnsafePointer<Value>) -> Bool {
+    withUnsafeBytes(of: value) { bytes in
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return true }
+        return memcmp(base, pointer, bytes.count) == 0
+    }
+}
+
 extension Data {
     /// Whether this and `other` hold the same bytes: at once when they share their storage (the text an
     /// edit kept is the text a store hands back to the next edit), else by comparing them.

@@ -147,7 +147,8 @@ struct TOMLWriter {
             return prefix + String(number, radix: radix, uppercase: uppercase)
         }
         let digits = previous.drop { $0 == "+" || $0 == "-" }
-        guard digits.contains("_"), let group = digits.split(separator: "_").last?.count, group > 0 else { return nil }
+        // By its bytes: `contains` of a string goes through Foundation's search.
+        guard digits.utf8.contains(UInt8(ascii: "_")), let group = digits.split(separator: "_").last?.count, group > 0 else { return nil }
         let plain = String(number.magnitude)
         var grouped = ""
         for (index, digit) in plain.enumerated() {
