@@ -373,6 +373,7 @@ final class Journal: Sendable {
         compact(&journal)
         let text = Self.header(journal) + journal.records.map(\.line).joined()
         journal.length = text.utf8.count
+        // Each line's length as the file now holds it (a line read as other bytes is written anew).
         for index in journal.records.indices { journal.records[index].length = journal.records[index].line.utf8.count }
         let identity = try FileSystem.writeAtomically(Data(text.utf8), to: path, permissions: FileSystem.permissions(of: settings) ?? 0o600)
         lastSeen.withLock { $0 = Known(path: path, identity: identity, contents: journal) }
