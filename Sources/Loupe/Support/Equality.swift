@@ -48,12 +48,7 @@ func areEqual<Value, Equatable: Swift.Equatable>(_ lhs: Value, _ rhs: Value, as 
 /// The bytes are compared by `memcmp`, not one by one: an encode compares every unchanged member of a
 /// dictionary of settings groups so, each some tens of bytes.
 func haveSameBytes<Value>(_ lhs: Value, _ rhs: Value) -> Bool {
-    withUnsafeBytes(of: lhs) { lhs in
-        withUnsafeBytes(of: rhs) { rhs in
-            guard let left = lhs.baseAddress, let right = rhs.baseAddress, lhs.count > 0 else { return true }
-            return memcmp(left, right, lhs.count) == 0
-        }
-    }
+    withUnsafePointer(to: rhs) { haveSameBytes(lhs, asAt: $0) }
 }
 
 /// Whether `value` has the same bytes as the value at `pointer`, compared where that one is (an element of
