@@ -362,7 +362,8 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Encodabl
         unchanged: (Value, Value) -> Bool
     ) throws -> (document: JSONValue, node: DocumentEncoder.MemoNode?)? {
         // Of exactly this type: a cast would convert a dictionary of another value type, element by element.
-        guard type(of: previous.part) == Self.self, case .object(var members) = previous.document else { return nil }
+        guard type(of: previous.part) == Self.self, case .object(let last) = previous.document else { return nil }
+        var members = last
         let layout = previous.takeLayout() as? DocumentEncoder.DictionaryLayout<Value>
         if let layout, layout.keys.count == count,
            try changeInStep(layout, members: &members, by: encoder, at: codingPath, unchanged: unchanged) {
@@ -371,7 +372,7 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Encodabl
         }
         // Out of step: compared key by key, from the last document (a member encoded again above is
         // encoded again here, its node reused).
-        if case .object(let last) = previous.document { members = last }
+        members = last
         let old = previous.part as! Self
         var nodes = layout?.nodesByKey ?? previous.nodesByKey
         var kept = 0
