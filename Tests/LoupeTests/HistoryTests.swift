@@ -268,6 +268,46 @@ struct HistoryTests {
         #expect(try fourth.history().changes.map(\.revision) == Array(4...11))
     }
 
+    @Test("a journal written whole is in place before the file changes: a write that fails leaves no trace, and an outside edit's compaction with no write of its own lands")
+    func journalWrittenWhole() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        let journal = Self.journal(of: path)
+        let policy = FileStore.HistoryPolicy.kept(changes: 2, bytes: 1 << 20)
+        func names() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() }
+
+        // The first write makes the journal, written whole; the settings file's write fails after it began.
+        let small = try RootLens(default: Settings(), store: FileStore(path: path, maximumDocumentSize: 200, history: policy), watch: false)
+        #expect(throws: SettingsError.self) { try small.logLevel.set(String(repeating: "x", count: 300)) }
+        #expect(!FileManager.default.fileExists(atPath: journal) && !FileManager.default.fileExists(atPath: path))
+        let left = try names()
+        #expect(left.allSatisfy { $0.contains(".lock") }, "no temporary file is left: \(left)")
+        try small.port.set(9000)
+        #expect(try small.history().changes.map(\.revision) == [1])
+
+        // Past the bound (three changes), the oldest are folded away and the journal is written whole.
+        try small.port.set(9001)
+        try small.port.set(9002)
+        #expect(try RootLens(default: Settings(), store: FileStore(path: path, history: policy), watch: false).history().changes.map(\.revision) == [3])
+        try small.port.set(9003)
+
+        // An edit by hand that a watching root records, past the bound: the journal is written whole with no
+        // write of the settings file, and is in place (and read back by another store) once it is recorded.
+        let watching = try RootLens(default: Settings(), store: FileStore(path: path, history: policy), watch: true)
+        try replaceFile(path, with: #"{"port": 9003, "logLevel": "debug"}"#)
+        let deadline = Date().addingTimeInterval(10)
+        var changes: [SettingsChange] = []
+        repeat {
+            usleep(10_000)
+            changes = try RootLens(default: Settings(), store: FileStore(path: path, history: policy), watch: false).history().changes
+        } while changes.last?.isOutsideEdit != true && Date() < deadline
+        #expect(watching.value.logLevel == "debug")
+        #expect(changes.map(\.revision) == [5] && changes[0].isOutsideEdit && changes[0].patch == json(#"{"logLevel": "debug"}"#), "\(changes)")
+        let now = try names()
+        #expect(now.allSatisfy { !$0.contains(".tmp-") }, "no temporary file is left: \(now)")
+    }
+
     @Test("a torn last record is ignored and cut off by the next write; a corrupt journal starts afresh")
     func tornAndCorrupt() throws {
         let directory = try TemporaryDirectory()

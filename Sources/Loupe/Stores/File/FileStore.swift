@@ -265,12 +265,13 @@ final class DocumentFile: DocumentStore {
             }
             let data = try codec.serializeDocument(document, editing: previous, store: description)
             if let previous, data == previous.text { return token }
-            // The history's record goes first, so that the file's flush carries it too.
+            // The history's record goes first: it is flushed, or its journal staged, while the file is
+            // written, and in the journal before the file changes.
             let old = journal == nil ? nil : previous.map { (document: .some($0.document), text: .some($0.text)) } ?? held(token)
             let record = old.flatMap { journal?.begin(from: $0, to: (document, data), at: target, author: .thisProcess, store: description) }
             let identity: FileIdentity
             do {
-                identity = try file.write(data, to: target, permissions: permissions)
+                identity = try file.write(data, to: target, permissions: permissions) { journal?.place(record) }
             } catch {
                 journal?.abandon(record)
                 throw error
@@ -321,7 +322,7 @@ final class DocumentFile: DocumentStore {
             let old = journal == nil ? nil : held(token)
             let record = old.flatMap { journal?.begin(from: $0, to: (nil, nil), at: target, author: .thisProcess, store: description) }
             do {
-                try file.remove(at: target)
+                try file.remove(at: target) { journal?.place(record) }
             } catch {
                 journal?.abandon(record)
                 throw error

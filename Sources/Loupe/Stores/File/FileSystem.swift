@@ -285,7 +285,33 @@ enum FileSystem {
     ///
     /// With `durable` false nothing is flushed to disk: readers still see the old file or the new one,
     /// never a mixture, and a crash may lose the write (what `UserDefaults` promises of a suite).
-    static func writeAtomically(_ data: Data, to path: String, permissions: mode_t, keepingMode: Bool = false, durable: Bool = true) throws -> FileIdentity {
+    ///
+    /// `beforeReplacing` runs once the new file is written and flushed, just before it replaces the old
+    /// one: what must be in place before the file changes (its history's record) goes there, and the
+    /// directory's flush that follows carries both.
+    static func writeAtomically(
+        _ data: Data, to path: String, permissions: mode_t, keepingMode: Bool = false, durable: Bool = true,
+        beforeReplacing: () -> Void = {}
+    ) throws -> FileIdentity {
+        let staged = try stage(data, for: path, permissions: permissions, keepingMode: keepingMode, durable: durable)
+        beforeReplacing()
+        try place(staged, durable: durable)
+        return staged.identity
+    }
+
+    /// A file's next version, written and flushed beside it under a temporary name, not yet in its place.
+    struct StagedFile: Sendable {
+        /// The file it is to replace.
+        let path: String
+        let temporary: String
+        /// The identity the file will have in its place.
+        let identity: FileIdentity
+    }
+
+    /// The first half of ``writeAtomically(_:to:permissions:keepingMode:durable:beforeReplacing:)``: `data`
+    /// in a new temporary file beside `path`, with the mode and owner it will have there, written and (when
+    /// `durable`) flushed. ``place(_:durable:)`` puts it in its place; ``discard(_:)`` removes it.
+    static func stage(_ data: Data, for path: String, permissions: mode_t, keepingMode: Bool = false, durable: Bool = true) throws -> StagedFile {
         guard !path.isEmpty else { throw emptyPath("write") }
         var existing = stat()
         let exists = stat(path, &existing) == 0
@@ -297,38 +323,48 @@ enum FileSystem {
         let fd = mkstemp(&template)
         guard fd >= 0 else { throw SystemCallError("create a temporary file in", directory) }
         let temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        var renamed = false
+        var staged = false
         defer {
-            if !renamed { unlink(temporary) }
+            if !staged { unlink(temporary) }
         }
-        let identity: FileIdentity
-        do {
-            defer { close(fd) }
-            // A new file gets the mode asked for less the process's umask, as open(2) would give it
-            // (fchmod alone ignores the umask).
-            let mode: mode_t
-            if !exists {
-                mode = permissions & ~processUmask()
-            } else if keepingMode {
-                mode = existing.st_mode & 0o7777
-            } else {
-                mode = permissions
-            }
-            guard fchmod(fd, mode) == 0 else { throw SystemCallError("chmod", temporary) }
-            if exists, existing.st_uid != geteuid() || existing.st_gid != getegid() {
-                // Where the process may not (not root, another user's file), the new file is its own.
-                _ = fchown(fd, existing.st_uid, existing.st_gid)
-            }
-            try writeAll(data, to: fd, path: temporary)
-            guard !durable || fsync(fd) == 0 else { throw SystemCallError("fsync", temporary) }
-            var info = stat()
-            guard fstat(fd, &info) == 0 else { throw SystemCallError("stat", temporary) }
-            identity = FileIdentity(info)
+        defer { close(fd) }
+        // A new file gets the mode asked for less the process's umask, as open(2) would give it
+        // (fchmod alone ignores the umask).
+        let mode: mode_t
+        if !exists {
+            mode = permissions & ~processUmask()
+        } else if keepingMode {
+            mode = existing.st_mode & 0o7777
+        } else {
+            mode = permissions
         }
-        guard rename(temporary, path) == 0 else { throw SystemCallError("rename over", path) }
-        renamed = true
-        if durable { try syncDirectory(directory) }
-        return identity
+        guard fchmod(fd, mode) == 0 else { throw SystemCallError("chmod", temporary) }
+        if exists, existing.st_uid != geteuid() || existing.st_gid != getegid() {
+            // Where the process may not (not root, another user's file), the new file is its own.
+            _ = fchown(fd, existing.st_uid, existing.st_gid)
+        }
+        try writeAll(data, to: fd, path: temporary)
+        guard !durable || fsync(fd) == 0 else { throw SystemCallError("fsync", temporary) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw SystemCallError("stat", temporary) }
+        staged = true
+        return StagedFile(path: path, temporary: temporary, identity: FileIdentity(info))
+    }
+
+    /// Renames a staged file over the file it replaces, and (when `durable`) flushes the directory; the
+    /// staged file is removed when the rename fails.
+    static func place(_ staged: StagedFile, durable: Bool = true) throws {
+        guard rename(staged.temporary, staged.path) == 0 else {
+            let error = SystemCallError("rename over", staged.path)
+            discard(staged)
+            throw error
+        }
+        if durable { try syncDirectory(directory(of: staged.path)) }
+    }
+
+    /// Removes a staged file that will not be placed.
+    static func discard(_ staged: StagedFile) {
+        unlink(staged.temporary)
     }
 
     /// The prefix of the temporary files written next to `name`; hidden, and tied to the file's name so
@@ -352,7 +388,10 @@ enum FileSystem {
         directory(of: path) + "/" + sidecarName(for: fileName(of: path), suffix: ".history")
     }
 
-    static func remove(_ path: String) throws {
+    /// Deletes `path` durably; `beforeRemoving` runs just before, as ``writeAtomically(_:to:permissions:keepingMode:durable:beforeReplacing:)``'s
+    /// `beforeReplacing` does.
+    static func remove(_ path: String, beforeRemoving: () -> Void = {}) throws {
+        beforeRemoving()
         guard unlink(path) == 0 || errno == ENOENT else { throw SystemCallError("remove", path) }
         try syncDirectory(directory(of: path))
     }

@@ -18,10 +18,11 @@ import Logging
 /// it left none). A write that finds the file other than the last record left it first records what
 /// changed meanwhile as an outside edit.
 ///
-/// A record is appended just before the settings file is written, and flushed while it is (see
-/// ``Flush``): the write returns once both are durable. A record whose write failed is cut off again;
-/// one whose write a crash cut short is found by the next write (the file is as the record before it
-/// left it) and dropped.
+/// A record is made on a thread of its own while the settings file is written (see ``PendingRecord``):
+/// appended to the journal, or the journal written whole (new, or compacted) under a temporary name, and
+/// in the journal's place before the settings file changes; flushed while the settings file is, and the
+/// write returns once both are durable. A record whose write failed is taken out again; one whose write a
+/// crash cut short is found by the next write (the file is as the record before it left it) and dropped.
 ///
 /// The journal is bounded: when a change would pass ``maximumChanges`` or ``maximumBytes``, the oldest
 /// changes are folded into the first line until a quarter of either bound is free, as etcd compacts. A
@@ -54,7 +55,7 @@ final class Journal: Sendable {
     }
 
     /// What a journal's file holds, as read.
-    private struct Contents {
+    fileprivate struct Contents {
         var baseRevision = 0
         var base: JSONValue?
         /// The digest of the settings file the base was read from.
@@ -109,38 +110,72 @@ final class Journal: Sendable {
         var contents: Contents
     }
 
-    /// A record appended and not yet known durable: ``finish(_:)`` after the settings file is written,
-    /// ``abandon(_:)`` when its write fails.
-    struct PendingRecord {
+    /// What making a record did to the journal's file.
+    fileprivate enum Outcome {
+        /// The record was appended after the journal's first `lengthBefore` bytes, and is flushed; the
+        /// flush's error, if it failed.
+        case appended(lengthBefore: Int, flushFailure: SystemCallError?)
+        /// The journal was written whole (and flushed) under a temporary name, to be renamed into place;
+        /// `contents` is what it holds.
+        case staged(FileSystem.StagedFile, contents: Contents)
+        /// Nothing was recorded, or making the record failed (logged).
+        case none
+    }
+
+    /// A record being made while the settings file is written: on a thread of its own, so that working
+    /// out the patches and writing the journal overlap the settings file's write rather than come before
+    /// it. ``Journal/place(_:)`` waits for it just before the settings file changes, ``Journal/finish(_:)``
+    /// after, ``Journal/abandon(_:)`` when the settings file's write fails.
+    final class PendingRecord: Sendable {
         let path: String
         /// The settings file.
         let settings: String
-        /// The journal's length before it, when it was appended to the journal as it was; nil when the
-        /// journal was written whole (and durably).
-        let lengthBefore: Int?
-        /// The flush of an appended record, running while the settings file is written.
-        let flush: Flush?
-    }
+        /// Signalled once the record is in the journal's file, or staged beside it.
+        private let made = DispatchSemaphore(value: 0)
+        /// Signalled once it is flushed.
+        private let flushed = DispatchSemaphore(value: 0)
+        private let outcome = Locked<Outcome?>(nil)
+        /// Whether a staged journal was renamed into place or removed: each happens once.
+        private let settled = Locked<Bool>(false)
 
-    /// An `fdatasync` of the journal on a thread of its own, so that it overlaps the settings file's own
-    /// flushes rather than following them.
-    final class Flush: Sendable {
-        private let done = DispatchSemaphore(value: 0)
-        private let failure = Locked<SystemCallError?>(nil)
-
-        /// Flushes `fd` (the journal at `path`), and closes it.
-        init(_ fd: Int32, path: String) {
+        fileprivate init(path: String, settings: String, making: @escaping @Sendable () -> (Outcome, fd: Int32?)) {
+            self.path = path
+            self.settings = settings
             DispatchQueue.global(qos: .userInitiated).async { [self] in
-                if fdatasync(fd) != 0 { failure.withLock { $0 = SystemCallError("fdatasync", path) } }
-                close(fd)
-                done.signal()
+                let (result, fd) = making()
+                outcome.withLock { $0 = result }
+                made.signal()
+                if let fd {
+                    if fdatasync(fd) != 0, case .appended(let length, _) = result {
+                        let failure = SystemCallError("fdatasync", path)
+                        outcome.withLock { $0 = .appended(lengthBefore: length, flushFailure: failure) }
+                    }
+                    close(fd)
+                }
+                flushed.signal()
             }
         }
 
-        /// Waits for the flush; its error, if it failed.
-        func wait() -> SystemCallError? {
-            done.wait()
-            return failure.withLock { $0 }
+        /// What making the record did, once it is in the journal's file or staged.
+        fileprivate func waitMade() -> Outcome {
+            made.wait()
+            made.signal()  // for the next wait
+            return outcome.withLock { $0! }
+        }
+
+        /// What making the record did, once it is flushed too.
+        fileprivate func waitFlushed() -> Outcome {
+            flushed.wait()
+            flushed.signal()
+            return outcome.withLock { $0! }
+        }
+
+        /// Whether this is the first to place or remove a staged journal.
+        fileprivate func settle() -> Bool {
+            settled.withLock { settled in
+                defer { settled = true }
+                return !settled
+            }
         }
     }
 
@@ -229,21 +264,44 @@ final class Journal: Sendable {
 
     // MARK: Writing
 
-    /// Appends the record of the settings file at `target` going from `old` to `new` (their documents and
-    /// bytes; nil: no file) by `author`, before the file is written. Call it holding the settings file's
-    /// lock. A failure is logged, never thrown: the history must never stop a write.
+    /// Starts recording the settings file at `target` going from `old` to `new` (their documents and
+    /// bytes; nil: no file) by `author`, while the file is written. Call it holding the settings file's
+    /// lock, and ``place(_:)``, then ``finish(_:)`` or ``abandon(_:)``, before letting go of it. A failure
+    /// is logged, never thrown: the history must never stop a write.
     func begin(
         from old: (document: JSONValue?, text: Data?), to new: (document: JSONValue?, text: Data?), at target: String,
         author: SettingsChange.Author?, store: String
-    ) -> PendingRecord? {
+    ) -> PendingRecord {
         let path = Self.path(for: target)
+        return PendingRecord(path: path, settings: target) { [self] in
+            do {
+                return try append(from: old, to: new, path: path, settings: target, author: author, store: store)
+            } catch {
+                logger.warning("cannot record the change in the settings history", metadata: [
+                    "history": "\(path)", "error": "\(logDescription(of: error))",
+                ])
+                return (.none, nil)
+            }
+        }
+    }
+
+    /// Puts the record in the journal, just before the settings file changes: waits until it is
+    /// appended, or renames the journal written whole into place (the directory's flush that follows
+    /// makes that durable).
+    func place(_ pending: PendingRecord?) {
+        guard let pending else { return }
+        place(pending, durable: false)
+    }
+
+    private func place(_ pending: PendingRecord, durable: Bool) {
+        guard case .staged(let file, let contents) = pending.waitMade(), pending.settle() else { return }
         do {
-            return try append(from: old, to: new, path: path, settings: target, author: author, store: store)
+            try FileSystem.place(file, durable: durable)
+            lastSeen.withLock { $0 = Known(path: pending.path, identity: file.identity, contents: contents) }
         } catch {
             logger.warning("cannot record the change in the settings history", metadata: [
-                "history": "\(path)", "error": "\(logDescription(of: error))",
+                "history": "\(pending.path)", "error": "\(logDescription(of: error))",
             ])
-            return nil
         }
     }
 
@@ -251,18 +309,30 @@ final class Journal: Sendable {
     /// the settings file's mode and owner then (the file may be new).
     func finish(_ pending: PendingRecord?) {
         guard let pending else { return }
-        if pending.lengthBefore == nil { matchOwnerAndMode(of: pending.path, to: pending.settings) }
-        if let error = pending.flush?.wait() {
-            logger.warning("cannot flush the settings history", metadata: ["history": "\(pending.path)", "error": "\(error)"])
+        // Not placed yet when no settings file was written (an outside edit's record).
+        place(pending, durable: true)
+        switch pending.waitFlushed() {
+        case .appended(_, let failure?):
+            logger.warning("cannot flush the settings history", metadata: ["history": "\(pending.path)", "error": "\(failure)"])
+        case .staged:
+            matchOwnerAndMode(of: pending.path, to: pending.settings)
+        case .appended, .none:
+            break
         }
     }
 
     /// Takes a record out again when the settings file's write failed (a record written whole is left to
     /// the next write, which finds that it never landed).
     func abandon(_ pending: PendingRecord?) {
-        _ = pending?.flush?.wait()
-        guard let pending, let length = pending.lengthBefore else { return }
-        if truncate(pending.path, off_t(length)) == 0 { lastSeen.withLock { $0 = nil } }
+        guard let pending else { return }
+        switch pending.waitFlushed() {
+        case .appended(let length, _):
+            if truncate(pending.path, off_t(length)) == 0 { lastSeen.withLock { $0 = nil } }
+        case .staged(let file, _):
+            if pending.settle() { FileSystem.discard(file) }
+        case .none:
+            break
+        }
     }
 
     /// Records an outside edit of the settings file at `target`, which now holds `current`, unless the
@@ -284,7 +354,7 @@ final class Journal: Sendable {
     private func append(
         from old: (document: JSONValue?, text: Data?), to new: (document: JSONValue?, text: Data?), path: String, settings: String,
         author: SettingsChange.Author?, store: String
-    ) throws -> PendingRecord? {
+    ) throws -> (Outcome, fd: Int32?) {
         let oldDigest = Self.digest(of: old.text)
         // The settings file is as this process's last record left it: the journal is too, unless a writer
         // died between its record and its write (which the append checks for, and cuts off).
@@ -309,7 +379,7 @@ final class Journal: Sendable {
     private func append(
         from old: (document: JSONValue?, text: Data?), to new: (document: JSONValue?, text: Data?), path: String, settings: String,
         author: SettingsChange.Author?, store: String, oldDigest: String, trusting trusted: consuming Known?
-    ) throws -> PendingRecord? {
+    ) throws -> (Outcome, fd: Int32?) {
         let expected = trusted?.identity
         var contents = try (consume trusted)?.contents ?? contents(at: path, store: store)
         var lines: [String] = []
@@ -358,7 +428,7 @@ final class Journal: Sendable {
         guard changed, var journal = contents else {
             // Nothing to record: the journal taken out is put back as it was.
             if let contents, let expected { lastSeen.withLock { $0 = Known(path: path, identity: expected, contents: contents) } }
-            return nil
+            return (.none, nil)
         }
         let appended = lines.reduce(0) { $0 + $1.utf8.count }
         if appendable, journal.records.count <= maximumChanges, journal.length + appended <= maximumBytes {
@@ -366,18 +436,18 @@ final class Journal: Sendable {
             journal.length += appended
             let (identity, fd) = try appendLines(lines.joined(), to: path, keeping: keeping, expecting: expected)
             lastSeen.withLock { $0 = Known(path: path, identity: identity, contents: journal) }
-            return PendingRecord(path: path, settings: settings, lengthBefore: keeping, flush: Flush(fd, path: path))
+            return (.appended(lengthBefore: keeping, flushFailure: nil), fd)
         }
         // A new journal, one that did not read, one past a bound, or one whose last digest changed: written
-        // whole, durably.
+        // whole, staged beside the journal until the settings file is written. Until it is in place, the
+        // journal is read from its file.
         compact(&journal)
         let text = Self.header(journal) + journal.records.map(\.line).joined()
         journal.length = text.utf8.count
         // Each line's length as the file now holds it (a line read as other bytes is written anew).
         for index in journal.records.indices { journal.records[index].length = journal.records[index].line.utf8.count }
-        let identity = try FileSystem.writeAtomically(Data(text.utf8), to: path, permissions: FileSystem.permissions(of: settings) ?? 0o600)
-        lastSeen.withLock { $0 = Known(path: path, identity: identity, contents: journal) }
-        return PendingRecord(path: path, settings: settings, lengthBefore: nil, flush: nil)
+        let staged = try FileSystem.stage(Data(text.utf8), for: path, permissions: FileSystem.permissions(of: settings) ?? 0o600)
+        return (.staged(staged, contents: journal), nil)
     }
 
     /// Folds the oldest changes into the base until a quarter of each bound is free (keeping at least the
@@ -402,7 +472,7 @@ final class Journal: Sendable {
 
     /// Appends `text` to the journal at `path`, first cutting off whatever follows its first `length`
     /// bytes (a torn record, or one that never landed); returns the journal's new identity, and the open
-    /// file for ``Flush`` to flush and close.
+    /// file to flush and close.
     ///
     /// - Throws: ``StaleJournal`` when the file is not `expected` (nil: not checked) nor `expected` with
     ///   more after it (a record that never landed).

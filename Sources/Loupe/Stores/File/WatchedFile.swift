@@ -97,7 +97,8 @@ final class WatchedFile<Content: Sendable>: Sendable {
 
     /// Writes `data` atomically over the file at `target` (the resolved path), keeping the mode of the file
     /// it replaces or giving a new one `permissions`; returns the identity of the new file.
-    func write(_ data: Data, to target: String, permissions: mode_t, durable: Bool = true) throws -> FileIdentity {
+    /// `beforeReplacing` runs just before the new file replaces the old one.
+    func write(_ data: Data, to target: String, permissions: mode_t, durable: Bool = true, beforeReplacing: () -> Void = {}) throws -> FileIdentity {
         try mapping(.unwritable) {
             // What could not be read back is not written: a file over the read limit would be refused by
             // every later read, this program's and every other's.
@@ -106,13 +107,15 @@ final class WatchedFile<Content: Sendable>: Sendable {
                     "write", target, code: EFBIG,
                     explanation: "it would be \(FileSystem.describe(bytes: data.count)), larger than the maximum document size, \(FileSystem.describe(bytes: maximumSize)); nothing was written")
             }
-            return try FileSystem.writeAtomically(data, to: target, permissions: permissions, keepingMode: true, durable: durable)
+            return try FileSystem.writeAtomically(
+                data, to: target, permissions: permissions, keepingMode: true, durable: durable, beforeReplacing: beforeReplacing)
         }
     }
 
-    /// Deletes the file at `target` (the resolved path); deleting nothing is not an error.
-    func remove(at target: String) throws {
-        try mapping(.unwritable) { try FileSystem.remove(target) }
+    /// Deletes the file at `target` (the resolved path); deleting nothing is not an error. `beforeRemoving`
+    /// runs just before.
+    func remove(at target: String, beforeRemoving: () -> Void = {}) throws {
+        try mapping(.unwritable) { try FileSystem.remove(target, beforeRemoving: beforeRemoving) }
         lastRead.withLock { $0 = nil }
     }
 
