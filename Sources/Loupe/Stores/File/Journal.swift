@@ -34,6 +34,9 @@ final class Journal: Sendable {
     private let logger: Logger
     /// The journal as this process last read or wrote it, valid while the file's identity is the same.
     private let lastSeen = Locked<Known?>(nil)
+    /// Where records are made and flushed: a queue of its own, which always gets a thread, so a record is
+    /// made even when every thread of Dispatch's shared pool is waiting (on this file's lock, say).
+    private let queue = DispatchQueue(label: "loupe.history", qos: .userInitiated)
 
     init(maximumChanges: Int, maximumBytes: Int, logger: Logger) {
         self.maximumChanges = max(1, maximumChanges)
@@ -138,10 +141,10 @@ final class Journal: Sendable {
         /// Whether a staged journal was renamed into place or removed: each happens once.
         private let settled = Locked<Bool>(false)
 
-        fileprivate init(path: String, settings: String, making: @escaping @Sendable () -> (Outcome, fd: Int32?)) {
+        fileprivate init(path: String, settings: String, on queue: DispatchQueue, making: @escaping @Sendable () -> (Outcome, fd: Int32?)) {
             self.path = path
             self.settings = settings
-            DispatchQueue.global(qos: .userInitiated).async { [self] in
+            queue.async { [self] in
                 let (result, fd) = making()
                 outcome.withLock { $0 = result }
                 made.signal()
@@ -273,7 +276,7 @@ final class Journal: Sendable {
         author: SettingsChange.Author?, store: String
     ) -> PendingRecord {
         let path = Self.path(for: target)
-        return PendingRecord(path: path, settings: target) { [self] in
+        return PendingRecord(path: path, settings: target, on: queue) { [self] in
             do {
                 return try append(from: old, to: new, path: path, settings: target, author: author, store: store)
             } catch {
