@@ -324,8 +324,9 @@ final class Journal: Sendable {
         }
     }
 
-    /// Takes a record out again when the settings file's write failed (a record written whole is left to
-    /// the next write, which finds that it never landed).
+    /// Takes a record out again when the settings file's write failed: an appended record is cut off, and
+    /// a journal written whole is removed unless it is in place already (the next write then finds that its
+    /// last record never landed).
     func abandon(_ pending: PendingRecord?) {
         guard let pending else { return }
         switch pending.waitFlushed() {
