@@ -138,7 +138,9 @@ func runProfile(_ name: String, _ bench: Bench) throws {
         try Data(commented(String(decoding: try codec.serialize(try JSONValue(encoding: Wide.stored)), as: UTF8.self), format: format).utf8)
             .write(to: URL(fileURLWithPath: path))
         let limit = try RootLens(default: Wide(), store: FileStore(path: path, format: codec, history: .off), watch: false)[\.groups["group-100"]].limit
-        for step in 0..<500 { try limit.set(100 + step % 2) }
+        // LOUPE_UPDATES=N makes N updates (500 unless set), for a longer `perf record`.
+        let updates = ProcessInfo.processInfo.environment["LOUPE_UPDATES"].flatMap { Int($0) } ?? 500
+        for step in 0..<updates { try limit.set(100 + step % 2) }
     case "toml-parse":
         let data = try TOMLCodec().serialize(try JSONValue(encoding: Wide.stored))
         for _ in 0..<200 { blackHole(try TOMLCodec().parse(data)) }

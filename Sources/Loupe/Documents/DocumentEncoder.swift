@@ -142,13 +142,17 @@ final class DocumentEncoder {
     private struct Unsupported: Error {}
 
     fileprivate let dates: JSONEncoder.DateEncodingStrategy
+    /// The dictionary entry the update wrote alone, if it did: the dictionary it wrote is encoded by that
+    /// member alone.
+    fileprivate let entryWrite: DictionaryEntryWrite?
     /// Set when this encoder threw, even if the conformance caught it.
     fileprivate var threw = false
     /// The first misuse of the encoder by a conformance, reported after the encode.
     fileprivate var misuse: EncodingError?
 
-    private init(dates: JSONEncoder.DateEncodingStrategy) {
+    private init(dates: JSONEncoder.DateEncodingStrategy, entryWrite: DictionaryEntryWrite?) {
         self.dates = dates
+        self.entryWrite = entryWrite
     }
 
     /// The document for `value`, or nil when `coding` asks for what only `JSONEncoder` does, or when an
@@ -163,11 +167,16 @@ final class DocumentEncoder {
     /// Wherever the document is the same as the last one (its scalars the same, its objects and arrays of
     /// the same parts), it is the last one's, sharing its storage: a document that does not share the last
     /// one's storage differs from it.
-    static func encodeNotingLast<T: Encodable>(_ value: T, coding: DocumentCoding, memo: Memo?) throws -> (document: JSONValue, last: JSONValue?)? {
+    ///
+    /// `entryWrite`, when the update that made `value` wrote one entry of a dictionary and nothing else,
+    /// names it: that dictionary, found by its storage, is encoded by that entry alone.
+    static func encodeNotingLast<T: Encodable>(
+        _ value: T, coding: DocumentCoding, memo: Memo?, entryWrite: DictionaryEntryWrite? = nil
+    ) throws -> (document: JSONValue, last: JSONValue?)? {
         guard case .useDefaultKeys = coding.keyEncodingStrategy, Self.supports(coding.dateEncodingStrategy) else {
             return nil
         }
-        let encoder = DocumentEncoder(dates: coding.dateEncodingStrategy)
+        let encoder = DocumentEncoder(dates: coding.dateEncodingStrategy, entryWrite: entryWrite)
         let document: JSONValue
         let node: MemoNode?
         let previous = memo?.take()
@@ -365,6 +374,11 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Encodabl
         guard type(of: previous.part) == Self.self, case .object(let last) = previous.document else { return nil }
         var members = last
         let layout = previous.takeLayout() as? DocumentEncoder.DictionaryLayout<Value>
+        if let layout, let write = encoder.entryWrite,
+           try changeEntry(write, previous: previous, layout: layout, members: &members, by: encoder, at: codingPath) {
+            let document = JSONValue.object(members)
+            return (document, DocumentEncoder.MemoNode(dictionary: self, document: document, layout: layout))
+        }
         if let layout, layout.keys.count == count,
            try changeInStep(layout, members: &members, by: encoder, at: codingPath, unchanged: unchanged) {
             let document = JSONValue.object(members)
@@ -393,6 +407,42 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Encodabl
         let keys = Array(self.keys)
         let newLayout = DocumentEncoder.DictionaryLayout(keys: keys, values: Array(values), nodes: keys.map { nodes[$0] })
         return (document, DocumentEncoder.MemoNode(dictionary: self, document: document, layout: newLayout))
+    }
+
+    /// Encodes again the entry `write` names, alone, when this dictionary is the one the write made and
+    /// `previous`'s is the one it made it from (each compared by its storage): the write changed no other
+    /// entry. Changes `layout` (the last dictionary's) with it. False when `write` is of another dictionary.
+    private func changeEntry(
+        _ write: DictionaryEntryWrite, previous: DocumentEncoder.MemoNode, layout: DocumentEncoder.DictionaryLayout<Value>,
+        members: inout [String: JSONValue], by encoder: DocumentEncoder, at codingPath: [any CodingKey]
+    ) throws -> Bool {
+        // Of exactly this type, as above: a cast would convert another.
+        guard type(of: write.after) == Self.self, type(of: write.before) == Self.self,
+              haveSameBytes(write.after as! Self, self), haveSameBytes(write.before as! Self, previous.part as! Self)
+        else { return false }
+        let key = write.key
+        let index = layout.keys.firstIndex(of: key)
+        if let value = self[key] {
+            let (document, node) = try encoder.part(
+                value, at: codingPath + [DocumentCodingKey(key)], previous: index.flatMap { layout.nodes[$0] })
+            if members[key].map(document.isSamePart) != true { members[key] = document }
+            if let index {
+                layout.values[index] = value
+                layout.nodes[index] = node
+            } else {
+                // A new key: where the dictionary holds it is for the next walk to find (out of step, it
+                // compares key by key).
+                layout.keys.append(key)
+                layout.values.append(value)
+                layout.nodes.append(node)
+            }
+        } else if let index {
+            members[key] = nil
+            layout.keys.remove(at: index)
+            layout.values.remove(at: index)
+            layout.nodes.remove(at: index)
+        }
+        return true
     }
 
     /// Encodes again the members that changed, walking this dictionary beside `layout` (the last one's

@@ -165,19 +165,25 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     ///
     /// Keys the store holds under a path in `released` leave it (a reset), even when the value is the
     /// same; every other key the store holds stays.
-    func update<R>(path: LensPath, releasing released: [ValuePath] = [], _ body: (inout Root) throws -> R) throws -> R {
+    ///
+    /// `route`, when `body` writes through one entry of a dictionary and nothing else, tells the encoder
+    /// which (see ``DictionaryEntryRoute``).
+    func update<R>(
+        path: LensPath, releasing released: [ValuePath] = [], route: DictionaryEntryRoute<Root>? = nil,
+        _ body: (inout Root) throws -> R
+    ) throws -> R {
         var committedAny = false
         defer { afterCommits(committedAny) }
         return try serialized(path: path) { () throws -> R in
             var attempts = 0
             while true {
                 do {
-                    if store == nil || attempts == 0, let result = try apply(body, saving: store, releasing: released, committed: &committedAny) {
+                    if store == nil || attempts == 0, let result = try apply(body, saving: store, releasing: released, route: route, committed: &committedAny) {
                         return result
                     }
                     if let store, attempts > 0, let result = try store.withExclusiveAccess({ () throws -> R? in
                         committedAny = try catchUp(with: store) || committedAny
-                        return try apply(body, saving: store, releasing: released, committed: &committedAny)
+                        return try apply(body, saving: store, releasing: released, route: route, committed: &committedAny)
                     }) {
                         return result
                     }
@@ -202,7 +208,8 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// `body`'s result, or nil when the update must run again because it changed nothing and the store
     /// holds something newer than the root knew (which is committed first). Call it holding the update lock.
     private func apply<R>(
-        _ body: (inout Root) throws -> R, saving store: (any DocumentStore)?, releasing released: [ValuePath], committed committedAny: inout Bool
+        _ body: (inout Root) throws -> R, saving store: (any DocumentStore)?, releasing released: [ValuePath],
+        route: DictionaryEntryRoute<Root>?, committed committedAny: inout Bool
     ) throws -> R? {
         // The root changes only under the update lock, which this thread holds, so it is read here without
         // the read lock.
@@ -214,7 +221,8 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             throw BodyFailure(error: error)
         }
         if let validator, let violation = validator(next, !holdsSecrets) { throw violation }
-        if try commit(next, saving: store, releasing: released) {
+        let entryWrite = route?.write(from: committed.rootForUpdate, to: next)
+        if try commit(next, saving: store, releasing: released, entryWrite: entryWrite) {
             committedAny = true
             return result
         }
@@ -521,7 +529,12 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// document, tells a document that differs by not sharing its storage, so a change costs no `==` of
     /// the roots (which, for a root of many parts, costs as much as an encode). A root with no store is
     /// unchanged when it is `==` to the current one.
-    private func commit(_ value: Root, saving store: (any DocumentStore)?, releasing released: [ValuePath] = []) throws -> Bool {
+    ///
+    /// `entryWrite`, when the update wrote through a dictionary's entry alone, tells the encoder which.
+    private func commit(
+        _ value: Root, saving store: (any DocumentStore)?, releasing released: [ValuePath] = [],
+        entryWrite: DictionaryEntryWrite? = nil
+    ) throws -> Bool {
         var document: JSONValue?
         let unchanged: Bool
         if let rootsEqual {
@@ -529,7 +542,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             if haveSameBytes(value, current) {
                 unchanged = true
             } else if store != nil {
-                let encoded = try sameDocument(as: current, for: value)
+                let encoded = try sameDocument(as: current, for: value, entryWrite: entryWrite)
                 document = encoded.document
                 unchanged = encoded.same && rootsEqual(value, current)
             } else {
@@ -572,7 +585,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// committed root's document is kept from the commit that saved it, or encoded now; when the encoder
     /// started from it, the two are the same exactly when they share their storage, and are compared
     /// otherwise (another encode took what the encoder keeps, or a failed save left another value's).
-    private func sameDocument(as current: Root, for value: Root) throws -> (document: JSONValue, same: Bool) {
+    private func sameDocument(as current: Root, for value: Root, entryWrite: DictionaryEntryWrite?) throws -> (document: JSONValue, same: Bool) {
         let known: JSONValue
         if let document = committedDocument.withLock({ $0 }) {
             known = document
@@ -580,7 +593,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             known = try pipeline.encode(current)
             committedDocument.withLock { $0 = known }
         }
-        let (document, last) = try pipeline.encodeNotingLast(value)
+        let (document, last) = try pipeline.encodeNotingLast(value, entryWrite: entryWrite)
         if let last, last.isShared(with: known) { return (document, document.isShared(with: last)) }
         return (document, document == known)
     }

@@ -63,7 +63,7 @@ enum KeyPathNames {
 }
 
 /// A stored property of a struct, as the standard library's field reflection lists them.
-private struct StoredField {
+struct StoredField {
     let name: String
     let keyPath: AnyKeyPath
     let valueType: Any.Type

@@ -43,6 +43,14 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
     private let children = Locked<Children>(Children())
     /// The graph's, copied: read in place (see ``GraphObservation``).
     private let observation: GraphObservation
+    /// Whether the lens writes through a dictionary's entry: found at its first update, which has a root
+    /// whose keys the search can try, and kept.
+    private let entryRoute = Locked<EntryRouteState>(.unknown)
+
+    private enum EntryRouteState {
+        case unknown, none
+        case found(DictionaryEntryRoute<Root>)
+    }
 
     init(core: GraphCore<Root>, step: any Step<Root, Value>, path: LensPath) {
         self.core = core
@@ -74,7 +82,20 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
     }
 
     func update<R>(_ body: (inout Value) throws -> R) throws -> R {
-        try core.update(path: lensPath) { root in try step.modify(&root, body) }
+        try core.update(path: lensPath, route: route()) { root in try step.modify(&root, body) }
+    }
+
+    /// The lens's ``DictionaryEntryRoute``, if it has one.
+    private func route() -> DictionaryEntryRoute<Root>? {
+        switch entryRoute.withLock({ $0 }) {
+        case .found(let route): return route
+        case .none: return nil
+        case .unknown:
+            // Searched outside every lock, on a snapshot of the root.
+            let route = step.leadingKeyPath.flatMap { DictionaryEntryRoute.of($0, in: core.read { $0 }) }
+            entryRoute.withLock { $0 = route.map(EntryRouteState.found) ?? .none }
+            return route
+        }
     }
 
     func updateOffPool<R: Sendable>(_ body: @escaping @Sendable (inout Value) throws -> R) async throws -> R {

@@ -1,0 +1,122 @@
+/// Where a lens writes through one entry of a dictionary with `String` keys that the root reaches by
+/// stored properties alone (`root[\.groups["group-100"]]`, `root.groups["group-100"]`): the dictionary's
+/// key path, and the entry's key.
+///
+/// A write through such a lens changes that entry and nothing else of the root. Each stored property on
+/// the way is written only by the write itself, and a dictionary's subscript changes only its key's
+/// entry. So an update through the lens tells the encoder which member of the dictionary it wrote (a
+/// ``DictionaryEntryWrite``), and the encoder encodes that member alone instead of comparing all of them.
+///
+/// Found by key path equality, never by a key path's printed form: the key path is matched against the
+/// dictionary's key path followed by its subscript for each key the dictionary holds. A stored property
+/// with observers (`didSet`) is written through its setter, and its key path equals no chain of stored
+/// properties, so a write through one (which may change anything) has no route.
+struct DictionaryEntryRoute<Root>: @unchecked Sendable {  // immutable: a key path and a string
+    /// The dictionary, from the root.
+    let dictionary: PartialKeyPath<Root>
+    let key: String
+
+    /// What a write through the route made of `before`: the dictionary as it was and as it is.
+    func write(from before: Root, to after: Root) -> DictionaryEntryWrite {
+        DictionaryEntryWrite(before: before[keyPath: dictionary], after: after[keyPath: dictionary], key: key)
+    }
+
+    /// The route of `keyPath`, or nil when it writes through no dictionary's entry that stored properties
+    /// reach from the root, or through the entry of a key the dictionary in `root` does not hold.
+    ///
+    /// A route once found is kept, per key path. Finding one tries each key of each dictionary of `String`
+    /// keys the root's stored properties reach (up to ``maximumTries`` in all): a lens does it at its first
+    /// update.
+    static func of(_ keyPath: PartialKeyPath<Root>, in root: Root) -> DictionaryEntryRoute? {
+        // Stored properties alone (a key path with an offset) go through no subscript.
+        guard MemoryLayout<Root>.offset(of: keyPath) == nil else { return nil }
+        if let known = foundRoutes.withLock({ $0[keyPath] }) { return known as? DictionaryEntryRoute }
+        var search = Search(target: keyPath, root: root)
+        guard let route = search.route(in: Root.self, prefix: nil, depth: 0) else { return nil }
+        foundRoutes.withLock { $0[keyPath] = route }
+        return route
+    }
+
+    /// How many key paths a search builds and compares at most, across all the dictionaries it tries.
+    static var maximumTries: Int { 4096 }
+
+    /// A depth-first search through stored properties for a dictionary whose entry is the target.
+    private struct Search {
+        let target: PartialKeyPath<Root>
+        let root: Root
+        var tries = 0
+
+        init(target: PartialKeyPath<Root>, root: Root) {
+            self.target = target
+            self.root = root
+        }
+
+        mutating func route(in type: Any.Type, prefix: PartialKeyPath<Root>?, depth: Int) -> DictionaryEntryRoute? {
+            guard depth < 8 else { return nil }
+            func fields<Part>(of part: Part.Type) -> [StoredField] { StoredField.all(of: part) }
+            for field in fields(of: type) {
+                guard tries < DictionaryEntryRoute.maximumTries else { return nil }
+                tries += 1
+                let path: PartialKeyPath<Root>
+                if let prefix {
+                    guard let appended = prefix.appending(path: field.keyPath) else { continue }
+                    path = appended
+                } else {
+                    guard let own = field.keyPath as? PartialKeyPath<Root> else { continue }
+                    path = own
+                }
+                if let dictionary = field.valueType as? any DictionaryWithStringKeys.Type {
+                    if let route = dictionary.route(of: target, through: path, in: root, tries: &tries) { return route }
+                } else if Self.mayHoldDictionaries(field.valueType),
+                          let route = route(in: field.valueType, prefix: path, depth: depth + 1) {
+                    return route
+                }
+            }
+            return nil
+        }
+
+        /// Whether a stored property of this type may hold a dictionary: a struct of settings may, a
+        /// number, a string or a collection (whose stored properties are the standard library's) not.
+        private static func mayHoldDictionaries(_ type: Any.Type) -> Bool {
+            !(type is any Collection.Type) && !(type is any Numeric.Type) && type != Bool.self
+        }
+    }
+}
+
+/// The routes found, by key path, each a `DictionaryEntryRoute` of its key path's root.
+private let foundRoutes = Locked<[AnyKeyPath: Any]>([:])
+
+/// A dictionary with `String` keys, whose entries a route can name.
+private protocol DictionaryWithStringKeys {
+    /// The route of `target` when it is `prefix` (a key path to a dictionary of this type) followed by the
+    /// subscript of a key the dictionary in `root` holds.
+    static func route<Root>(
+        of target: PartialKeyPath<Root>, through prefix: PartialKeyPath<Root>, in root: Root, tries: inout Int
+    ) -> DictionaryEntryRoute<Root>?
+}
+
+extension Dictionary: DictionaryWithStringKeys where Key == String {
+    fileprivate static func route<Root>(
+        of target: PartialKeyPath<Root>, through prefix: PartialKeyPath<Root>, in root: Root, tries: inout Int
+    ) -> DictionaryEntryRoute<Root>? {
+        guard type(of: target).valueType == Value?.self, let dictionary = prefix as? WritableKeyPath<Root, Self>,
+              MemoryLayout<Root>.offset(of: dictionary) != nil
+        else { return nil }
+        for key in root[keyPath: dictionary].keys {
+            guard tries < DictionaryEntryRoute<Root>.maximumTries else { return nil }
+            tries += 1
+            let entry: WritableKeyPath<Self, Value?> = \.[key]
+            if dictionary.appending(path: entry) == target { return DictionaryEntryRoute(dictionary: dictionary, key: key) }
+        }
+        return nil
+    }
+}
+
+/// What an update wrote through a ``DictionaryEntryRoute``: the dictionary before the write and after it,
+/// and the entry's key. The encoder, finding the dictionary it encodes to be `after` and the one it
+/// encoded last to be `before` (the same storage, compared by their bytes), encodes the entry alone.
+struct DictionaryEntryWrite {
+    let before: Any
+    let after: Any
+    let key: String
+}

@@ -1,0 +1,153 @@
+import Foundation
+@testable import Loupe
+import LoupeTestSupport
+import Testing
+
+/// A lens that writes through one entry of a dictionary (`root[\.groups["a"]]`, `root.groups["a"]`) tells
+/// the encoder which entry it wrote, and the encoder encodes that entry alone: found only where such a
+/// write can change nothing else, used only on the very dictionary the write made, and never at the cost
+/// of a document that differs from the value.
+@Suite("Writes through a dictionary's entry")
+struct DictionaryEntryRouteTests {
+    struct Group: Codable, Sendable, Equatable {
+        var limit = 0
+        var label = "label"
+    }
+
+    /// A dictionary whose encoding is its own: keys upper-cased on the way out.
+    struct Shouted: Codable, Sendable, Equatable {
+        var table: [String: Group] = [:]
+        init() {}
+        init(from decoder: any Decoder) throws {
+            let read = try [String: Group](from: decoder)
+            table = Dictionary(uniqueKeysWithValues: read.map { ($0.key.lowercased(), $0.value) })
+        }
+        func encode(to encoder: any Encoder) throws {
+            try Dictionary(uniqueKeysWithValues: table.map { ($0.key.uppercased(), $0.value) }).encode(to: encoder)
+        }
+    }
+
+    struct Inner: Codable, Sendable, Equatable {
+        var table: [String: Group] = [:]
+    }
+
+    struct Settings: Codable, Sendable, Equatable {
+        var groups: [String: Group] = [:]
+        var inner = Inner()
+        /// Written through its setter, which also counts the writes: a write here changes more than the entry.
+        var observed: [String: Group] = [:] {
+            didSet { writes += 1 }
+        }
+        var writes = 0
+        var shouted = Shouted()
+        var port = 8080
+
+        static var filled: Settings {
+            var settings = Settings()
+            for index in 0..<40 {
+                settings.groups["g\(index)"] = Group(limit: index)
+                settings.inner.table["t\(index)"] = Group(limit: index)
+                settings.observed["o\(index)"] = Group(limit: index)
+                settings.shouted.table["s\(index)"] = Group(limit: index)
+            }
+            settings.writes = 0
+            return settings
+        }
+    }
+
+    @Test("a key path through an entry that stored properties reach has a route, naming the entry; others have none")
+    func routesAreFoundOnlyWhereAWriteChangesTheEntryAlone() throws {
+        let settings = Settings.filled
+        let direct = try #require(DictionaryEntryRoute.of(\Settings.groups["g7"], in: settings))
+        #expect(direct.key == "g7")
+        #expect(direct.dictionary == \Settings.groups)
+        let nested = try #require(DictionaryEntryRoute.of(\Settings.inner.table["t39"], in: settings))
+        #expect(nested.key == "t39")
+        #expect(nested.dictionary == \Settings.inner.table)
+        #expect(DictionaryEntryRoute.of(\Settings.groups["absent"], in: settings) == nil, "a key the dictionary does not hold")
+        #expect(DictionaryEntryRoute.of(\Settings.observed["o1"], in: settings) == nil, "a property with observers")
+        #expect(DictionaryEntryRoute.of(\Settings.shouted.table["s1"], in: settings) != nil, "a stored dictionary, however its parent encodes")
+        #expect(DictionaryEntryRoute.of(\Settings.port, in: settings) == nil, "stored properties alone")
+        #expect(DictionaryEntryRoute.of(\Settings.groups["g1"]?.limit, in: settings) == nil, "a key path beyond the entry")
+
+        // The lens subscript that names its key makes a key path with the same route.
+        let root = RootLens(settings)
+        let lens = root.groups["g3"]
+        let focus = try #require(lens.node as? Focus<Settings, Group?>)
+        let leading = try #require(focus.step.leadingKeyPath)
+        #expect(DictionaryEntryRoute.of(leading, in: settings)?.key == "g3")
+    }
+
+    @Test("the encoder encodes the written entry alone on the dictionary the write made, and walks any other")
+    func theEncoderTrustsTheWriteOnlyOnItsOwnDictionary() throws {
+        let coding = DocumentCoding()
+        let memo = DocumentEncoder.Memo()
+        var before = Settings.filled
+        _ = try #require(try DocumentEncoder.encode(before, coding: coding, memo: memo))
+        // A dictionary first changed is walked, which lays out its members for the encodes after it.
+        before.groups["g0"]?.limit = 100
+        _ = try #require(try DocumentEncoder.encode(before, coding: coding, memo: memo))
+
+        // Two entries changed, one named: the named one alone is encoded again. (An update through a route
+        // changes one; this shows which one the encoder looks at.)
+        var after = before
+        after.groups["g1"]?.limit = -1
+        after.groups["g2"]?.limit = -2
+        let named = DictionaryEntryWrite(before: before.groups, after: after.groups, key: "g1")
+        let trusting = try #require(try DocumentEncoder.encodeNotingLast(after, coding: coding, memo: memo, entryWrite: named)?.document)
+        #expect(trusting[path: ValuePath([.key("groups"), .key("g1"), .key("limit")])] == .integer(-1))
+        #expect(trusting[path: ValuePath([.key("groups"), .key("g2"), .key("limit")])] == .integer(2), "the entry the write did not name is not looked at")
+
+        // Named on another dictionary (not the one encoded last): the dictionary is walked.
+        let memo2 = DocumentEncoder.Memo()
+        _ = try #require(try DocumentEncoder.encode(Settings.filled, coding: coding, memo: memo2))
+        _ = try #require(try DocumentEncoder.encode(before, coding: coding, memo: memo2))
+        var other = before.groups
+        other["g1"]?.limit = 5
+        let elsewhere = DictionaryEntryWrite(before: before.groups, after: other, key: "g1")
+        let walked = try #require(try DocumentEncoder.encodeNotingLast(after, coding: coding, memo: memo2, entryWrite: elsewhere)?.document)
+        #expect(walked == (try coding.encodeWithJSONEncoder(after)))
+    }
+
+    @Test("writes through entries, added, changed and removed, among other writes, always store the value", arguments: [false, true])
+    func writesThroughEntriesStoreTheValue(named: Bool) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        let root = try RootLens(default: Settings.filled, store: FileStore(path: path), watch: false)
+        func entry(_ key: String) -> MutableLens<Group?> {
+            named ? root.groups[key] : root[\.groups[key]]
+        }
+        var generator = SplitMix64(seed: named ? 7 : 11)
+        for step in 0..<300 {
+            let key = "g\(generator.next() % 50)"  // some absent: written, they come
+            let number = Int(generator.next() % 1000)
+            switch generator.next() % 8 {
+            case 0: try entry(key).set(nil)
+            case 1: try entry(key).set(Group(limit: number, label: "set \(step)"))
+            case 2: try root[\.inner.table["t\(number % 45)"]].update { $0?.limit = number }
+            case 3: try root[\.observed["o\(number % 45)"]].set(Group(limit: number))
+            case 4: try root[\.shouted.table["s\(number % 45)"]].update { $0?.label = "s\(number)" }
+            case 5: try root.update { $0.groups["g\(number % 50)"]?.limit = -number; $0.port = number }
+            default: try entry(key).update { $0?.limit = number }
+            }
+            let reread = try RootLens(default: Settings.filled, store: FileStore(path: path), watch: false)
+            #expect(reread.value == root.value, "step \(step)")
+            if reread.value != root.value { break }
+        }
+        #expect(root.value.writes > 0, "writes through the observed dictionary ran its observer")
+    }
+}
+
+/// A seeded generator, for sequences a failure can be replayed from.
+private struct SplitMix64 {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
