@@ -38,7 +38,7 @@ struct DictionaryEntryRoute<Root>: @unchecked Sendable {  // immutable: a key pa
     }
 
     /// How many key paths a search builds and compares at most, across all the dictionaries it tries.
-    static var maximumTries: Int { 4096 }
+    static var maximumTries: Int { 1024 }
 
     /// A depth-first search through stored properties for a dictionary whose entry is the target.
     private struct Search {
