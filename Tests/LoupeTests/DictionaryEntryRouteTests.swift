@@ -109,12 +109,16 @@ struct DictionaryEntryRouteTests {
         #expect(walked == (try coding.encodeWithJSONEncoder(after)))
     }
 
-    @Test("writes through entries, added, changed and removed, among other writes, always store the value", arguments: [false, true])
-    func writesThroughEntriesStoreTheValue(named: Bool) throws {
+    @Test("writes through entries, added, changed and removed, among other writes, always store the value",
+          arguments: [(false, "json"), (true, "json"), (false, "toml"), (true, "toml")])
+    func writesThroughEntriesStoreTheValue(named: Bool, format: String) throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
-        let path = directory.file("settings.json")
-        let root = try RootLens(default: Settings.filled, store: FileStore(path: path), watch: false)
+        let path = directory.file("settings." + format)
+        let codec: any DocumentCodec = format == "toml" ? TOMLCodec() : JSONCodec()
+        // The entries are the file's, not the defaults' (TOML holds no null to remove a default's entry).
+        let root = try RootLens(default: Settings(), store: FileStore(path: path, format: codec), watch: false)
+        try root.set(.filled)
         func entry(_ key: String) -> MutableLens<Group?> {
             named ? root.groups[key] : root[\.groups[key]]
         }
@@ -131,11 +135,42 @@ struct DictionaryEntryRouteTests {
             case 5: try root.update { $0.groups["g\(number % 50)"]?.limit = -number; $0.port = number }
             default: try entry(key).update { $0?.limit = number }
             }
-            let reread = try RootLens(default: Settings.filled, store: FileStore(path: path), watch: false)
+            let reread = try RootLens(default: Settings(), store: FileStore(path: path, format: codec), watch: false)
             #expect(reread.value == root.value, "step \(step)")
             if reread.value != root.value { break }
         }
         #expect(root.value.writes > 0, "writes through the observed dictionary ran its observer")
+        #expect(try String(contentsOfFile: path, encoding: .utf8).contains(format == "toml" ? "[groups." : "\"groups\""))
+    }
+
+    @Test("a walk of an object beside the one an encode made it from visits the keys the encode set, in either order, as a whole walk finds them")
+    func walksVisitTheEditedKeysAlone() {
+        let old = Dictionary(uniqueKeysWithValues: (0..<200).map { ("k\($0)", JSONValue.object(["n": .integer($0)])) })
+        var new = old
+        new["k5"] = .object(["n": .integer(-5)])
+        new["k7"] = nil
+        new["added"] = .integer(1)
+        func visits(_ a: [String: JSONValue], _ b: [String: JSONValue]) -> (keys: Set<String>, found: Int) {
+            var keys: Set<String> = []
+            let found = a.forEachMember(notSharedWith: b) { key, _, _ in keys.insert(key) }
+            return (keys, found)
+        }
+        let whole = (visits(new, old), visits(old, new))
+        var edits = ObjectEdits()
+        edits.note(from: old, to: new, keys: ["k5", "k7", "added"])
+        let edited = ObjectEdits.$current.withValue(edits) { (visits(new, old), visits(old, new)) }
+        #expect(whole.0.keys == ["k5", "added"] && whole.0.found == 199)
+        #expect(whole.1.keys == ["k5", "k7"] && whole.1.found == 199)
+        #expect(edited.0 == whole.0)
+        #expect(edited.1 == whole.1)
+
+        // The edit is trusted: a key it does not name is not looked at. (An encode names every key it set.)
+        var unnamed = new
+        unnamed["k6"] = .integer(6)
+        var partial = ObjectEdits()
+        partial.note(from: old, to: unnamed, keys: ["k5"])
+        #expect(ObjectEdits.$current.withValue(partial) { visits(unnamed, old).keys } == ["k5"])
+        #expect(visits(unnamed, old).keys == ["k5", "k6", "added"], "with no edit bound, the whole walk")
     }
 }
 

@@ -345,3 +345,56 @@ struct YAMLMergeKeyTests {
         }
     }
 }
+
+/// Writes through a dictionary's entry edit a commented YAML file in place, the entry alone, among other writes.
+@Suite("YAML files written through dictionary entries")
+struct YAMLEntryWriteTests {
+    struct Group: Codable, Sendable, Equatable {
+        var limit = 0
+        var label = "label"
+    }
+
+    struct Settings: Codable, Sendable, Equatable {
+        var groups: [String: Group] = [:]
+        var port = 8080
+    }
+
+    @Test func entriesWrittenAddedAndRemovedKeepTheFileTheValue() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.yaml")
+        var text = "# settings, by hand\nport: 8080\ngroups:\n"
+        for index in 0..<40 { text += "  # group \(index)\n  g\(index):\n    limit: \(index)\n    label: 'l\(index)'\n" }
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        let root = try RootLens(default: Settings(), store: FileStore(path: path, format: .yaml), watch: false)
+        var state: UInt64 = 42
+        func next() -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int(state >> 33)
+        }
+        var removed: Set<String> = []
+        for step in 0..<200 {
+            let key = "g\(next() % 45)"
+            let number = next() % 1000
+            switch next() % 5 {
+            case 0:
+                try root[\.groups[key]].set(nil)
+                removed.insert(key)
+            case 1: try root.groups[key].set(Group(limit: number, label: "set \(step)"))
+            case 2: try root.update { $0.groups["g\(number % 45)"]?.limit = -number; $0.port = number }
+            default: try root[\.groups[key]].update { $0?.limit = number }
+            }
+            let reread = try RootLens(default: Settings(), store: FileStore(path: path, format: .yaml), watch: false)
+            #expect(reread.value == root.value, "step \(step)")
+            if reread.value != root.value { break }
+        }
+        let after = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(after.hasPrefix("# settings, by hand\n"))
+        // The comment above each entry that was never removed stays above it.
+        let kept = (0..<40).filter { !removed.contains("g\($0)") }
+        #expect(!kept.isEmpty)
+        for index in kept {
+            #expect(after.contains("  # group \(index)\n  g\(index):\n"), "the comment above g\(index)")
+        }
+    }
+}

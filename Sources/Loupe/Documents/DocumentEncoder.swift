@@ -145,6 +145,8 @@ final class DocumentEncoder {
     /// The dictionary entry the update wrote alone, if it did: the dictionary it wrote is encoded by that
     /// member alone.
     fileprivate let entryWrite: DictionaryEntryWrite?
+    /// The objects this encode made from the last document's by setting or removing members.
+    fileprivate var edits = ObjectEdits()
     /// Set when this encoder threw, even if the conformance caught it.
     fileprivate var threw = false
     /// The first misuse of the encoder by a conformance, reported after the encode.
@@ -169,10 +171,11 @@ final class DocumentEncoder {
     /// one's storage differs from it.
     ///
     /// `entryWrite`, when the update that made `value` wrote one entry of a dictionary and nothing else,
-    /// names it: that dictionary, found by its storage, is encoded by that entry alone.
+    /// names it: that dictionary, found by its storage, is encoded by that entry alone. `edits` are the
+    /// objects of the document made from the last one's by setting or removing a few members.
     static func encodeNotingLast<T: Encodable>(
         _ value: T, coding: DocumentCoding, memo: Memo?, entryWrite: DictionaryEntryWrite? = nil
-    ) throws -> (document: JSONValue, last: JSONValue?)? {
+    ) throws -> (document: JSONValue, last: JSONValue?, edits: ObjectEdits)? {
         guard case .useDefaultKeys = coding.keyEncodingStrategy, Self.supports(coding.dateEncodingStrategy) else {
             return nil
         }
@@ -191,7 +194,7 @@ final class DocumentEncoder {
         if let misuse = encoder.misuse { throw misuse }
         if encoder.threw { return nil }
         if let node { memo?.keep(node) }
-        return (document, previous?.document)
+        return (document, previous?.document, encoder.edits)
     }
 
     private static func supports(_ strategy: JSONEncoder.DateEncodingStrategy) -> Bool {
@@ -376,11 +379,14 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Encodabl
         let layout = previous.takeLayout() as? DocumentEncoder.DictionaryLayout<Value>
         if let layout, let write = encoder.entryWrite,
            try changeEntry(write, previous: previous, layout: layout, members: &members, by: encoder, at: codingPath) {
+            encoder.edits.note(from: last, to: members, keys: [write.key])
             let document = JSONValue.object(members)
             return (document, DocumentEncoder.MemoNode(dictionary: self, document: document, layout: layout))
         }
+        var changed: [String] = []
         if let layout, layout.keys.count == count,
-           try changeInStep(layout, members: &members, by: encoder, at: codingPath, unchanged: unchanged) {
+           try changeInStep(layout, members: &members, changed: &changed, by: encoder, at: codingPath, unchanged: unchanged) {
+            encoder.edits.note(from: last, to: members, keys: changed)
             let document = JSONValue.object(members)
             return (document, DocumentEncoder.MemoNode(dictionary: self, document: document, layout: layout))
         }
@@ -447,10 +453,11 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Encodabl
 
     /// Encodes again the members that changed, walking this dictionary beside `layout` (the last one's
     /// members, in its order) and changing the layout where a member changed; false once a key is not
-    /// where the layout has it (`members` and the layout may then hold some members encoded again).
+    /// where the layout has it (`members` and the layout may then hold some members encoded again). Adds
+    /// the keys of the members it set to `changed`.
     private func changeInStep(
-        _ layout: DocumentEncoder.DictionaryLayout<Value>, members: inout [String: JSONValue], by encoder: DocumentEncoder,
-        at codingPath: [any CodingKey], unchanged: (Value, Value) -> Bool
+        _ layout: DocumentEncoder.DictionaryLayout<Value>, members: inout [String: JSONValue], changed: inout [String],
+        by encoder: DocumentEncoder, at codingPath: [any CodingKey], unchanged: (Value, Value) -> Bool
     ) throws -> Bool {
         // Moved out of the layout while it is walked, and back after: changed in place, never copied.
         var keys: [String] = [], values: [Value] = [], nodes: [DocumentEncoder.MemoNode?] = []
@@ -472,7 +479,10 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Encodabl
                 continue
             }
             let (document, node) = try encoder.part(value, at: codingPath + [DocumentCodingKey(key)], previous: nodes[index])
-            if members[key].map(document.isSamePart) != true { members[key] = document }
+            if members[key].map(document.isSamePart) != true {
+                members[key] = document
+                changed.append(key)
+            }
             values[index] = value
             nodes[index] = node
         }

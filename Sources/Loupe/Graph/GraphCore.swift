@@ -536,6 +536,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         entryWrite: DictionaryEntryWrite? = nil
     ) throws -> Bool {
         var document: JSONValue?
+        var edits = ObjectEdits()
         let unchanged: Bool
         if let rootsEqual {
             let current = committed.rootForUpdate
@@ -544,6 +545,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             } else if store != nil {
                 let encoded = try sameDocument(as: current, for: value, entryWrite: entryWrite)
                 document = encoded.document
+                edits = encoded.edits
                 unchanged = encoded.same && rootsEqual(value, current)
             } else {
                 unchanged = rootsEqual(value, current)
@@ -567,7 +569,9 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         }
         if let store {
             let full = try document ?? pipeline.encode(value)
-            if let overridden = try save(value, document: full, to: store, releasing: released) {
+            // The walks that find what changed, in the stored document and in a store's edit of its text,
+            // visit only the members the encode set in the objects it made from the last ones.
+            if let overridden = try ObjectEdits.$current.withValue(edits, operation: { try save(value, document: full, to: store, releasing: released) }) {
                 // Stored, but an override still wins where it changed: the value keeps the override's.
                 let current = committed.rootForUpdate
                 if let rootsEqual, rootsEqual(overridden, current) { return false }
@@ -585,7 +589,9 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// committed root's document is kept from the commit that saved it, or encoded now; when the encoder
     /// started from it, the two are the same exactly when they share their storage, and are compared
     /// otherwise (another encode took what the encoder keeps, or a failed save left another value's).
-    private func sameDocument(as current: Root, for value: Root, entryWrite: DictionaryEntryWrite?) throws -> (document: JSONValue, same: Bool) {
+    private func sameDocument(
+        as current: Root, for value: Root, entryWrite: DictionaryEntryWrite?
+    ) throws -> (document: JSONValue, same: Bool, edits: ObjectEdits) {
         let known: JSONValue
         if let document = committedDocument.withLock({ $0 }) {
             known = document
@@ -593,9 +599,9 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             known = try pipeline.encode(current)
             committedDocument.withLock { $0 = known }
         }
-        let (document, last) = try pipeline.encodeNotingLast(value, entryWrite: entryWrite)
-        if let last, last.isShared(with: known) { return (document, document.isShared(with: last)) }
-        return (document, document == known)
+        let (document, last, edits) = try pipeline.encodeNotingLast(value, entryWrite: entryWrite)
+        if let last, last.isShared(with: known) { return (document, document.isShared(with: last), edits) }
+        return (document, document == known, edits)
     }
 
     /// Makes `value` the committed root, with the next version, and queues the commit for its observers,
