@@ -169,7 +169,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// `route`, when `body` writes through one entry of a dictionary and nothing else, tells the encoder
     /// which (see ``DictionaryEntryRoute``).
     func update<R>(
-        path: LensPath, releasing released: [ValuePath] = [], route: DictionaryEntryRoute<Root>? = nil,
+        path: LensPath, releasing released: [ValuePath] = [], route: DictionaryEntryRoute? = nil,
         _ body: (inout Root) throws -> R
     ) throws -> R {
         var committedAny = false
@@ -209,7 +209,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// holds something newer than the root knew (which is committed first). Call it holding the update lock.
     private func apply<R>(
         _ body: (inout Root) throws -> R, saving store: (any DocumentStore)?, releasing released: [ValuePath],
-        route: DictionaryEntryRoute<Root>?, committed committedAny: inout Bool
+        route: DictionaryEntryRoute?, committed committedAny: inout Bool
     ) throws -> R? {
         // The root changes only under the update lock, which this thread holds, so it is read here without
         // the read lock.
@@ -221,7 +221,8 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             throw BodyFailure(error: error)
         }
         if let validator, let violation = validator(next, !holdsSecrets) { throw violation }
-        let entryWrite = route?.write(from: committed.rootForUpdate, to: next)
+        var entryWrite: DictionaryEntryWrite?
+        if let route { entryWrite = route.write(from: committed.rootForUpdate, to: next) }
         if try commit(next, saving: store, releasing: released, entryWrite: entryWrite) {
             committedAny = true
             return result
@@ -536,7 +537,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         entryWrite: DictionaryEntryWrite? = nil
     ) throws -> Bool {
         var document: JSONValue?
-        var edits = ObjectEdits()
+        var edits: ObjectEdits?
         let unchanged: Bool
         if let rootsEqual {
             let current = committed.rootForUpdate
@@ -571,7 +572,12 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             let full = try document ?? pipeline.encode(value)
             // The walks that find what changed, in the stored document and in a store's edit of its text,
             // visit only the members the encode set in the objects it made from the last ones.
-            if let overridden = try ObjectEdits.$current.withValue(edits, operation: { try save(value, document: full, to: store, releasing: released) }) {
+            let overridden = if let edits {
+                try ObjectEdits.$current.withValue(edits) { try save(value, document: full, to: store, releasing: released) }
+            } else {
+                try save(value, document: full, to: store, releasing: released)
+            }
+            if let overridden {
                 // Stored, but an override still wins where it changed: the value keeps the override's.
                 let current = committed.rootForUpdate
                 if let rootsEqual, rootsEqual(overridden, current) { return false }

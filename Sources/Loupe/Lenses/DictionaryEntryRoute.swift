@@ -11,14 +11,18 @@
 /// dictionary's key path followed by its subscript for each key the dictionary holds. A stored property
 /// with observers (`didSet`) is written through its setter, and its key path equals no chain of stored
 /// properties, so a write through one (which may change anything) has no route.
-struct DictionaryEntryRoute<Root>: @unchecked Sendable {  // immutable: a key path and a string
+///
+/// Not generic over the root (the key path is a root's, whatever its type): an update of a root of a type
+/// from another module, in generic code, passes one without looking up the metadata of a generic type.
+struct DictionaryEntryRoute: @unchecked Sendable {  // immutable: a key path and a string
     /// The dictionary, from the root.
-    let dictionary: PartialKeyPath<Root>
+    let dictionary: AnyKeyPath
     let key: String
 
     /// What a write through the route made of `before`: the dictionary as it was and as it is.
-    func write(from before: Root, to after: Root) -> DictionaryEntryWrite {
-        DictionaryEntryWrite(before: before[keyPath: dictionary], after: after[keyPath: dictionary], key: key)
+    func write<Root>(from before: Root, to after: Root) -> DictionaryEntryWrite? {
+        guard let was = before[keyPath: dictionary], let now = after[keyPath: dictionary] else { return nil }
+        return DictionaryEntryWrite(before: was, after: now, key: key)
     }
 
     /// The route of `keyPath`, or nil when it writes through no dictionary's entry that stored properties
@@ -27,10 +31,10 @@ struct DictionaryEntryRoute<Root>: @unchecked Sendable {  // immutable: a key pa
     /// A route once found is kept, per key path. Finding one tries each key of each dictionary of `String`
     /// keys the root's stored properties reach (up to ``maximumTries`` in all): a lens does it at its first
     /// update.
-    static func of(_ keyPath: PartialKeyPath<Root>, in root: Root) -> DictionaryEntryRoute? {
+    static func of<Root>(_ keyPath: PartialKeyPath<Root>, in root: Root) -> DictionaryEntryRoute? {
         // Stored properties alone (a key path with an offset) go through no subscript.
         guard MemoryLayout<Root>.offset(of: keyPath) == nil else { return nil }
-        if let known = foundRoutes.withLock({ $0[keyPath] }) { return known as? DictionaryEntryRoute }
+        if let known = foundRoutes.withLock({ $0[keyPath] }) { return known }
         var search = Search(target: keyPath, root: root)
         guard let route = search.route(in: Root.self, prefix: nil, depth: 0) else { return nil }
         foundRoutes.withLock { $0[keyPath] = route }
@@ -41,7 +45,7 @@ struct DictionaryEntryRoute<Root>: @unchecked Sendable {  // immutable: a key pa
     static var maximumTries: Int { 1024 }
 
     /// A depth-first search through stored properties for a dictionary whose entry is the target.
-    private struct Search {
+    private struct Search<Root> {
         let target: PartialKeyPath<Root>
         let root: Root
         var tries = 0
@@ -83,8 +87,8 @@ struct DictionaryEntryRoute<Root>: @unchecked Sendable {  // immutable: a key pa
     }
 }
 
-/// The routes found, by key path, each a `DictionaryEntryRoute` of its key path's root.
-private let foundRoutes = Locked<[AnyKeyPath: Any]>([:])
+/// The routes found, by key path.
+private let foundRoutes = Locked<[AnyKeyPath: DictionaryEntryRoute]>([:])
 
 /// A dictionary with `String` keys, whose entries a route can name.
 private protocol DictionaryWithStringKeys {
@@ -92,18 +96,18 @@ private protocol DictionaryWithStringKeys {
     /// subscript of a key the dictionary in `root` holds.
     static func route<Root>(
         of target: PartialKeyPath<Root>, through prefix: PartialKeyPath<Root>, in root: Root, tries: inout Int
-    ) -> DictionaryEntryRoute<Root>?
+    ) -> DictionaryEntryRoute?
 }
 
 extension Dictionary: DictionaryWithStringKeys where Key == String {
     fileprivate static func route<Root>(
         of target: PartialKeyPath<Root>, through prefix: PartialKeyPath<Root>, in root: Root, tries: inout Int
-    ) -> DictionaryEntryRoute<Root>? {
+    ) -> DictionaryEntryRoute? {
         guard type(of: target).valueType == Value?.self, let dictionary = prefix as? WritableKeyPath<Root, Self>,
               MemoryLayout<Root>.offset(of: dictionary) != nil
         else { return nil }
         for key in root[keyPath: dictionary].keys {
-            guard tries < DictionaryEntryRoute<Root>.maximumTries else { return nil }
+            guard tries < DictionaryEntryRoute.maximumTries else { return nil }
             tries += 1
             let entry: WritableKeyPath<Self, Value?> = \.[key]
             if dictionary.appending(path: entry) == target { return DictionaryEntryRoute(dictionary: dictionary, key: key) }
@@ -115,8 +119,16 @@ extension Dictionary: DictionaryWithStringKeys where Key == String {
 /// What an update wrote through a ``DictionaryEntryRoute``: the dictionary before the write and after it,
 /// and the entry's key. The encoder, finding the dictionary it encodes to be `after` and the one it
 /// encoded last to be `before` (the same storage, compared by their bytes), encodes the entry alone.
-struct DictionaryEntryWrite {
+///
+/// A class: an update through no route passes a nil reference down the commit, not a large optional.
+final class DictionaryEntryWrite {
     let before: Any
     let after: Any
     let key: String
+
+    init(before: Any, after: Any, key: String) {
+        self.before = before
+        self.after = after
+        self.key = key
+    }
 }
