@@ -156,5 +156,4 @@ func runProfile(_ name: String, _ bench: Bench) throws {
         for _ in 0..<200_000 { try root.counter.update { $0 += 1 } }
     default: break
     }
-    exit(0)
 }

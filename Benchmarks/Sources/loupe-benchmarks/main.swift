@@ -20,10 +20,17 @@ let bench = Bench(scale: quick ? 10 : 1, quick: quick, scratch: NSTemporaryDirec
 try FileManager.default.createDirectory(atPath: bench.scratch, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(atPath: bench.scratch) }
 
+/// Ends a run that measured one profile or one area: `exit` runs no `defer`, so the scratch directory goes
+/// first.
+func finish() -> Never {
+    try? FileManager.default.removeItem(atPath: bench.scratch)
+    exit(0)
+}
+
 // `--profile read|read2|readers-ratio|steady|update|update-by-hand|update-ratio|floors|observers|set|observed-set|large-ratio|load|coalesced` loops one operation for a profiler (perf record, callgrind).
 if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.arguments.count > index + 1 {
     try runProfile(CommandLine.arguments[index + 1], bench)
-    exit(0)
+    finish()
 }
 
 let report = Report()
@@ -39,7 +46,7 @@ for (name, measure) in areas where area == nil || area == name { try measure(ben
 if area != nil {
     printTable("Loupe against the bare baseline or peer (\(area!) only)", ["case", "Loupe", "baseline", "ratio", "target", ""],
                report.rows.map { [$0.name, $0.loupe, $0.baseline, format($0.ratio) + "×", $0.targetText, $0.met ? "ok" : "MISS"] })
-    exit(0)
+    finish()
 }
 
 // MARK: The table
