@@ -61,14 +61,7 @@ struct DictionaryEntryRoute: @unchecked Sendable {  // immutable: a key path and
             for field in fields(of: type) {
                 guard tries < DictionaryEntryRoute.maximumTries else { return nil }
                 tries += 1
-                let path: PartialKeyPath<Root>
-                if let prefix {
-                    guard let appended = prefix.appending(path: field.keyPath) else { continue }
-                    path = appended
-                } else {
-                    guard let own = field.keyPath as? PartialKeyPath<Root> else { continue }
-                    path = own
-                }
+                guard let path = field.keyPath(from: prefix) else { continue }
                 if let dictionary = field.valueType as? any DictionaryWithStringKeys.Type {
                     if let route = dictionary.route(of: target, through: path, in: root, tries: &tries) { return route }
                 } else if Self.mayHoldDictionaries(field.valueType),

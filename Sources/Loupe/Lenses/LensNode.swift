@@ -44,11 +44,9 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
     /// The graph's, copied: read in place (see ``GraphObservation``).
     private let observation: GraphObservation
     /// Whether the lens writes through a dictionary's entry: found at its first update, which has a root
-    /// whose keys the search can try, and kept.
-    private let entryRoute = Locked<EntryRouteState>(.unknown)
-    /// Whether the lens's writes start with a key path that walks more than stored properties, as one
-    /// through a dictionary's entry does: the others never look for a route, nor take its lock.
-    private let mayWriteThroughAnEntry: Bool
+    /// whose keys the search can try, and kept. Nil for a lens whose writes do not start with a key path
+    /// that walks more than stored properties, as one through a dictionary's entry does: it never looks.
+    private let entryRoute: Locked<EntryRouteState>?
 
     private enum EntryRouteState {
         case unknown, none
@@ -61,7 +59,8 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
         lensPath = path
         self.path = path.description
         observation = core.observation
-        mayWriteThroughAnEntry = step.leadingKeyPath.map { MemoryLayout<Root>.offset(of: $0) == nil } ?? false
+        let mayWriteThroughAnEntry = step.leadingKeyPath.map { MemoryLayout<Root>.offset(of: $0) == nil } ?? false
+        entryRoute = mayWriteThroughAnEntry ? Locked(.unknown) : nil
         if step is IdentityStep<Root> {
             offset = 0
         } else if let keyPathStep = step as? WritableKeyPathStep<Root, Value> {
@@ -91,7 +90,7 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
 
     /// The lens's ``DictionaryEntryRoute``, if it has one.
     private func route() -> DictionaryEntryRoute? {
-        guard mayWriteThroughAnEntry else { return nil }
+        guard let entryRoute else { return nil }
         switch entryRoute.withLock({ $0 }) {
         case .found(let route): return route
         case .none: return nil
