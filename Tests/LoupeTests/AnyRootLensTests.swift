@@ -30,7 +30,10 @@ struct AnyRootLensTests {
         #expect(root.upstream.timeoutSeconds.value == 30)
         #expect(try erased.value(atPath: "upstream.timeoutSeconds") == .integer(30))
         #expect(try erased.storedDocument() == .object(["upstream": .object(["timeoutSeconds": .integer(30)])]))
-        #expect(typed.withLock { $0 } == [30], "the typed root's observers see a write through the erased face")
+        // Delivered by the updating thread, or by one already delivering (the file's watcher, which drains
+        // after it looks at the write), so waited for.
+        #expect(eventually { typed.withLock { $0 } == [30] }, "the typed root's observers see a write through the erased face")
+        #expect(eventually { documents.withLock { $0 }.count == 1 })
         #expect(try documents.withLock { $0 } == [erased.document])
 
         // The type and its rules check what the erased face writes.
