@@ -1,6 +1,6 @@
-/// Where a lens writes through one entry of a dictionary with `String` keys that the root reaches by
-/// stored properties alone (`root[\.groups["group-100"]]`, `root.groups["group-100"]`): the dictionary's
-/// key path, and the entry's key.
+/// Where a lens writes through one entry of a dictionary with `String` keys that is a stored property of
+/// the root (`root[\.groups["group-100"]]`, `root.groups["group-100"]`): the dictionary's key path, and the
+/// entry's key.
 ///
 /// A write through such a lens changes that entry and nothing else of the root. Each stored property on
 /// the way is written only by the write itself, and a dictionary's subscript changes only its key's
@@ -25,18 +25,18 @@ struct DictionaryEntryRoute: @unchecked Sendable {  // immutable: a key path and
         return DictionaryEntryWrite(before: was, after: now, key: key)
     }
 
-    /// The route of `keyPath`, or nil when it writes through no dictionary's entry that stored properties
-    /// reach from the root, or through the entry of a key the dictionary in `root` does not hold.
+    /// The route of `keyPath`, or nil when it writes through no entry of a dictionary that is a stored
+    /// property of the root, or through the entry of a key the dictionary in `root` does not hold.
     ///
     /// A route once found is kept, per key path. Finding one tries each key of each dictionary of `String`
-    /// keys the root's stored properties reach (up to ``maximumTries`` in all): a lens does it at its first
+    /// keys among the root's stored properties (up to ``maximumTries`` in all): a lens does it at its first
     /// update.
     static func of<Root>(_ keyPath: PartialKeyPath<Root>, in root: Root) -> DictionaryEntryRoute? {
         // Stored properties alone (a key path with an offset) go through no subscript.
         guard MemoryLayout<Root>.offset(of: keyPath) == nil else { return nil }
         if let known = foundRoutes.withLock({ $0[keyPath] }) { return known }
         var search = Search(target: keyPath, root: root)
-        guard let route = search.route(in: Root.self, prefix: nil, depth: 0) else { return nil }
+        guard let route = search.route() else { return nil }
         foundRoutes.withLock { $0[keyPath] = route }
         return route
     }
@@ -44,7 +44,12 @@ struct DictionaryEntryRoute: @unchecked Sendable {  // immutable: a key path and
     /// How many key paths a search builds and compares at most, across all the dictionaries it tries.
     static var maximumTries: Int { 1024 }
 
-    /// A depth-first search through stored properties for a dictionary whose entry is the target.
+    /// A search through the root's own stored properties for a dictionary whose entry is the target.
+    ///
+    /// Only the root's own: a key path joined from reflected ones (`\.inner` then `\Inner.table`) reads
+    /// wrong memory under the thread sanitizer's runtime (a 0x800000000000-byte allocation, then a trap),
+    /// while the root's own reflected key paths, read and joined to a subscript, read right. A dictionary
+    /// deeper in the graph is walked by the encoder as before.
     private struct Search<Root> {
         let target: PartialKeyPath<Root>
         let root: Root
@@ -55,27 +60,16 @@ struct DictionaryEntryRoute: @unchecked Sendable {  // immutable: a key path and
             self.root = root
         }
 
-        mutating func route(in type: Any.Type, prefix: PartialKeyPath<Root>?, depth: Int) -> DictionaryEntryRoute? {
-            guard depth < 8 else { return nil }
-            func fields<Part>(of part: Part.Type) -> [StoredField] { StoredField.all(of: part) }
-            for field in fields(of: type) {
+        mutating func route() -> DictionaryEntryRoute? {
+            for field in StoredField.all(of: Root.self) {
                 guard tries < DictionaryEntryRoute.maximumTries else { return nil }
                 tries += 1
-                guard let path = field.keyPath(from: prefix) else { continue }
-                if let dictionary = field.valueType as? any DictionaryWithStringKeys.Type {
-                    if let route = dictionary.route(of: target, through: path, in: root, tries: &tries) { return route }
-                } else if Self.mayHoldDictionaries(field.valueType),
-                          let route = route(in: field.valueType, prefix: path, depth: depth + 1) {
-                    return route
-                }
+                guard let path = field.keyPath(from: nil as PartialKeyPath<Root>?),
+                      let dictionary = field.valueType as? any DictionaryWithStringKeys.Type
+                else { continue }
+                if let route = dictionary.route(of: target, through: path, in: root, tries: &tries) { return route }
             }
             return nil
-        }
-
-        /// Whether a stored property of this type may hold a dictionary: a struct of settings may, a
-        /// number, a string or a collection (whose stored properties are the standard library's) not.
-        private static func mayHoldDictionaries(_ type: Any.Type) -> Bool {
-            !(type is any Collection.Type) && !(type is any Numeric.Type) && type != Bool.self
         }
     }
 }
