@@ -203,8 +203,9 @@ extension MutableLens {
 extension MutableLens {
     /// A lens onto the entry for `key`: `nil` while absent; writing `nil` removes the entry.
     ///
-    /// An update through it encodes that entry alone, not the whole dictionary, when the dictionary held
-    /// the key at the lens's first update; so does one through a key path such as `\.features["beta"]`.
+    /// An update through it encodes that entry alone, not the whole dictionary, when the dictionary is a
+    /// stored property of the root and held the key at the lens's first update; so does one through a key
+    /// path such as `\.features["beta"]`.
     ///
     /// ```swift
     /// let beta = root.features["beta"]   // MutableLens<Bool?>
