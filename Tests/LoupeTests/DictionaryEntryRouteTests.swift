@@ -61,7 +61,7 @@ struct DictionaryEntryRouteTests {
         let direct = try #require(DictionaryEntryRoute.of(\Settings.groups["g7"], in: settings))
         #expect(direct.key == "g7")
         #expect(direct.dictionary == \Settings.groups)
-        // Only the root's own stored properties are searched (see `DictionaryEntryRoute.Search`): a deeper
+        // Only the root's own stored properties are searched (see `DictionaryEntryRoute.of(_:in:)`): a deeper
         // dictionary is walked by the encoder.
         #expect(DictionaryEntryRoute.of(\Settings.inner.table["t39"], in: settings) == nil, "a dictionary below the root's own properties")
         #expect(DictionaryEntryRoute.of(\Settings.groups["absent"], in: settings) == nil, "a key the dictionary does not hold")

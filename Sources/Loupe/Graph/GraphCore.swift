@@ -572,12 +572,9 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             let full = try document ?? pipeline.encode(value)
             // The walks that find what changed, in the stored document and in a store's edit of its text,
             // visit only the members the encode set in the objects it made from the last ones.
-            let overridden = if let edits {
-                try ObjectEdits.$current.withValue(edits) { try save(value, document: full, to: store, releasing: released) }
-            } else {
+            if let overridden = try ObjectEdits.$current.withValue(edits ?? ObjectEdits(), operation: {
                 try save(value, document: full, to: store, releasing: released)
-            }
-            if let overridden {
+            }) {
                 // Stored, but an override still wins where it changed: the value keeps the override's.
                 let current = committed.rootForUpdate
                 if let rootsEqual, rootsEqual(overridden, current) { return false }

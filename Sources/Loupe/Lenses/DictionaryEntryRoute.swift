@@ -2,10 +2,10 @@
 /// the root (`root[\.groups["group-100"]]`, `root.groups["group-100"]`): the dictionary's key path, and the
 /// entry's key.
 ///
-/// A write through such a lens changes that entry and nothing else of the root. Each stored property on
-/// the way is written only by the write itself, and a dictionary's subscript changes only its key's
-/// entry. So an update through the lens tells the encoder which member of the dictionary it wrote (a
-/// ``DictionaryEntryWrite``), and the encoder encodes that member alone instead of comparing all of them.
+/// A write through such a lens changes that entry and nothing else of the root: a stored property is
+/// changed only by the write, and a dictionary's subscript changes only its key's entry. So an update
+/// through the lens tells the encoder which member of the dictionary it wrote (a ``DictionaryEntryWrite``),
+/// and the encoder encodes that member alone instead of comparing all of them.
 ///
 /// Found by key path equality, never by a key path's printed form: the key path is matched against the
 /// dictionary's key path followed by its subscript for each key the dictionary holds. A stored property
@@ -31,47 +31,31 @@ struct DictionaryEntryRoute: @unchecked Sendable {  // immutable: a key path and
     /// A route once found is kept, per key path. Finding one tries each key of each dictionary of `String`
     /// keys among the root's stored properties (up to ``maximumTries`` in all): a lens does it at its first
     /// update.
+    ///
+    /// Only the root's own stored properties are searched: a key path joined from reflected ones
+    /// (`\.inner` then `\Inner.table`) reads wrong memory under the thread sanitizer's runtime, while the
+    /// root's own reflected key paths, read and joined to a subscript, read right. A dictionary deeper in
+    /// the graph is walked by the encoder.
     static func of<Root>(_ keyPath: PartialKeyPath<Root>, in root: Root) -> DictionaryEntryRoute? {
         // Stored properties alone (a key path with an offset) go through no subscript.
         guard MemoryLayout<Root>.offset(of: keyPath) == nil else { return nil }
         if let known = foundRoutes.withLock({ $0[keyPath] }) { return known }
-        var search = Search(target: keyPath, root: root)
-        guard let route = search.route() else { return nil }
-        foundRoutes.withLock { $0[keyPath] = route }
-        return route
+        var tries = 0
+        for field in StoredField.all(of: Root.self) {
+            guard tries < maximumTries else { return nil }
+            tries += 1
+            guard let dictionary = field.valueType as? any DictionaryWithStringKeys.Type,
+                  let path = field.keyPath as? PartialKeyPath<Root>,
+                  let route = dictionary.route(of: keyPath, through: path, in: root, tries: &tries)
+            else { continue }
+            foundRoutes.withLock { $0[keyPath] = route }
+            return route
+        }
+        return nil
     }
 
     /// How many key paths a search builds and compares at most, across all the dictionaries it tries.
     static var maximumTries: Int { 1024 }
-
-    /// A search through the root's own stored properties for a dictionary whose entry is the target.
-    ///
-    /// Only the root's own: a key path joined from reflected ones (`\.inner` then `\Inner.table`) reads
-    /// wrong memory under the thread sanitizer's runtime (a 0x800000000000-byte allocation, then a trap),
-    /// while the root's own reflected key paths, read and joined to a subscript, read right. A dictionary
-    /// deeper in the graph is walked by the encoder as before.
-    private struct Search<Root> {
-        let target: PartialKeyPath<Root>
-        let root: Root
-        var tries = 0
-
-        init(target: PartialKeyPath<Root>, root: Root) {
-            self.target = target
-            self.root = root
-        }
-
-        mutating func route() -> DictionaryEntryRoute? {
-            for field in StoredField.all(of: Root.self) {
-                guard tries < DictionaryEntryRoute.maximumTries else { return nil }
-                tries += 1
-                guard let path = field.keyPath(from: nil as PartialKeyPath<Root>?),
-                      let dictionary = field.valueType as? any DictionaryWithStringKeys.Type
-                else { continue }
-                if let route = dictionary.route(of: target, through: path, in: root, tries: &tries) { return route }
-            }
-            return nil
-        }
-    }
 }
 
 /// The routes found, by key path.
@@ -90,8 +74,7 @@ extension Dictionary: DictionaryWithStringKeys where Key == String {
     fileprivate static func route<Root>(
         of target: PartialKeyPath<Root>, through prefix: PartialKeyPath<Root>, in root: Root, tries: inout Int
     ) -> DictionaryEntryRoute? {
-        guard type(of: target).valueType == Value?.self, let dictionary = prefix as? WritableKeyPath<Root, Self>,
-              MemoryLayout<Root>.offset(of: dictionary) != nil
+        guard type(of: target).valueType == Value?.self, let dictionary = prefix as? WritableKeyPath<Root, Self>
         else { return nil }
         for key in root[keyPath: dictionary].keys {
             guard tries < DictionaryEntryRoute.maximumTries else { return nil }

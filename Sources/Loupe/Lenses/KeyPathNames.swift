@@ -36,7 +36,14 @@ enum KeyPathNames {
         mutating func names<Part>(in part: Part.Type, prefix: PartialKeyPath<Whole>?, depth: Int) -> [String]? {
             guard depth < 16 else { return nil }
             for field in StoredField.all(of: Part.self) {
-                guard let path = field.keyPath(from: prefix) else { continue }
+                let path: PartialKeyPath<Whole>
+                if let prefix {
+                    guard let appended = prefix.appending(path: field.keyPath) else { continue }
+                    path = appended
+                } else {
+                    guard let own = field.keyPath as? PartialKeyPath<Whole> else { continue }
+                    path = own
+                }
                 if path == target { return [field.name] }
                 guard let offset = MemoryLayout<Whole>.offset(of: path),
                     offset <= targetOffset, targetOffset < offset + max(field.size, 1)
@@ -61,13 +68,6 @@ struct StoredField {
     let keyPath: AnyKeyPath
     let valueType: Any.Type
     let size: Int
-
-    /// The field's key path from `Whole`: `prefix` (from `Whole` to the field's struct) followed by the
-    /// field's own, or the field's own when it is `Whole`'s (no prefix); nil where they do not join.
-    func keyPath<Whole>(from prefix: PartialKeyPath<Whole>?) -> PartialKeyPath<Whole>? {
-        guard let prefix else { return keyPath as? PartialKeyPath<Whole> }
-        return prefix.appending(path: keyPath)
-    }
 
     static func all<Whole>(of type: Whole.Type) -> [StoredField] {
         let id = ObjectIdentifier(type)
