@@ -26,6 +26,9 @@ struct YAMLTextEditor {
     /// Each edit that replaces a scalar, beside it: the keys to the scalar, their entries' indices in their
     /// mappings, and its new value. As many as `edits` when every edit does.
     private var replaced: [(path: [String], indices: [Int], value: JSONValue)] = []
+    /// Where each key stands in a large mapping, by the indices of the entries that lead to it: made when an
+    /// edit first looks a key up there, and kept with the nodes.
+    private(set) var keyIndices: [[Int]: [String: Int]] = [:]
     private let codec: YAMLCodec
 
     /// What an edit leaves for the next one: the text it wrote and that text's nodes, with their marks.
@@ -39,6 +42,8 @@ struct YAMLTextEditor {
         let bytes: [UInt8]
         let lineStarts: [Int]
         let root: Node
+        /// Where each key stands in the large mappings edits looked into (``YAMLTextEditor/keyIndices``).
+        var keyIndices: [[Int]: [String: Int]] = [:]
     }
 
     /// The nodes of the text a codec wrote last.
@@ -58,6 +63,7 @@ struct YAMLTextEditor {
         if let kept = memo?.take(), kept.text.isSameText(as: data) {
             (root, keepsNodes) = (kept.root, true)
             editor = YAMLTextEditor(bytes: kept.bytes, lineStarts: kept.lineStarts, codec: codec)
+            editor.keyIndices = kept.keyIndices
         } else {
             guard let text = String(data: data, encoding: .utf8), let read = try? YAMLCodec.parser(of: text), let node = try? read.singleRoot() else { return nil }
             (root, parser) = (node, read)
@@ -90,11 +96,10 @@ struct YAMLTextEditor {
                 // No line moved: each scalar's text is one line, in place of one.
                 if keepsNodes, let memo, let lineStarts = editor.lineStarts(after: ordered) {
                     var nodes = consume root
-                    let placeholder = Node("")
                     for (edit, replaced) in zip(editor.edits, editor.replaced) where keepsNodes {
-                        keepsNodes = nodes.replaceScalar(at: replaced.indices[...], with: replaced.value, writtenAs: edit.text, placeholder: placeholder)
+                        keepsNodes = nodes.restyleScalar(at: replaced.indices[...], writtenAs: edit.text)
                     }
-                    if keepsNodes { memo.keep(Kept(text: data, bytes: output, lineStarts: lineStarts, root: nodes)) }
+                    if keepsNodes { memo.keep(Kept(text: data, bytes: output, lineStarts: lineStarts, root: nodes, keyIndices: editor.keyIndices)) }
                 }
                 return data
             }
@@ -156,7 +161,12 @@ struct YAMLTextEditor {
         let changedSet = changed.count > 8 ? Set(changed) : nil
         let written = changed.count { before[$0] != nil }
         var visited: [String] = []
-        for index in mapping.indices where visited.count < written {
+        // The entries to walk: those of the keys that change, in a large mapping whose keys are known; else
+        // every entry, in order.
+        let entries = mapping.count > Self.indexedMappingSize ? keyIndex(of: mapping, at: indices).map { positions in
+            changed.compactMap { positions[$0] }.sorted()
+        } : nil
+        for index in entries ?? Array(mapping.indices) where visited.count < written {
             let (keyNode, valueNode) = mapping[index]
             guard let key = keyNode.string else { return false }
             guard changedSet?.contains(key) ?? changed.contains(key) else { continue }
@@ -188,7 +198,11 @@ struct YAMLTextEditor {
                     var nested = self
                     nested.edits = []
                     nested.replaced = []
-                    if try nested.visit(inner, old: was, new: now, at: path + [key], indices: indices + [index]) {
+                    // The index moves to the nested walk and back, never copied.
+                    keyIndices = [:]
+                    let visitedInner = try nested.visit(inner, old: was, new: now, at: path + [key], indices: indices + [index])
+                    keyIndices = nested.keyIndices
+                    if visitedInner {
                         // Replacements stay beside their edits only while every edit is one.
                         if replaced.count == edits.count && nested.replaced.count == nested.edits.count {
                             replaced += nested.replaced
@@ -297,6 +311,23 @@ struct YAMLTextEditor {
         case .sequence(let sequence): return sequence.contains(where: holdsAnchorsOrAliases)
         case .scalar: return false
         }
+    }
+
+    /// Mappings with more entries than this have their keys indexed, rather than walked to find one.
+    private static let indexedMappingSize = 16
+
+    /// Where each key of `mapping` (reached through the entries `indices`) stands in it; nil when a key is
+    /// not a string, and the mapping is walked instead (which leaves it to be written anew).
+    private mutating func keyIndex(of mapping: Node.Mapping, at indices: [Int]) -> [String: Int]? {
+        if let known = keyIndices[indices] { return known }
+        var positions: [String: Int] = [:]
+        positions.reserveCapacity(mapping.count)
+        for index in mapping.indices {
+            guard let key = mapping[index].key.string else { return nil }
+            positions[key] = index  // a key stands once in a mapping: Yams refuses a file that writes one twice
+        }
+        keyIndices[indices] = positions
+        return positions
     }
 
     /// Where entry `index` of `mapping` ends: after its last line of content (blank lines and comments
@@ -409,29 +440,53 @@ struct YAMLTextEditor {
     }
 }
 extension Node {
-    /// Brings the scalar at `indices` (of entries of block mappings, from this node) up to date with
-    /// `value`, which an edit wrote in its place as `text` (one line): its style is the text's (quoted, or
-    /// plain), its mark where it was. False when there is no scalar there. `placeholder` stands in for a
-    /// node while it changes.
-    fileprivate mutating func replaceScalar(at indices: ArraySlice<Int>, with value: JSONValue, writtenAs text: String, placeholder: Node) -> Bool {
+    /// Brings the scalar at `indices` (of entries of block mappings, from this node), which an edit wrote
+    /// anew as `text` (one line), up to date for the next edit: its style becomes the text's (quoted, or
+    /// plain); its mark stays where it was. False when there is no scalar there.
+    ///
+    /// What an edit reads of a value's scalar is its mark and its style, never its string, so the string
+    /// is left as it was: setting it would make the scalar a new tag. A scalar whose style is the text's
+    /// already is not changed at all.
+    fileprivate mutating func restyleScalar(at indices: ArraySlice<Int>, writtenAs text: String) -> Bool {
+        let style: Node.Scalar.Style = text.hasPrefix("\"") ? .doubleQuoted : text.hasPrefix("'") ? .singleQuoted : .plain
+        guard let current = scalarStyle(at: indices) else { return false }
+        if current == style { return true }
+        var placeholder: Node?
+        return restyleScalar(at: indices, as: style, placeholder: &placeholder)
+    }
+
+    /// The style of the scalar at `indices`; nil when there is no scalar there.
+    private func scalarStyle(at indices: ArraySlice<Int>) -> Node.Scalar.Style? {
+        guard let index = indices.first else {
+            guard case .scalar(let scalar) = self else { return nil }
+            return scalar.style
+        }
+        guard case .mapping(let mapping) = self, mapping.indices.contains(index) else { return nil }
+        return mapping[index].value.scalarStyle(at: indices.dropFirst())
+    }
+
+    /// Gives the scalar at `indices` `style`. `placeholder` (made on first use) stands in for a node while
+    /// it changes.
+    private mutating func restyleScalar(at indices: ArraySlice<Int>, as style: Node.Scalar.Style, placeholder: inout Node?) -> Bool {
         guard let index = indices.first else {
             guard case .scalar(var scalar) = self else { return false }
-            scalar.style = text.hasPrefix("\"") ? .doubleQuoted : text.hasPrefix("'") ? .singleQuoted : .plain
-            scalar.string = value.stringValue ?? text
+            scalar.style = style
             self = .scalar(scalar)
             return true
         }
         guard case .mapping(var mapping) = self, mapping.indices.contains(index) else { return false }
         // The mapping is taken out of this node, and the entry's value out of the mapping, while the scalar
         // changes: a mapping still held where it was would be copied whole (every entry) by the change.
-        self = placeholder
+        let stand = placeholder ?? Node("")
+        placeholder = stand
+        self = stand
         let key = mapping[index].key
         var node = mapping[index].value
-        mapping[index] = (key, placeholder)
-        let replaced = node.replaceScalar(at: indices.dropFirst(), with: value, writtenAs: text, placeholder: placeholder)
+        mapping[index] = (key, stand)
+        let restyled = node.restyleScalar(at: indices.dropFirst(), as: style, placeholder: &placeholder)
         mapping[index] = (key, node)
         self = .mapping(mapping)
-        return replaced
+        return restyled
     }
 }
 extension YAMLCodec {

@@ -397,4 +397,48 @@ struct YAMLEntryWriteTests {
             #expect(after.contains("  # group \(index)\n  g\(index):\n"), "the comment above g\(index)")
         }
     }
+
+    /// The nodes an edit keeps for the next one (the keys of a large mapping indexed, the replaced scalars
+    /// restyled) make the same edits as nodes read afresh: a root that writes one file many times, and
+    /// roots made anew for each write of a copy, leave the same bytes after every step. The values
+    /// change quoting (`yes`, `a: b` and `#x` must be quoted; `plain` need not be).
+    @Test func keptNodesEditAsNodesReadAfresh() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let (kept, fresh) = (directory.file("kept.yaml"), directory.file("fresh.yaml"))
+        var text = "port: 8080  # the port\ngroups:\n"
+        for index in 0..<30 {
+            let label = index % 3 == 0 ? "'l\(index)'" : index % 3 == 1 ? "\"l\(index)\"" : "l\(index)"
+            text += "  # group \(index)\n  g\(index):\n    limit: \(index)\n    label: \(label)  # its label\n"
+        }
+        try Data(text.utf8).write(to: URL(fileURLWithPath: kept))
+        try Data(text.utf8).write(to: URL(fileURLWithPath: fresh))
+        let root = try RootLens(default: Settings(), store: FileStore(path: kept, format: .yaml), watch: false)
+        let labels = ["yes", "a: b", "#x", "plain", "it's", "123", "two words", "\"quoted\"", "tab\there"]
+        var state: UInt64 = 7
+        func next() -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int(state >> 33)
+        }
+        for step in 0..<150 {
+            let key = "g\(next() % 30)"
+            let label = labels[next() % labels.count]
+            let limit = next() % 2000
+            let write: (RootLens<Settings>) throws -> Void = { root in
+                switch step % 3 {
+                case 0: try root[\.groups[key]].update { $0?.label = label }
+                case 1: try root[\.groups[key]].update { $0?.limit = limit }
+                default: try root.port.set(limit)
+                }
+            }
+            try write(root)
+            try write(try RootLens(default: Settings(), store: FileStore(path: fresh, format: .yaml), watch: false))
+            let (a, b) = (try String(contentsOfFile: kept, encoding: .utf8), try String(contentsOfFile: fresh, encoding: .utf8))
+            #expect(a == b, "step \(step)")
+            if a != b { break }
+        }
+        let after = try String(contentsOfFile: kept, encoding: .utf8)
+        #expect(after.components(separatedBy: "  # its label\n").count == 31, "every label's comment stays")
+        #expect(try RootLens(default: Settings(), store: FileStore(path: kept, format: .yaml), watch: false).value == root.value)
+    }
 }
