@@ -41,6 +41,8 @@ struct YAMLTextEditor {
         /// `text`'s bytes, and where each of its lines starts.
         let bytes: [UInt8]
         let lineStarts: [Int]
+        /// The text's nodes, for the editor alone: a value scalar an edit replaced keeps its mark and has the
+        /// new text's style, but its string is the one read (see `restyleScalar(at:writtenAs:)`).
         let root: Node
         /// Where each key stands in the large mappings edits looked into (``YAMLTextEditor/keyIndices``).
         var keyIndices: [[Int]: [String: Int]] = [:]
