@@ -141,6 +141,24 @@ func runProfile(_ name: String, _ bench: Bench) throws {
         // LOUPE_UPDATES=N makes N updates (500 unless set), for a longer `perf record`.
         let updates = ProcessInfo.processInfo.environment["LOUPE_UPDATES"].flatMap { Int($0) } ?? 500
         for step in 0..<updates { try limit.set(100 + step % 2) }
+    case "memory-entry-update":
+        // The in-place rows' update without the file: the lens's write, the encode and the stored document.
+        let root = try RootLens(default: Wide(), store: MemoryStore(try JSONValue(encoding: Wide.stored)), watch: false)
+        let limit = root[\.groups["group-100"]].limit
+        let updates = ProcessInfo.processInfo.environment["LOUPE_UPDATES"].flatMap { Int($0) } ?? 200_000
+        let start = ContinuousClock.now
+        for step in 0..<updates { try limit.set(100 + step % 2) }
+        print("memory-entry-update: \((ContinuousClock.now - start) / updates) each")
+        // The same updates, each after a durable write of a small file (the caches and the clock after
+        // waiting on the disk, as an update of a file meets them): the updates alone timed.
+        var spent = Duration.zero
+        for step in 0..<2_000 {
+            writeByHand(Data("x".utf8), to: scratch + "/cold.txt")
+            let before = ContinuousClock.now
+            try limit.set(100 + step % 2)
+            spent += ContinuousClock.now - before
+        }
+        print("memory-entry-update after a durable write: \(spent / 2_000) each")
     case "toml-parse":
         let data = try TOMLCodec().serialize(try JSONValue(encoding: Wide.stored))
         for _ in 0..<200 { blackHole(try TOMLCodec().parse(data)) }
