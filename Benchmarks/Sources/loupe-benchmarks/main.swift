@@ -27,7 +27,8 @@ func finish() -> Never {
     exit(0)
 }
 
-// `--profile read|read2|readers-ratio|steady|update|update-by-hand|update-ratio|floors|observers|set|observed-set|large-ratio|load|coalesced|toml-update|yaml-update|memory-entry-update` loops one operation for a profiler (perf record, callgrind).
+// `--profile NAME` loops one operation for a profiler (perf record, callgrind); `runProfile` in Profiles.swift
+// names them (read, inline-read, update, load, toml-update, yaml-update, memory-entry-update, coalesced, …).
 if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.arguments.count > index + 1 {
     try runProfile(CommandLine.arguments[index + 1], bench)
     finish()
