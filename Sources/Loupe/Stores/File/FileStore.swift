@@ -257,8 +257,8 @@ final class DocumentFile: DocumentStore {
     /// Writes `document` as an edit of the file's text as last read, when that is what the file holds:
     /// a format people edit by hand changes only what changed. An edit that changes nothing writes nothing.
     func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken {
-        try file.withLock(timeout: lockTimeout) { target in
-            try checkUnchanged(target, since: token)
+        try file.withLock(timeout: lockTimeout) { target, found in
+            let found = try checkUnchanged(target, found: found, since: token)
             var previous: (text: Data, document: JSONValue)?
             if let (content, identity) = file.lastReadContent(), identity.token == token, case .document(let held, let text) = content {
                 previous = (text, held)
@@ -271,7 +271,7 @@ final class DocumentFile: DocumentStore {
             let record = old.flatMap { journal?.begin(from: $0, to: (document, data), at: target, author: .thisProcess, store: description) }
             let identity: FileIdentity
             do {
-                identity = try file.write(data, to: target, permissions: permissions) { journal?.place(record) }
+                identity = try file.write(data, to: target, replacing: found, permissions: permissions) { journal?.place(record) }
             } catch {
                 journal?.abandon(record)
                 throw error
@@ -317,8 +317,8 @@ final class DocumentFile: DocumentStore {
     }
 
     func remove(replacing token: ChangeToken) throws -> ChangeToken {
-        try file.withLock(timeout: lockTimeout) { target in
-            try checkUnchanged(target, since: token)
+        try file.withLock(timeout: lockTimeout) { target, found in
+            try checkUnchanged(target, found: found, since: token)
             let old = journal == nil ? nil : held(token)
             let record = old.flatMap { journal?.begin(from: $0, to: (nil, nil), at: target, author: .thisProcess, store: description) }
             do {
@@ -357,15 +357,20 @@ final class DocumentFile: DocumentStore {
     }
 
     /// Throws a conflict unless the file at `target` is the version `token` names; moves a file that does
-    /// not parse aside (with ``FileStore/CorruptFileRecovery/moveAside``). Call it holding the lock.
-    private func checkUnchanged(_ target: String, since token: ChangeToken) throws {
-        let current = try file.identity(at: target)
+    /// not parse aside (with ``FileStore/CorruptFileRecovery/moveAside``). Call it holding the lock, with
+    /// `found`, the status of the file there as the lock found it (nil: asked for here). Returns the status
+    /// of the file a write would replace: nil once it was moved aside.
+    @discardableResult
+    private func checkUnchanged(_ target: String, found: stat?, since token: ChangeToken) throws -> stat? {
+        let current = try found.map(FileIdentity.init) ?? file.identity(at: target)
         guard (current?.token ?? .absent) == token else {
             throw SettingsError(.conflict, store: description, reason: "another writer changed the file since it was read")
         }
         if current != nil, recovery == .moveAside, case .corrupt(let failure)? = try? file.read()?.content {
             try moveAside(target, because: failure)
+            return nil
         }
+        return found
     }
 
     private func moveAside(_ target: String, because failure: SettingsError) throws {

@@ -116,10 +116,24 @@ enum FileSystem {
     /// process or the directory's owner owns it; a link another user planted there would otherwise lead a
     /// privileged writer to a file it must not touch.
     static func resolvingSymlinks(_ path: String) throws -> String {
+        var found: stat?
+        return try resolvingSymlinks(path, found: &found)
+    }
+
+    /// ``resolvingSymlinks(_:)``, and in `found` the status of what the path ends at, as `lstat` gave it
+    /// there (for anything but a link, what `stat` gives): nil when `lstat` found nothing, or failed.
+    /// A writer holding the file's lock has then asked once for what it needs: its identity, its mode and
+    /// its owner.
+    static func resolvingSymlinks(_ path: String, found: inout stat?) throws -> String {
         var current = path
+        found = nil
         for _ in 0..<40 {
             var info = stat()
-            guard lstat(current, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK else { return current }
+            guard lstat(current, &info) == 0 else { return current }
+            guard (info.st_mode & S_IFMT) == S_IFLNK else {
+                found = info
+                return current
+            }
             try checkFollowable(link: current, owner: info.st_uid)
             let target = try linkTarget(of: current)
             current = target.hasPrefix("/") ? target : directory(of: current) + "/" + target
@@ -281,7 +295,9 @@ enum FileSystem {
     /// that names something other than a regular file (a FIFO, a device) is an error, and left alone.
     ///
     /// The new file's mode is `permissions`, less the process's umask for a file that did not exist; with
-    /// `keepingMode`, a file replaced keeps its own mode instead.
+    /// `keepingMode`, a file replaced keeps its own mode instead. `found`, when the caller holding the
+    /// file's lock has just asked for it, is the status of the file at `path` (see
+    /// ``stage(_:for:replacing:permissions:keepingMode:durable:)``).
     ///
     /// With `durable` false nothing is flushed to disk: readers still see the old file or the new one,
     /// never a mixture, and a crash may lose the write (what `UserDefaults` promises of a suite).
@@ -290,10 +306,10 @@ enum FileSystem {
     /// one: what must be in place before the file changes (its history's record) goes there, and the
     /// directory's flush that follows carries both.
     static func writeAtomically(
-        _ data: Data, to path: String, permissions: mode_t, keepingMode: Bool = false, durable: Bool = true,
-        beforeReplacing: () -> Void = {}
+        _ data: Data, to path: String, replacing found: stat? = nil, permissions: mode_t, keepingMode: Bool = false,
+        durable: Bool = true, beforeReplacing: () -> Void = {}
     ) throws -> FileIdentity {
-        let staged = try stage(data, for: path, permissions: permissions, keepingMode: keepingMode, durable: durable)
+        let staged = try stage(data, for: path, replacing: found, permissions: permissions, keepingMode: keepingMode, durable: durable)
         beforeReplacing()
         try place(staged, durable: durable)
         return staged.identity
@@ -308,21 +324,23 @@ enum FileSystem {
         let identity: FileIdentity
     }
 
-    /// The first half of ``writeAtomically(_:to:permissions:keepingMode:durable:beforeReplacing:)``: `data`
+    /// The first half of ``writeAtomically(_:to:replacing:permissions:keepingMode:durable:beforeReplacing:)``: `data`
     /// in a new temporary file beside `path`, with the mode and owner it will have there, written and (when
     /// `durable`) flushed. ``place(_:durable:)`` puts it in its place; ``discard(_:)`` removes it.
-    static func stage(_ data: Data, for path: String, permissions: mode_t, keepingMode: Bool = false, durable: Bool = true) throws -> StagedFile {
+    ///
+    /// `found` is the status of the file at `path`, when the caller has just asked for it (holding the
+    /// file's lock); when nil, it is asked for here.
+    static func stage(
+        _ data: Data, for path: String, replacing found: stat? = nil, permissions: mode_t, keepingMode: Bool = false, durable: Bool = true
+    ) throws -> StagedFile {
         guard !path.isEmpty else { throw emptyPath("write") }
-        var existing = stat()
-        let exists = stat(path, &existing) == 0
+        var existing = found ?? stat()
+        let exists = found != nil || stat(path, &existing) == 0
         if exists, (existing.st_mode & S_IFMT) != S_IFREG { throw notARegularFile("write", path, mode: existing.st_mode) }
         let directory = directory(of: path)
         // A file's directory is there already.
         if !exists { try createDirectory(directory) }
-        var template = Array((directory + "/" + temporaryPrefix(for: fileName(of: path)) + "XXXXXX").utf8CString)
-        let fd = mkstemp(&template)
-        guard fd >= 0 else { throw SystemCallError("create a temporary file in", directory) }
-        let temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let (fd, temporary) = try createTemporaryFile(named: directory + "/" + temporaryPrefix(for: fileName(of: path)), in: directory)
         var staged = false
         defer {
             if !staged { unlink(temporary) }
@@ -349,6 +367,26 @@ enum FileSystem {
         guard fstat(fd, &info) == 0 else { throw SystemCallError("stat", temporary) }
         staged = true
         return StagedFile(path: path, temporary: temporary, identity: FileIdentity(info))
+    }
+
+    /// Creates a new file named `prefix` and six random letters or digits, that only its owner may read
+    /// and write, closed on exec (a process another thread starts meanwhile does not inherit it): what
+    /// `mkostemp(3)` does with `O_CLOEXEC`, which Swift's Glibc module does not declare.
+    static func createTemporaryFile(named prefix: String, in directory: String) throws -> (fd: Int32, path: String) {
+        let characters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
+        for _ in 0..<100 {
+            var random = UInt64.random(in: .min ... .max)
+            var suffix: [UInt8] = []
+            for _ in 0..<6 {
+                suffix.append(characters[Int(random % UInt64(characters.count))])
+                random /= UInt64(characters.count)
+            }
+            let path = prefix + String(decoding: suffix, as: UTF8.self)
+            let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            if fd >= 0 { return (fd, path) }
+            guard errno == EEXIST else { throw SystemCallError("create a temporary file in", directory) }
+        }
+        throw SystemCallError("create a temporary file in", directory, code: EEXIST)
     }
 
     /// Renames a staged file over the file it replaces, and (when `durable`) flushes the directory; the
@@ -388,7 +426,7 @@ enum FileSystem {
         directory(of: path) + "/" + sidecarName(for: fileName(of: path), suffix: ".history")
     }
 
-    /// Deletes `path` durably; `beforeRemoving` runs just before, as ``writeAtomically(_:to:permissions:keepingMode:durable:beforeReplacing:)``'s
+    /// Deletes `path` durably; `beforeRemoving` runs just before, as ``writeAtomically(_:to:replacing:permissions:keepingMode:durable:beforeReplacing:)``'s
     /// `beforeReplacing` does.
     static func remove(_ path: String, beforeRemoving: () -> Void = {}) throws {
         beforeRemoving()

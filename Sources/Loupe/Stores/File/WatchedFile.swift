@@ -97,8 +97,12 @@ final class WatchedFile<Content: Sendable>: Sendable {
 
     /// Writes `data` atomically over the file at `target` (the resolved path), keeping the mode of the file
     /// it replaces or giving a new one `permissions`; returns the identity of the new file.
+    /// `found` is the status of the file there, when ``withLock(timeout:_:)`` gave it (nil: asked again).
     /// `beforeReplacing` runs just before the new file replaces the old one.
-    func write(_ data: Data, to target: String, permissions: mode_t, durable: Bool = true, beforeReplacing: () -> Void = {}) throws -> FileIdentity {
+    func write(
+        _ data: Data, to target: String, replacing found: stat? = nil, permissions: mode_t, durable: Bool = true,
+        beforeReplacing: () -> Void = {}
+    ) throws -> FileIdentity {
         try mapping(.unwritable) {
             // What could not be read back is not written: a file over the read limit would be refused by
             // every later read, this program's and every other's.
@@ -108,7 +112,8 @@ final class WatchedFile<Content: Sendable>: Sendable {
                     explanation: "it would be \(FileSystem.describe(bytes: data.count)), larger than the maximum document size, \(FileSystem.describe(bytes: maximumSize)); nothing was written")
             }
             return try FileSystem.writeAtomically(
-                data, to: target, permissions: permissions, keepingMode: true, durable: durable, beforeReplacing: beforeReplacing)
+                data, to: target, replacing: found, permissions: permissions, keepingMode: true, durable: durable,
+                beforeReplacing: beforeReplacing)
         }
     }
 
@@ -126,6 +131,12 @@ final class WatchedFile<Content: Sendable>: Sendable {
     /// the path is resolved again, and if it points elsewhere now, the lock is released and the new
     /// target's taken, so two writers through one link always hold the same lock.
     func withLock<R>(timeout: Duration, _ body: (_ target: String) throws -> R) throws -> R {
+        try withLock(timeout: timeout) { target, _ in try body(target) }
+    }
+
+    /// ``withLock(timeout:_:)``, giving `body` also the status of the file at the resolved path (nil when
+    /// there is none), found while resolving it holding the lock: a write need not ask for it again.
+    func withLock<R>(timeout: Duration, _ body: (_ target: String, _ found: stat?) throws -> R) throws -> R {
         let deadline = ContinuousClock.now + timeout
         while true {
             let target = try resolved()
@@ -138,9 +149,11 @@ final class WatchedFile<Content: Sendable>: Sendable {
             let outcome: Result<R, any Error>?
             do {
                 outcome = try lock.withLock(until: deadline) { () -> Result<R, any Error>? in
-                    guard try resolved() == target else { return nil }
+                    // On the disk, where the lock is taken and the file written.
+                    var found: stat?
+                    guard try mapping(.unreadable, { try FileSystem.resolvingSymlinks(path, found: &found) }) == target else { return nil }
                     lock.removeStaleTemporaryFilesOnce(for: target)
-                    return Result { try body(target) }
+                    return Result { try body(target, found) }
                 }
             } catch let error as SystemCallError {
                 throw SettingsError(error.code == ETIMEDOUT ? .timeout : .unwritable, store: name, path: path, error)
