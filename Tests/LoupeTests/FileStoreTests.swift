@@ -73,6 +73,10 @@ struct FileStoreTests {
         chmod(shared, 0o640)
         try RootLens(default: Settings(), store: FileStore(path: shared)).server.port.set(2)
         #expect(mode(of: shared) == 0o640, "an existing file keeps its mode")
+        // Even bits the umask takes from a new file (its "other" write bit, under any usual umask).
+        chmod(shared, 0o666)
+        try RootLens(default: Settings(), store: FileStore(path: shared)).server.port.set(3)
+        #expect(mode(of: shared) == 0o666, "an existing file keeps the bits the umask would take")
     }
 
     @Test func aSymlinkIsFollowedAndKept() throws {

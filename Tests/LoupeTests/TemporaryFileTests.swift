@@ -23,6 +23,18 @@ struct TemporaryFileTests {
         #expect(path.hasPrefix(prefix) && suffix.count == 6 && suffix.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }, "\(path)")
     }
 
+    @Test func aTemporaryFileHasTheModeAskedForLessTheUmask() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let mask = try #require(status.split(separator: "\n").first { $0.hasPrefix("Umask:") }
+            .flatMap { mode_t($0.dropFirst(6).trimmingCharacters(in: .whitespaces), radix: 8) })
+        let (fd, _) = try FileSystem.createTemporaryFile(named: directory.file(".s.json.tmp-"), in: directory.path, mode: 0o664)
+        defer { close(fd) }
+        var info = stat()
+        #expect(fstat(fd, &info) == 0 && info.st_mode & 0o7777 == 0o664 & ~mask)
+    }
+
     @Test func eachTemporaryFileIsNew() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }

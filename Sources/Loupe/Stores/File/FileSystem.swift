@@ -340,26 +340,26 @@ enum FileSystem {
         let directory = directory(of: path)
         // A file's directory is there already.
         if !exists { try createDirectory(directory) }
-        let (fd, temporary) = try createTemporaryFile(named: directory + "/" + temporaryPrefix(for: fileName(of: path)), in: directory)
+        // Created with the mode it is to have: a new file gets `permissions` as open(2) gives them (less the
+        // umask); a file replaced keeps its own mode (`keepingMode`) or gets `permissions`, and what the
+        // umask took from it is given back.
+        let mode = exists && keepingMode ? existing.st_mode & 0o7777 : permissions
+        let (fd, temporary) = try createTemporaryFile(named: directory + "/" + temporaryPrefix(for: fileName(of: path)), in: directory, mode: mode)
         var staged = false
         defer {
             if !staged { unlink(temporary) }
         }
         defer { close(fd) }
-        // A new file gets the mode asked for less the process's umask, as open(2) would give it
-        // (fchmod alone ignores the umask).
-        let mode: mode_t
-        if !exists {
-            mode = permissions & ~processUmask()
-        } else if keepingMode {
-            mode = existing.st_mode & 0o7777
-        } else {
-            mode = permissions
-        }
-        guard fchmod(fd, mode) == 0 else { throw SystemCallError("chmod", temporary) }
-        if exists, existing.st_uid != geteuid() || existing.st_gid != getegid() {
-            // Where the process may not (not root, another user's file), the new file is its own.
-            _ = fchown(fd, existing.st_uid, existing.st_gid)
+        if exists {
+            var created = stat()
+            guard fstat(fd, &created) == 0 else { throw SystemCallError("stat", temporary) }
+            if created.st_mode & 0o7777 != mode {
+                guard fchmod(fd, mode) == 0 else { throw SystemCallError("chmod", temporary) }
+            }
+            if created.st_uid != existing.st_uid || created.st_gid != existing.st_gid {
+                // Where the process may not (not root, another user's file), the new file is its own.
+                _ = fchown(fd, existing.st_uid, existing.st_gid)
+            }
         }
         try writeAll(data, to: fd, path: temporary)
         guard !durable || fsync(fd) == 0 else { throw SystemCallError("fsync", temporary) }
@@ -369,10 +369,10 @@ enum FileSystem {
         return StagedFile(path: path, temporary: temporary, identity: FileIdentity(info))
     }
 
-    /// Creates a new file named `prefix` and six random letters or digits, that only its owner may read
-    /// and write, closed on exec (a process another thread starts meanwhile does not inherit it): what
-    /// `mkostemp(3)` does with `O_CLOEXEC`, which Swift's Glibc module does not declare.
-    static func createTemporaryFile(named prefix: String, in directory: String) throws -> (fd: Int32, path: String) {
+    /// Creates a new file named `prefix` and six random letters or digits, with `mode` less the umask (as
+    /// open(2) gives it), closed on exec (a process another thread starts meanwhile does not inherit it):
+    /// what `mkostemp(3)` does with `O_CLOEXEC`, which Swift's Glibc module does not declare, with a mode.
+    static func createTemporaryFile(named prefix: String, in directory: String, mode: mode_t = 0o600) throws -> (fd: Int32, path: String) {
         let characters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
         for _ in 0..<100 {
             var random = UInt64.random(in: .min ... .max)
@@ -382,7 +382,7 @@ enum FileSystem {
                 random /= UInt64(characters.count)
             }
             let path = prefix + String(decoding: suffix, as: UTF8.self)
-            let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
             if fd >= 0 { return (fd, path) }
             guard errno == EEXIST else { throw SystemCallError("create a temporary file in", directory) }
         }
@@ -443,19 +443,7 @@ enum FileSystem {
         guard mkdir(directory, 0o755) == 0 || errno == EEXIST else { throw SystemCallError("create directory", directory) }
     }
 
-    /// The process's umask, read without changing it: Linux says it in `/proc/self/status` (since 4.7);
-    /// elsewhere it is set and put back at once.
-    static func processUmask() -> mode_t {
-        if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Umask:") }),
-           let mask = mode_t(line.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces), radix: 8) {
-            return mask
-        }
-        let mask = umask(0o077)
-        umask(mask)
-        return mask
-    }
-
+    /// The mode of the file at `path` (following links); nil when there is none.
     static func permissions(of path: String) -> mode_t? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
