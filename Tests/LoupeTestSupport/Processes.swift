@@ -195,3 +195,12 @@ public final class Recorder<Element: Sendable>: Sendable {
 public func concurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     DispatchQueue.concurrentPerform(iterations: count, execute: body)
 }
+
+/// The process's umask, as Linux reports it in `/proc/self/status` (read, not set: tests run in parallel).
+public func processUmask() throws -> mode_t {
+    let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+    guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Umask:") }),
+          let mask = mode_t(line.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces), radix: 8)
+    else { throw CocoaError(.fileReadCorruptFile) }
+    return mask
+}

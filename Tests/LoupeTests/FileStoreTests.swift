@@ -66,9 +66,7 @@ struct FileStoreTests {
         let shared = directory.file("shared.json")
         try RootLens(default: Settings(), store: FileStore(path: shared, permissions: 0o644)).server.port.set(1)
         // As asked, less the umask (which the test run's shell sets).
-        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
-        let mask = status.split(separator: "\n").first { $0.hasPrefix("Umask:") }
-            .flatMap { mode_t($0.dropFirst(6).trimmingCharacters(in: .whitespaces), radix: 8) } ?? 0o022
+        let mask = try processUmask()
         #expect(mode(of: shared) == 0o644 & ~mask)
         chmod(shared, 0o640)
         try RootLens(default: Settings(), store: FileStore(path: shared)).server.port.set(2)

@@ -26,9 +26,7 @@ struct TemporaryFileTests {
     @Test func aTemporaryFileHasTheModeAskedForLessTheUmask() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
-        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
-        let mask = try #require(status.split(separator: "\n").first { $0.hasPrefix("Umask:") }
-            .flatMap { mode_t($0.dropFirst(6).trimmingCharacters(in: .whitespaces), radix: 8) })
+        let mask = try processUmask()
         let (fd, _) = try FileSystem.createTemporaryFile(named: directory.file(".s.json.tmp-"), in: directory.path, mode: 0o664)
         defer { close(fd) }
         var info = stat()
