@@ -13,7 +13,7 @@ struct TemporaryFileTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let prefix = directory.file(".settings.json.tmp-")
-        let (fd, path) = try FileSystem.createTemporaryFile(named: prefix, in: directory.path)
+        let (fd, path) = try FileSystem.createTemporaryFile(named: prefix, in: directory.path, mode: 0o600)
         defer { close(fd) }
         #expect(fcntl(fd, F_GETFD) & FD_CLOEXEC != 0, "a process started meanwhile does not inherit it")
         var info = stat()
@@ -39,7 +39,7 @@ struct TemporaryFileTests {
         let prefix = directory.file(".settings.json.tmp-")
         var paths: Set<String> = []
         for _ in 0..<500 {
-            let (fd, path) = try FileSystem.createTemporaryFile(named: prefix, in: directory.path)
+            let (fd, path) = try FileSystem.createTemporaryFile(named: prefix, in: directory.path, mode: 0o600)
             close(fd)
             paths.insert(path)
         }
@@ -51,7 +51,7 @@ struct TemporaryFileTests {
         let missing = try TemporaryDirectory()
         missing.cleanUp()
         #expect {
-            _ = try FileSystem.createTemporaryFile(named: missing.file(".s.json.tmp-"), in: missing.path)
+            _ = try FileSystem.createTemporaryFile(named: missing.file(".s.json.tmp-"), in: missing.path, mode: 0o600)
         } throws: { error in
             let description = "\(error)"
             return description.contains("create a temporary file in \(missing.path)") && description.contains("No such file or directory")

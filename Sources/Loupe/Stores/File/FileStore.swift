@@ -258,7 +258,7 @@ final class DocumentFile: DocumentStore {
     /// a format people edit by hand changes only what changed. An edit that changes nothing writes nothing.
     func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken {
         try file.withLock(timeout: lockTimeout) { target, found in
-            let found = try checkUnchanged(target, found: found, since: token)
+            let replaced = try checkUnchanged(target, found: found, since: token)
             var previous: (text: Data, document: JSONValue)?
             if let (content, identity) = file.lastReadContent(), identity.token == token, case .document(let held, let text) = content {
                 previous = (text, held)
@@ -271,7 +271,7 @@ final class DocumentFile: DocumentStore {
             let record = old.flatMap { journal?.begin(from: $0, to: (document, data), at: target, author: .thisProcess, store: description) }
             let identity: FileIdentity
             do {
-                identity = try file.write(data, to: target, replacing: found, permissions: permissions) { journal?.place(record) }
+                identity = try file.write(data, to: target, replacing: replaced, permissions: permissions) { journal?.place(record) }
             } catch {
                 journal?.abandon(record)
                 throw error

@@ -372,7 +372,7 @@ enum FileSystem {
     /// Creates a new file named `prefix` and six random letters or digits, with `mode` less the umask (as
     /// open(2) gives it), closed on exec (a process another thread starts meanwhile does not inherit it):
     /// what `mkostemp(3)` does with `O_CLOEXEC`, which Swift's Glibc module does not declare, with a mode.
-    static func createTemporaryFile(named prefix: String, in directory: String, mode: mode_t = 0o600) throws -> (fd: Int32, path: String) {
+    static func createTemporaryFile(named prefix: String, in directory: String, mode: mode_t) throws -> (fd: Int32, path: String) {
         let characters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
         for _ in 0..<100 {
             var random = UInt64.random(in: .min ... .max)

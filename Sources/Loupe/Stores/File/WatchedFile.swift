@@ -97,7 +97,7 @@ final class WatchedFile<Content: Sendable>: Sendable {
 
     /// Writes `data` atomically over the file at `target` (the resolved path), keeping the mode of the file
     /// it replaces or giving a new one `permissions`; returns the identity of the new file.
-    /// `found` is the status of the file there, when ``withLock(timeout:_:)`` gave it (nil: asked again).
+    /// `found` is the status of the file there, when the lock's holder found it (nil: asked for again).
     /// `beforeReplacing` runs just before the new file replaces the old one.
     func write(
         _ data: Data, to target: String, replacing found: stat? = nil, permissions: mode_t, durable: Bool = true,
