@@ -317,6 +317,10 @@ final class DocumentEncoder {
             throw EncodingError.invalidValue(value, EncodingError.Context(
                 codingPath: codingPath(), debugDescription: "Unable to encode \(F.self).\(value) directly in JSON."))
         }
+        // A `Double` that is not a whole number reads back from its shortest text (`description`) as
+        // itself, so that text's document is the `Double`. A whole number's text is an integer's, and a
+        // `Float`'s text is read as the decimal it spells.
+        if let double = value as? Double, double.rounded(.towardZero) != double { return .double(double) }
         var text = value.description
         if text.hasSuffix(".0") { text.removeLast(2) }
         return try Self.number(text: text)
@@ -530,7 +534,14 @@ private final class ObjectBuilder {
     /// The nodes of the members encoded as parts, in order, for the next encode.
     private(set) var memoMembers: [(key: String, node: DocumentEncoder.MemoNode)] = []
 
-    init(previous: DocumentEncoder.MemoNode?) { self.previous = previous }
+    init(previous: DocumentEncoder.MemoNode?) {
+        self.previous = previous
+        // As many members as last time, most likely: room for them at once, rather than grown to it.
+        if let previous {
+            if case .object(let object) = previous.document { members.reserveCapacity(object.count) }
+            memoMembers.reserveCapacity(previous.members.count)
+        }
+    }
 
     func set(_ slot: Slot, for key: String, node: DocumentEncoder.MemoNode? = nil) {
         members.append((key, slot))
