@@ -392,6 +392,29 @@ struct DocumentEncoderTests {
         #expect(try coding.encode(Named()) == .object(["server_port": .integer(80)]))
     }
 
+    @Test("a Double encodes as the pipeline reads its text back: fractions, whole numbers, subnormals, the largest and smallest", .tags(.property))
+    func doublesEncodeAsTheirTextReads() async throws {
+        func expectReadBack(_ value: Double) throws {
+            var text = value.description
+            if text.hasSuffix(".0") { text.removeLast(2) }
+            let read = try JSONReader.document(from: Array(text.utf8))
+            #expect(try DocumentCoding().encode(value) == read, "\(value)")
+            #expect(try DocumentCoding().encode(["v": value]) == .object(["v": read]), "\(value)")
+        }
+        let edges: [Double] = [
+            0.5, -0.5, 0.1, 1 / 3, 12.375, 1e-5, 2.5e-308, .leastNonzeroMagnitude, -.leastNonzeroMagnitude,
+            .leastNormalMagnitude, .greatestFiniteMagnitude, -.greatestFiniteMagnitude, 0, -0.0, 1, -1, 1e15, 1e16,
+            9_007_199_254_740_992, 9_007_199_254_740_993.5, 4_503_599_627_370_495.5, .pi, -.ulpOfOne, 1 + .ulpOfOne,
+        ]
+        for value in edges { try expectReadBack(value) }
+        // Any bit pattern that is a finite Double.
+        await propertyCheck(count: 2_000, input: Gen.uint64(in: .min ... .max)) { bits in
+            let value = Double(bitPattern: bits)
+            guard value.isFinite else { return }
+            try expectReadBack(value)
+        }
+    }
+
     @Test("a conformance that misuses its encoder is an error naming the path, not a crash")
     func misuseIsAnError() throws {
         struct Misuse: Encodable {
