@@ -101,10 +101,8 @@ struct TOMLTextEditor {
     private mutating func shiftOutlineAfterReplacing() -> Bool {
         guard replaced.count == edits.count else { return false }
         // Each new value's text, read alone, must be the value.
-        for (index, edit) in edits.enumerated() {
-            guard let read = try? TOMLReader.document(from: Array("v = ".utf8) + edit.text),
-                  read.isIdentical(to: .object(["v": replaced[index].value]))
-            else { return false }
+        for (index, edit) in edits.enumerated() where !Self.reads(edit.text, as: replaced[index].value) {
+            return false
         }
         // Values replaced by text of their own length (a flag flipped, a number of as many digits) move
         // nothing.
@@ -141,6 +139,16 @@ struct TOMLTextEditor {
         return true
     }
 
+    /// Whether `text`, a key's value alone on its line, reads as `value`. A decimal integer and `true` or
+    /// `false` always read as themselves; other text is read to see.
+    static func reads(_ text: [UInt8], as value: JSONValue) -> Bool {
+        switch value {
+        case .integer(let integer) where text.elementsEqual(String(integer).utf8): true
+        case .bool(let bool) where text.elementsEqual((bool ? "true" : "false").utf8): true
+        default: (try? TOMLReader.document(from: Array("v = ".utf8) + text))?.isIdentical(to: .object(["v": value])) == true
+        }
+    }
+
     private init(bytes: [UInt8], outline: TOMLReader.Outline) {
         self.bytes = bytes
         self.outline = outline
@@ -175,7 +183,7 @@ struct TOMLTextEditor {
         switch (old, new) {
         case (.object(let before)?, .object(let after)?):
             for key in changed {
-                guard try visit(path + [.key(key)], old: before[key], new: after[key]) else { return false }
+                guard try visit(path.appending(.key(key)), old: before[key], new: after[key]) else { return false }
             }
             // A table that loses every key, and has no section of its own (its keys were dotted, or in
             // sections of tables inside it): a key makes it, empty.
@@ -187,11 +195,11 @@ struct TOMLTextEditor {
             // An array of tables (an inline array is a value, edited above), element by element; elements
             // past the end of the shorter one are sections removed, or sections added after the last.
             for index in before.indices.prefix(after.count) {
-                guard try visit(path + [.index(index)], old: before[index], new: after[index]) else { return false }
+                guard try visit(path.appending(.index(index)), old: before[index], new: after[index]) else { return false }
             }
             if before.count > after.count {
                 for index in after.count..<before.count {
-                    removeSections(under: path + [.index(index)])
+                    removeSections(under: path.appending(.index(index)))
                 }
                 // Every element gone: the key stays, as an empty array.
                 if after.isEmpty { return try insert(.array([]), at: path) }
