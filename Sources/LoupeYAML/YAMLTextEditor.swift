@@ -23,9 +23,9 @@ struct YAMLTextEditor {
     private let bytes: [UInt8]
     private let lineStarts: [Int]
     private var edits: [(range: Range<Int>, text: String)] = []
-    /// Each edit that replaces a scalar, beside it: the keys to the scalar, their entries' indices in their
-    /// mappings, and its new value. As many as `edits` when every edit does.
-    private var replaced: [(path: [String], indices: [Int], value: JSONValue)] = []
+    /// Each edit that replaces a scalar, beside it: the indices of the entries that lead to the scalar in
+    /// their mappings, and its new value. As many as `edits` when every edit does.
+    private var replaced: [(indices: [Int], value: JSONValue)] = []
     /// Where each key stands in a large mapping, by the indices of the entries that lead to it: made when an
     /// edit first looks a key up there, and kept with the nodes.
     private(set) var keyIndices: [[Int]: [String: Int]] = [:]
@@ -162,17 +162,17 @@ struct YAMLTextEditor {
         if changed.isEmpty { return true }
         let changedSet = changed.count > 8 ? Set(changed) : nil
         let written = changed.count { before[$0] != nil }
-        var visited: [String] = []
+        var visited = 0
         // The entries to walk: those of the keys that change, in a large mapping whose keys are known; else
         // every entry, in order.
         let entries = mapping.count > Self.indexedMappingSize ? keyIndex(of: mapping, at: indices).map { positions in
             changed.compactMap { positions[$0] }.sorted()
         } : nil
-        for index in entries ?? Array(mapping.indices) where visited.count < written {
+        for index in entries ?? Array(mapping.indices) where visited < written {
             let (keyNode, valueNode) = mapping[index]
             guard let key = keyNode.string else { return false }
             guard changedSet?.contains(key) ?? changed.contains(key) else { continue }
-            visited.append(key)
+            visited += 1
             let (was, now) = (before[key], after[key])
             guard let keyMark = keyNode.mark, (1...lineStarts.count).contains(keyMark.line) else { return false }
             // Two mappings the walk above took for changed without comparing them: a block mapping of its own
@@ -184,7 +184,7 @@ struct YAMLTextEditor {
                 if !isOwnBlockMapping, was == now { continue }
             }
             if was != nil {
-                try Self.refuseAliases(in: valueNode, keyMark: keyMark, at: path + [key], removing: now == nil, writtenAnew: false)
+                try Self.refuseAliases(in: valueNode, keyMark: keyMark, at: path.appending(key), removing: now == nil, writtenAnew: false)
             }
             // Where the entry ends: for an edit of its lines (not of a mapping below, or a scalar).
             var end: Int { entryEnd(index, of: mapping) }
@@ -197,32 +197,21 @@ struct YAMLTextEditor {
                 edits.append((lineStarts[keyMark.line - 1]..<end, indentation + Self.yamlKey(key, codec: codec) + ": {}\n"))
             case (let was?, let now?):
                 if case .mapping(let inner) = valueNode, inner.style != .flow, case .object = now {
-                    var nested = self
-                    nested.edits = []
-                    nested.replaced = []
-                    // The index moves to the nested walk and back, never copied.
-                    keyIndices = [:]
-                    let visitedInner = try nested.visit(inner, old: was, new: now, at: path + [key], indices: indices + [index])
-                    keyIndices = nested.keyIndices
-                    if visitedInner {
-                        // Replacements stay beside their edits only while every edit is one.
-                        if replaced.count == edits.count && nested.replaced.count == nested.edits.count {
-                            replaced += nested.replaced
-                        } else {
-                            replaced = []
-                        }
-                        edits += nested.edits
-                        continue
-                    }
+                    // The walk of the mapping adds its edits after these; where it cannot edit the mapping in
+                    // place, they are taken back, and the entry is written anew below.
+                    let (editCount, replacedCount) = (edits.count, replaced.count)
+                    if try visit(inner, old: was, new: now, at: path.appending(key), indices: indices.appending(index)) { continue }
+                    edits.removeSubrange(editCount...)
+                    replaced.removeSubrange(replacedCount...)
                 } else if case .scalar(let scalar) = valueNode, let replacement = try replacement(for: scalar, with: now) {
                     edits.append(replacement)
-                    replaced.append((path + [key], indices + [index], now))
+                    replaced.append((indices.appending(index), now))
                     continue
                 }
                 // Anything else (a sequence, a flow collection, a multi-line scalar, a change of kind): this
                 // entry written anew in its place, at its indentation; the rest of the file stays. (Not when
                 // it holds aliases, which that would replace with copies.)
-                try Self.refuseAliases(in: valueNode, keyMark: keyMark, at: path + [key], removing: false, writtenAnew: true)
+                try Self.refuseAliases(in: valueNode, keyMark: keyMark, at: path.appending(key), removing: false, writtenAnew: true)
                 let indentation = String(repeating: " ", count: keyMark.column - 1)
                 let yaml = String(decoding: try codec.serialize(.object([key: now])), as: UTF8.self)
                 let block = yaml.split(separator: "\n").map { indentation + $0 + "\n" }.joined()
@@ -235,10 +224,12 @@ struct YAMLTextEditor {
         // value is written in the mapping, where it wins over the merged one; the merged key cannot be
         // taken out without changing what it merges.
         var added = changed.filter { before[$0] == nil }
-        if visited.count < written {
-            for key in changed where before[key] != nil && !visited.contains(key) {
+        if visited < written {
+            // The walk visits every changed key the mapping writes: those it did not, it does not write.
+            let writtenHere = Set(mapping.compactMap { $0.key.string })
+            for key in changed where before[key] != nil && !writtenHere.contains(key) {
                 guard after[key] != nil else {
-                    throw DocumentSyntaxError("\((path + [key]).joined(separator: ".")) comes from a YAML merge key (<<) in its mapping; Loupe does not remove it there, since that would change what the merge brings in: edit it by hand")
+                    throw DocumentSyntaxError("\(path.appending(key).joined(separator: ".")) comes from a YAML merge key (<<) in its mapping; Loupe does not remove it there, since that would change what the merge brings in: edit it by hand")
                 }
                 added.append(key)
             }
@@ -268,8 +259,8 @@ struct YAMLTextEditor {
     /// removed value may be or hold aliases, and may not hold an anchor, which aliases elsewhere may name.
     ///
     /// Yams gives an alias as the node it names: a node written before its key, where the anchor is.
-    private static func refuseAliases(in node: Node, keyMark: Mark, at path: [String], removing: Bool, writtenAnew: Bool) throws {
-        var name: String { path.joined(separator: ".") }
+    private static func refuseAliases(in node: Node, keyMark: Mark, at path: @autoclosure () -> [String], removing: Bool, writtenAnew: Bool) throws {
+        var name: String { path().joined(separator: ".") }
         if isAlias(node, after: keyMark) {
             if removing { return }
             throw DocumentSyntaxError("\(name) is a YAML alias (*name) of a value written elsewhere in the file; Loupe does not write a copy in its place: edit it by hand, or take the alias out")
