@@ -373,21 +373,23 @@ enum FileSystem {
     /// open(2) gives it), closed on exec (a process another thread starts meanwhile does not inherit it):
     /// what `mkostemp(3)` does with `O_CLOEXEC`, which Swift's Glibc module does not declare, with a mode.
     static func createTemporaryFile(named prefix: String, in directory: String, mode: mode_t) throws -> (fd: Int32, path: String) {
-        let characters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
+        let characters = temporaryNameCharacters
         for _ in 0..<100 {
             var random = UInt64.random(in: .min ... .max)
-            var suffix: [UInt8] = []
+            var path = prefix
             for _ in 0..<6 {
-                suffix.append(characters[Int(random % UInt64(characters.count))])
+                path.unicodeScalars.append(Unicode.Scalar(characters[Int(random % UInt64(characters.count))]))
                 random /= UInt64(characters.count)
             }
-            let path = prefix + String(decoding: suffix, as: UTF8.self)
             let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
             if fd >= 0 { return (fd, path) }
             guard errno == EEXIST else { throw SystemCallError("create a temporary file in", directory) }
         }
         throw SystemCallError("create a temporary file in", directory, code: EEXIST)
     }
+
+    /// The letters and digits of a temporary file's random suffix.
+    private static let temporaryNameCharacters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
 
     /// Renames a staged file over the file it replaces, and (when `durable`) flushes the directory; the
     /// staged file is removed when the rename fails.
