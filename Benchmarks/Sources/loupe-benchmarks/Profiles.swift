@@ -1,3 +1,4 @@
+import MallocInterposerSwift
 import Foundation
 import Loupe
 import Configuration
@@ -141,6 +142,12 @@ func runProfile(_ name: String, _ bench: Bench) throws {
         // LOUPE_UPDATES=N makes N updates (500 unless set), for a longer `perf record`.
         let updates = ProcessInfo.processInfo.environment["LOUPE_UPDATES"].flatMap { Int($0) } ?? 500
         for step in 0..<updates { try limit.set(100 + step % 2) }
+        // Heap allocations per update, counted by the malloc interposer over 100 more.
+        MallocInterposerSwift.reset()
+        MallocInterposerSwift.hook()
+        for step in 0..<100 { try limit.set(100 + step % 2) }
+        MallocInterposerSwift.unhook()
+        print("\(name): \(Double(MallocInterposerSwift.getStatistics().mallocCount) / 100) allocations per update")
     case "memory-entry-update":
         // The in-place rows' update without the file: the lens's write, the encode and the stored document.
         let root = try RootLens(default: Wide(), store: MemoryStore(try JSONValue(encoding: Wide.stored)), watch: false)
