@@ -92,12 +92,13 @@ struct OptionalMemberStep<Parent, Member>: Step, @unchecked Sendable {
     func modify<R>(_ whole: inout Parent?, _ body: (inout Member?) throws -> R) throws -> R {
         var member = whole?[keyPath: keyPath]
         let result = try body(&member)
-        switch (whole == nil, member) {
-        case (true, nil): break  // writing nil into a missing parent: already so
-        case (true, .some): throw SettingsError.missingParent(path, parent: parentPath)
-        case (false, nil): throw SettingsError.notOptional(path)
-        case (false, .some(let member)): whole![keyPath: keyPath] = member
+        if let member {
+            guard whole != nil else { throw SettingsError.missingParent(path, parent: parentPath) }
+            whole![keyPath: keyPath] = member
+        } else if whole != nil {
+            throw SettingsError.notOptional(path)
         }
+        // (Writing nil into a missing parent: already so.)
         return result
     }
 }
