@@ -78,16 +78,15 @@ struct YAMLTextEditor {
             return try editor.visit(mapping, old: previous, new: document, at: [], indices: [])
         }
         guard edited else { return nil }
-        var output = editor.bytes
         // What is written anew ends its lines as the file does.
-        let crlf = output.firstIndex(of: UInt8(ascii: "\n")).map { $0 > 0 && output[$0 - 1] == 0x0D } ?? false
+        let bytes = editor.bytes
+        let crlf = bytes.firstIndex(of: UInt8(ascii: "\n")).map { $0 > 0 && bytes[$0 - 1] == 0x0D } ?? false
         let ordered = editor.edits.sorted {
             ($0.range.lowerBound, $0.range.upperBound) > ($1.range.lowerBound, $1.range.upperBound)
         }
-        for edit in ordered {
-            let replacement = crlf ? edit.text.replacingOccurrences(of: "\n", with: "\r\n") : edit.text
-            output.replaceSubrange(edit.range, with: Array(replacement.utf8))
-        }
+        let output = bytes.splicing(ordered.reversed().map { edit in
+            (edit.range, Array((crlf ? edit.text.replacingOccurrences(of: "\n", with: "\r\n") : edit.text).utf8))
+        })
         let data = Data(output)
         if editor.replaced.count == editor.edits.count {
             // Scalars replaced, each checked alone: the text around them is what it was.

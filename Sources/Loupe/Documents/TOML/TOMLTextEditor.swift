@@ -68,20 +68,21 @@ struct TOMLTextEditor {
             editor = TOMLTextEditor(bytes: text, outline: read.outline)
         }
         guard (try? editor.visit([], old: previous, new: document)) == true else { return nil }
-        var output = text
-        // From the end of the text back, so that each range still names the bytes it was made for; where a
-        // removal and an insertion start at one place, the removal first, so that it does not take the
-        // inserted text with it.
+        // From the end of the text back: removals of nested sections may share blank lines, and each takes
+        // what the later one left. Where a removal and an insertion start at one place, the insertion
+        // comes first, so that the removal does not take the inserted text with it.
         let ordered = editor.edits.sorted {
             ($0.range.lowerBound, $0.range.upperBound) > ($1.range.lowerBound, $1.range.upperBound)
         }
-        var limit = output.count
+        var limit = text.count
+        var spliced: [(range: Range<Int>, text: [UInt8])] = []
+        spliced.reserveCapacity(ordered.count)
         for edit in ordered {
-            // Removals of nested sections may share blank lines: each takes what the later one left.
             let range = edit.range.lowerBound..<Swift.max(edit.range.lowerBound, Swift.min(edit.range.upperBound, limit))
-            output.replaceSubrange(range, with: edit.text)
+            spliced.append((range, edit.text))
             limit = range.lowerBound
         }
+        let output = text.splicing(spliced.reversed())
         if editor.shiftOutlineAfterReplacing() {
             let edited = Data(output)
             memo?.keep(Kept(text: edited, bytes: output, document: document, outline: editor.outline, lineIndex: editor.lineIndex))
