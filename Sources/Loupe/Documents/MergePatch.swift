@@ -118,7 +118,7 @@ extension JSONValue {
         else { return keepingNumberSpellings(of: held) }
         func isReleased(_ key: String) -> Bool {
             guard !released.isEmpty else { return false }
-            let here = path + [.key(key)]
+            let here = path.appending(.key(key))
             return released.contains { here.starts(with: $0.components) }
         }
         var members = patch
@@ -128,7 +128,7 @@ extension JSONValue {
                 switch (heldValue, wholeValue, patched) {
                 case (.object, .object, let patched):
                     // Its keys and spellings, below.
-                    let below = (patched ?? .object([:])).keepingKeysAndSpellings(of: heldValue, whole: wholeValue, releasing: released, at: path + [.key(key)])
+                    let below = (patched ?? .object([:])).keepingKeysAndSpellings(of: heldValue, whole: wholeValue, releasing: released, at: path.appending(.key(key)))
                     if let patched, below.isShared(with: patched) { return }
                     if patched != nil || below != .object([:]) { members[key] = below }
                     return
