@@ -82,7 +82,8 @@ struct TOMLTextEditor {
             spliced.append((range, edit.text))
             limit = range.lowerBound
         }
-        let output = text.splicing(spliced.reversed())
+        spliced.reverse()
+        let output = text.splicing(spliced)
         if editor.shiftOutlineAfterReplacing() {
             let edited = Data(output)
             memo?.keep(Kept(text: edited, bytes: output, document: document, outline: editor.outline, lineIndex: editor.lineIndex))
