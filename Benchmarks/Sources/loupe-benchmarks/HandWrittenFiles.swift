@@ -25,7 +25,7 @@ func measureHandWrittenFiles(_ bench: Bench, _ report: Report) throws {
         let edited = text.replacingOccurrences(of: "limit = 100\n", with: "limit = 101\n")
             .replacingOccurrences(of: "limit: 100\n", with: "limit: 101\n")
         var step = 0
-        let updates = try compare(operations: n,
+        let updates = try compare(repetitions: 25, operations: n,
             loupe: {
                 for _ in 0..<n {
                     step += 1

@@ -148,6 +148,12 @@ func runProfile(_ name: String, _ bench: Bench) throws {
         for step in 0..<100 { try limit.set(100 + step % 2) }
         MallocInterposerSwift.unhook()
         print("\(name): \(Double(MallocInterposerSwift.getStatistics().mallocCount) / 100) allocations per update")
+    case "toml-by-hand":
+        // The toml-update profile's baseline alone: a durable write of the same bytes, for `perf trace` or
+        // `strace` beside it.
+        let text = commented(String(decoding: try TOMLCodec().serialize(try JSONValue(encoding: Wide.stored)), as: UTF8.self), format: "toml")
+        let updates = ProcessInfo.processInfo.environment["LOUPE_UPDATES"].flatMap { Int($0) } ?? 500
+        for step in 0..<updates { writeByHand(Data(text.replacingOccurrences(of: "limit = 100\n", with: "limit = \(100 + step % 2)\n").utf8), to: scratch + "/by-hand.toml") }
     case "memory-entry-update":
         // The in-place rows' update without the file: the lens's write, the encode and the stored document.
         let root = try RootLens(default: Wide(), store: MemoryStore(try JSONValue(encoding: Wide.stored)), watch: false)
