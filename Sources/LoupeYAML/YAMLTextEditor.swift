@@ -30,6 +30,9 @@ struct YAMLTextEditor {
     /// edit first looks a key up there, and kept with the nodes.
     private(set) var keyIndices: [[Int]: [String: Int]] = [:]
     private let codec: YAMLCodec
+    /// Whether the nodes hold no anchor and no alias (as kept nodes never do): then nothing an edit changes
+    /// can be one, and the walk does not look.
+    private var holdsNoAliases = false
 
     /// What an edit leaves for the next one: the text it wrote and that text's nodes, with their marks.
     ///
@@ -66,11 +69,13 @@ struct YAMLTextEditor {
             (root, keepsNodes) = (kept.root, true)
             editor = YAMLTextEditor(bytes: kept.bytes, lineStarts: kept.lineStarts, codec: codec)
             editor.keyIndices = kept.keyIndices
+            editor.holdsNoAliases = true
         } else {
             guard let text = String(data: data, encoding: .utf8), let read = try? YAMLCodec.parser(of: text), let node = try? read.singleRoot() else { return nil }
             (root, parser) = (node, read)
             keepsNodes = withExtendedLifetime(read) { !holdsAnchorsOrAliases(node) }
             editor = YAMLTextEditor(bytes: Array(data), codec: codec)
+            editor.holdsNoAliases = keepsNodes
         }
         // The parser holds the anchors its nodes name (weakly) while it lives.
         let edited = try withExtendedLifetime(parser) {
@@ -178,11 +183,11 @@ struct YAMLTextEditor {
             // is visited (nothing below one that did not change is edited); anything else (a flow mapping,
             // an anchored one, an alias) is compared first, and left alone when it did not change.
             if case .object? = was, case .object? = now {
-                let isOwnBlockMapping = if case .mapping(let inner) = valueNode, inner.style != .flow, valueNode.anchor == nil,
-                                           !Self.isAlias(valueNode, after: keyMark) { true } else { false }
+                let isOwnBlockMapping = if case .mapping(let inner) = valueNode, inner.style != .flow,
+                                           holdsNoAliases || valueNode.anchor == nil && !Self.isAlias(valueNode, after: keyMark) { true } else { false }
                 if !isOwnBlockMapping, was == now { continue }
             }
-            if was != nil {
+            if was != nil, !holdsNoAliases {
                 try Self.refuseAliases(in: valueNode, keyMark: keyMark, at: path.appending(key), removing: now == nil, writtenAnew: false)
             }
             // Where the entry ends: for an edit of its lines (not of a mapping below, or a scalar).
@@ -210,7 +215,9 @@ struct YAMLTextEditor {
                 // Anything else (a sequence, a flow collection, a multi-line scalar, a change of kind): this
                 // entry written anew in its place, at its indentation; the rest of the file stays. (Not when
                 // it holds aliases, which that would replace with copies.)
-                try Self.refuseAliases(in: valueNode, keyMark: keyMark, at: path.appending(key), removing: false, writtenAnew: true)
+                if !holdsNoAliases {
+                    try Self.refuseAliases(in: valueNode, keyMark: keyMark, at: path.appending(key), removing: false, writtenAnew: true)
+                }
                 let indentation = String(repeating: " ", count: keyMark.column - 1)
                 let yaml = String(decoding: try codec.serialize(.object([key: now])), as: UTF8.self)
                 let block = yaml.split(separator: "\n").map { indentation + $0 + "\n" }.joined()
