@@ -24,8 +24,9 @@ struct YAMLTextEditor {
     private let lineStarts: [Int]
     private var edits: [(range: Range<Int>, text: String)] = []
     /// Each edit that replaces a scalar, beside it: the indices of the entries that lead to the scalar in
-    /// their mappings, and its new value. As many as `edits` when every edit does.
-    private var replaced: [(indices: [Int], value: JSONValue)] = []
+    /// their mappings, its new value, and its new style where its text's differs from the one read. As many
+    /// as `edits` when every edit does.
+    private var replaced: [(indices: [Int], value: JSONValue, restyled: Node.Scalar.Style?)] = []
     /// Where each key stands in a large mapping, by the indices of the entries that lead to it: made when an
     /// edit first looks a key up there, and kept with the nodes.
     private(set) var keyIndices: [[Int]: [String: Int]] = [:]
@@ -45,7 +46,7 @@ struct YAMLTextEditor {
         let bytes: [UInt8]
         let lineStarts: [Int]
         /// The text's nodes, for the editor alone: a value scalar an edit replaced keeps its mark and has the
-        /// new text's style, but its string is the one read (see `restyleScalar(at:writtenAs:)`).
+        /// new text's style, but its string is the one read (see `restyleScalar(at:as:)`).
         let root: Node
         /// Where each key stands in the large mappings edits looked into (``YAMLTextEditor/keyIndices``).
         var keyIndices: [[Int]: [String: Int]] = [:]
@@ -102,8 +103,8 @@ struct YAMLTextEditor {
                 // No line moved: each scalar's text is one line, in place of one.
                 if keepsNodes, let memo, let lineStarts = editor.lineStarts(after: ordered) {
                     var nodes = consume root
-                    for (edit, replaced) in zip(editor.edits, editor.replaced) where keepsNodes {
-                        keepsNodes = nodes.restyleScalar(at: replaced.indices[...], writtenAs: edit.text)
+                    for replaced in editor.replaced where keepsNodes {
+                        if let style = replaced.restyled { keepsNodes = nodes.restyleScalar(at: replaced.indices[...], as: style) }
                     }
                     if keepsNodes { memo.keep(Kept(text: data, bytes: output, lineStarts: lineStarts, root: nodes, keyIndices: editor.keyIndices)) }
                 }
@@ -172,7 +173,7 @@ struct YAMLTextEditor {
         let entries = mapping.count > Self.indexedMappingSize ? keyIndex(of: mapping, at: indices).map { positions in
             changed.compactMap { positions[$0] }.sorted()
         } : nil
-        for index in entries ?? Array(mapping.indices) where visited < written {
+        for index in entries ?? Array(mapping.startIndex..<mapping.endIndex) where visited < written {
             let (keyNode, valueNode) = mapping[index]
             guard let key = keyNode.string else { return false }
             guard changedSet?.contains(key) ?? changed.contains(key) else { continue }
@@ -209,7 +210,8 @@ struct YAMLTextEditor {
                     replaced.removeSubrange(replacedCount...)
                 } else if case .scalar(let scalar) = valueNode, let replacement = try replacement(for: scalar, with: now) {
                     edits.append(replacement)
-                    replaced.append((indices.appending(index), now))
+                    let style = Node.Scalar.Style(ofWritten: replacement.text)
+                    replaced.append((indices.appending(index), now, style == scalar.style ? nil : style))
                     continue
                 }
                 // Anything else (a sequence, a flow collection, a multi-line scalar, a change of kind): this
@@ -440,28 +442,14 @@ struct YAMLTextEditor {
 }
 extension Node {
     /// Brings the scalar at `indices` (of entries of block mappings, from this node), which an edit wrote
-    /// anew as `text` (one line), up to date for the next edit: its style becomes the text's (quoted, or
-    /// plain); its mark stays where it was. False when there is no scalar there.
+    /// anew in another quoting, up to date for the next edit: its style becomes `style`; its mark stays
+    /// where it was. False when there is no scalar there.
     ///
     /// What an edit reads of a value's scalar is its mark and its style, never its string, so the string
-    /// is left as it was: setting it would make the scalar a new tag. A scalar whose style is the text's
-    /// already is not changed at all.
-    fileprivate mutating func restyleScalar(at indices: ArraySlice<Int>, writtenAs text: String) -> Bool {
-        let style: Node.Scalar.Style = text.hasPrefix("\"") ? .doubleQuoted : text.hasPrefix("'") ? .singleQuoted : .plain
-        guard let current = scalarStyle(at: indices) else { return false }
-        if current == style { return true }
+    /// is left as it was: setting it would make the scalar a new tag.
+    fileprivate mutating func restyleScalar(at indices: ArraySlice<Int>, as style: Node.Scalar.Style) -> Bool {
         var placeholder: Node?
         return restyleScalar(at: indices, as: style, placeholder: &placeholder)
-    }
-
-    /// The style of the scalar at `indices`; nil when there is no scalar there.
-    private func scalarStyle(at indices: ArraySlice<Int>) -> Node.Scalar.Style? {
-        guard let index = indices.first else {
-            guard case .scalar(let scalar) = self else { return nil }
-            return scalar.style
-        }
-        guard case .mapping(let mapping) = self, mapping.indices.contains(index) else { return nil }
-        return mapping[index].value.scalarStyle(at: indices.dropFirst())
     }
 
     /// Gives the scalar at `indices` `style`. `placeholder` (made on first use) stands in for a node while
@@ -486,6 +474,12 @@ extension Node {
         mapping[index] = (key, node)
         self = .mapping(mapping)
         return restyled
+    }
+}
+extension Node.Scalar.Style {
+    /// The style of a scalar written as `text` (one line): quoted as it starts, or plain.
+    fileprivate init(ofWritten text: String) {
+        self = text.hasPrefix("\"") ? .doubleQuoted : text.hasPrefix("'") ? .singleQuoted : .plain
     }
 }
 extension YAMLCodec {
