@@ -5,7 +5,7 @@ import Testing
 /// one by one from the end of the text back.
 @Suite("Splicing edits into a text")
 struct TextSplicingTests {
-    /// `edits` applied from the last in the text to the first, as the editors did before splicing.
+    /// `edits` applied one by one, from the last in the text to the first.
     static func replacedOneByOne(_ text: [UInt8], _ edits: [(range: Range<Int>, text: [UInt8])]) -> [UInt8] {
         var output = text
         for edit in edits.reversed() { output.replaceSubrange(edit.range, with: edit.text) }
