@@ -45,28 +45,65 @@ extension DocumentCodec {
     /// Parses `data`, or throws a ``SettingsError`` with code ``SettingsError/Code/corrupt`` naming `store` and,
     /// unless `revealingValues` is false, what the format's parser said.
     ///
-    /// Every store that keeps bytes parses through this, so every store reports bad bytes the same way.
+    /// Every store that keeps bytes parses through this, so every store reports bad bytes the same way. Empty
+    /// bytes are whatever the format makes of them (an empty TOML or YAML file is an empty document), or an
+    /// error saying the store is empty.
     public func parseDocument(_ data: Data, store: String, revealingValues: Bool = true) throws -> JSONValue {
-        if data.isEmpty {
-            throw SettingsError(.corrupt, store: store, reason: "it is empty (expected a \(formatName) document)")
-        }
         do {
             return try parse(data)
         } catch {
+            if data.isEmpty {
+                throw SettingsError(.corrupt, store: store, reason: "it is empty (expected a \(formatName) document)")
+            }
             let detail = revealingValues ? ": \(error)" : ""
             throw SettingsError(.corrupt, store: store, reason: "it is not a valid \(formatName) document\(detail)", cause: error)
         }
     }
 
     /// Serializes `document` (as an edit of `previous`, the bytes the store holds and the document they
-    /// hold, when given), or throws a ``SettingsError`` with code ``SettingsError/Code/unwritable`` naming
-    /// `store`.
+    /// hold, when given), and reads the bytes back with the format's own reader before handing them over.
+    ///
+    /// Every write goes through this, so no store writes bytes that do not read back as the document it
+    /// means to store: where they would not (an editor's mistake), the write fails, and the store is left
+    /// as it is.
+    ///
+    /// - Throws: ``SettingsError`` with code ``SettingsError/Code/unwritable`` naming `store` and, for an
+    ///   edit the format refuses or bytes that would read back as another value, the path.
     public func serializeDocument(_ document: JSONValue, editing previous: (text: Data, document: JSONValue)? = nil, store: String) throws -> Data {
+        let data: Data
         do {
-            guard let previous else { return try serialize(document) }
-            return try serialize(document, editing: previous.text, holding: previous.document)
+            if let previous {
+                data = try serialize(document, editing: previous.text, holding: previous.document)
+            } else {
+                data = try serialize(document)
+            }
+        } catch let refusal as TextEditRefusal {
+            throw SettingsError(.unwritable, path: ValuePath(refusal.path), store: store, reason: refusal.reason, cause: refusal)
         } catch {
             throw SettingsError(.unwritable, store: store, reason: "cannot write the value as \(formatName): \(error)", cause: error)
+        }
+        try checkReadsBack(data, as: document, store: store)
+        return data
+    }
+
+    /// Reads `data` back with the format's reader: it must hold `document`, value for value.
+    ///
+    /// - Throws: ``SettingsError`` with code ``SettingsError/Code/unwritable`` naming `store` and the first
+    ///   path that would read as something else. The message names no value: they may be secrets.
+    public func checkReadsBack(_ data: Data, as document: JSONValue, store: String) throws {
+        let readBack: JSONValue
+        do {
+            readBack = try parse(data)
+        } catch {
+            throw SettingsError(
+                .unwritable, store: store,
+                reason: "the \(formatName) text to be written does not read back (\(error)); nothing was written (this is a bug in Loupe, please report it)",
+                cause: error)
+        }
+        if let path = readBack.firstDifference(from: document) {
+            throw SettingsError(
+                .unwritable, path: path, store: store,
+                reason: "the \(formatName) text to be written reads back as another value at this path; nothing was written (this is a bug in Loupe, please report it)")
         }
     }
 }

@@ -1,0 +1,207 @@
+/// One change that turns a stored document into the next: the edit model every text format is edited by.
+///
+/// The list is worked out once, from the document a file holds and the document to store
+/// (``changes(from:to:)``), and each format's editor turns each edit into splices of the file's text in the
+/// style of the container it lands in. Paths name places in the *old* document: an edit says where in the
+/// text as it stands something changes, which is what an editor that reads that text can find.
+///
+/// - An object's members are edited by key: a member that changes is replaced (or walked into, when both
+///   values are objects or both arrays), a member that goes is removed, a new member is added after the
+///   last (new members in the order of their keys).
+/// - An array's elements are edited by position: elements are lined up by a difference of the two arrays
+///   (`CollectionDifference`), so removing one element of eleven removes that element and keeps the ten
+///   others where they are; an element removed where another is inserted counts as that element changed.
+package enum DocumentEdit: Sendable, Equatable {
+    /// The value at the path (a member, an element, or the root) becomes `value`.
+    case replace(at: [ValuePath.Component], with: JSONValue)
+    /// The object at the path gains the member `key`, after its last member.
+    case addMember(in: [ValuePath.Component], key: String, value: JSONValue)
+    /// The object at the path loses its member `key`.
+    case removeMember(in: [ValuePath.Component], key: String)
+    /// The array at the path gains `value` before its element `before` (its count: after its last). Elements
+    /// added before the same element are in the new array's order.
+    case addElement(in: [ValuePath.Component], before: Int, value: JSONValue)
+    /// The array at the path loses its element `index`.
+    case removeElement(in: [ValuePath.Component], index: Int)
+
+    /// The path of the value the edit changes: the replaced value, or the object or array that gains or
+    /// loses an entry.
+    package var path: [ValuePath.Component] {
+        switch self {
+        case .replace(let path, _), .addMember(let path, _, _), .removeMember(let path, _),
+             .addElement(let path, _, _), .removeElement(let path, _):
+            path
+        }
+    }
+
+    /// The edits that turn `old` into `new`; empty when they are the same document.
+    package static func changes(from old: JSONValue, to new: JSONValue) -> [DocumentEdit] {
+        var edits: [DocumentEdit] = []
+        collect(from: old, to: new, at: [], into: &edits)
+        return edits
+    }
+
+    private static func collect(from old: JSONValue, to new: JSONValue, at path: [ValuePath.Component], into edits: inout [DocumentEdit]) {
+        switch (old, new) {
+        case (.object(let before), .object(let after)):
+            for (key, was) in before {
+                if let now = after[key] {
+                    if !was.isSameValue(as: now) { collect(from: was, to: now, at: path.appending(.key(key)), into: &edits) }
+                } else {
+                    edits.append(.removeMember(in: path, key: key))
+                }
+            }
+            for key in after.keys.sorted() where before[key] == nil {
+                edits.append(.addMember(in: path, key: key, value: after[key]!))
+            }
+        case (.array(let before), .array(let after)):
+            collectElements(from: before, to: after, at: path, into: &edits)
+        default:
+            if !old.isSameValue(as: new) { edits.append(.replace(at: path, with: new)) }
+        }
+    }
+
+    private static func collectElements(from before: [JSONValue], to after: [JSONValue], at path: [ValuePath.Component], into edits: inout [DocumentEdit]) {
+        func changed(_ index: Int, to value: JSONValue) {
+            collect(from: before[index], to: value, at: path.appending(.index(index)), into: &edits)
+        }
+        if before.count == after.count {
+            for index in before.indices where !before[index].isSameValue(as: after[index]) { changed(index, to: after[index]) }
+            return
+        }
+        let difference = after.difference(from: before) { $0.isSameValue(as: $1) }
+        var removed = Set<Int>()
+        var inserted = Set<Int>()
+        for change in difference {
+            switch change {
+            case .remove(let offset, _, _): removed.insert(offset)
+            case .insert(let offset, _, _): inserted.insert(offset)
+            }
+        }
+        var (old, new) = (0, 0)
+        while old < before.count || new < after.count {
+            let isRemoved = old < before.count && removed.contains(old)
+            let isInserted = new < after.count && inserted.contains(new)
+            switch (isRemoved, isInserted) {
+            case (true, true):
+                changed(old, to: after[new])
+                old += 1
+                new += 1
+            case (true, false):
+                edits.append(.removeElement(in: path, index: old))
+                old += 1
+            case (false, true):
+                edits.append(.addElement(in: path, before: old, value: after[new]))
+                new += 1
+            case (false, false):
+                old += 1
+                new += 1
+            }
+        }
+    }
+}
+
+extension JSONValue {
+    /// Whether this and `other` are the same value as a reader of any format sees it: numbers by their
+    /// value, whatever case holds them (`1`, `1.0`; an exact number by its text's value), NaN the same as
+    /// NaN, objects whatever their keys' order.
+    package func isSameValue(as other: JSONValue) -> Bool {
+        switch (self, other) {
+        case (.null, .null): return true
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.string(let a), .string(let b)): return a == b
+        case (.integer(let a), .integer(let b)): return a == b
+        case (.double(let a), .double(let b)): return a == b || (a.isNaN && b.isNaN)
+        case (.integer(let a), .double(let b)), (.double(let b), .integer(let a)): return Double(exactly: a) == b && Int(exactly: b) == a
+        case (.exactNumber(let a), .exactNumber(let b)): return a == b || Self.sameNumber(a, b)
+        case (.exactNumber(let text), .integer(let number)), (.integer(let number), .exactNumber(let text)):
+            return Self.sameNumber(text, String(number))
+        case (.exactNumber(let text), .double(let number)), (.double(let number), .exactNumber(let text)):
+            return Double(text) == number && Self.sameNumber(text, "\(number)")
+        case (.array(let a), .array(let b)):
+            return a.count == b.count && zip(a, b).allSatisfy { $0.isSameValue(as: $1) }
+        case (.object(let a), .object(let b)):
+            return a.count == b.count && a.allSatisfy { key, value in b[key].map { value.isSameValue(as: $0) } ?? false }
+        default: return false
+        }
+    }
+
+    /// Whether two numbers' texts spell the same value: compared as decimals, which hold any spelling of a
+    /// settings file's numbers exactly enough to tell two apart.
+    private static func sameNumber(_ a: String, _ b: String) -> Bool {
+        guard let x = ExactDecimal(a), let y = ExactDecimal(b) else { return false }
+        return x == y
+    }
+
+    /// The first place, in document order, where this document and `other` differ as values
+    /// (``isSameValue(as:)``); nil where they are the same.
+    package func firstDifference(from other: JSONValue) -> ValuePath? {
+        func walk(_ a: JSONValue, _ b: JSONValue, _ path: [ValuePath.Component]) -> [ValuePath.Component]? {
+            switch (a, b) {
+            case (.object(let x), .object(let y)):
+                for key in Set(x.keys).union(y.keys).sorted() {
+                    guard let p = x[key], let q = y[key] else { return path.appending(.key(key)) }
+                    if let found = walk(p, q, path.appending(.key(key))) { return found }
+                }
+                return nil
+            case (.array(let x), .array(let y)):
+                for index in 0..<max(x.count, y.count) {
+                    guard index < x.count, index < y.count else { return path.appending(.index(index)) }
+                    if let found = walk(x[index], y[index], path.appending(.index(index))) { return found }
+                }
+                return nil
+            default:
+                return a.isSameValue(as: b) ? nil : path
+            }
+        }
+        return walk(self, other, []).map(ValuePath.init)
+    }
+}
+
+/// A decimal number's value as a sign, its significant digits and a power of ten, so that two spellings of
+/// one number (`1e2`, `100`, `100.0`) compare equal without rounding.
+private struct ExactDecimal: Equatable {
+    let negative: Bool
+    let digits: [UInt8]
+    let exponent: Int
+
+    init?(_ text: String) {
+        var bytes = Substring(text).utf8[...]
+        var negative = false
+        if let sign = bytes.first, sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+") {
+            negative = sign == UInt8(ascii: "-")
+            bytes = bytes.dropFirst()
+        }
+        var digits: [UInt8] = []
+        var exponent = 0
+        var seenPoint = false
+        var seenDigit = false
+        while let byte = bytes.first, byte != UInt8(ascii: "e"), byte != UInt8(ascii: "E") {
+            bytes = bytes.dropFirst()
+            if byte == UInt8(ascii: ".") {
+                guard !seenPoint else { return nil }
+                seenPoint = true
+            } else if byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+                seenDigit = true
+                digits.append(byte)
+                if seenPoint { exponent -= 1 }
+            } else if byte != UInt8(ascii: "_") {
+                return nil
+            }
+        }
+        guard seenDigit else { return nil }
+        if !bytes.isEmpty {
+            guard let power = Int(Substring(bytes.dropFirst())) else { return nil }
+            exponent += power
+        }
+        while let first = digits.first, first == UInt8(ascii: "0") { digits.removeFirst() }
+        while let last = digits.last, last == UInt8(ascii: "0") {
+            digits.removeLast()
+            exponent += 1
+        }
+        if digits.isEmpty { (negative, exponent) = (false, 0) }
+        self.negative = negative
+        self.digits = digits
+        self.exponent = exponent
+    }
+}
