@@ -40,9 +40,34 @@ public enum JSONValue: Sendable, Hashable {
     }
 
     /// This value as JSON text: compact, or pretty-printed with sorted keys.
+    ///
+    /// NaN and the infinities, which TOML and YAML files hold and JSON has no spelling for, are written as
+    /// TOML spells them (`nan`, `inf`, `-inf`): what is shown to people, not JSON another program reads.
     public func jsonText(pretty: Bool = false) -> String {
-        // Only NaN and infinity cannot be written, and no encoder puts them in a document.
-        (try? JSONWriter.text(of: self, pretty: pretty)) ?? "null"
+        (try? JSONWriter.text(of: spellingNonFiniteNumbers(), pretty: pretty)) ?? "null"
+    }
+
+    /// This value with each NaN or infinity replaced by its TOML spelling, which the writer copies as it is.
+    private func spellingNonFiniteNumbers() -> JSONValue {
+        switch self {
+        case .double(let number) where !number.isFinite:
+            return .exactNumber(number.isNaN ? "nan" : number < 0 ? "-inf" : "inf")
+        case .array(let elements) where elements.contains(where: \.holdsNonFiniteNumber):
+            return .array(elements.map { $0.spellingNonFiniteNumbers() })
+        case .object(let members) where members.values.contains(where: \.holdsNonFiniteNumber):
+            return .object(members.mapValues { $0.spellingNonFiniteNumbers() })
+        default:
+            return self
+        }
+    }
+
+    private var holdsNonFiniteNumber: Bool {
+        switch self {
+        case .double(let number): !number.isFinite
+        case .array(let elements): elements.contains(where: \.holdsNonFiniteNumber)
+        case .object(let members): members.values.contains(where: \.holdsNonFiniteNumber)
+        default: false
+        }
     }
 
     /// This value as compact JSON bytes.
