@@ -34,6 +34,17 @@ struct App {
 
 @Suite("LoupeCommands, mounted by a program for its own settings type")
 struct LoupeCommandsTests {
+    @Test("--wait-applied takes no negative time: refused as a usage error (64), nothing written")
+    func negativeWaitIsRefused() throws {
+        let app = try App()
+        defer { app.directory.cleanUp() }
+        for wait in [["--wait-applied", "-1"], ["--wait-applied=-1"], ["--wait-applied=nan"]] {
+            let refused = try run(myapp, ["config", "set", "server.port", "9000"] + wait, environment: ["MYAPP_SETTINGS": app.settings])
+            #expect(refused.status == 64 && refused.error.contains("--wait-applied"), "\(wait): \(refused.error)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: app.settings), "nothing was written")
+    }
+
     @Test func getSetAndUnsetByPathThroughTheType() throws {
         let app = try App()
         defer { app.directory.cleanUp() }

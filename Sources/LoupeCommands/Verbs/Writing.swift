@@ -32,11 +32,11 @@ extension SettingsCommand {
         /// written as JSON: `'"--"'`.
         private var words: [String] { parsed.words }
 
-        /// The words of the value, and how long `--wait-applied` waits (nil: it was not given). The value
-        /// takes what looks like an option (`set offset -5`), so `--wait-applied` is found among its words.
-        private var parsed: (words: [String], wait: Duration?) {
+        /// The words of the value, and how many seconds `--wait-applied` waits (nil: it was not given). The
+        /// value takes what looks like an option (`set offset -5`), so `--wait-applied` is found among its words.
+        private var parsed: (words: [String], waitSeconds: Double?) {
             var words: [String] = []
-            var wait: Duration?
+            var wait: Double?
             var index = value.startIndex
             while index < value.endIndex {
                 let word = value[index]
@@ -51,7 +51,7 @@ extension SettingsCommand {
                         seconds = given
                         index += 1
                     }
-                    wait = .milliseconds(Int(max(seconds ?? 30, 0) * 1000))
+                    wait = seconds ?? 30
                 } else {
                     words.append(word)
                 }
@@ -64,13 +64,16 @@ extension SettingsCommand {
             guard words.count == 1 else {
                 throw ValidationError(words.isEmpty ? "Missing expected argument '<value>'" : "set takes one value; quote it as JSON: '\"two words\"'")
             }
+            if let seconds = parsed.waitSeconds, !(seconds >= 0 && seconds <= 86_400) {
+                throw ValidationError("--wait-applied takes a number of seconds from 0 to 86400")
+            }
         }
 
         public func run() throws {
             try group.withSettings { settings in
                 try settings.root.set(atPath: path, to: try parseValue(words[0]))
                 warnOfOverrides(at: path, settings)
-                if let wait = parsed.wait { try waitUntilApplied(settings, for: wait) }
+                if let seconds = parsed.waitSeconds { try waitUntilApplied(settings, for: .milliseconds(Int(seconds * 1000))) }
             }
         }
 
