@@ -376,4 +376,63 @@ struct HistoryTests {
         let journal = try String(contentsOfFile: Self.journal(of: path), encoding: .utf8)
         #expect(try !journal.contains("hunter2") && root.history().changes.count == 2)
     }
+
+    @Test("the journal takes the settings file's mode at every append: a file made private keeps its history private")
+    func journalFollowsTheModeAtEveryAppend() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("m.json")
+        let root = try RootLens(default: Settings(), store: FileStore(path: path, permissions: 0o644), watch: false)
+        try root.port.set(9000)
+        let journal = Self.journal(of: path)
+        var info = stat()
+        #expect(stat(journal, &info) == 0 && info.st_mode & 0o777 == 0o644)
+        #expect(chmod(path, 0o600) == 0)
+        try root.upstream.url.set("https://token@upstream.example")
+        #expect(stat(journal, &info) == 0 && info.st_mode & 0o777 == 0o600, "mode \(String(info.st_mode & 0o777, radix: 8))")
+        #expect(try root.history().changes.count == 2, "appended, not started afresh")
+    }
+
+    @Test(
+        "a journal another user planted in a shared directory is never appended to: the history starts afresh, Loupe's own",
+        .enabled(if: getuid() == 0, "planting a file as another user takes root (setpriv)"))
+    func aPlantedJournalReceivesNothing() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let shared = directory.file("pub")
+        try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: true)
+        #expect(chmod(shared, 0o1777) == 0)
+        let path = shared + "/s.json"
+        let journal = Self.journal(of: path)
+        let planted = try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", "/bin/sh", "-c", ": > \"$0\"; chmod 666 \"$0\"", journal])
+        #expect(planted.status == 0, "\(planted.error)")
+        let logs = InMemoryLogHandler()
+        let root = try RootLens(default: Settings(), store: FileStore(path: path, logger: Logger(label: "test") { _ in logs }), watch: false)
+        try root.upstream.url.set("https://s3cr3t@upstream.example")
+        var info = stat()
+        #expect(lstat(journal, &info) == 0 && info.st_uid == 0, "the journal at the path is root's own now (owner \(info.st_uid))")
+        let asNobody = try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", "/bin/cat", journal])
+        #expect(!asNobody.output.contains("s3cr3t"), "nobody reads nothing of root's record")
+        #expect(logs.entries.contains { "\($0.message)".contains("another user") && "\($0.metadata)".contains(journal) }, "\(logs.entries)")
+        #expect(try root.history().changes.count == 1)
+    }
+
+    @Test("a journal too large to read is named as the journal, and the history starts afresh (the settings file is not blamed)")
+    func anOversizedJournalStartsAfresh() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("j.json")
+        let root = try RootLens(default: Settings(), store: FileStore(path: path), watch: false)
+        try root.port.set(9000)
+        let journal = Self.journal(of: path)
+        // 20 MB: past the bound a journal is read up to (its own bound and 16 MiB more).
+        try Data(repeating: UInt8(ascii: "x"), count: 20 << 20).write(to: URL(fileURLWithPath: journal))
+        let logs = InMemoryLogHandler()
+        let reader = try RootLens(default: Settings(), store: FileStore(path: path, logger: Logger(label: "test") { _ in logs }), watch: false)
+        #expect(try reader.history().changes.isEmpty && reader.value.port == 9000)
+        #expect(logs.entries.contains { "\($0.message)".contains("too large") && "\($0.metadata)".contains(journal) }, "\(logs.entries)")
+        try reader.port.set(9001)
+        #expect(try reader.history().changes.map(\.revision) == [1], "started afresh, and history goes on")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: journal)).count < 4096)
+    }
 }

@@ -187,20 +187,34 @@ final class Journal: Sendable {
     /// The history the journal beside `target` holds; empty when there is none or it does not read (which
     /// is logged).
     func history(of target: String, store: String) throws -> SettingsHistory {
-        try contents(at: Self.path(for: target), store: store)?.history ?? SettingsHistory(baseRevision: 0, base: nil, changes: [])
+        try contents(at: Self.path(for: target), settings: target, store: store)?.history ?? SettingsHistory(baseRevision: 0, base: nil, changes: [])
     }
 
     /// The journal at `path`, from memory when its file is the one this process last read or wrote; nil
     /// when there is none, or it does not read (a warning).
-    private func contents(at path: String, store: String) throws -> Contents? {
+    private func contents(at path: String, settings: String, store: String) throws -> Contents? {
         let read: (data: Data, identity: FileIdentity)?
         do {
             guard let identity = try FileSystem.identity(of: path) else { return nil }
             if let known = lastSeen.withLock({ $0 }), known.path == path, known.identity == identity { return known.contents }
+            var info = stat()
+            guard lstat(path, &info) != 0 || Self.isOwnJournal(owner: info.st_uid, settings: settings) else {
+                logger.warning(
+                    "the settings history belongs to another user: it is not read or appended to, and starts afresh with the next change",
+                    metadata: ["history": "\(path)"])
+                return nil
+            }
             // A journal is bounded, but one written with larger bounds (or by hand) may be larger.
             read = try FileSystem.read(path, maximumSize: maximumBytes + (16 << 20))
+        } catch let error as SystemCallError where error.code == EFBIG {
+            // A journal grown past any bound (written by hand, or by another program) is not the settings
+            // file's fault: it is reported by its own name and started afresh, as one that does not read.
+            logger.warning("the settings history is too large to read: it starts afresh with the next change; the settings file is untouched", metadata: [
+                "history": "\(path)", "error": "\(error)",
+            ])
+            return nil
         } catch let error as SystemCallError {
-            throw SettingsError(.unreadable, store: store, path: path, error)
+            throw SettingsError(.unreadable, store: "settings history \(path)", path: path, error)
         }
         guard let (data, identity) = read else { return nil }
         guard let contents = Self.parse(data) else {
@@ -380,12 +394,15 @@ final class Journal: Sendable {
     /// The journal's file is not the one this process last wrote: it is read again.
     private struct StaleJournal: Error {}
 
+    /// The journal's file belongs to another user: it is written afresh, never appended to.
+    private struct ForeignJournal: Error {}
+
     private func append(
         from old: (document: JSONValue?, text: Data?), to new: (document: JSONValue?, text: Data?), path: String, settings: String,
         author: SettingsChange.Author?, store: String, oldDigest: String, trusting trusted: consuming Known?
     ) throws -> (Outcome, fd: Int32?) {
         let expected = trusted?.identity
-        var contents = try (consume trusted)?.contents ?? contents(at: path, store: store)
+        var contents = try (consume trusted)?.contents ?? contents(at: path, settings: settings, store: store)
         var lines: [String] = []
         // Whether the journal's file, cut to `contents.length`, is what `contents` says (so that lines can
         // be appended to it), and whether anything changed.
@@ -438,7 +455,7 @@ final class Journal: Sendable {
         if appendable, journal.records.count <= maximumChanges, journal.length + appended <= maximumBytes {
             let keeping = journal.length
             journal.length += appended
-            let (identity, fd) = try appendLines(lines.joined(), to: path, keeping: keeping, expecting: expected)
+            let (identity, fd) = try appendLines(lines.joined(), to: path, settings: settings, keeping: keeping, expecting: expected)
             lastSeen.withLock { $0 = Known(path: path, identity: identity, contents: journal) }
             return (.appended(lengthBefore: keeping, flushFailure: nil), fd)
         }
@@ -450,6 +467,12 @@ final class Journal: Sendable {
         journal.length = text.utf8.count
         // Each line's length as the file now holds it (a line read as other bytes is written anew).
         for index in journal.records.indices { journal.records[index].length = journal.records[index].line.utf8.count }
+        // Another user's journal at the path is taken away first, so that the journal written in its place
+        // does not take its owner (as a file replaced otherwise keeps its owner).
+        var found = stat()
+        if lstat(path, &found) == 0, !Self.isOwnJournal(owner: found.st_uid, settings: settings), unlink(path) != 0 {
+            throw SystemCallError("remove another user's file at", path)
+        }
         let staged = try FileSystem.stage(Data(text.utf8), for: path, permissions: FileSystem.permissions(of: settings) ?? 0o600)
         return (.staged(staged, contents: journal), nil)
     }
@@ -480,13 +503,32 @@ final class Journal: Sendable {
     ///
     /// - Throws: ``StaleJournal`` when the file is not `expected` (nil: not checked) nor `expected` with
     ///   more after it (a record that never landed).
-    private func appendLines(_ text: String, to path: String, keeping length: Int, expecting expected: FileIdentity?) throws -> (FileIdentity, Int32) {
-        let fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
+    private func appendLines(
+        _ text: String, to path: String, settings: String, keeping length: Int, expecting expected: FileIdentity?
+    ) throws -> (FileIdentity, Int32) {
+        let fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { throw SystemCallError("open", path) }
         var handedOver = false
         defer { if !handedOver { close(fd) } }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw SystemCallError("stat", path) }
+        // Only a regular file of this process's user (or the settings file's owner): a journal another user
+        // planted (in a shared directory) would receive what this process records, so it is never appended
+        // to; the journal is then written afresh, as Loupe's own.
+        guard (info.st_mode & S_IFMT) == S_IFREG, Self.isOwnJournal(owner: info.st_uid, settings: settings) else {
+            throw ForeignJournal()
+        }
+        // The journal holds what the settings file holds: it has the settings file's mode and owner at every
+        // append, not only when it is written whole (a settings file made private since keeps its history
+        // private too).
+        var settingsInfo = stat()
+        if stat(settings, &settingsInfo) == 0 {
+            let mode = settingsInfo.st_mode & 0o0666
+            if info.st_mode & 0o7777 != mode, fchmod(fd, mode) != 0 { throw SystemCallError("chmod", path) }
+            if settingsInfo.st_uid != info.st_uid || settingsInfo.st_gid != info.st_gid {
+                _ = fchown(fd, settingsInfo.st_uid, settingsInfo.st_gid)
+            }
+        }
         if let expected {
             let found = FileIdentity(info)
             guard found.device == expected.device, found.inode == expected.inode, found.size >= expected.size,
@@ -514,8 +556,18 @@ final class Journal: Sendable {
     private func matchOwnerAndMode(of path: String, to settings: String) {
         var info = stat()
         guard stat(settings, &info) == 0 else { return }
-        _ = chmod(path, info.st_mode & 0o7777)
+        _ = chmod(path, info.st_mode & 0o0666)
         if info.st_uid != geteuid() || info.st_gid != getegid() { _ = chown(path, info.st_uid, info.st_gid) }
+    }
+
+    /// Whether a journal that `owner` owns is one this process may read and append to: its own user's,
+    /// root's, or the settings file's owner's (who may read what it records in the settings file itself). Any
+    /// other user's journal (planted in a shared, sticky directory) would receive what this process records,
+    /// as the kernel's `protected_symlinks` rule guards against for links.
+    private static func isOwnJournal(owner: uid_t, settings: String) -> Bool {
+        if owner == geteuid() || owner == 0 { return true }
+        var info = stat()
+        return stat(settings, &info) == 0 && info.st_uid == owner
     }
 
     /// A record's time: milliseconds since 1970.
