@@ -50,8 +50,10 @@ let package = Package(
         // The core: lenses, the graph, the document pipeline, files, UserDefaults, memory.
         .target(
             name: "Loupe",
-            dependencies: [.product(name: "Logging", package: "swift-log")]
+            dependencies: ["CLoupeSystem", .product(name: "Logging", package: "swift-log")]
         ),
+        // renameat2(2), which Swift's Glibc module does not declare: how a write swaps its file in.
+        .target(name: "CLoupeSystem"),
         // The conformance suite every store passes, for third-party stores too.
         .target(
             name: "LoupeTesting",
@@ -214,7 +216,7 @@ let package = Package(
         .executableTarget(
             name: "LoupeTestHelper",
             dependencies: [
-                "Loupe", "LoupeKeyring", "LoupeEtcd", .product(name: "Logging", package: "swift-log"),
+                "Loupe", "LoupeKeyring", "LoupeEtcd", "LoupeYAML", .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/LoupeTestHelper"
         ),

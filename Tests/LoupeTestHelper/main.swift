@@ -8,6 +8,7 @@ import Logging
 import Loupe
 import LoupeEtcd
 import LoupeKeyring
+import LoupeYAML
 
 /// A record whose payload is derived from its count, so a torn or mixed file is detectable.
 struct Record: Codable, Sendable, Equatable {
@@ -96,6 +97,23 @@ case "etcd-increment":
         try lens.update { $0.count += 1 }
     }
     print("done \(lens.value.count)")
+
+case "tick":
+    // tick PATH: as a daemon whose settings a program updates, increments `counter` in the file at PATH
+    // (its format by its extension) every 2 ms, forever, until killed or until the test process that
+    // started it is gone. Keys it does not know (what a person adds) are carried through.
+    struct Ticker: Codable, Sendable { var counter = 0 }
+    let path = arguments[2]
+    let codec: any DocumentCodec =
+        if path.hasSuffix(".toml") { TOMLCodec() } else if path.hasSuffix(".yaml") { YAMLCodec() } else { JSONCodec() }
+    let parent = getppid()
+    let lens = try RootLens(default: Ticker(), store: FileStore(path: path, format: codec, history: .off), watch: false)
+    say("started")
+    while getppid() == parent {
+        try lens.update { $0.counter += 1 }
+        usleep(2_000)
+    }
+    exit(1)
 
 case "churn":
     // churn PATH: updates forever, until killed, or until the test process that started it is gone (a

@@ -97,6 +97,9 @@ public final class FileStore: DocumentStore {
     public let maximumDocumentSize: Int
     /// What the store keeps of its changes.
     public let historyPolicy: HistoryPolicy
+    /// How long a file written in place (by an editor that saves without renaming, a shell redirection)
+    /// must have been left alone before it is read as finished.
+    public let settleTime: Duration
 
     /// The file written at once, or a coalescing store around it.
     private let backing: any DocumentStore
@@ -113,6 +116,9 @@ public final class FileStore: DocumentStore {
     ///   - lockTimeout: How long an update waits for another process's lock (10 seconds by default).
     ///   - maximumDocumentSize: The largest file read, 16 MiB by default. Settings are kilobytes.
     ///   - history: What the store keeps of its changes: the last 100, in at most 1 MiB, by default.
+    ///   - settleTime: How long a file written in place must have been left alone before it is read as
+    ///     finished (50 ms by default): a save still being written is not taken for the whole file. A file
+    ///     renamed into place is read at once.
     ///   - logger: Where loads and saves (debug), recoveries and background write failures are logged.
     ///     Values are never logged.
     public init(
@@ -124,10 +130,12 @@ public final class FileStore: DocumentStore {
         lockTimeout: Duration = .seconds(10),
         maximumDocumentSize: Int = 16 << 20,
         history: HistoryPolicy = .kept(),
+        settleTime: Duration = .milliseconds(50),
         logger: Logger = Logger(label: "loupe.file")
     ) {
         self.maximumDocumentSize = maximumDocumentSize
         historyPolicy = history
+        self.settleTime = settleTime
         self.path = path
         self.codec = format
         self.writePolicy = writePolicy
@@ -136,14 +144,14 @@ public final class FileStore: DocumentStore {
         self.lockTimeout = lockTimeout
         let file = DocumentFile(
             path: path, codec: format, permissions: permissions, recovery: recovery, lockTimeout: lockTimeout,
-            maximumDocumentSize: maximumDocumentSize, history: history, logger: logger)
+            maximumDocumentSize: maximumDocumentSize, history: history, settleTime: settleTime, logger: logger)
         switch writePolicy {
         case .immediate: backing = file
         case .coalesced(let interval): backing = CoalescingStore(file, interval: interval, logger: logger)
         }
     }
 
-    /// Creates a store for the file at `url`; see ``init(path:format:writePolicy:permissions:recovery:lockTimeout:maximumDocumentSize:history:logger:)``.
+    /// Creates a store for the file at `url`; see ``init(path:format:writePolicy:permissions:recovery:lockTimeout:maximumDocumentSize:history:settleTime:logger:)``.
     public convenience init(
         url: URL,
         format: any DocumentCodec = JSONCodec(),
@@ -153,12 +161,13 @@ public final class FileStore: DocumentStore {
         lockTimeout: Duration = .seconds(10),
         maximumDocumentSize: Int = 16 << 20,
         history: HistoryPolicy = .kept(),
+        settleTime: Duration = .milliseconds(50),
         logger: Logger = Logger(label: "loupe.file")
     ) {
         self.init(
             path: url.path, format: format, writePolicy: writePolicy, permissions: permissions,
             recovery: recovery, lockTimeout: lockTimeout, maximumDocumentSize: maximumDocumentSize, history: history,
-            logger: logger)
+            settleTime: settleTime, logger: logger)
     }
 
     public var description: String { backing.description }
@@ -212,7 +221,7 @@ final class DocumentFile: DocumentStore {
 
     init(
         path: String, codec: any DocumentCodec, permissions: mode_t, recovery: FileStore.CorruptFileRecovery,
-        lockTimeout: Duration, maximumDocumentSize: Int, history: FileStore.HistoryPolicy, logger: Logger
+        lockTimeout: Duration, maximumDocumentSize: Int, history: FileStore.HistoryPolicy, settleTime: Duration, logger: Logger
     ) {
         journal = switch history {
         case .off: nil
@@ -225,7 +234,7 @@ final class DocumentFile: DocumentStore {
         self.lockTimeout = lockTimeout
         self.logger = logger
         let name = "\(codec.formatName) file \(path)"
-        file = WatchedFile(path: path, name: name, maximumSize: maximumDocumentSize) { data in
+        file = WatchedFile(path: path, name: name, maximumSize: maximumDocumentSize, settleTime: settleTime) { data in
             do {
                 return .document(try codec.parseDocument(data, store: name), text: data)
             } catch let error as SettingsError where recovery == .moveAside {
@@ -271,7 +280,12 @@ final class DocumentFile: DocumentStore {
             let record = old.flatMap { journal?.begin(from: $0, to: (document, data), at: target, author: .thisProcess, store: description) }
             let identity: FileIdentity
             do {
-                identity = try file.write(data, to: target, replacing: replaced, permissions: permissions) { journal?.place(record) }
+                identity = try file.write(data, to: target, replacing: replaced.found, expecting: replaced.expected, permissions: permissions) {
+                    journal?.place(record)
+                }
+            } catch is FileSystem.ChangedMeanwhile {
+                journal?.abandon(record)
+                throw savedMeanwhile()
             } catch {
                 journal?.abandon(record)
                 throw error
@@ -361,16 +375,24 @@ final class DocumentFile: DocumentStore {
     /// `found`, the status of the file there as the lock found it (nil: asked for here). Returns the status
     /// of the file a write would replace: nil once it was moved aside.
     @discardableResult
-    private func checkUnchanged(_ target: String, found: stat?, since token: ChangeToken) throws -> stat? {
+    private func checkUnchanged(_ target: String, found: stat?, since token: ChangeToken) throws -> (found: stat?, expected: FileSystem.Expected) {
         let current = try found.map(FileIdentity.init) ?? file.identity(at: target)
         guard (current?.token ?? .absent) == token else {
             throw SettingsError(.conflict, store: description, reason: "another writer changed the file since it was read")
         }
         if current != nil, recovery == .moveAside, case .corrupt(let failure)? = try? file.read()?.content {
             try moveAside(target, because: failure)
-            return nil
+            return (nil, .nothing)
         }
-        return found
+        return (found, current.map { .version($0) } ?? .nothing)
+    }
+
+    /// The conflict a save meets when a file was saved while it wrote (by an editor, which takes no lock):
+    /// that save is at the path as it was left, and the update runs again on it.
+    private func savedMeanwhile() -> SettingsError {
+        logger.info("the settings file was saved by someone else while Loupe wrote it: their save is kept, and the update runs again on it",
+                    metadata: ["file": "\(path)"])
+        return SettingsError(.conflict, store: description, reason: "another writer saved the file while it was written")
     }
 
     private func moveAside(_ target: String, because failure: SettingsError) throws {

@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CLoupeSystem
 import Foundation
 import Synchronization
 
@@ -306,12 +307,16 @@ enum FileSystem {
     /// one: what must be in place before the file changes (its history's record) goes there, and the
     /// directory's flush that follows carries both.
     static func writeAtomically(
-        _ data: Data, to path: String, replacing found: stat? = nil, permissions: mode_t, keepingMode: Bool = false,
-        durable: Bool = true, beforeReplacing: () -> Void = {}
+        _ data: Data, to path: String, replacing found: stat? = nil, expecting expected: Expected? = nil, permissions: mode_t,
+        keepingMode: Bool = false, durable: Bool = true, beforeReplacing: () -> Void = {}
     ) throws -> FileIdentity {
         let staged = try stage(data, for: path, replacing: found, permissions: permissions, keepingMode: keepingMode, durable: durable)
         beforeReplacing()
-        try place(staged, durable: durable)
+        if let expected {
+            try place(staged, expecting: expected, durable: durable)
+        } else {
+            try place(staged, durable: durable)
+        }
         return staged.identity
     }
 
@@ -400,6 +405,75 @@ enum FileSystem {
             throw error
         }
         if durable { try syncDirectory(directory(of: staged.path)) }
+    }
+
+    /// What a checked placement expects to find at the path, as the update that wrote the staged file read it.
+    enum Expected: Sendable, Equatable {
+        /// No file.
+        case nothing
+        /// This version of the file.
+        case version(FileIdentity)
+    }
+
+    /// The file at the path was not the version expected when the staged file was to replace it: someone
+    /// (a person's editor, which takes no lock) saved it meanwhile. Their file is at the path, as they left it,
+    /// and the staged file is gone.
+    struct ChangedMeanwhile: Error {}
+
+    /// Puts a staged file in its place only if the file there is still `expected`, so that a save that
+    /// landed meanwhile (by an editor, which takes no lock) is never replaced unseen.
+    ///
+    /// The new file is swapped in with `renameat2(RENAME_EXCHANGE)`, and what came out is looked at: when it
+    /// is not the version expected, it is swapped back, so that the other save is at the path again, and
+    /// ``ChangedMeanwhile`` is thrown for the update to run again on it. For a new file, `RENAME_NOREPLACE`
+    /// refuses to replace one created meanwhile. Where the file system cannot swap (ENOSYS, EINVAL), the
+    /// identity is checked immediately before a plain rename: a save that lands between the two is replaced.
+    ///
+    /// One window remains either way: a writer that opened the old file before the swap and writes into it
+    /// only after the check writes into a file no longer at the path.
+    static func place(_ staged: StagedFile, expecting expected: Expected, durable: Bool = true) throws {
+        let flags = expected == .nothing ? LOUPE_RENAME_NOREPLACE : LOUPE_RENAME_EXCHANGE
+        if loupe_renameat2(AT_FDCWD, staged.temporary, AT_FDCWD, staged.path, flags) != 0 {
+            let failure = errno
+            guard failure == EINVAL || failure == ENOSYS else {
+                discard(staged)
+                if failure == EEXIST || (failure == ENOENT && expected != .nothing) { throw ChangedMeanwhile() }
+                throw SystemCallError("rename over", staged.path, code: failure)
+            }
+            // No swap here: the identity, checked as late as can be.
+            let found = try identity(of: staged.path)
+            guard found == expectedIdentity(expected) else {
+                discard(staged)
+                throw ChangedMeanwhile()
+            }
+            return try place(staged, durable: durable)
+        }
+        if case .version(let identity) = expected {
+            var out = stat()
+            let cameOut = lstat(staged.temporary, &out) == 0 ? FileIdentity(out) : nil
+            guard cameOut == identity else {
+                // Someone's save, not the version read: back at the path, and the new file gone.
+                if loupe_renameat2(AT_FDCWD, staged.temporary, AT_FDCWD, staged.path, LOUPE_RENAME_EXCHANGE) != 0 {
+                    // It cannot be swapped back: put back by name, which replaces only the file just written.
+                    guard rename(staged.temporary, staged.path) == 0 else {
+                        throw SystemCallError(
+                            "put back the file saved meanwhile at", staged.path,
+                            explanation: "it was saved while Loupe wrote, and is now at \(staged.temporary)")
+                    }
+                } else {
+                    unlink(staged.temporary)
+                }
+                if durable { try syncDirectory(directory(of: staged.path)) }
+                throw ChangedMeanwhile()
+            }
+            unlink(staged.temporary)
+        }
+        if durable { try syncDirectory(directory(of: staged.path)) }
+    }
+
+    private static func expectedIdentity(_ expected: Expected) -> FileIdentity? {
+        if case .version(let identity) = expected { return identity }
+        return nil
     }
 
     /// Removes a staged file that will not be placed.

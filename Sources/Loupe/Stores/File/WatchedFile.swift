@@ -35,13 +35,17 @@ final class WatchedFile<Content: Sendable>: Sendable {
     /// The lock beside the target the path resolved to last, which the next write most likely locks again.
     private let lastLock = Locked<(target: String, lock: FileLock)?>(nil)
 
+    /// How long a file written in place must have been left alone before it is read as finished.
+    let settleTime: Duration
+
     init(
-        path: String, name: String, maximumSize: Int = FileSystem.defaultMaximumSize,
+        path: String, name: String, maximumSize: Int = FileSystem.defaultMaximumSize, settleTime: Duration = .milliseconds(50),
         fileSystem: any ReadableFileSystem = LocalFileSystem(), parse: @escaping @Sendable (Data) throws -> Content
     ) {
         self.path = path
         self.name = name
         self.maximumSize = maximumSize
+        self.settleTime = settleTime
         self.fileSystem = fileSystem
         self.parse = parse
     }
@@ -73,14 +77,40 @@ final class WatchedFile<Content: Sendable>: Sendable {
     ///   large, or does not parse (and stays that way while it is read again).
     func read() throws -> (content: Content, identity: FileIdentity)? {
         let target = try resolved()
-        if let known = lastRead.withLock({ $0 }), try mapping(.unreadable, { try fileSystem.identity(of: target) }) == known.identity {
+        let known = lastRead.withLock { $0 }
+        let current = try mapping(.unreadable) { try fileSystem.identity(of: target) }
+        if let known, current == known.identity {
             return (known.content, known.identity)
         }
+        if let current { try waitUntilSettled(target, current, known: known?.identity) }
         guard let read = try mapping(.unreadable, { try fileSystem.readSettled(target, maximumSize: maximumSize, parse: parse) }) else {
             return nil
         }
         lastRead.withLock { $0 = (read.1, read.0) }
         return (read.0, read.1)
+    }
+
+    /// Waits while the file at `target` (now `current`) is being written in place: a save that truncates the
+    /// file and writes it in several steps (an editor that saves without renaming, a shell redirection) has
+    /// a prefix that may well parse (any YAML or TOML prefix that ends at a line does), and an update
+    /// applied to that prefix would replace the rest.
+    ///
+    /// A file is taken as written in place when it is the file last read (the same inode) in another
+    /// version, or one never read; a file renamed into place (as Loupe and most editors save) is whole, and
+    /// read at once. Such a file is read once it has not changed for ``settleTime``, waiting at most twenty
+    /// times that.
+    private func waitUntilSettled(_ target: String, _ current: FileIdentity, known: FileIdentity?) throws {
+        guard settleTime > .zero, known == nil || known?.inode == current.inode && known?.device == current.device else { return }
+        let deadline = ContinuousClock.now + settleTime * 20
+        var current = current
+        while ContinuousClock.now < deadline {
+            let age = current.age
+            guard age < settleTime else { return }
+            let pause = settleTime - age
+            usleep(UInt32(max(1_000, pause.components.seconds * 1_000_000 + pause.components.attoseconds / 1_000_000_000_000)))
+            guard let now = try mapping(.unreadable, { try fileSystem.identity(of: target) }) else { return }
+            current = now
+        }
     }
 
     /// What the file held when this process last read or wrote it, and that version's identity; nil when
@@ -100,8 +130,8 @@ final class WatchedFile<Content: Sendable>: Sendable {
     /// `found` is the status of the file there, when the lock's holder found it (nil: asked for again).
     /// `beforeReplacing` runs just before the new file replaces the old one.
     func write(
-        _ data: Data, to target: String, replacing found: stat? = nil, permissions: mode_t, durable: Bool = true,
-        beforeReplacing: () -> Void = {}
+        _ data: Data, to target: String, replacing found: stat? = nil, expecting expected: FileSystem.Expected? = nil,
+        permissions: mode_t, durable: Bool = true, beforeReplacing: () -> Void = {}
     ) throws -> FileIdentity {
         try mapping(.unwritable) {
             // What could not be read back is not written: a file over the read limit would be refused by
@@ -112,8 +142,8 @@ final class WatchedFile<Content: Sendable>: Sendable {
                     explanation: "it would be \(FileSystem.describe(bytes: data.count)), larger than the maximum document size, \(FileSystem.describe(bytes: maximumSize)); nothing was written")
             }
             return try FileSystem.writeAtomically(
-                data, to: target, replacing: found, permissions: permissions, keepingMode: true, durable: durable,
-                beforeReplacing: beforeReplacing)
+                data, to: target, replacing: found, expecting: expected, permissions: permissions, keepingMode: true,
+                durable: durable, beforeReplacing: beforeReplacing)
         }
     }
 
@@ -181,5 +211,17 @@ extension FileIdentity {
     /// The identity as a store's change token.
     var token: ChangeToken {
         ChangeToken(file: self)
+    }
+}
+
+extension FileIdentity {
+    /// How long ago the file was last modified, by its modification time (zero for a time in the future).
+    var age: Duration {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let seconds = Int(now.tv_sec) - modifiedSeconds
+        let nanoseconds = Int(now.tv_nsec) - modifiedNanoseconds
+        let age = Duration.seconds(seconds) + .nanoseconds(nanoseconds)
+        return max(age, .zero)
     }
 }

@@ -1,0 +1,155 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Loupe
+import LoupeTestSupport
+import Testing
+
+/// A file a program updates while people edit it with editors that take no lock: a person's save is never
+/// lost to the program's write, a save still being written is not taken for the whole file, and writers stay
+/// exclusive whatever a cleanup job removes. Stress tests with real processes: they count, they do not time.
+@Suite("Sharing a file with people's editors")
+struct SharedWithEditorsTests {
+    enum Format: String, CaseIterable, Sendable {
+        case json, yaml, toml
+
+        /// The file a person writes: the counter as they last saw it, their note, and `extra` lines of their own.
+        func text(counter: Int, note: String, extra: Int = 0) -> String {
+            let keys = (0..<extra).map { (name: "hand_\($0)", value: "written by hand, line \($0)") }
+            switch self {
+            case .json:
+                let members = [#""counter": \#(counter)"#, #""note": "\#(note)""#] + keys.map { #""\#($0.name)": "\#($0.value)""# }
+                return "{\n  " + members.joined(separator: ",\n  ") + "\n}\n"
+            case .yaml:
+                return (["counter: \(counter)", "note: \(note)"] + keys.map { "\($0.name): \($0.value)" }).joined(separator: "\n") + "\n"
+            case .toml:
+                return (["counter = \(counter)", #"note = "\#(note)""#] + keys.map { #"\#($0.name) = "\#($0.value)""# }).joined(separator: "\n") + "\n"
+            }
+        }
+    }
+
+    /// How a person's editor saves: a new file renamed over the old one, or the old one truncated and written
+    /// again in place (nano, vim with `backupcopy=yes`, a shell redirection).
+    enum Save: String, CaseIterable, Sendable {
+        case rename, truncate
+    }
+
+    /// What the file says of `key` (a number or a string), read as a person reads it: line by line.
+    static func value(of key: String, in text: String) -> String? {
+        for line in text.split(separator: "\n") {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            for prefix in ["\"\(key)\": ", "\(key): ", "\(key) = "] where trimmed.hasPrefix(prefix) {
+                var value = trimmed.dropFirst(prefix.count)
+                if value.hasSuffix(",") { value = value.dropLast() }
+                return value.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            }
+        }
+        return nil
+    }
+
+    static func write(_ text: String, to path: String, by save: Save, pausingAfter firstPart: Int? = nil) throws {
+        let bytes = Array(text.utf8)
+        func writeAll(_ fd: Int32, _ part: ArraySlice<UInt8>) {
+            part.withUnsafeBytes { buffer in
+                var offset = 0
+                while offset < buffer.count {
+                    let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                    if written <= 0 { return }
+                    offset += written
+                }
+            }
+        }
+        switch save {
+        case .rename:
+            let temporary = path + ".person-save"
+            let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            writeAll(fd, bytes[...])
+            close(fd)
+            rename(temporary, path)
+        case .truncate:
+            let fd = open(path, O_WRONLY | O_TRUNC)
+            if let firstPart {
+                writeAll(fd, bytes[..<firstPart])
+                usleep(30_000)
+                writeAll(fd, bytes[firstPart...])
+            } else {
+                writeAll(fd, bytes[...])
+            }
+            close(fd)
+        }
+    }
+
+    /// A person saves a new note `saves` times while a program increments the file's counter every 2 ms;
+    /// after each save, once the program has written again, the note must still be there. Returns how many
+    /// saves were lost.
+    static func lostSaves(_ format: Format, _ save: Save, saves: Int, extraLines: Int = 0, slow: Bool = false) throws -> (lost: Int, detail: [String]) {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.\(format.rawValue)")
+        try Data(format.text(counter: 0, note: "first", extra: extraLines).utf8).write(to: URL(fileURLWithPath: path))
+        let program = try ChildProcess(testHelper, ["tick", path])
+        defer {
+            program.kill(SIGKILL)
+            _ = program.wait(limit: .seconds(10))
+        }
+        var lost = 0
+        var detail: [String] = []
+        func current() -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+        #expect(eventually { (value(of: "counter", in: current()).flatMap { Int($0) } ?? 0) > 0 }, "the program runs")
+        for index in 0..<saves {
+            let counter = value(of: "counter", in: current()).flatMap { Int($0) } ?? 0
+            let note = "save \(index)"
+            let text = format.text(counter: counter, note: note, extra: extraLines)
+            try write(text, to: path, by: save, pausingAfter: slow ? text.utf8.count / 2 : nil)
+            // The program writes again after the save: the note, and every line of the person's, must be there.
+            let wroteAgain = eventually(within: .seconds(20)) {
+                (value(of: "counter", in: current()).flatMap { Int($0) } ?? 0) > counter
+            }
+            let after = current()
+            let keptLines = (0..<extraLines).allSatisfy { value(of: "hand_\($0)", in: after) != nil }
+            if !wroteAgain || value(of: "note", in: after) != note || !keptLines {
+                lost += 1
+                if detail.count < 3 { detail.append("save \(index): \(wroteAgain ? "" : "(the program did not write again) ")\(after.prefix(300))") }
+            }
+        }
+        return (lost, detail)
+    }
+
+    @Test("a person's save that lands while a program writes is never lost (100 saves, each format, each way of saving)",
+          arguments: Format.allCases, Save.allCases)
+    func aSaveDuringAWriteIsKept(format: Format, save: Save) throws {
+        let result = try Self.lostSaves(format, save, saves: 100)
+        #expect(result.lost == 0, "\(result.lost) of 100 saves lost: \(result.detail)")
+    }
+
+    @Test("a slow save (truncated, half written, the rest 30 ms later) is not taken for the whole file (100 saves of 200 lines)",
+          arguments: [Format.yaml, .toml])
+    func aSlowSaveIsNotCutShort(format: Format) throws {
+        let result = try Self.lostSaves(format, .truncate, saves: 100, extraLines: 200, slow: true)
+        #expect(result.lost == 0, "\(result.lost) of 100 saves lost lines: \(result.detail)")
+    }
+
+    @Test("writers stay exclusive while a cleanup job deletes the lock file and the lock directory: 3 × 1,000 increments, none lost")
+    func aCleanupLosesNoIncrement() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        chmod(directory.path, 0o755)  // others may open it: the writers lock `.loupe.lock.d` inside it too
+        let path = directory.file("record.json")
+        let writers = try (0..<3).map { _ in try ChildProcess(testHelper, ["increment", path, "1000"]) }
+        let lockFile = directory.file(".record.json.lock")
+        let lockDirectory = directory.file(".loupe.lock.d")
+        var removals = 0
+        var running = writers
+        while !running.isEmpty {
+            if unlink(lockFile) == 0 { removals += 1 }
+            if rmdir(lockDirectory) == 0 { removals += 1 }
+            usleep(500)
+            running.removeAll { $0.wait(limit: .zero) != nil }
+        }
+        for writer in writers { #expect(writer.wait(limit: .seconds(120)) == 0) }
+        let count = try decodeStored(over: Record(), Data(contentsOf: URL(fileURLWithPath: path))).count
+        #expect(count == 3000, "\(count) of 3,000 increments landed (\(removals) locks removed meanwhile)")
+        #expect(removals > 0, "the cleanup removed locks while the writers ran")
+    }
+}
