@@ -100,6 +100,13 @@ struct JSONEditorTests {
         #expect(text == Self.commentedKeys.replacingOccurrences(of: "\"logLevel\": \"info\"\n", with: "\"logLevel\": \"info\",\n    \"retries\": 3\n"))
         let single = "{\n    /* where it listens */\n    \"server\": 1\n}\n"
         #expect(try edited(single, jsonc) { try $0.set(.integer(3), at: "z") } == "{\n    /* where it listens */\n    \"server\": 1,\n    \"z\": 3\n}\n")
+        // A comment before the key on the key's own line is that member's, not a pattern for new ones.
+        let sameLine = "{\n    /* port */ \"port\": 80,\n    /* host */ \"host\": \"a\"\n}\n"
+        #expect(try edited(sameLine, jsonc) { try $0.set(.bool(true), at: "tls") } == "{\n    /* port */ \"port\": 80,\n    /* host */ \"host\": \"a\",\n    \"tls\": true\n}\n")
+        let oneLine = "{\"a\": 1, /* b */ \"b\": 2}\n"
+        #expect(try edited(oneLine, jsonc) { try $0.set(.integer(3), at: "c") } == "{\"a\": 1, /* b */ \"b\": 2, \"c\": 3}\n")
+        // Removing such a member takes its comment; the other's stays.
+        #expect(try edited(sameLine, jsonc) { try $0.remove(at: "host") } == "{\n    /* port */ \"port\": 80\n}\n")
     }
 
     @Test func aNewKeyAfterAnEndOfLineCommentTakesItsCommaBeforeTheComment() throws {

@@ -142,7 +142,7 @@ private struct JSONEditWriter {
         if anchor.comma == nil {
             splices.append(.insert([UInt8(ascii: ",")], at: anchor.value.range.upperBound))
         }
-        let ownLine = startsOwnLine(lastKept, in: container)
+        let ownLine = startsLine(lastKept, in: container)
         let indentation = Array(JSONSyntax.indentation(in: text, lineStart: anchor.lineStart))
         let lead: [UInt8] = ownLine ? [UInt8(ascii: "\n")] + indentation : oneLineLead(of: lastKept, in: container)
         let separator = keySeparator(of: anchor)
@@ -192,8 +192,8 @@ private struct JSONEditWriter {
     private func insertions(of values: [JSONValue], before index: Int, in container: JSONSyntax.Container) throws -> [TextSplice] {
         let entry = container.entries[index]
         let indentation = Array(JSONSyntax.indentation(in: text, lineStart: entry.lineStart))
-        if startsOwnLine(index, in: container) {
-            let at = ownComments(of: index, in: container)
+        if startsLine(index, in: container) {
+            let at = startsOwnLine(index, in: container) ? ownComments(of: index, in: container) : entry.lineStart
             return try values.map { value in
                 .insert(indentation + (try fresh(value, indentation: indentation, multiline: true)) + Array(",\n".utf8), at: at)
             }
@@ -208,7 +208,7 @@ private struct JSONEditWriter {
     private func replacingAll(_ plan: ContainerPlan) throws -> [TextSplice] {
         let entries = plan.container.entries
         let first = entries[0]
-        let ownLine = startsOwnLine(0, in: plan.container)
+        let ownLine = startsLine(0, in: plan.container)
         let indentation = Array(JSONSyntax.indentation(in: text, lineStart: first.lineStart))
         let between: [UInt8] = ownLine ? Array(",\n".utf8) + indentation : [UInt8(ascii: ",")] + oneLineLead(of: entries.count - 1, in: plan.container)
         let multiline = ownLine || plan.container.spansLines
@@ -253,10 +253,17 @@ private struct JSONEditWriter {
 
     // MARK: Reading the layout
 
-    /// Whether entry `index` stands at the start of a line of its own (a line break in its lead).
+    /// Whether entry `index` is on another line than the entry before it (or the opening bracket): a line
+    /// break in its lead.
+    private func startsLine(_ index: Int, in container: JSONSyntax.Container) -> Bool {
+        container.entries[index].lineStart > container.leadStart(of: index)
+    }
+
+    /// Whether entry `index` stands at the start of a line of its own: a line break in its lead, and
+    /// nothing but indentation before it on its line.
     private func startsOwnLine(_ index: Int, in container: JSONSyntax.Container) -> Bool {
         let entry = container.entries[index]
-        return entry.lineStart > container.leadStart(of: index) && text[entry.lineStart..<entry.start].allSatisfy(JSONSyntax.isBlank)
+        return startsLine(index, in: container) && text[entry.lineStart..<entry.start].allSatisfy(JSONSyntax.isBlank)
     }
 
     /// Whether only spaces and tabs stand between `offset` and the end of its line (or of the text).
