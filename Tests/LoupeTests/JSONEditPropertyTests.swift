@@ -248,7 +248,7 @@ struct GeneratedJSONText {
         }
 
         private mutating func value(at path: [ValuePath.Component], indentation: String, depth: Int, root: Bool, oneLine: Bool, inArray: Bool) -> JSONValue {
-            let kind = root ? 0 : depth >= 3 ? 2 : Int.random(in: 0..<6, using: &random)
+            let kind = root ? 0 : depth >= 4 ? 2 : Int.random(in: 0..<5, using: &random)
             guard kind < 2 else {
                 let (value, text) = scalar(inArray: inArray)
                 emit(text)
@@ -282,6 +282,10 @@ struct GeneratedJSONText {
                         }
                     }
                     emit(inner)
+                    if comments, chance(0.1) {  // a comment before the key, on the key's line
+                        comment(line: false)
+                        emit(" ")
+                    }
                 }
                 let start = file.text.count
                 if isObject { emit("\"\(key)\"" + separator) }

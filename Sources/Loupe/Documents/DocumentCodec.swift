@@ -167,7 +167,7 @@ public struct JSONCodec: DocumentCodec {
 
     /// `document` as an edit of the JSON text `previous`: only the entries that changed are spliced, where
     /// they stand, in the style of their neighbours; key order, comments, indentation, spacing, line
-    /// endings and a byte-order mark stay as the text has them (see ``JSONEditor``).
+    /// endings and a byte-order mark stay as the text has them.
     public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
         try TextEngine.edit(previous, from: previousDocument, to: document, with: JSONEditor(allowsComments: allowsComments))
     }

@@ -169,13 +169,13 @@ private struct JSONEditWriter {
         return runs
     }
 
-    /// The bytes that go with the entries `run`: on lines of their own, those lines and the comment lines
-    /// directly above; in a line with others, their leads and tails (for the first entries, their tails and
-    /// the spaces after).
+    /// The bytes that go with the entries `run`: on lines of their own (a comment before an entry on its
+    /// line is its own), those lines and the comment lines directly above; in a line with others, their
+    /// leads and tails (for the first entries, their tails and the spaces after).
     private func removal(of run: ClosedRange<Int>, in container: JSONSyntax.Container) -> Range<Int> {
         let first = container.entries[run.lowerBound]
         let last = container.entries[run.upperBound]
-        if startsOwnLine(run.lowerBound, in: container), endsLine(at: last.tailEnd) {
+        if startsLine(run.lowerBound, in: container), endsLine(at: last.tailEnd) {
             return ownComments(of: run.lowerBound, in: container)..<lineBreakEnd(at: last.tailEnd)
         }
         if run.lowerBound == 0 {
@@ -188,12 +188,12 @@ private struct JSONEditWriter {
     }
 
     /// Elements written before old element `index`: on lines of their own above it (and its comments) when
-    /// it stands on its own line, before it on its line otherwise.
+    /// it starts a line, before it on its line otherwise.
     private func insertions(of values: [JSONValue], before index: Int, in container: JSONSyntax.Container) throws -> [TextSplice] {
         let entry = container.entries[index]
         let indentation = Array(JSONSyntax.indentation(in: text, lineStart: entry.lineStart))
         if startsLine(index, in: container) {
-            let at = startsOwnLine(index, in: container) ? ownComments(of: index, in: container) : entry.lineStart
+            let at = ownComments(of: index, in: container)
             return try values.map { value in
                 .insert(indentation + (try fresh(value, indentation: indentation, multiline: true)) + Array(",\n".utf8), at: at)
             }
@@ -204,7 +204,8 @@ private struct JSONEditWriter {
         }
     }
 
-    /// An array or object whose entries all go and others come: the new ones in the place of the old.
+    /// An array or object whose entries all go and others come: the new ones in the place of the old (and
+    /// of the comment lines directly above the first, which were its own).
     private func replacingAll(_ plan: ContainerPlan) throws -> [TextSplice] {
         let entries = plan.container.entries
         let first = entries[0]
@@ -212,13 +213,14 @@ private struct JSONEditWriter {
         let indentation = Array(JSONSyntax.indentation(in: text, lineStart: first.lineStart))
         let between: [UInt8] = ownLine ? Array(",\n".utf8) + indentation : [UInt8(ascii: ",")] + oneLineLead(of: entries.count - 1, in: plan.container)
         let multiline = ownLine || plan.container.spansLines
-        var replacement: [UInt8] = []
+        var replacement: [UInt8] = ownLine ? indentation : []
         for (position, entry) in plan.appended.enumerated() {
             if position > 0 { replacement += between }
             replacement += try entryText(entry, separator: keySeparator(of: first), indentation: indentation, multiline: multiline)
         }
         if entries[entries.count - 1].comma != nil { replacement.append(UInt8(ascii: ",")) }
-        return [TextSplice(first.start..<entries[entries.count - 1].tailEnd, replacement)]
+        let from = ownLine ? ownComments(of: 0, in: plan.container) : first.start
+        return [TextSplice(from..<entries[entries.count - 1].tailEnd, replacement)]
     }
 
     /// An empty array or object that gains entries: over lines (at its indentation plus one unit) when it
@@ -259,12 +261,6 @@ private struct JSONEditWriter {
         container.entries[index].lineStart > container.leadStart(of: index)
     }
 
-    /// Whether entry `index` stands at the start of a line of its own: a line break in its lead, and
-    /// nothing but indentation before it on its line.
-    private func startsOwnLine(_ index: Int, in container: JSONSyntax.Container) -> Bool {
-        let entry = container.entries[index]
-        return startsLine(index, in: container) && text[entry.lineStart..<entry.start].allSatisfy(JSONSyntax.isBlank)
-    }
 
     /// Whether only spaces and tabs stand between `offset` and the end of its line (or of the text).
     private func endsLine(at offset: Int) -> Bool {
