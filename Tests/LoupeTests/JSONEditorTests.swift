@@ -177,6 +177,20 @@ struct JSONEditorTests {
         #expect(try edited(text, json) { $0 = .object([:]) } == "{}\n")
     }
 
+    @Test func anObjectWhoseMembersAllChangeTakesTheOldOnesPlace() throws {
+        let text = "{\n  \"server\": {\n    // the port\n    \"port\": 80\n  },\n  \"z\": 1\n}\n"
+        let written = try edited(text, jsonc) { try $0.set(.object(["host": .string("x")]), at: "server") }
+        #expect(written == "{\n  \"server\": {\n    \"host\": \"x\"\n  },\n  \"z\": 1\n}\n")
+    }
+
+    @Test func aCompactFileStaysCompact() throws {
+        let text = #"{"a":1,"b":{"c":2},"d":[1,2]}"#
+        #expect(try edited(text, JSONCodec(prettyPrinted: false)) { try $0.set(.integer(3), at: "e") } == #"{"a":1,"b":{"c":2},"d":[1,2],"e":3}"#)
+        #expect(try edited(text, JSONCodec(prettyPrinted: false)) { try $0.remove(at: "b") } == #"{"a":1,"d":[1,2]}"#)
+        #expect(try edited(text, JSONCodec(prettyPrinted: false)) { try $0.set(.object(["x": .array([.integer(1)])]), at: "a") } == #"{"a":{"x":[1]},"b":{"c":2},"d":[1,2]}"#)
+        #expect(try edited(text, JSONCodec(prettyPrinted: false)) { $0[path: "d"] = .array([.integer(1)]) } == #"{"a":1,"b":{"c":2},"d":[1]}"#)
+    }
+
     /// A 40,000-key object: editing one key finds it through the object's index and splices only its value,
     /// so the edit is one pass over the text however many keys there are.
     @Test func oneKeyOfAFortyThousandKeyObjectIsEditedInOneSplice() throws {
