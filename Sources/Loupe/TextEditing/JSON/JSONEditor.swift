@@ -29,7 +29,7 @@ struct JSONEditor: TextEditor {
                 throw TextEditRefusal(path: path, reason: "the JSON text holds no array or object at this path")
             }
             if plans[container.open] == nil {
-                plans[container.open] = ContainerPlan(container: container, path: path, inMultilineContext: try writer.isMultilineContext(of: path))
+                plans[container.open] = ContainerPlan(container: container, inMultilineContext: try writer.isMultilineContext(of: path))
                 order.append(container.open)
             }
             return container.open
@@ -75,7 +75,6 @@ struct JSONEditor: TextEditor {
 /// The entries one array or object gains and loses.
 private struct ContainerPlan {
     let container: JSONSyntax.Container
-    let path: [ValuePath.Component]
     /// Whether the container's own container spans lines (for the root, whether the text does): an empty
     /// container that gains entries is written over lines then.
     let inMultilineContext: Bool
