@@ -215,6 +215,23 @@ struct JSONEditorTests {
         #expect(try json.parse(again) == more)
     }
 
+    /// Half the keys of a 40,000-key object removed and as many added, in one write: each edit is found
+    /// through the object's index and made where it stands, so the write is one pass, as one edit is.
+    @Test func halfOfAFortyThousandKeyObjectReplacedInOneWrite() throws {
+        let text = "{\n" + (0..<40_000).map { "  \"key\($0)\": \($0)" }.joined(separator: ",\n") + "\n}\n"
+        let old = try json.parse(Data(text.utf8))
+        guard case .object(var members) = old else { return }
+        for index in stride(from: 0, to: 40_000, by: 2) {
+            members["key\(index)"] = nil
+            members["new\(index)"] = .integer(index)
+        }
+        let written = try json.serializeDocument(.object(members), editing: (Data(text.utf8), old), store: "test")
+        let lines = String(decoding: written, as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == 40_002)
+        #expect(lines[1] == "  \"key1\": 1,")
+        #expect(lines[20_001] == "  \"new0\": 0,")
+    }
+
     /// `tsc --init`: sections of `/* */` headers, settings commented out with `//`, and a `/* */`
     /// comment after every value.
     static let tsconfig = """
