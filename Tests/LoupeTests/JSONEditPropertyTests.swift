@@ -114,7 +114,6 @@ struct GeneratedJSONText {
         var start: Int
         var value: Range<Int>
         var tailEnd: Int
-        var isScalar: Bool
     }
 
     struct Container {
@@ -365,8 +364,7 @@ struct GeneratedJSONText {
                 } else if comma {
                     emit(",")
                 }
-                file.entries[entryPath] = Entry(ownStart: ownStart, start: start, value: valueStart..<valueEnd, tailEnd: file.text.count,
-                                                isScalar: value.isScalar)
+                file.entries[entryPath] = Entry(ownStart: ownStart, start: start, value: valueStart..<valueEnd, tailEnd: file.text.count)
                 paths.append(entryPath)
                 file.entryPaths.append(entryPath)
                 if isObject { members[key] = value } else { elements.append(value) }
@@ -382,15 +380,6 @@ struct GeneratedJSONText {
             file.containers[path] = Container(open: open, close: file.text.count - 1, isObject: isObject, oneLine: isOneLine, entries: paths)
             file.containerPaths.append(path)
             return isObject ? .object(members) : .array(elements)
-        }
-    }
-}
-
-extension JSONValue {
-    fileprivate var isScalar: Bool {
-        switch self {
-        case .array, .object: false
-        default: true
         }
     }
 }
