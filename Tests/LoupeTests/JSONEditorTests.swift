@@ -191,6 +191,43 @@ struct JSONEditorTests {
         #expect(try edited(text, JSONCodec(prettyPrinted: false)) { $0[path: "d"] = .array([.integer(1)]) } == #"{"a":1,"b":{"c":2},"d":[1]}"#)
     }
 
+    /// The syntax tree accounts for every byte: the text before the root, each bracket, each entry's lead,
+    /// key and separator, value and tail, the trivia before each closing bracket and the text after the root
+    /// follow each other with no gap and no overlap, and each object's index finds each key's entry.
+    @Test(arguments: [UInt64(31), 32])
+    func theSyntaxTreeAccountsForEveryByte(seed: UInt64) throws {
+        var texts = [Self.tsconfig, Self.plugins, Self.strictLine, Self.launch, "[1, /* two */ 2,]", " 7 ", "{}"].map { Array($0.utf8) }
+        var random = SeededGenerator(seed: seed)
+        var counter = 0
+        for _ in 0..<50 {
+            var generator = GeneratedJSONText.Generator(random: random, comments: true, counter: counter)
+            texts.append(Array(generator.make().text.trimmingPrefix(TextEngine.byteOrderMark)))
+            (random, counter) = (generator.random, generator.counter)
+        }
+        for text in texts {
+            let syntax = try JSONSyntax(text, comments: true)
+            var pieces: [Range<Int>] = [0..<syntax.root.range.lowerBound]
+            func walk(_ node: JSONSyntax.Node) {
+                guard let container = node.container else { return pieces.append(node.range) }
+                pieces.append(container.open..<(container.open + 1))
+                for (index, entry) in container.entries.enumerated() {
+                    pieces.append(container.leadStart(of: index)..<entry.start)
+                    pieces.append(entry.start..<entry.value.range.lowerBound)
+                    walk(entry.value)
+                    pieces.append(entry.value.range.upperBound..<entry.tailEnd)
+                    if let key = entry.key { #expect(container.keys[key] == index) }
+                    if let comma = entry.comma { #expect((entry.value.range.upperBound..<entry.tailEnd).contains(comma) && text[comma] == UInt8(ascii: ",")) }
+                }
+                pieces.append((container.entries.last?.tailEnd ?? container.open + 1)..<container.close)
+                pieces.append(container.close..<(container.close + 1))
+            }
+            walk(syntax.root)
+            pieces.append(syntax.root.range.upperBound..<text.count)
+            let gaps = zip(pieces, pieces.dropFirst()).filter { $0.upperBound != $1.lowerBound }
+            #expect(gaps.isEmpty && pieces.last?.upperBound == text.count, "\(gaps) in:\n\(String(decoding: text, as: UTF8.self))")
+        }
+    }
+
     /// A 40,000-key object: editing one key finds it through the object's index and splices only its value,
     /// so the edit is one pass over the text however many keys there are.
     @Test func oneKeyOfAFortyThousandKeyObjectIsEditedInOneSplice() throws {
