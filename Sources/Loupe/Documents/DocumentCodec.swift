@@ -156,7 +156,7 @@ public struct JSONCodec: DocumentCodec {
         guard String(validating: data, as: UTF8.self) != nil else {
             throw DocumentSyntaxError("it is not UTF-8 text")
         }
-        return try JSONReader.document(from: Array(data), comments: allowsComments)
+        return try JSONReader.document(from: Array(TextEngine.withoutByteOrderMark(data)), comments: allowsComments)
     }
 
     public func serialize(_ document: JSONValue) throws -> Data {
@@ -165,17 +165,11 @@ public struct JSONCodec: DocumentCodec {
         return data
     }
 
-    /// `document` as an edit of the JSON text `previous`: only the values that changed are rewritten, where
-    /// they stand; key order, indentation, spacing and line endings stay as the text has them.
+    /// `document` as an edit of the JSON text `previous`: only the entries that changed are spliced, where
+    /// they stand, in the style of their neighbours; key order, comments, indentation, spacing, line
+    /// endings and a byte-order mark stay as the text has them.
     public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
-        // A file in the codec's own style (as Loupe wrote it, untouched since): the fresh write is the edit,
-        // and the writer's memo makes it cheap for what did not change. The text editor, which reads the
-        // whole text again, is for files people wrote.
-        if let clean = try? serialize(previousDocument), clean == previous { return try serialize(document) }
-        guard let edited = try JSONTextEditor.edit(Array(previous), holding: previousDocument, into: document) else {
-            return try serialize(document)
-        }
-        return Data(edited)
+        try TextEngine.edit(previous, from: previousDocument, to: document, with: JSONEditor(allowsComments: allowsComments))
     }
 }
 
