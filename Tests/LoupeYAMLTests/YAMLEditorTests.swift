@@ -1,0 +1,205 @@
+import Foundation
+import Loupe
+import LoupeTestSupport
+import LoupeYAML
+import Testing
+
+/// The issue's findings for YAML files people write: each write changes only the bytes of what changed.
+@Suite("YAML edits in place")
+struct YAMLEditorTests {
+    let codec = YAMLCodec()
+
+    /// `text` written as an edit into `change` of the document it holds, through the store's path (which
+    /// reads every write back).
+    func edited(_ text: String, sourceLocation: SourceLocation = #_sourceLocation, _ change: (inout JSONValue) throws -> Void) throws -> String {
+        let previous = try codec.parse(Data(text.utf8))
+        var document = previous
+        try change(&document)
+        let data = try codec.serializeDocument(document, editing: (Data(text.utf8), previous), store: "test.yaml")
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static let playbook = """
+    ---
+    # Web servers
+    - name: web servers
+      hosts: webservers
+      become: yes   # root for the packages
+      vars:
+        http_port: 80
+        greeting: 'hello'
+      tasks:
+        # Packages first.
+        - name: ensure apache is at the latest version
+          ansible.builtin.yum:
+            name: httpd
+            state: latest
+        - name: write the apache config file
+          ansible.builtin.template:
+            src: "/srv/httpd.j2"
+            dest: /etc/httpd.conf
+
+    """
+
+    @Test func aPlaybookTaskEditKeepsTheRest() throws {
+        let changed = try edited(Self.playbook) { try $0.set(.string("absent"), at: ValuePath([.index(0), .key("tasks"), .index(0), .key("ansible.builtin.yum"), .key("state")])) }
+        #expect(changed == Self.playbook.replacingOccurrences(of: "state: latest", with: "state: absent"))
+        let added = try edited(Self.playbook) {
+            try $0.set(.array([.object(["name": .string("web servers"), "hosts": .string("webservers"), "become": .bool(true),
+                                        "vars": .object(["http_port": .integer(80), "greeting": .string("hello")]),
+                                        "tasks": try $0.value(at: "[0].tasks")]),
+                               .object(["name": .string("db"), "hosts": .string("dbservers")])]), at: "")
+        }
+        #expect(added == Self.playbook + "- hosts: dbservers\n  name: db\n")
+        let port = try edited(Self.playbook) { try $0.set(.integer(8080), at: "[0].vars.http_port") }
+        #expect(port == Self.playbook.replacingOccurrences(of: "http_port: 80", with: "http_port: 8080"))
+    }
+
+    static let workflow = """
+    name: CI
+    on:
+      push:
+        branches: [main]
+    jobs:
+      build:
+        runs-on: ubuntu-latest
+        steps:
+          - uses: actions/checkout@v4
+          - name: Build
+            run: |
+              swift build
+              swift test --parallel
+
+          - name: Lint
+            run: >
+              swiftlint
+              --strict
+        env:
+          CI: "true"
+
+    """
+
+    @Test func aWorkflowWithBlockScalarsKeepsEveryOtherByte() throws {
+        let changed = try edited(Self.workflow) { try $0.set(.string("ubuntu-24.04"), at: "jobs.build.runs-on") }
+        #expect(changed == Self.workflow.replacingOccurrences(of: "ubuntu-latest", with: "ubuntu-24.04"))
+        let step = try edited(Self.workflow) { try $0.set(.string("Lint all"), at: "jobs.build.steps[2].name") }
+        #expect(step == Self.workflow.replacingOccurrences(of: "name: Lint", with: "name: Lint all"))
+        let run = try edited(Self.workflow) { try $0.set(.string("swift build\nswift test\n"), at: "jobs.build.steps[1].run") }
+        #expect(run == Self.workflow.replacingOccurrences(of: "swift test --parallel", with: "swift test"))
+        let removed = try edited(Self.workflow) { try $0.remove(at: "jobs.build.steps[0]") }
+        #expect(removed == Self.workflow.replacingOccurrences(of: "      - uses: actions/checkout@v4\n", with: ""))
+    }
+
+    @Test func aFlowListStaysFlow() throws {
+        let text = "healthcheck:\n  test: [\"CMD-SHELL\", \"curl -f http://localhost\"]\n  interval: 30s\n"
+        #expect(try edited(text) { try $0.set(.string("curl -f http://localhost:8080"), at: "healthcheck.test[1]") }
+                == text.replacingOccurrences(of: "localhost\"", with: "localhost:8080\""))
+        #expect(try edited(text) { try $0.remove(at: "healthcheck.test[0]") }
+                == "healthcheck:\n  test: [\"curl -f http://localhost\"]\n  interval: 30s\n")
+        #expect(try edited(text) { try $0.set(.array([.string("CMD-SHELL"), .string("curl -f http://localhost"), .string("x")]), at: "healthcheck.test") }
+                == "healthcheck:\n  test: [\"CMD-SHELL\", \"curl -f http://localhost\", x]\n  interval: 30s\n")
+    }
+
+    @Test func aFlowMappingWithAComment() throws {
+        let text = "m: {a: 1, b: 2} # c\n"
+        #expect(try edited(text) { try $0.set(.integer(3), at: "m.b") } == "m: {a: 1, b: 3} # c\n")
+        #expect(try edited(text) { try $0.set(.integer(30), at: "m.a") } == "m: {a: 30, b: 2} # c\n")
+        #expect(try edited(text) { try $0.set(.integer(3), at: "m.c") } == "m: {a: 1, b: 2, c: 3} # c\n")
+        #expect(try edited(text) { try $0.remove(at: "m.a") } == "m: {b: 2} # c\n")
+    }
+
+    @Test func aNullValueSetGetsItsSpace() throws {
+        #expect(try edited("a:\nb: 2\n") { try $0.set(.integer(1), at: "a") } == "a: 1\nb: 2\n")
+        #expect(try edited("a: # none yet\nb: 2\n") { try $0.set(.integer(1), at: "a") } == "a: 1 # none yet\nb: 2\n")
+    }
+
+    @Test func keysAndStringsOtherReadersTypeAreQuoted() throws {
+        let written = try edited("name: x\n") {
+            try $0.set(.string("a"), at: ValuePath([.key("yes")]))
+            try $0.set(.string("b"), at: ValuePath([.key("1")]))
+            try $0.set(.string("yes"), at: "name")
+        }
+        #expect(written == "name: \"yes\"\n\"1\": b\n\"yes\": a\n")
+        let independent = try IndependentParser.yaml.parse([written])
+        #expect(independent == [.object(["yes": .string("a"), "1": .string("b"), "name": .string("yes")])])
+    }
+
+    @Test func anAliasElsewhereInTheListRefusesNothing() throws {
+        let text = "base: &b {x: 1}\nlist:\n  - *b\n  - 2\n"
+        #expect(try edited(text) { try $0.set(.integer(3), at: "list[1]") } == "base: &b {x: 1}\nlist:\n  - *b\n  - 3\n")
+        #expect(try edited(text) { try $0.remove(at: "list[1]") } == "base: &b {x: 1}\nlist:\n  - *b\n")
+    }
+
+    @Test func editsOfAliasesAnchorsAndMergedKeysAreRefusedWithThePath() throws {
+        let text = "base: &b\n  x: 1\n  y: 2\nalias: *b\nservice:\n  <<: *b\n  y: 3\n"
+        for (change, path, why) in [
+            ({ (d: inout JSONValue) in try d.set(.integer(5), at: "alias.x") }, "alias", "YAML alias"),
+            ({ (d: inout JSONValue) in try d.set(.integer(5), at: "base.x") }, "base", "anchored (&b)"),
+            ({ (d: inout JSONValue) in try d.remove(at: "base") }, "base", "anchored (&b)"),
+            ({ (d: inout JSONValue) in try d.set(.integer(5), at: "service.x") }, "service.x", "merge key"),
+            ({ (d: inout JSONValue) in try d.remove(at: "service.x") }, "service.x", "merge key"),
+        ] as [((inout JSONValue) throws -> Void, String, String)] {
+            #expect {
+                try edited(text, change)
+            } throws: { error in
+                "\(error)".contains("test.yaml: \(path): ") && "\(error)".contains(why)
+            }
+        }
+        // The mapping's own key is edited where it stands.
+        #expect(try edited(text) { try $0.set(.integer(4), at: "service.y") } == text.replacingOccurrences(of: "y: 3", with: "y: 4"))
+    }
+
+    @Test func severalDocumentsAreRefusedNamingTheFile() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("two.yaml")
+        try Data("a: 1\n---\na: 2\n".utf8).write(to: URL(fileURLWithPath: path))
+        struct A: Codable, Sendable, Equatable { var a = 0 }
+        #expect {
+            _ = try RootLens(default: A(), store: FileStore(path: path, format: YAMLCodec()), watch: false)
+        } throws: { error in
+            "\(error)".contains(path)
+        }
+    }
+
+    @Test func anEmptyFileIsAnEmptyDocumentAWriteFills() throws {
+        #expect(try codec.parse(Data()) == .object([:]))
+        #expect(try codec.parse(Data("# nothing yet\n".utf8)) == .object([:]))
+        #expect(try edited("") { try $0.set(.integer(1), at: "a") } == "a: 1\n")
+        #expect(try edited("# nothing yet\n") { try $0.set(.object(["b": .bool(true)]), at: "a") } == "# nothing yet\na:\n  b: true\n")
+    }
+
+    @Test func infinitiesAndNaNAreDoubles() throws {
+        let document = try codec.parse(Data("a: .inf\nb: -.inf\nc: .nan\n".utf8))
+        #expect(document[path: "a"] == .double(.infinity) && document[path: "b"] == .double(-.infinity))
+        if case .double(let nan)? = document[path: "c"] { #expect(nan.isNaN) } else { Issue.record("c is \(String(describing: document[path: "c"]))") }
+        #expect(try edited("a: 1\n") { try $0.set(.double(.infinity), at: "a") } == "a: .inf\n")
+    }
+
+    @Test func removingAListElementTakesItsOwnCommentOnly() throws {
+        let text = "hosts:\n  # the first\n  - a   # primary\n  # the second\n  - b\n  - c\n"
+        #expect(try edited(text) { try $0.remove(at: "hosts[0]") } == "hosts:\n  # the second\n  - b\n  - c\n")
+        #expect(try edited(text) { try $0.remove(at: "hosts[1]") } == "hosts:\n  # the first\n  - a   # primary\n  - c\n")
+        #expect(try edited(text) { try $0.set(.array([.string("a"), .string("b")]), at: "hosts") } == "hosts:\n  # the first\n  - a   # primary\n  # the second\n  - b\n")
+    }
+
+    @Test func aRootSequenceKeepsItsMarkerAndValuesKeepTheirSpelling() throws {
+        let text = "---\n- name: x\n  enabled: yes\n  mode: 'fast'\n- name: y\n  enabled: no\n"
+        #expect(try edited(text) { try $0.set(.string("z"), at: "[1].name") } == text.replacingOccurrences(of: "name: y", with: "name: z"))
+        #expect(try edited(text) { try $0.set(.string("slow"), at: "[0].mode") } == text.replacingOccurrences(of: "'fast'", with: "'slow'"))
+        #expect(try edited(text) { try $0.set(.string("on"), at: "[0].mode") } == text.replacingOccurrences(of: "'fast'", with: "'on'"))
+    }
+
+    @Test func aScalarBecomesACollectionInItsContainersStyle() throws {
+        #expect(try edited("a: 1\nb: 2\n") { try $0.set(.object(["x": .integer(1)]), at: "a") } == "a:\n  x: 1\nb: 2\n")
+        #expect(try edited("a: [1, 2]\n") { try $0.set(.object(["x": .integer(1)]), at: "a[0]") } == "a: [{x: 1}, 2]\n")
+        #expect(try edited("a:\n  x: 1\nb: 2\n") { try $0.set(.string("s"), at: "a") } == "a: s\nb: 2\n")
+        #expect(try edited("l:\n  - 1\n") { try $0.set(.object(["a": .integer(1), "b": .integer(2)]), at: "l[0]") } == "l:\n  - a: 1\n    b: 2\n")
+    }
+
+    @Test func aRemovedKeyTakesItsCommentLinesAndItsNestedLines() throws {
+        let text = "a: 1\n# about b\nb:  # b's\n  c: 2\n  d:\n    - 3\nz: 4\n"
+        #expect(try edited(text) { try $0.remove(at: "b") } == "a: 1\nz: 4\n")
+        #expect(try edited(text) { try $0.set(.integer(5), at: "b.e") } == "a: 1\n# about b\nb:  # b's\n  c: 2\n  d:\n    - 3\n  e: 5\nz: 4\n")
+    }
+}
