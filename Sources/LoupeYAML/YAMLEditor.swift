@@ -332,11 +332,16 @@ private struct Splicing {
 
     private mutating func editBlock(_ node: YAMLSyntaxNode, removed: Set<Int>, added: [(before: Int, value: JSONValue, key: String?)]) {
         let entries = node.entries
-        for index in removed.sorted() {
+        var covered = -1
+        for index in removed.sorted() where index > covered {
             let entry = entries[index]
-            if !lines.startsLine(entry.start), index + 1 < entries.count {
-                // The first entry of a compact mapping (`- name: x`): the next entry's key takes its place.
-                splices.append(.remove(entry.start..<entries[index + 1].span.lowerBound))
+            if !lines.startsLine(entry.start), let kept = entries.indices.first(where: { $0 > index && !removed.contains($0) }) {
+                // The first entry of a compact mapping (`- name: x`): the next kept entry's key (or its
+                // comment) takes its place on the dash's line.
+                let next = entries[kept]
+                let end = next.span.lowerBound == lines.lineStart(of: next.start) ? next.start : next.span.lowerBound
+                splices.append(.remove(entry.start..<end))
+                covered = kept
             } else {
                 splices.append(.remove(entry.span))
             }

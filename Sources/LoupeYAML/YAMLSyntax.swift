@@ -261,7 +261,8 @@ struct YAMLSyntaxReader {
     }
 
     /// The first of the comment lines directly above the line `lineStart`, at `column`; that line itself
-    /// when there are none.
+    /// when there are none. Comment lines that start the document (nothing but comments, directives and
+    /// `---` above them) are the file's, not its first entry's.
     private func ownCommentStart(_ lineStart: Int, column: Int) -> Int {
         var start = lineStart
         var index = lines.line(of: lineStart)
@@ -272,7 +273,19 @@ struct YAMLSyntaxReader {
             start = previous
             index -= 1
         }
+        if start != lineStart, startsDocument(index) { return lineStart }
         return start
+    }
+
+    /// Whether only comments, blank lines, directives and `---` stand before the line `index`.
+    private func startsDocument(_ index: Int) -> Bool {
+        for line in 0..<index {
+            let start = lines.starts[line]
+            if isIgnorable(line: start) || byte(start) == UInt8(ascii: "%") { continue }
+            if text[start...].starts(with: "---".utf8), isBlank(start + 3), restIsEmpty(start + 3) { continue }
+            return false
+        }
+        return true
     }
 
     /// The entry whose text runs from `start` to its value: its line end (after checking that only a
