@@ -14,20 +14,59 @@ enum YAMLValueWriter {
 
     // MARK: Plain text another reader would see as another type
 
-    /// PyYAML's (YAML 1.1) and the core schema's (YAML 1.2) implicit types, whole-text patterns.
-    private nonisolated(unsafe) static let typedPatterns: [Regex<AnyRegexOutput>] = [
-        // 1.1 booleans, nulls, `=`, `<<`.
-        #"(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)"#,
-        #"(?:~|null|Null|NULL|=|<<)"#,
-        // 1.1 and 1.2 integers (binary, octal, decimal, hexadecimal, sexagesimal, with `_`).
-        #"[-+]?(?:0b[0-1_]+|0o?[0-7_]+|[0-9][0-9_]*|0x[0-9a-fA-F_]+|[1-9][0-9_]*(?::[0-5]?[0-9])+)"#,
-        // 1.1 and 1.2 floats, `.inf` and `.nan`.
-        #"[-+]?(?:[0-9][0-9_]*)?\.?[0-9_]*(?:[eE][-+]?[0-9]+)?"#,
-        #"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*"#,
-        #"[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"#,
-        // 1.1 timestamps.
-        #"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?)?"#,
-    ].map { try! Regex($0) }
+    /// The words YAML 1.1 (PyYAML) or 1.2 (Yams, ruamel.yaml) read as a boolean or null, and `=` and `<<`,
+    /// which PyYAML reads as a value key and a merge key.
+    private static let typedWords: Set<String> = [
+        "yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE", "false", "False", "FALSE",
+        "on", "On", "ON", "off", "Off", "OFF", "null", "Null", "NULL", "~", "=", "<<",
+        ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF", ".nan", ".NaN", ".NAN",
+    ]
+
+    /// Whether a YAML 1.1 or 1.2 reader sees `text`, written plain, as something other than a string: a
+    /// boolean, null, a number in any of their spellings (`0x1F`, `0o17`, `017`, `0b101`, `1_000`, `1e3`,
+    /// `.5`, `12:30`, `.inf`), or a date. Spellings close to a number's are taken for one.
+    static func readsAsAnotherType(_ text: String) -> Bool {
+        if typedWords.contains(text) { return true }
+        let bytes = Array(text.utf8)
+        // A date or a time stamp: `2001-12-14…`.
+        if bytes.count >= 8, bytes.prefix(4).allSatisfy(isDigit), bytes[4] == UInt8(ascii: "-") { return true }
+        var body = bytes[...]
+        if let sign = body.first, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") { body = body.dropFirst() }
+        guard let first = body.first, isDigit(first) || first == UInt8(ascii: ".") else { return false }
+        if body.count > 2, first == UInt8(ascii: "0") {
+            let digits = body.dropFirst(2)
+            switch body[body.startIndex + 1] {
+            case UInt8(ascii: "b"): return digits.allSatisfy { $0 == UInt8(ascii: "0") || $0 == UInt8(ascii: "1") || $0 == UInt8(ascii: "_") }
+            case UInt8(ascii: "o"): return digits.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "7")).contains($0) || $0 == UInt8(ascii: "_") }
+            case UInt8(ascii: "x"): return digits.allSatisfy { isDigit($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0 | 0x20) || $0 == UInt8(ascii: "_") }
+            default: break
+            }
+        }
+        // Decimal, float, sexagesimal: digits, `_` and `:`, one `.`, an exponent.
+        var index = body.startIndex
+        var digits = 0
+        while index < body.endIndex, isDigit(body[index]) || body[index] == UInt8(ascii: "_") || body[index] == UInt8(ascii: ":") {
+            if isDigit(body[index]) { digits += 1 }
+            index += 1
+        }
+        if index < body.endIndex, body[index] == UInt8(ascii: ".") {
+            index += 1
+            while index < body.endIndex, isDigit(body[index]) || body[index] == UInt8(ascii: "_") {
+                digits += 1
+                index += 1
+            }
+        }
+        guard digits > 0 else { return false }
+        if index < body.endIndex, body[index] == UInt8(ascii: "e") || body[index] == UInt8(ascii: "E") {
+            index += 1
+            if index < body.endIndex, body[index] == UInt8(ascii: "+") || body[index] == UInt8(ascii: "-") { index += 1 }
+            guard index < body.endIndex, body[index...].allSatisfy(isDigit) else { return false }
+            return true
+        }
+        return index == body.endIndex
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 
     /// Whether `text` written plain reads as this string for every reader: not another type, and not
     /// broken by YAML's indicators (in `flow` context, `,[]{}` too).
@@ -42,7 +81,7 @@ enum YAMLValueWriter {
             if flow, ",[]{}".unicodeScalars.contains(scalar) { return false }
         }
         if text.contains(": ") || text.contains(" #") || text.contains(":\t") || text.contains("\t#") { return false }
-        if typedPatterns.contains(where: { (try? $0.wholeMatch(in: text)) != nil }) { return false }
+        if readsAsAnotherType(text) { return false }
         // Whatever Yams resolves as something else, too.
         return Node(text).tag.description == Tag.Name.str.rawValue
     }

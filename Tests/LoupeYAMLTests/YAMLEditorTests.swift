@@ -203,3 +203,39 @@ struct YAMLEditorTests {
         #expect(try edited(text) { try $0.set(.integer(5), at: "b.e") } == "a: 1\n# about b\nb:  # b's\n  c: 2\n  d:\n    - 3\n  e: 5\nz: 4\n")
     }
 }
+
+/// Which plain strings another reader would take for another type.
+@Suite("YAML plain scalars")
+struct YAMLPlainScalarTests {
+    static let typed = ["yes", "No", "ON", "off", "true", "null", "~", "=", "<<", "1", "-1", "+1", "1.5", ".5", "1e3", "1.0e+3", "0x1F", "0o17", "017",
+                        "0b101", "1_000", "12:30", ".inf", "-.inf", ".nan",
+                        "2001-12-14", "2001-12-14 21:59:43.10 -5"]
+    static let strings = ["alpha", "1.2.3", "v1", "y", "n", "web-1", "http://a.example", "release/v2", "0xZZ", "1e", "infinity", "nan"]
+
+    /// Each word written as a new value stays plain exactly when no reader takes it for another type, and
+    /// PyYAML reads every one back as the string.
+    @Test func plainTextIsQuotedExactlyWhereAnotherReaderSeesAnotherType() throws {
+        let codec = YAMLCodec()
+        let words = Self.typed + Self.strings
+        var written: [String] = []
+        for word in words {
+            let previous = try codec.parse(Data("v: x\n".utf8))
+            let data = try codec.serializeDocument(.object(["v": .string(word)]), editing: (Data("v: x\n".utf8), previous), store: "test")
+            written.append(String(decoding: data, as: UTF8.self))
+        }
+        for (index, word) in words.enumerated() {
+            #expect((written[index] == "v: \(word)\n") == Self.strings.contains(word), "\(word) written \(written[index])")
+        }
+        let plainly = try IndependentParser.yaml.answers(Self.typed.map { "v: \($0)\n" })
+        // Each word taken for another type is, by PyYAML (1.1) or Yams (1.2); PyYAML's dates come back here
+        // as their text.
+        for (word, answer) in zip(Self.typed, plainly) where !word.hasPrefix("2001") {
+            let yams = try? codec.parse(Data("v: \(word)\n".utf8))
+            #expect((try? answer.get()) != .object(["v": .string(word)]) || yams != .object(["v": .string(word)]),
+                    "PyYAML or Yams takes \(word) for another type")
+        }
+        for (word, answer) in zip(words, try IndependentParser.yaml.answers(written)) {
+            #expect(try answer.get() == .object(["v": .string(word)]), "\(word)")
+        }
+    }
+}
