@@ -239,3 +239,146 @@ struct YAMLPlainScalarTests {
         }
     }
 }
+
+/// Files as people write them (compose, CloudFormation, Kubernetes, CI): an edit anywhere changes only the
+/// bytes of what changed.
+@Suite("YAML files from the world, edited in place")
+struct YAMLWorldFileTests {
+    let codec = YAMLCodec()
+
+    func edited(_ text: String, sourceLocation: SourceLocation = #_sourceLocation, _ change: (inout JSONValue) throws -> Void) throws -> String {
+        let previous = try codec.parse(Data(text.utf8))
+        var document = previous
+        try change(&document)
+        let data = try codec.serializeDocument(document, editing: (Data(text.utf8), previous), store: "test.yaml")
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static let compose = """
+    x-defaults: &defaults
+      restart: unless-stopped
+      logging:
+        driver: json-file
+
+    services:
+      web:
+        <<: *defaults
+        image: "nginx:1.27"
+        ports:
+          - "8080:80"   # public
+        healthcheck:
+          test: ["CMD-SHELL",
+                 "curl -f http://localhost || exit 1"]
+          interval: 30s
+      db:
+        <<: *defaults
+        image: postgres:16
+        environment:
+          POSTGRES_PASSWORD: example
+
+    """
+
+    @Test func aComposeFileWithAnchorsAndMergeKeys() throws {
+        #expect(try edited(Self.compose) { try $0.set(.string("nginx:1.28"), at: "services.web.image") }
+                == Self.compose.replacingOccurrences(of: "nginx:1.27", with: "nginx:1.28"))
+        #expect(try edited(Self.compose) { try $0.set(.array([.string("8080:80"), .string("8443:443")]), at: "services.web.ports") }
+                == Self.compose.replacingOccurrences(of: "\"8080:80\"   # public\n", with: "\"8080:80\"   # public\n      - \"8443:443\"\n"))
+        #expect(try edited(Self.compose) { try $0.set(.string("30s"), at: "services.web.healthcheck.timeout") }
+                == Self.compose.replacingOccurrences(of: "interval: 30s\n", with: "interval: 30s\n      timeout: 30s\n"))
+        #expect(try edited(Self.compose) { try $0.set(.string("curl -f http://localhost:8080"), at: "services.web.healthcheck.test[1]") }
+                == Self.compose.replacingOccurrences(of: "\"curl -f http://localhost || exit 1\"", with: "\"curl -f http://localhost:8080\""))
+        #expect(try edited(Self.compose) { try $0.remove(at: "services.db.environment") }
+                == Self.compose.replacingOccurrences(of: "    environment:\n      POSTGRES_PASSWORD: example\n", with: ""))
+        #expect {
+            try edited(Self.compose) { try $0.set(.string("always"), at: "services.db.restart") }
+        } throws: { error in
+            "\(error)".contains("services.db.restart: it comes from a YAML merge key (<<)")
+        }
+        #expect {
+            try edited(Self.compose) { try $0.set(.string("local"), at: "x-defaults.logging.driver") }
+        } throws: { error in
+            "\(error)".contains("x-defaults: it is anchored (&defaults)")
+        }
+    }
+
+    static let cloudFormation = """
+    %YAML 1.2
+    ---
+    AWSTemplateFormatVersion: "2010-09-09"
+    Description: >-
+      A bucket and its policy,
+      for the logs.
+    Resources:
+      Logs:
+        Type: AWS::S3::Bucket
+        Properties:
+          BucketName: !Sub "${AWS::StackName}-logs"
+          Tags:
+          - Key: team
+            Value: platform
+          - Key: cost
+            Value: '1234'
+    ...
+
+    """
+
+    @Test func aTemplateWithDirectivesTagsAndIndentlessSequences() throws {
+        #expect(try edited(Self.cloudFormation) { try $0.set(.string("5678"), at: "Resources.Logs.Properties.Tags[1].Value") }
+                == Self.cloudFormation.replacingOccurrences(of: "'1234'", with: "'5678'"))
+        #expect(try edited(Self.cloudFormation) { try $0.set(.string("${AWS::StackName}-audit"), at: "Resources.Logs.Properties.BucketName") }
+                == Self.cloudFormation.replacingOccurrences(of: "-logs\"", with: "-audit\""))
+        #expect(try edited(Self.cloudFormation) {
+            try $0.set(.array([.object(["Key": .string("team"), "Value": .string("platform")]), .object(["Key": .string("cost"), "Value": .string("1234")]),
+                               .object(["Key": .string("env"), "Value": .string("prod")])]), at: "Resources.Logs.Properties.Tags")
+        } == Self.cloudFormation.replacingOccurrences(of: "Value: '1234'\n", with: "Value: '1234'\n      - Key: env\n        Value: prod\n"))
+        #expect(try edited(Self.cloudFormation) { try $0.set(.string("Buckets for the logs,\nkept a year.\n"), at: "Description") }
+                == Self.cloudFormation.replacingOccurrences(of: ">-\n  A bucket and its policy,\n  for the logs.", with: ">\n  Buckets for the logs,\n\n  kept a year."))
+    }
+
+    static let deployment = """
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata:
+      name: api
+      labels: {app: api, tier: backend}
+    spec:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - name: api
+            image: registry.example/api:1.4.2
+            args: ["--port", "8080",
+              "--verbose"]
+            env:
+            - name: GREETING
+              value: "hello,
+                world"
+            - name: MODE
+              value: plain text
+                continued
+    """
+
+    @Test func aManifestWithMultiLineScalarsAndFlowOverLines() throws {
+        #expect(try edited(Self.deployment) { try $0.set(.integer(3), at: "spec.replicas") }
+                == Self.deployment.replacingOccurrences(of: "replicas: 2", with: "replicas: 3"))
+        #expect(try edited(Self.deployment) { try $0.set(.string("frontend"), at: "metadata.labels.tier") }
+                == Self.deployment.replacingOccurrences(of: "tier: backend", with: "tier: frontend"))
+        #expect(try edited(Self.deployment) { try $0.set(.string("bonjour"), at: "spec.template.spec.containers[0].env[0].value") }
+                == Self.deployment.replacingOccurrences(of: "\"hello,\n            world\"", with: "\"bonjour\""))
+        #expect(try edited(Self.deployment) { try $0.set(.string("strict"), at: "spec.template.spec.containers[0].env[1].value") }
+                == Self.deployment.replacingOccurrences(of: "plain text\n            continued", with: "strict"))
+        #expect(try edited(Self.deployment) { try $0.remove(at: "spec.template.spec.containers[0].args[2]") }
+                == Self.deployment.replacingOccurrences(of: "\"8080\",\n          \"--verbose\"]", with: "\"8080\"]"))
+        #expect(try edited(Self.deployment) { try $0.set(.string("registry.example/api:1.4.3"), at: "spec.template.spec.containers[0].image") }
+                == Self.deployment.replacingOccurrences(of: "1.4.2", with: "1.4.3"))
+    }
+
+    @Test func blockScalarsKeepTheirStyleAndIndentation() throws {
+        #expect(try edited("s: |-\n    a\n    b\nn: 1\n") { try $0.set(.string("x\ny"), at: "s") } == "s: |-\n    x\n    y\nn: 1\n")
+        #expect(try edited("s: |\n  a\nn: 1\n") { try $0.set(.string("x\n\n"), at: "s") } == "s: |+\n  x\n\nn: 1\n")
+        #expect(try edited("s: >\n  one two\n  three\nn: 1\n") { try $0.set(.string("alpha beta\ngamma\n"), at: "s") }
+                == "s: >\n  alpha beta\n\n  gamma\nn: 1\n")
+        #expect(try edited("s: |  # a comment\n  a\nn: 1\n") { try $0.set(.integer(5), at: "s") } == "s: 5\nn: 1\n")
+    }
+}
