@@ -178,11 +178,9 @@ struct YAMLInPlaceEditTests {
         }
     }
 
-    /// Parse-then-write with no change is byte-identical, for every YAML text the tests hold.
-    /// One codec remembers the nodes of the text it wrote, their styles brought up to date, and edits that
-    /// text again without reading it: what it writes is byte for byte what a codec reading the text afresh
-    /// writes, through scalars that change quoting, grow, shrink and come back, and through an edit that
-    /// adds a line, after which it reads the text again.
+    /// A codec that writes one text many times writes byte for byte what a codec made afresh for each
+    /// step writes, through scalars that change quoting, grow, shrink and come back, and an edit that adds
+    /// a line: a write depends on the text and the documents alone.
     @Test func anEditOfTheTextACodecWroteLastIsTheEditOfAFreshRead() throws {
         let changes: [(ValuePath, JSONValue)] = [
             ("upstream.url", .string("https://b.example/a much longer address")), ("logLevel", .string("debug")),
@@ -397,9 +395,8 @@ struct YAMLEntryWriteTests {
         }
     }
 
-    /// The nodes an edit keeps for the next one (the keys of a large mapping indexed, the replaced scalars
-    /// restyled) make the same edits as nodes read afresh: a root that writes one file many times, and
-    /// roots made anew for each write of a copy, leave the same bytes after every step. The values
+    /// A root that writes one file many times, and roots made anew for each write of a copy, leave the
+    /// same bytes after every step. The values
     /// change quoting (`yes`, `a: b` and `#x` must be quoted; `plain` need not be).
     @Test func keptNodesEditAsNodesReadAfresh() throws {
         let directory = try TemporaryDirectory()
