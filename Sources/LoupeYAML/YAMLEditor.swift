@@ -126,7 +126,7 @@ private struct Splicing {
             let found: YAMLSyntaxEntry?
             switch component {
             case .key(let key):
-                found = node.isMapping ? node.entries.last { !$0.isMerge && $0.key == key } : nil
+                found = node.isMapping ? node.member(key) : nil
                 if found == nil, node.isMapping, mergedKeys(of: node).contains(key) {
                     throw refuse(path[...depth], "it comes from a YAML merge key (<<), which an edit here would change for every mapping that merges it; edit the file by hand")
                 }
@@ -166,15 +166,17 @@ private struct Splicing {
         let inFlow = located.container?.isFlow ?? false
         // A tag stays where it still says what the value is: a string's.
         var start = node.range.lowerBound
+        var stringTag = false
         if let tag = node.tag {
             var keepsTag = false
             if case .string = value { keepsTag = tag == "!!str" || !tag.hasPrefix("!!") }
             if !keepsTag { start = node.propertiesStart }
+            stringTag = keepsTag && tag == "!!str"
         }
         switch node.kind {
         case .plain, .singleQuoted, .doubleQuoted:
             if !Self.isCollection(value) {
-                splices.append(TextSplice(start..<node.range.upperBound, YAMLValueWriter.scalar(value, style: scalarStyle(node), flow: inFlow)))
+                splices.append(TextSplice(start..<node.range.upperBound, YAMLValueWriter.scalar(value, style: scalarStyle(node), flow: inFlow, tagged: stringTag)))
                 return
             }
         case .literal, .folded:
@@ -270,7 +272,7 @@ private struct Splicing {
         for edit in edits {
             switch edit {
             case .removeMember(_, let key):
-                guard let index = node.entries.lastIndex(where: { !$0.isMerge && $0.key == key }) else {
+                guard let index = node.isMapping ? node.keys[key] : nil else {
                     throw refuse(path + [.key(key)], merged.contains(key)
                         ? "it comes from a YAML merge key (<<), which an edit here would change for every mapping that merges it; edit the file by hand"
                         : "Loupe's YAML editor does not find it in the file as it reads it; nothing was written")
@@ -365,8 +367,7 @@ private struct Splicing {
         for index in removed { splices.append(.remove(entries[index].span)) }
         // The separator after a kept entry stays when another kept entry follows; every other goes.
         for index in entries.indices.dropLast() {
-            let keptAfter = kept.contains { $0 > index }
-            if !(kept.contains(index) && keptAfter) {
+            if removed.contains(index) || index >= (kept.last ?? -1) {
                 splices.append(.remove(entries[index].span.upperBound..<entries[index + 1].span.lowerBound))
             }
         }

@@ -26,13 +26,27 @@ struct YAMLSyntaxNode: Sendable {
     var anchor: String?
     var tag: String?
     /// A mapping's members or a sequence's elements, in the order written.
-    var entries: [YAMLSyntaxEntry] = []
+    private(set) var entries: [YAMLSyntaxEntry]
+    /// Where each of a mapping's keys stands in `entries` (merge keys aside).
+    private(set) var keys: [String: Int]
     /// A block collection's column (its keys' or dashes'); a block scalar's content indentation.
     var column: Int = 0
     /// A block scalar's header (`|-`, `>+2`).
     var header: Range<Int>?
     /// A block scalar's body: from the line after the header to `range`'s end (empty: no body).
     var body: Range<Int>?
+
+    init(kind: Kind, range: Range<Int>, propertiesStart: Int, entries: [YAMLSyntaxEntry] = [], column: Int = 0) {
+        self.kind = kind
+        self.range = range
+        self.propertiesStart = propertiesStart
+        self.column = column
+        self.entries = entries
+        keys = Dictionary(entries.indices.compactMap { index in entries[index].isMerge ? nil : entries[index].key.map { ($0, index) } }, uniquingKeysWith: { $1 })
+    }
+
+    /// The member `key` (not one a merge key brings in).
+    func member(_ key: String) -> YAMLSyntaxEntry? { keys[key].map { entries[$0] } }
 
     var isScalar: Bool { [.plain, .singleQuoted, .doubleQuoted, .literal, .folded].contains(kind) }
     var isFlow: Bool { kind == .flowMapping || kind == .flowSequence }
@@ -90,6 +104,8 @@ struct YAMLSyntaxReader {
     let lines: TextLines
     private var aliased: Set<String> = []
     private var anchored: [String: YAMLSyntaxNode] = [:]
+    /// The line the document's node starts on: comment lines above it are the file's.
+    private var firstNodeLine: Int?
 
     init(_ text: [UInt8]) {
         self.text = text
@@ -167,11 +183,13 @@ struct YAMLSyntaxReader {
                 if restIsEmpty(after) {
                     line = contentLine(after: start)
                 } else {
+                    firstNodeLine = lines.line(of: start)
                     root = try blockNode(at: after, parentIndent: -1, compact: false)
                 }
             } else if isDocumentMarker(line: start) {
                 break
             } else {
+                firstNodeLine = lines.line(of: start)
                 root = try blockNode(at: contentStart(ofLine: start), parentIndent: -1, compact: true)
             }
         }
@@ -273,19 +291,8 @@ struct YAMLSyntaxReader {
             start = previous
             index -= 1
         }
-        if start != lineStart, startsDocument(index) { return lineStart }
+        if start != lineStart, lines.line(of: lineStart) == firstNodeLine { return lineStart }
         return start
-    }
-
-    /// Whether only comments, blank lines, directives and `---` stand before the line `index`.
-    private func startsDocument(_ index: Int) -> Bool {
-        for line in 0..<index {
-            let start = lines.starts[line]
-            if isIgnorable(line: start) || byte(start) == UInt8(ascii: "%") { continue }
-            if text[start...].starts(with: "---".utf8), isBlank(start + 3), restIsEmpty(start + 3) { continue }
-            return false
-        }
-        return true
     }
 
     /// The entry whose text runs from `start` to its value: its line end (after checking that only a

@@ -70,7 +70,7 @@ enum YAMLValueWriter {
 
     /// Whether `text` written plain reads as this string for every reader: not another type, and not
     /// broken by YAML's indicators (in `flow` context, `,[]{}` too).
-    static func isPlainSafe(_ text: String, flow: Bool) -> Bool {
+    static func isPlainSafe(_ text: String, flow: Bool, tagged: Bool = false) -> Bool {
         guard let first = text.unicodeScalars.first, let last = text.unicodeScalars.last else { return false }
         if " \t".unicodeScalars.contains(first) || " \t".unicodeScalars.contains(last) { return false }
         if "-?:,[]{}#&*!|>'\"%@`".unicodeScalars.contains(first) { return false }
@@ -81,6 +81,8 @@ enum YAMLValueWriter {
             if flow, ",[]{}".unicodeScalars.contains(scalar) { return false }
         }
         if text.contains(": ") || text.contains(" #") || text.contains(":\t") || text.contains("\t#") { return false }
+        // A string's tag (`!!str`) says what it is whatever it spells.
+        if tagged { return true }
         if readsAsAnotherType(text) { return false }
         // Whatever Yams resolves as something else, too.
         return Node(text).tag.description == Tag.Name.str.rawValue
@@ -125,9 +127,9 @@ enum YAMLValueWriter {
     }
 
     /// A string in `style` where that reads back as the string, else double-quoted.
-    static func string(_ value: String, style: Style, flow: Bool) -> String {
+    static func string(_ value: String, style: Style, flow: Bool, tagged: Bool = false) -> String {
         switch style {
-        case .plain: isPlainSafe(value, flow: flow) ? value : doubleQuoted(value)
+        case .plain: isPlainSafe(value, flow: flow, tagged: tagged) ? value : doubleQuoted(value)
         case .singleQuoted: singleQuoted(value) ?? doubleQuoted(value)
         case .doubleQuoted: doubleQuoted(value)
         }
@@ -135,14 +137,14 @@ enum YAMLValueWriter {
 
     /// A scalar value (anything but a non-empty collection) as one line; a string in `style` where it
     /// allows.
-    static func scalar(_ value: JSONValue, style: Style = .plain, flow: Bool) -> String {
+    static func scalar(_ value: JSONValue, style: Style = .plain, flow: Bool, tagged: Bool = false) -> String {
         switch value {
         case .null: return "null"
         case .bool(let flag): return flag ? "true" : "false"
         case .integer(let number): return String(number)
         case .double(let number): return double(number)
         case .exactNumber(let text): return text
-        case .string(let text): return string(text, style: style, flow: flow)
+        case .string(let text): return string(text, style: style, flow: flow, tagged: tagged)
         case .array(let elements):
             return "[" + elements.map { scalarOrFlow($0) }.joined(separator: ", ") + "]"
         case .object(let members):

@@ -374,6 +374,22 @@ struct YAMLWorldFileTests {
                 == Self.deployment.replacingOccurrences(of: "1.4.2", with: "1.4.3"))
     }
 
+    @Test func tagsStayWhileTheyStillSayWhatTheValueIs() throws {
+        let text = "a: !!str 5\nb: !Ref bucket  # ref\nc: &unused 1\n"
+        #expect(try edited(text) { try $0.set(.string("6"), at: "a") } == "a: !!str 6\nb: !Ref bucket  # ref\nc: &unused 1\n")
+        #expect(try edited(text) { try $0.set(.integer(7), at: "a") } == "a: 7\nb: !Ref bucket  # ref\nc: &unused 1\n")
+        #expect(try edited(text) { try $0.set(.string("logs"), at: "b") } == "a: !!str 5\nb: !Ref logs  # ref\nc: &unused 1\n")
+        // An anchor no alias refers to refuses nothing.
+        #expect(try edited(text) { try $0.set(.integer(2), at: "c") } == "a: !!str 5\nb: !Ref bucket  # ref\nc: &unused 2\n")
+    }
+
+    @Test func anIndentlessSequenceIsEditedAtItsColumn() throws {
+        let text = "hosts:\n- a\n- b\nport: 1\n"
+        #expect(try edited(text) { try $0.remove(at: "hosts[0]") } == "hosts:\n- b\nport: 1\n")
+        #expect(try edited(text) { try $0.set(.array([.string("a"), .string("b"), .string("c")]), at: "hosts") } == "hosts:\n- a\n- b\n- c\nport: 1\n")
+        #expect(try edited(text) { try $0.set(.array([]), at: "hosts") } == "hosts: []\nport: 1\n")
+    }
+
     @Test func blockScalarsKeepTheirStyleAndIndentation() throws {
         #expect(try edited("s: |-\n    a\n    b\nn: 1\n") { try $0.set(.string("x\ny"), at: "s") } == "s: |-\n    x\n    y\nn: 1\n")
         #expect(try edited("s: |\n  a\nn: 1\n") { try $0.set(.string("x\n\n"), at: "s") } == "s: |+\n  x\n\nn: 1\n")
