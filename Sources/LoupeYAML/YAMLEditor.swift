@@ -87,9 +87,10 @@ private struct Splicing {
         }
     }
 
-    /// Refuses removing or replacing a node that holds an anchor an alias refers to.
+    /// Refuses removing a node that holds an anchor an alias refers to (an alias itself may go: nothing
+    /// else shows it).
     private func checkHoldsNoSharedAnchor(_ node: YAMLSyntaxNode, at path: some Collection<ValuePath.Component>) throws {
-        try checkNotShared(node, at: path)
+        if node.kind != .alias { try checkNotShared(node, at: path) }
         if let anchor = node.anchorsWithin.first(where: tree.aliased.contains) {
             throw refuse(path, "it holds the anchor &\(anchor), which aliases (*\(anchor)) show; edit the file by hand")
         }
@@ -162,6 +163,7 @@ private struct Splicing {
     mutating func replace(at path: [ValuePath.Component], with value: JSONValue) throws {
         let located = try locate(path)
         let node = located.node
+        try checkNotShared(node, at: path)
         try checkHoldsNoSharedAnchor(node, at: path)
         let inFlow = located.container?.isFlow ?? false
         // A tag stays where it still says what the value is: a string's.

@@ -16,6 +16,8 @@ struct YAMLTextGenerator {
     /// The paths of the mappings and sequences written.
     var mappings: [[ValuePath.Component]] = []
     var sequences: [[ValuePath.Component]: Int] = [:]
+    /// Whether the text holds `shared: &shared` and `copy: *shared`.
+    var shared = false
 
     init(seed: UInt64) { generator = SeededGenerator(seed: seed) }
 
@@ -155,6 +157,19 @@ struct YAMLTextGenerator {
         } else {
             if chance(15) { text += "---\n" }
             text += blockMapping([], indent: 0, depth: 0) + "\n"
+            if chance(20) {
+                // A mapping aliases share, and an alias of it: edits of either are refused.
+                let start = text.utf8.count
+                text += "shared: &shared\n  level: 1\n  mode: fast\n"
+                regions[[.key("shared")]] = start..<text.utf8.count
+                regions[[.key("shared"), .key("level")]] = (start + 16)..<(start + 27)
+                regions[[.key("shared"), .key("mode")]] = (start + 27)..<text.utf8.count
+                mappings.append([.key("shared")])
+                let alias = text.utf8.count
+                text += "copy: *shared\n"
+                regions[[.key("copy")]] = alias..<text.utf8.count
+                shared = true
+            }
         }
         if chance(10) { text += "# the end\n" }
         return text
@@ -207,6 +222,7 @@ struct YAMLEditPropertyTests {
         var cases: [Case] = []
         var originals: [String] = []
         var originalDocuments: [JSONValue] = []
+        var refusals = 0
         for seed in UInt64(1)...300 {
             var generator = YAMLTextGenerator(seed: seed)
             var text = generator.document()
@@ -234,6 +250,7 @@ struct YAMLEditPropertyTests {
                 var document = old
                 let region: Range<Int>
                 let what: String
+                var edited: [ValuePath.Component] = []
                 let paths = Array(regions.keys)
                 switch Int.random(in: 0..<4, using: &random) {
                 case 0, 1:
@@ -242,6 +259,7 @@ struct YAMLEditPropertyTests {
                     try document.set(value, at: ValuePath(path))
                     region = regions[path]!
                     what = "set \(ValuePath(path)) to \(value)"
+                    edited = path
                 case 2:
                     let path = paths.randomElement(using: &random)!
                     try document.remove(at: ValuePath(path))
@@ -255,9 +273,11 @@ struct YAMLEditPropertyTests {
                     }
                     region = emptied || twin ? (parent.isEmpty ? everything : regions[parent] ?? everything) : regions[path]!
                     what = "remove \(ValuePath(path))"
+                    edited = path == [.key("copy")] ? [] : path
                 default:
                     let containers = generator.mappings.map { ($0, true) } + generator.sequences.keys.map { ($0, false) }
                     let (path, isMapping) = containers.randomElement(using: &random)!
+                    edited = path
                     let value = Self.newValues.randomElement(using: &random)!
                     if isMapping {
                         let key = ["fresh", "yes", "1", "new key", "on", "x"].randomElement(using: &random)!
@@ -272,6 +292,16 @@ struct YAMLEditPropertyTests {
                     }
                     region = path.isEmpty ? everything : regions[path] ?? everything
                 }
+                // An edit of the anchored mapping or through its alias is refused; the alias itself may go.
+                if edited.first == .key("shared") || edited.first == .key("copy") {
+                    #expect {
+                        try codec.serializeDocument(document, editing: (Data(text.utf8), old), store: "test")
+                    } throws: { error in
+                        "\(error)".contains("YAML alias") || "\(error)".contains("anchored (&shared)")
+                    }
+                    refusals += 1
+                    continue
+                }
                 do {
                     let data = try codec.serializeDocument(document, editing: (Data(text.utf8), old), store: "test")
                     cases.append(Case(seed: seed, text: text, edited: String(decoding: data, as: UTF8.self), expected: document, region: region, what: what))
@@ -280,7 +310,7 @@ struct YAMLEditPropertyTests {
                 }
             }
         }
-        #expect(cases.count >= 1_000)
+        #expect(cases.count >= 1_000 && refusals > 10, "\(cases.count) edits, \(refusals) refused")
         let independent = try IndependentParser.yaml.parse(originals + cases.map(\.edited))
         for (index, text) in originals.enumerated() {
             #expect(independent[index].map { $0.isSameValue(as: originalDocuments[index]) } == true, "PyYAML reads the generated text as Loupe does:\n\(text)")

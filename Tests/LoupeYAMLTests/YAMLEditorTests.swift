@@ -128,6 +128,8 @@ struct YAMLEditorTests {
         let text = "base: &b {x: 1}\nlist:\n  - *b\n  - 2\n"
         #expect(try edited(text) { try $0.set(.integer(3), at: "list[1]") } == "base: &b {x: 1}\nlist:\n  - *b\n  - 3\n")
         #expect(try edited(text) { try $0.remove(at: "list[1]") } == "base: &b {x: 1}\nlist:\n  - *b\n")
+        // An alias may go: nothing else shows it.
+        #expect(try edited(text) { try $0.remove(at: "list[0]") } == "base: &b {x: 1}\nlist:\n  - 2\n")
     }
 
     @Test func editsOfAliasesAnchorsAndMergedKeysAreRefusedWithThePath() throws {
