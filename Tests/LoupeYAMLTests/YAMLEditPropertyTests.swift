@@ -35,7 +35,7 @@ struct YAMLTextGenerator {
 
     private mutating func comment() -> String { chance(20) ? "  # note \(Int.random(in: 0..<100, using: &generator))" : "" }
 
-    private mutating func flow(_ path: [ValuePath.Component], indent: Int, region: Range<Int>?) -> String {
+    private mutating func flow(_ path: [ValuePath.Component], indent: Int) -> String {
         if chance(50) {
             let count = Int.random(in: 0...3, using: &generator)
             sequences[path] = count
@@ -55,9 +55,12 @@ struct YAMLTextGenerator {
     private mutating func value(_ path: [ValuePath.Component], indent: Int, depth: Int) -> String {
         let padding = String(repeating: " ", count: indent + 2)
         switch Int.random(in: 0..<100, using: &generator) {
-        case 0..<45: return " " + scalar(flow: false) + comment()
+        case 0..<40: return " " + scalar(flow: false) + comment()
+        case 40..<45:
+            // Scalars over several lines: plain, and double-quoted.
+            return chance(50) ? " plain text\n" + padding + "continued" + comment() : " \"hello,\n" + padding + "world\"" + comment()
         case 45..<50: return chance(50) ? "" : " # none yet"
-        case 50..<62: return " " + flow(path, indent: indent, region: nil) + comment()
+        case 50..<62: return " " + flow(path, indent: indent) + comment()
         case 62..<72:
             let header = pick(["|", "|-", ">", ">-"])
             let lines = pick([["echo one", "echo two"], ["swift build", "", "swift test --parallel"], ["a long line that", "folds"]])
@@ -97,7 +100,8 @@ struct YAMLTextGenerator {
             // Comment lines that start the document are the file's, not its first entry's.
             var regionStart = start
             if path.isEmpty, index == 0, entry.contains("# about") { regionStart += "# about \(key)\n".utf8.count }
-            // The text before this entry is not written yet: the value is generated into a fresh buffer.
+            // `text` holds what stands before the value while it is generated, so that the regions of the
+            // entries in it are offsets in the whole text.
             let saved = text
             text += lines.map { $0 + "\n" }.joined() + entry + written + ":"
             let rest = value(path + [.key(key)], indent: indent, depth: depth)
@@ -128,7 +132,7 @@ struct YAMLTextGenerator {
                 compactMapping = true
                 item = " " + blockMapping(path + [.index(index)], indent: indent + 2, depth: depth + 1, compact: true)
             } else if chance(20) {
-                item = " " + flow(path + [.index(index)], indent: indent, region: nil)
+                item = " " + flow(path + [.index(index)], indent: indent)
             } else {
                 item = " " + scalar(flow: false) + comment()
             }
@@ -223,7 +227,7 @@ struct YAMLEditPropertyTests {
         var originals: [String] = []
         var originalDocuments: [JSONValue] = []
         var refusals = 0
-        for seed in UInt64(1)...300 {
+        for seed in UInt64(1)...400 {
             var generator = YAMLTextGenerator(seed: seed)
             var text = generator.document()
             var regions = generator.regions
