@@ -196,7 +196,8 @@ private struct Splicing {
         }
         // A value that becomes a collection or stops being one: written anew in its entry's style.
         if inFlow || node.isFlow {
-            splices.append(TextSplice(node.propertiesStart..<node.range.upperBound, YAMLValueWriter.scalarOrFlow(value)))
+            let lead = node.kind != .empty ? "" : located.entry?.bareKey == true ? ": " : " "
+            splices.append(TextSplice(node.propertiesStart..<node.range.upperBound, lead + YAMLValueWriter.scalarOrFlow(value)))
             return
         }
         guard let entry = located.entry, let container = located.container else {

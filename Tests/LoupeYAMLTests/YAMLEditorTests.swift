@@ -106,6 +106,8 @@ struct YAMLEditorTests {
         #expect(try edited(text) { try $0.set(.integer(30), at: "m.a") } == "m: {a: 30, b: 2} # c\n")
         #expect(try edited(text) { try $0.set(.integer(3), at: "m.c") } == "m: {a: 1, b: 2, c: 3} # c\n")
         #expect(try edited(text) { try $0.remove(at: "m.a") } == "m: {b: 2} # c\n")
+        #expect(try edited("m: {a: , b}\n") { try $0.set(.array([.integer(1), .integer(2)]), at: "m.a"); try $0.set(.integer(3), at: "m.b") }
+                == "m: {a: [1, 2] , b: 3}\n")
     }
 
     @Test func aNullValueSetGetsItsSpace() throws {
