@@ -18,18 +18,16 @@ import Yams
 /// the mapping's own keys win, then the merged mappings in order. A file with several YAML documents is
 /// refused when read.
 ///
-/// A write edits a file's block mappings in place (comments, order and quoting stay); what it cannot edit
-/// in place (a sequence that changes) is written anew. A write that would replace an alias with a copy (a
-/// change to an alias, or to an anchored value, or a file with aliases written anew) is refused, saying why.
-/// A new value of a key a merge key brings in is written in the mapping, where it wins over the merged
-/// one; taking such a key out is refused.
+/// A write edits the file in place (``YAMLEditor``): only the bytes of what changed are written, in the
+/// style of the container they land in; comments, order, quoting, `---` and the spelling of unchanged
+/// values stay. A write that would change what an alias shows (a change to an alias or to an anchored
+/// value aliases share) or a key a merge key brings in is refused, naming the path. An empty file (or one
+/// with only comments) holds an empty mapping. `.inf`, `-.inf` and `.nan` are doubles.
 public struct YAMLCodec: DocumentCodec {
     /// How the typed value maps to documents: date and key strategies.
     public var coding: DocumentCoding
     /// The most values (scalars, mappings, sequences) a document may expand to, aliases included.
     public var maximumValues: Int
-    /// The nodes of the text written last, so that the next edit of that text does not read it again.
-    private let lastEdit = YAMLTextEditor.Memo()
 
     /// Creates a YAML codec.
     public init(coding: DocumentCoding = DocumentCoding(), maximumValues: Int = 1_000_000) {
@@ -51,7 +49,8 @@ public struct YAMLCodec: DocumentCodec {
             let message = "\(error)".prefix { $0 != "\n" }
             throw DocumentSyntaxError(message.count > 200 ? message.prefix(200) + "…" : String(message))
         }
-        guard let node else { return .null }
+        // A file with nothing in it (or only comments) holds an empty document, which a write fills in.
+        guard let node else { return .object([:]) }
         var budget = maximumValues
         return try document(node, budget: &budget)
     }
@@ -60,20 +59,12 @@ public struct YAMLCodec: DocumentCodec {
         Data(try Yams.serialize(node: node(document), sortKeys: true).utf8)
     }
 
-    /// `document` as an edit of the YAML text `previous`: changed scalars are replaced where they stand, in
-    /// their quoting; removed keys go with their lines; new keys follow their last sibling; comments, order
-    /// and style stay. What cannot be edited in place is written anew, unless the file uses anchors and
-    /// aliases: that write would put a copy of each alias's value in its place, and it is refused, saying
-    /// why. A change to an alias, or to an anchored value, is refused too, naming where.
+    /// `document` as an edit of the YAML text `previous`, which holds `previousDocument`: only the bytes of
+    /// what changed are written (``YAMLEditor``); comments, order, quoting, layout and the spelling of
+    /// every value that stays are kept. An edit that would change what an alias shows, or a key a merge key
+    /// brings in, is refused, naming the path.
     public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
-        if let edited = try YAMLTextEditor.edit(previous, holding: previousDocument, into: document, codec: self, memo: lastEdit) { return edited }
-        if let text = String(data: previous, encoding: .utf8), let parser = try? Self.parser(of: text),
-           let root = try? parser.singleRoot(),
-           withExtendedLifetime(parser, { YAMLTextEditor.holdsAnchorsOrAliases(root) }) {
-            throw DocumentSyntaxError(
-                "the file uses YAML anchors and aliases (&name, *name), and this change cannot be made in place; a write of the whole file would put a copy of each alias's value in its place, so Loupe does not write it: edit it by hand, or take the anchors out")
-        }
-        return try serialize(document)
+        try TextEngine.edit(previous, from: previousDocument, to: document, with: YAMLEditor())
     }
 
     /// A parser of `text`, told that it is UTF-8 (a Swift string's encoding, which Yams' default finds
@@ -143,7 +134,7 @@ public struct YAMLCodec: DocumentCodec {
         case .null: return Node("null", Tag(.null))
         case .bool(let value): return Node(value ? "true" : "false", Tag(.bool))
         case .integer(let value): return Node(String(value), Tag(.int))
-        case .double(let value): return Node(String(value), Tag(.float))
+        case .double(let value): return Node(YAMLValueWriter.double(value), Tag(.float))
         case .exactNumber(let text): return Node(text, Tag(text.contains(where: { ".eE".contains($0) }) ? .float : .int))
         case .string(let value):
             // Plain text that would read back as a number, a boolean or null is written in quotes.

@@ -1,0 +1,392 @@
+#if YAML
+import Loupe
+
+/// Turns document edits into splices of a YAML text, each in the style of the container it lands in, so
+/// that everything an edit does not change stays byte for byte: comments, order, quoting, indentation,
+/// flow or block style, `yes` and `---`.
+///
+/// - A scalar that changes is replaced where it stands, in its quoting where the value allows it (plain
+///   text another reader would see as another type is quoted); a multi-line string written as a block
+///   scalar (`|`, `>`) stays one, with its indentation.
+/// - A block mapping gains a key after its last entry at its keys' column, a block sequence an element
+///   (`- …`) at its place; an entry removed goes with its lines, its end-of-line comment and the comment
+///   lines directly above it.
+/// - A flow collection is edited in place and stays flow; new entries go last (or at their place).
+/// - A value that becomes a collection, or stops being one, is written anew in its entry: block in a block
+///   collection, flow in a flow one.
+///
+/// It refuses (``TextEditRefusal``, naming the path) only an edit that would change what an alias shows
+/// (a change to an alias, to an anchored value aliases share, or removing one) or a key a merge key (`<<`)
+/// brings in.
+struct YAMLEditor: TextEditor {
+    func splices(for edits: [DocumentEdit], in text: [UInt8], holding old: JSONValue) throws -> [TextSplice] {
+        let lines = TextLines(text)
+        let tree: YAMLSyntaxTree
+        do {
+            tree = try YAMLSyntaxReader.read(text)
+        } catch let failure as YAMLSyntaxFailure {
+            throw TextEditRefusal(
+                path: [],
+                reason: "Loupe's YAML editor cannot follow line \(lines.line(of: min(failure.offset, max(0, text.count - 1))) + 1) of the file (\(failure.reason)); nothing was written: edit the file by hand")
+        }
+        var editor = Splicing(text: text, lines: lines, tree: tree)
+        guard tree.root != nil else {
+            try editor.writeIntoEmptyDocument(edits)
+            return editor.splices
+        }
+        // Edits of one container's entries are made together (removing all of them, say, empties it); the
+        // containers in the order of their first edit, so that lines added at one place come in order.
+        var containers: [[ValuePath.Component]] = []
+        var structural: [[ValuePath.Component]: [DocumentEdit]] = [:]
+        for edit in edits {
+            if case .replace(let path, let value) = edit {
+                try editor.replace(at: path, with: value)
+                continue
+            }
+            if structural[edit.path] == nil { containers.append(edit.path) }
+            structural[edit.path, default: []].append(edit)
+        }
+        for path in containers { try editor.edit(entriesOf: path, structural[path]!) }
+        return editor.splices
+    }
+}
+
+/// The splices of one edit of a text, made as its edits are walked.
+private struct Splicing {
+    let text: [UInt8]
+    let lines: TextLines
+    let tree: YAMLSyntaxTree
+    var splices: [TextSplice] = []
+
+    init(text: [UInt8], lines: TextLines, tree: YAMLSyntaxTree) {
+        self.text = text
+        self.lines = lines
+        self.tree = tree
+    }
+
+    /// A node found by its path, with the entry that holds it and that entry's container.
+    struct Located {
+        var node: YAMLSyntaxNode
+        var entry: YAMLSyntaxEntry?
+        var container: YAMLSyntaxNode?
+    }
+
+    // MARK: Finding nodes
+
+    private func refuse(_ path: some Collection<ValuePath.Component>, _ reason: String) -> TextEditRefusal {
+        TextEditRefusal(path: Array(path), reason: reason)
+    }
+
+    /// Refuses an edit of a node aliases share (an alias, or a value with an anchor an alias refers to).
+    private func checkNotShared(_ node: YAMLSyntaxNode, at path: some Collection<ValuePath.Component>) throws {
+        if node.kind == .alias {
+            throw refuse(path, "it is a YAML alias (\(String(decoding: text[node.range], as: UTF8.self))), which shows the value its anchor holds; change that value, or write this one out in full, by hand")
+        }
+        if let anchor = node.anchor, tree.aliased.contains(anchor) {
+            throw refuse(path, "it is anchored (&\(anchor)) and its aliases (*\(anchor)) show it too; edit the file by hand")
+        }
+    }
+
+    /// Refuses removing a node that holds an anchor an alias refers to (an alias itself may go: nothing
+    /// else shows it).
+    private func checkHoldsNoSharedAnchor(_ node: YAMLSyntaxNode, at path: some Collection<ValuePath.Component>) throws {
+        if node.kind != .alias { try checkNotShared(node, at: path) }
+        if let anchor = node.anchorsWithin.first(where: tree.aliased.contains) {
+            throw refuse(path, "it holds the anchor &\(anchor), which aliases (*\(anchor)) show; edit the file by hand")
+        }
+    }
+
+    /// The keys the merge keys (`<<`) of `mapping` bring in.
+    private func mergedKeys(of mapping: YAMLSyntaxNode) -> Set<String> {
+        var keys: Set<String> = []
+        func add(_ source: YAMLSyntaxNode, depth: Int) {
+            guard depth < 8 else { return }
+            switch source.kind {
+            case .alias:
+                let name = String(decoding: text[(source.range.lowerBound + 1)..<source.range.upperBound], as: UTF8.self)
+                if let target = tree.anchored[name] { add(target, depth: depth + 1) }
+            case .blockMapping, .flowMapping:
+                for entry in source.entries {
+                    if entry.isMerge { add(entry.value, depth: depth + 1) } else if let key = entry.key { keys.insert(key) }
+                }
+            case .blockSequence, .flowSequence:
+                for entry in source.entries { add(entry.value, depth: depth + 1) }
+            default: break
+            }
+        }
+        for entry in mapping.entries where entry.isMerge { add(entry.value, depth: 0) }
+        return keys
+    }
+
+    /// The node at `path`; refuses a path through an alias or a value aliases share.
+    func locate(_ path: [ValuePath.Component]) throws -> Located {
+        var located = Located(node: tree.root!)
+        for (depth, component) in path.enumerated() {
+            let node = located.node
+            try checkNotShared(node, at: path[..<depth])
+            let found: YAMLSyntaxEntry?
+            switch component {
+            case .key(let key):
+                found = node.isMapping ? node.member(key) : nil
+                if found == nil, node.isMapping, mergedKeys(of: node).contains(key) {
+                    throw refuse(path[...depth], "it comes from a YAML merge key (<<), which an edit here would change for every mapping that merges it; edit the file by hand")
+                }
+            case .index(let index):
+                found = node.isSequence && index < node.entries.count ? node.entries[index] : nil
+            }
+            guard let found else {
+                throw refuse(path[...depth], "Loupe's YAML editor does not find it in the file as it reads it; nothing was written")
+            }
+            located = Located(node: found.value, entry: found, container: node)
+        }
+        return located
+    }
+
+    // MARK: Replacing values
+
+    private func scalarStyle(_ node: YAMLSyntaxNode) -> YAMLValueWriter.Style {
+        switch node.kind {
+        case .singleQuoted: .singleQuoted
+        case .doubleQuoted: .doubleQuoted
+        default: .plain
+        }
+    }
+
+    private static func isCollection(_ value: JSONValue) -> Bool {
+        switch value {
+        case .object(let members): !members.isEmpty
+        case .array(let elements): !elements.isEmpty
+        default: false
+        }
+    }
+
+    mutating func replace(at path: [ValuePath.Component], with value: JSONValue) throws {
+        let located = try locate(path)
+        let node = located.node
+        try checkNotShared(node, at: path)
+        try checkHoldsNoSharedAnchor(node, at: path)
+        let inFlow = located.container?.isFlow ?? false
+        // A tag stays where it still says what the value is: a string's.
+        var start = node.range.lowerBound
+        var stringTag = false
+        if let tag = node.tag {
+            var keepsTag = false
+            if case .string = value { keepsTag = tag == "!!str" || !tag.hasPrefix("!!") }
+            if !keepsTag { start = node.propertiesStart }
+            stringTag = keepsTag && tag == "!!str"
+        }
+        switch node.kind {
+        case .plain, .singleQuoted, .doubleQuoted:
+            if !Self.isCollection(value) {
+                splices.append(TextSplice(start..<node.range.upperBound, YAMLValueWriter.scalar(value, style: scalarStyle(node), flow: inFlow, tagged: stringTag)))
+                return
+            }
+        case .literal, .folded:
+            if case .string(let string) = value, try replaceBlockScalar(node, with: string) { return }
+            if !Self.isCollection(value) {
+                splices.append(TextSplice(min(start, node.header!.lowerBound)..<node.range.upperBound, YAMLValueWriter.scalar(value, style: .doubleQuoted, flow: false)))
+                return
+            }
+        case .empty where !Self.isCollection(value):
+            let indicator = located.entry?.bareKey == true ? ":" : ""
+            splices.append(.insert(Array((indicator + " " + YAMLValueWriter.scalar(value, flow: inFlow)).utf8), at: node.range.lowerBound))
+            return
+        default:
+            break
+        }
+        // A value that becomes a collection or stops being one: written anew in its entry's style.
+        if inFlow || node.isFlow {
+            let lead = node.kind != .empty ? "" : located.entry?.bareKey == true ? ": " : " "
+            splices.append(TextSplice(node.propertiesStart..<node.range.upperBound, lead + YAMLValueWriter.scalarOrFlow(value)))
+            return
+        }
+        guard let entry = located.entry, let container = located.container else {
+            let written: String
+            switch value {
+            case .object(let members) where !members.isEmpty: written = YAMLValueWriter.blockMapping(members, indent: 0)
+            case .array(let elements) where !elements.isEmpty: written = YAMLValueWriter.blockSequence(elements, indent: 0)
+            default: written = YAMLValueWriter.scalar(value, flow: false)
+            }
+            splices.append(TextSplice(node.propertiesStart..<node.range.upperBound, written))
+            return
+        }
+        let end = node.kind == .empty ? entry.slot : node.range.upperBound
+        let written = entry.key == nil
+            ? YAMLValueWriter.afterDash(value, indent: container.column)
+            : YAMLValueWriter.afterKey(value, indent: container.column)
+        splices.append(TextSplice(entry.slot..<end, written))
+    }
+
+    /// Replaces a block scalar's header and body with `string` in the scalar's style; false where a block
+    /// scalar cannot hold it.
+    private mutating func replaceBlockScalar(_ node: YAMLSyntaxNode, with string: String) throws -> Bool {
+        guard let header = node.header,
+              let written = YAMLValueWriter.blockScalar(string, folded: node.kind == .folded, indent: node.column) else { return false }
+        // The header's indentation indicator, if any, goes: the body's indentation is the one written.
+        splices.append(TextSplice(header, written.header))
+        if let body = node.body {
+            var end = body.upperBound
+            if written.header.hasSuffix("+") {
+                // Kept line breaks: the empty lines after the scalar become its own.
+                var line = lines.line(of: end) + 1
+                while line < lines.starts.count, lines.starts[line] < text.count {
+                    let lineEnd = lines.lineEnd(of: lines.starts[line])
+                    guard text[lines.starts[line]..<lineEnd].allSatisfy({ $0 == 0x20 }) else { break }
+                    end = lineEnd
+                    line += 1
+                }
+            }
+            splices.append(TextSplice(body.lowerBound..<end, written.body))
+        } else {
+            splices.append(.insert(Array(("\n" + written.body).utf8), at: lines.lineEnd(of: header.upperBound)))
+        }
+        return true
+    }
+
+    // MARK: Adding and removing entries
+
+    /// The text `line` (without its line break) inserted as a line of its own at `offset`, a line's start
+    /// or the end of the text.
+    private mutating func insertLine(_ line: String, at offset: Int) {
+        if offset == text.count, offset > 0, text[offset - 1] != UInt8(ascii: "\n") {
+            splices.append(.insert(Array(("\n" + line).utf8), at: offset))
+        } else {
+            splices.append(.insert(Array((line + "\n").utf8), at: offset))
+        }
+    }
+
+    /// Writes the members of a document whose text holds no node (empty, or comments only).
+    mutating func writeIntoEmptyDocument(_ edits: [DocumentEdit]) throws {
+        for edit in edits {
+            guard case .addMember(let path, let key, let value) = edit, path.isEmpty else {
+                throw refuse(edit.path, "the file holds no YAML document to edit")
+            }
+            insertLine(YAMLValueWriter.key(key, flow: false) + ":" + YAMLValueWriter.afterKey(value, indent: 0), at: text.count)
+        }
+    }
+
+    mutating func edit(entriesOf path: [ValuePath.Component], _ edits: [DocumentEdit]) throws {
+        let located = try locate(path)
+        let node = located.node
+        try checkNotShared(node, at: path)
+        var removed: [Int] = []
+        var added: [(before: Int, value: JSONValue, key: String?)] = []
+        let merged = node.isMapping ? mergedKeys(of: node) : []
+        for edit in edits {
+            switch edit {
+            case .removeMember(_, let key):
+                guard let index = node.isMapping ? node.keys[key] : nil else {
+                    throw refuse(path + [.key(key)], merged.contains(key)
+                        ? "it comes from a YAML merge key (<<), which an edit here would change for every mapping that merges it; edit the file by hand"
+                        : "Loupe's YAML editor does not find it in the file as it reads it; nothing was written")
+                }
+                if merged.contains(key) {
+                    throw refuse(path + [.key(key)], "a YAML merge key (<<) brings in this key too, and would show its value if this one went; edit the file by hand")
+                }
+                try checkHoldsNoSharedAnchor(node.entries[index].value, at: path + [.key(key)])
+                removed.append(index)
+            case .removeElement(_, let index):
+                guard node.isSequence, index < node.entries.count else {
+                    throw refuse(path + [.index(index)], "Loupe's YAML editor does not find it in the file as it reads it; nothing was written")
+                }
+                try checkHoldsNoSharedAnchor(node.entries[index].value, at: path + [.index(index)])
+                removed.append(index)
+            case .addMember(_, let key, let value):
+                guard node.isMapping else { throw refuse(path, "Loupe's YAML editor does not read a mapping here; nothing was written") }
+                added.append((node.entries.count, value, key))
+            case .addElement(_, let before, let value):
+                guard node.isSequence else { throw refuse(path, "Loupe's YAML editor does not read a sequence here; nothing was written") }
+                added.append((before, value, nil))
+            case .replace:
+                break
+            }
+        }
+        let removedSet = Set(removed)
+        if removedSet.count == node.entries.count {
+            try rewrite(located, with: added)
+        } else if node.isFlow {
+            editFlow(node, removed: removedSet, added: added)
+        } else {
+            editBlock(node, removed: removedSet, added: added)
+        }
+    }
+
+    /// A container all of whose entries go, written anew with the entries it gains (`{}`, `[]` if none).
+    private mutating func rewrite(_ located: Located, with added: [(before: Int, value: JSONValue, key: String?)]) throws {
+        let node = located.node
+        let value: JSONValue = node.isMapping
+            ? .object(Dictionary(added.map { ($0.key!, $0.value) }, uniquingKeysWith: { $1 }))
+            : .array(added.map(\.value))
+        if node.isFlow || located.container?.isFlow == true {
+            splices.append(TextSplice(node.range, YAMLValueWriter.scalarOrFlow(value)))
+        } else if let entry = located.entry, let container = located.container {
+            let written = entry.key == nil
+                ? YAMLValueWriter.afterDash(value, indent: container.column)
+                : YAMLValueWriter.afterKey(value, indent: container.column)
+            splices.append(TextSplice(entry.slot..<node.range.upperBound, written))
+        } else {
+            let written: String
+            switch value {
+            case .object(let members) where !members.isEmpty: written = YAMLValueWriter.blockMapping(members, indent: 0)
+            case .array(let elements) where !elements.isEmpty: written = YAMLValueWriter.blockSequence(elements, indent: 0)
+            default: written = YAMLValueWriter.scalarOrFlow(value)
+            }
+            splices.append(TextSplice(node.range, written))
+        }
+    }
+
+    private mutating func editBlock(_ node: YAMLSyntaxNode, removed: Set<Int>, added: [(before: Int, value: JSONValue, key: String?)]) {
+        let entries = node.entries
+        var covered = -1
+        for index in removed.sorted() where index > covered {
+            let entry = entries[index]
+            if !lines.startsLine(entry.start), let kept = entries.indices.first(where: { $0 > index && !removed.contains($0) }) {
+                // The first entry of a compact mapping (`- name: x`): the next kept entry's key (or its
+                // comment) takes its place on the dash's line.
+                let next = entries[kept]
+                let end = next.span.lowerBound == lines.lineStart(of: next.start) ? next.start : next.span.lowerBound
+                splices.append(.remove(entry.start..<end))
+                covered = kept
+            } else {
+                splices.append(.remove(entry.span))
+            }
+        }
+        let padding = String(repeating: " ", count: node.column)
+        for addition in added {
+            let line: String
+            if let key = addition.key {
+                line = padding + YAMLValueWriter.key(key, flow: false) + ":" + YAMLValueWriter.afterKey(addition.value, indent: node.column)
+            } else {
+                line = padding + "-" + YAMLValueWriter.afterDash(addition.value, indent: node.column)
+            }
+            let offset = addition.before < entries.count ? entries[addition.before].span.lowerBound : entries.last!.span.upperBound
+            insertLine(line, at: offset)
+        }
+    }
+
+    private mutating func editFlow(_ node: YAMLSyntaxNode, removed: Set<Int>, added: [(before: Int, value: JSONValue, key: String?)]) {
+        let entries = node.entries
+        let kept = entries.indices.filter { !removed.contains($0) }
+        for index in removed { splices.append(.remove(entries[index].span)) }
+        // The separator after a kept entry stays when another kept entry follows; every other goes.
+        for index in entries.indices.dropLast() {
+            if removed.contains(index) || index >= (kept.last ?? -1) {
+                splices.append(.remove(entries[index].span.upperBound..<entries[index + 1].span.lowerBound))
+            }
+        }
+        var wroteFirst = !kept.isEmpty
+        for addition in added {
+            let written = (addition.key.map { YAMLValueWriter.key($0, flow: true) + ": " } ?? "") + YAMLValueWriter.scalarOrFlow(addition.value)
+            if let next = kept.first(where: { $0 >= addition.before }) {
+                splices.append(.insert(Array((written + ", ").utf8), at: entries[next].span.lowerBound))
+            } else if let last = kept.last {
+                splices.append(.insert(Array((", " + written).utf8), at: entries[last].span.upperBound))
+            } else {
+                // An empty collection (`[]`, `{}`): after its opening bracket.
+                splices.append(.insert(Array(((wroteFirst ? ", " : "") + written).utf8), at: node.range.lowerBound + 1))
+                wroteFirst = true
+            }
+        }
+    }
+}
+#endif
