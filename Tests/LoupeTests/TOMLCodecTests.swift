@@ -1,5 +1,5 @@
 import Foundation
-import Loupe
+@testable import Loupe
 import LoupeTestSupport
 import Testing
 
@@ -357,6 +357,88 @@ struct TOMLCodecTests {
 
     /// TOML's integers are 64-bit signed, and the specification requires an error for any other
     /// (`tomllib`, with Python's integers, reads them all).
+    /// A UTF-8 byte-order mark before the text is not part of it.
+    @Test func aByteOrderMarkIsNotPartOfTheText() throws {
+        #expect(try codec.parse(Data("\u{FEFF}a = 1\n".utf8)) == .object(["a": .integer(1)]))
+        #expect(try codec.parse(Data("\u{FEFF}".utf8)) == .object([:]))
+        #expect(throws: DocumentSyntaxError.self) { try codec.parse(Data("a = 1\n\u{FEFF}b = 2\n".utf8)) }
+    }
+
+    /// Every valid file of the toml-test suite (github.com/toml-lang/toml-test, TOML 1.0.0's list) reads as
+    /// its tagged JSON says, and every invalid one is refused. It runs where `TOML_TEST_DIR` names a copy of
+    /// the suite's `tests` folder (the suite is not part of this repository).
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["TOML_TEST_DIR"] != nil))
+    func theTomlTestSuiteReadsAsItSays() throws {
+        let root = URL(fileURLWithPath: ProcessInfo.processInfo.environment["TOML_TEST_DIR"] ?? "")
+        let files = try String(contentsOf: root.appendingPathComponent("files-toml-1.0.0"), encoding: .utf8)
+            .split(separator: "\n").map(String.init).filter { $0.hasSuffix(".toml") }
+        var failures: [String] = []
+        for file in files {
+            let data = try Data(contentsOf: root.appendingPathComponent(file))
+            if file.hasPrefix("invalid/") {
+                if (try? codec.parse(data)) != nil { failures.append("\(file) is read") }
+                continue
+            }
+            let json = try String(contentsOf: root.appendingPathComponent(String(file.dropLast(5)) + ".json"), encoding: .utf8)
+            let expected = Self.untagged(try JSONValue(parsing: json))
+            do {
+                let read = Self.taggable(try codec.parse(data))
+                if read != expected { failures.append("\(file) reads as \(read), not \(expected)") }
+            } catch {
+                failures.append("\(file): \(error)")
+            }
+        }
+        #expect(failures.isEmpty, "\(failures.count) of \(files.count):\n\(failures.joined(separator: "\n"))")
+    }
+
+    /// toml-test's tagged JSON (`{"type": "integer", "value": "1"}`) as a document in the terms of
+    /// ``taggable(_:)``.
+    static func untagged(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .object(let members):
+            if members.count == 2, case .string(let type)? = members["type"], case .string(let text)? = members["value"] {
+                switch type {
+                case "integer": return Int(text).map(JSONValue.integer) ?? value
+                case "float":
+                    if text.hasSuffix("nan") { return .string("nan") }
+                    if text.hasSuffix("inf") { return .string(text.hasPrefix("-") ? "-inf" : "inf") }
+                    return Double(text).map(JSONValue.double) ?? value
+                case "bool": return .bool(text == "true")
+                case "string": return .string(text)
+                default: return .string("date " + dateTime(text))
+                }
+            }
+            return .object(members.mapValues(untagged))
+        case .array(let elements): return .array(elements.map(untagged))
+        default: return value
+        }
+    }
+
+    /// A document with non-finite floats as strings and date-times as `date` and their normal text (what
+    /// ``TOMLReader`` reads as a date-time, with `T`, upper case and no trailing zeros in fractions).
+    static func taggable(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .double(let number) where number.isNaN: .string("nan")
+        case .double(let number) where number.isInfinite: .string(number > 0 ? "inf" : "-inf")
+        case .string(let text) where TOMLReader.dateTime(text) == text: .string("date " + dateTime(text))
+        case .array(let elements): .array(elements.map(taggable))
+        case .object(let members): .object(members.mapValues(taggable))
+        default: value
+        }
+    }
+
+    /// A date-time's text with `T` between date and time, upper case, and no trailing zeros in its fraction.
+    static func dateTime(_ text: String) -> String {
+        var text = text.uppercased()
+        if text.count > 10, text[text.index(text.startIndex, offsetBy: 10)] == " " {
+            text.replaceSubrange(text.index(text.startIndex, offsetBy: 10)...text.index(text.startIndex, offsetBy: 10), with: "T")
+        }
+        guard let dot = text.firstIndex(of: ".") else { return text }
+        let digits = text[text.index(after: dot)...].prefix { $0.isNumber }
+        let kept = digits.reversed().drop { $0 == "0" }.reversed()
+        return String(text[..<dot]) + (kept.isEmpty ? "" : "." + String(kept)) + text[digits.endIndex...]
+    }
+
     @Test func anIntegerBeyond64BitsIsAnErrorNeverARoundedNumber() throws {
         for text in ["int = 9223372036854775808", "int = -9223372036854775809", "int = 0x8000000000000000"] {
             #expect {

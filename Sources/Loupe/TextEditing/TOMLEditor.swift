@@ -401,17 +401,27 @@ private struct TOMLEditWork {
     }
 
     /// The start of the comment lines directly above the line starting at `lineStart`, no higher than
-    /// `floor` (where the text before it ends: a line of a multi-line value is not a comment).
-    private func commentBlockStart(_ lineStart: Int, floor: Int) -> Int {
+    /// `floor` (where the text before it ends: a line of a multi-line value is not a comment). Inside an
+    /// array (`inArray`), a commented-out element (`# "C90",`) is not the next element's comment: the lines
+    /// from it up stay.
+    private func commentBlockStart(_ lineStart: Int, floor: Int, inArray: Bool = false) -> Int {
         var start = lineStart
         while start > floor {
             let previous = lines.lineStart(of: start - 1)
             guard previous >= floor else { break }
             let content = text[previous..<start].drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
             guard content.first == UInt8(ascii: "#") else { break }
+            if inArray, Self.isCommentedOutValue(content.dropFirst()) { break }
             start = previous
         }
         return start
+    }
+
+    /// Whether a comment's text starts like a value (a quote, a digit, a sign, a bracket or brace).
+    private static func isCommentedOutValue(_ comment: ArraySlice<UInt8>) -> Bool {
+        guard let first = comment.first(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }) else { return false }
+        return [UInt8(ascii: "\""), UInt8(ascii: "'"), UInt8(ascii: "["), UInt8(ascii: "{"), UInt8(ascii: "-"), UInt8(ascii: "+")].contains(first)
+            || (first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9"))
     }
 
     /// `offset` moved back over the blank lines before it, no further than `floor`.
@@ -516,7 +526,7 @@ private struct TOMLEditWork {
         let firstLine = lines.nextLineStart(after: change.list.range.lowerBound)
         func lineEnd(_ index: Int) -> Int { lines.nextLineStart(after: items[index].range.upperBound) }
         func blockStart(_ index: Int) -> Int {
-            commentBlockStart(lines.lineStart(of: items[index].range.lowerBound), floor: index > 0 ? lineEnd(index - 1) : firstLine)
+            commentBlockStart(lines.lineStart(of: items[index].range.lowerBound), floor: index > 0 ? lineEnd(index - 1) : firstLine, inArray: true)
         }
         for index in change.removed.sorted() {
             result.append(.remove(blockStart(index)..<lineEnd(index)))
