@@ -162,6 +162,40 @@ struct TOMLEditorTests {
         #expect(try edited("") { try $0.set(.object(["b": .integer(1)]), at: "a") } == "[a]\nb = 1\n")
     }
 
+    struct Limits: Codable, Sendable, Equatable {
+        var name = "default"
+        var ceiling = 1.0
+        var floor = 0.0
+    }
+
+    /// A settings file someone created empty (`touch settings.toml`) is an empty document: the defaults
+    /// hold, and the first write fills it.
+    @Test func anEmptyFileIsReadByAStoreAndTakesItsFirstWrite() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.toml")
+        try replaceFile(path, with: "")
+        let root = try RootLens(default: Limits(), store: FileStore(path: path, format: TOMLCodec()), watch: false)
+        #expect(root.value == Limits())
+        try root.name.set("edge")
+        let written = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(try codec.parse(Data(written.utf8))[path: "name"] == .string("edge"), "\(written)")
+    }
+
+    /// `inf`, `-inf` and `nan` are TOML floats: a store reads them into a `Double`, and writes them.
+    @Test func infinitiesAndNaNGoThroughAStore() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.toml")
+        try replaceFile(path, with: "name = \"x\"\nceiling = inf # none\nfloor = -inf\n")
+        let root = try RootLens(default: Limits(), store: FileStore(path: path, format: TOMLCodec()), watch: false)
+        #expect(root.value.ceiling == .infinity && root.value.floor == -.infinity)
+        try root.floor.set(.nan)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "name = \"x\"\nceiling = inf # none\nfloor = nan\n")
+        try root.ceiling.set(2.5)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "name = \"x\"\nceiling = 2.5 # none\nfloor = nan\n")
+    }
+
     @Test func aFileWithAByteOrderMarkIsReadAndKeepsItsMark() throws {
         let text = "\u{FEFF}a = 1\n"
         #expect(try codec.parse(Data(text.utf8)) == .object(["a": .integer(1)]))

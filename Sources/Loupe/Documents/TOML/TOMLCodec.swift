@@ -15,14 +15,23 @@ import Foundation
 /// A write to a file edits its text in place: comments, blank lines and the order of keys and sections
 /// stay. A file Loupe creates is written in a clean style (tables after values, keys sorted).
 public struct TOMLCodec: DocumentCodec {
-    /// How the typed value maps to TOML: ISO 8601 dates by default, so that a `Date` is a TOML date-time.
-    public var coding: DocumentCoding
+    /// How the typed value maps to TOML: ISO 8601 dates by default, so that a `Date` is a TOML date-time;
+    /// an infinite or NaN `Double` is TOML's `inf` or `nan`.
+    public var coding: DocumentCoding {
+        get {
+            var coding = strategies
+            coding.encodesNonFiniteNumbers = true
+            return coding
+        }
+        set { strategies = newValue }
+    }
+    private var strategies: DocumentCoding
 
     /// Creates a TOML codec.
     ///
     /// - Parameter coding: Date and key strategies; ISO 8601 dates by default.
     public init(coding: DocumentCoding = DocumentCoding(dates: .iso8601)) {
-        self.coding = coding
+        strategies = coding
     }
 
     public var formatName: String { "TOML" }
