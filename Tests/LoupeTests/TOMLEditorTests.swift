@@ -106,6 +106,7 @@ struct TOMLEditorTests {
         #expect(try edited(text) { try $0.remove(at: "dependencies.clap.default-features") }
                 == "[dependencies]\nclap = { version = \"5.0.0\" }\n")
         #expect(try edited("a = {}\n") { try $0.set(.integer(1), at: "a.b") } == "a = { b = 1 }\n")
+        #expect(try edited("a = { x = 1 }\n") { try $0.remove(at: "a.x") } == "a = {}\n")
     }
 
     // MARK: Keys and tables

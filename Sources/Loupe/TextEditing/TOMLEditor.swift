@@ -578,11 +578,16 @@ private struct TOMLEditWork {
                 runs.append(index...index)
             }
         }
+        var runOf: [Int: ClosedRange<Int>] = [:]
         for run in runs {
+            for index in run { runOf[index] = run }
             if run.upperBound < count - 1 {
                 result.append(.remove(start(run.lowerBound)..<start(run.upperBound + 1)))
             } else if run.lowerBound > 0 {
                 result.append(.remove(end(run.lowerBound - 1)..<end(run.upperBound)))
+            } else if change.inserted.isEmpty {
+                // Every entry removed: an empty `[]` or `{}`.
+                result.append(.remove(list.range.lowerBound + 1..<list.range.upperBound - 1))
             } else {
                 let last = items[count - 1].comma.map { $0 + 1 } ?? end(count - 1)
                 result.append(.remove(start(0)..<last))
@@ -593,7 +598,7 @@ private struct TOMLEditWork {
         var before: [Int: [String]] = [:]
         for (index, written) in change.inserted {
             // An entry before a removed one goes before the run it is in, or after the last kept entry.
-            let run = runs.first { $0.contains(index) }
+            let run = runOf[index]
             if index >= count || (run?.upperBound == count - 1 && run!.lowerBound > 0) {
                 appended.append(written)
             } else {

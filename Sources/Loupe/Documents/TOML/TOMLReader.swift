@@ -279,34 +279,37 @@ struct TOMLReader {
 
     /// A value, and its syntax (an array's or inline table's entries only when the reader notes the syntax).
     private mutating func readValue(depth: Int) throws -> (Entry, TOMLSyntax.Value) {
+        guard depth < Self.maximumDepth else { throw error("nested more than \(Self.maximumDepth) levels deep") }
+        guard let byte = peek() else { throw error("a value was expected at the end of the text") }
         let start = position
-        let entry = try readEntry(depth: depth)
+        let entry: Entry
+        switch byte {
+        case UInt8(ascii: "\""):
+            entry = .value(.string(starts(with: "\"\"\"") ? try readMultilineBasicString() : try readBasicString()))
+        case UInt8(ascii: "'"):
+            entry = .value(.string(starts(with: "'''") ? try readMultilineLiteralString() : try readLiteralString()))
+        case UInt8(ascii: "["):
+            entry = .value(try readArray(depth: depth))
+        case UInt8(ascii: "{"):
+            entry = .table(try readInlineTable(depth: depth))
+        case UInt8(ascii: "t"), UInt8(ascii: "f"):
+            if starts(with: "true") {
+                position += 4
+                entry = .value(.bool(true))
+            } else if starts(with: "false") {
+                position += 5
+                entry = .value(.bool(false))
+            } else {
+                throw error("a value was expected, not \(describe(byte))")
+            }
+        default:
+            entry = .value(try readNumberOrDate())
+        }
         if let list = lastList, list.start == start {
             lastList = nil
             return (entry, list.syntax)
         }
         return (entry, .scalar(start..<position))
-    }
-
-    private mutating func readEntry(depth: Int) throws -> Entry {
-        guard depth < Self.maximumDepth else { throw error("nested more than \(Self.maximumDepth) levels deep") }
-        guard let byte = peek() else { throw error("a value was expected at the end of the text") }
-        switch byte {
-        case UInt8(ascii: "\""):
-            return .value(.string(starts(with: "\"\"\"") ? try readMultilineBasicString() : try readBasicString()))
-        case UInt8(ascii: "'"):
-            return .value(.string(starts(with: "'''") ? try readMultilineLiteralString() : try readLiteralString()))
-        case UInt8(ascii: "["):
-            return .value(try readArray(depth: depth))
-        case UInt8(ascii: "{"):
-            return .table(try readInlineTable(depth: depth))
-        case UInt8(ascii: "t"), UInt8(ascii: "f"):
-            if starts(with: "true") { position += 4; return .value(.bool(true)) }
-            if starts(with: "false") { position += 5; return .value(.bool(false)) }
-            throw error("a value was expected, not \(describe(byte))")
-        default:
-            return .value(try readNumberOrDate())
-        }
     }
 
     private mutating func readArray(depth: Int) throws -> JSONValue {
