@@ -601,9 +601,10 @@ struct TOMLInPlaceEditTests {
                 == Self.handWritten.replacingOccurrences(of: "count = 1_000\n", with: "count = 1_000\nverbose = true\n"))
         let table = try edited(Self.handWritten) { try $0.set(.object(["level": .string("info")]), at: "log") }
         #expect(table == Self.handWritten + "\n[log]\nlevel = \"info\"\n")
-        // A table with no section of its own (made by a header of a table inside it) gets a dotted key.
+        // A table with no section of its own (made by a header of a table inside it, as `tool` and
+        // `tool.ruff` of `[tool.ruff.lint]`) gets one, before its tables' sections.
         let implicit = try edited("[a.b]\nx = 1\n") { try $0.set(.integer(2), at: "a.y") }
-        #expect(implicit == "a.y = 2\n[a.b]\nx = 1\n", "\(implicit)")
+        #expect(implicit == "[a]\ny = 2\n\n[a.b]\nx = 1\n", "\(implicit)")
     }
 
     @Test func aChangedValueKeepsItsSpellingWhereItCan() throws {

@@ -177,16 +177,15 @@ private struct TOMLEditWork {
                 let prefix = Array(line.key.prefix(path.count - syntax.sections[line.section].path.count))
                 let written = TOMLWriter.dotted(prefix + [key]) + " = " + (try TOMLWriter.inlineText(of: value, at: memberPath))
                 splices.append(.insert(lineAfter(line.line.upperBound, written), at: line.line.upperBound))
-            } else if sectionsUnder[path] != nil {
-                // A table only its sub-tables' headers make: a new table is a section among theirs, a value
-                // a dotted key in the section of the nearest table above that has one.
+            } else if let first = sectionsUnder[path]?.first {
+                // A table only its sub-tables' headers make (`tool.ruff` of `[tool.ruff.lint]`): a new table
+                // is a section among theirs, a value goes into a section of its own before theirs.
                 if Self.isTable(value) {
                     insertSections(try TOMLWriter.text(of: value, under: Self.keys(of: memberPath)), after: path)
                 } else {
-                    var ancestor = path
-                    while !ancestor.isEmpty, sectionAt[ancestor] == nil { ancestor.removeLast() }
-                    let key = TOMLWriter.dotted(Self.keys(of: Array(memberPath.dropFirst(ancestor.count))))
-                    try insertLine(key + " = " + TOMLWriter.inlineText(of: value, at: memberPath), in: sectionAt[ancestor] ?? 0)
+                    let header = "[" + TOMLWriter.dotted(Self.keys(of: path)) + "]\n"
+                    let member = TOMLWriter.key(key) + " = " + (try TOMLWriter.inlineText(of: value, at: memberPath)) + "\n\n"
+                    splices.append(.insert(Array((header + member).utf8), at: sectionBlockStart(first)))
                 }
             } else {
                 throw TextEditRefusal(path: path, reason: "the table is not written in the text")
@@ -462,7 +461,11 @@ private struct TOMLEditWork {
             all += isOneElementPerLine(change.list) ? linesSplices(change) : inlineSplices(change)
         }
         var removals: [Range<Int>] = []
-        for range in all.filter({ $0.replacement.isEmpty && !$0.range.isEmpty }).map(\.range).sorted(by: { $0.lowerBound < $1.lowerBound }) {
+        // (What is removed at the end of the text goes with the blank lines before it.)
+        let removed = all.filter { $0.replacement.isEmpty && !$0.range.isEmpty }.map { splice in
+            splice.range.upperBound == text.count ? contentEnd(splice.range.lowerBound, floor: 0)..<text.count : splice.range
+        }
+        for range in removed.sorted(by: { $0.lowerBound < $1.lowerBound }) {
             if let last = removals.last, range.lowerBound < last.upperBound {
                 removals[removals.count - 1] = last.lowerBound..<max(last.upperBound, range.upperBound)
             } else {
