@@ -46,6 +46,8 @@ private struct TOMLEditWork {
     let text: [UInt8]
     let lines: TextLines
     let syntax: TOMLSyntax
+    /// The document the text holds.
+    let old: JSONValue
     /// The `key = value` line of each path a line's key names.
     private var keyValueAt: [Path: Int] = [:]
     /// The section of each table a header names (the root's: the empty path).
@@ -63,6 +65,9 @@ private struct TOMLEditWork {
     /// How many elements each array of tables loses, and which gain elements.
     private var removedElements: [Path: Int] = [:]
     private var gainingElements: Set<Path> = []
+    /// How many members each table loses, and which gain members.
+    private var removedMembers: [Path: Int] = [:]
+    private var gainingMembers: Set<Path> = []
 
     private struct ListChange {
         var list: TOMLSyntax.List
@@ -80,12 +85,6 @@ private struct TOMLEditWork {
         /// A table made by headers or dotted key lines, or an array of tables: what sections say.
         case sections(Path)
     }
-
-    /// The document the text holds.
-    let old: JSONValue
-    /// How many members each table loses, and which gain members.
-    private var removedMembers: [Path: Int] = [:]
-    private var gainingMembers: Set<Path> = []
 
     init(text: [UInt8], syntax: TOMLSyntax, old: JSONValue) {
         self.text = text
