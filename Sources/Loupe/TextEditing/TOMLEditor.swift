@@ -48,16 +48,16 @@ private struct TOMLEditWork {
     let syntax: TOMLSyntax
     /// The document the text holds.
     let old: JSONValue
-    /// The `key = value` line of each path a line's key names.
-    private var keyValueAt: [Path: Int] = [:]
+    /// The `key = value` lines of each section (contiguous in text order), and the line of each path a
+    /// line's key names, by section: a section's index is made when an edit first looks into it.
+    private var keyValuesOf: [Range<Int>]
+    private var keyValueIndex: [Int: [Path: Int]] = [:]
     /// The section of each table a header names (the root's: the empty path).
     private var sectionAt: [Path: Int] = [:]
     /// The sections of the tables under each path (the path's own included), in text order.
     private var sectionsUnder: [Path: [Int]] = [:]
     /// The lines whose dotted keys define the table at each path, in text order.
     private var keyValuesUnder: [Path: [Int]] = [:]
-    /// The last `key = value` line of each section.
-    private var lastKeyValue: [Int: Int] = [:]
 
     private var splices: [TextSplice] = []
     /// The entries added to and removed from each array and inline table, by where it starts.
@@ -97,12 +97,15 @@ private struct TOMLEditWork {
                 sectionsUnder[Array(section.path.prefix(length)), default: []].append(index)
             }
         }
+        keyValuesOf = Array(repeating: 0..<0, count: syntax.sections.count)
         for (index, line) in syntax.keyValues.enumerated() {
-            keyValueAt[line.path] = index
-            lastKeyValue[line.section] = index
+            let lines = keyValuesOf[line.section]
+            keyValuesOf[line.section] = (lines.isEmpty ? index : lines.lowerBound)..<(index + 1)
+            guard line.key.count > 1 else { continue }
             let sectionDepth = syntax.sections[line.section].path.count
-            for length in stride(from: sectionDepth + 1, to: line.path.count, by: 1) {
-                keyValuesUnder[Array(line.path.prefix(length)), default: []].append(index)
+            let path = syntax.path(of: index)
+            for length in stride(from: sectionDepth + 1, to: path.count, by: 1) {
+                keyValuesUnder[Array(path.prefix(length)), default: []].append(index)
             }
         }
     }
@@ -277,16 +280,33 @@ private struct TOMLEditWork {
 
     // MARK: Where paths are written
 
-    private func place(of path: Path) -> Place {
+    private mutating func place(of path: Path) -> Place {
         // The longest part of the path a `key = value` line names, then the way into its value.
         var length = path.count
         while length > 0 {
-            if let line = keyValueAt[Array(path.prefix(length))] {
+            if let line = keyValue(at: Array(path.prefix(length))) {
                 return place(in: syntax.keyValues[line].value, rest: path.dropFirst(length))
             }
             length -= 1
         }
         return .sections(path)
+    }
+
+    /// The `key = value` line whose key names `path`, if one does: in the section of the longest part of
+    /// the path a header names (a line's table is its section's, or one its dotted key makes there).
+    private mutating func keyValue(at path: Path) -> Int? {
+        var length = path.count - 1
+        while length > 0, sectionAt[Array(path.prefix(length))] == nil { length -= 1 }
+        guard let section = sectionAt[Array(path.prefix(max(length, 0)))] else { return nil }
+        if keyValueIndex[section] == nil {
+            keyValueIndex[section] = Dictionary(keyValuesOf[section].map { (syntax.path(of: $0), $0) }, uniquingKeysWith: { first, _ in first })
+        }
+        return keyValueIndex[section]?[path]
+    }
+
+    /// The last `key = value` line of a section.
+    private func lastKeyValue(of section: Int) -> Int? {
+        keyValuesOf[section].last
     }
 
     private func place(in value: TOMLSyntax.Value, rest: ArraySlice<ValuePath.Component>) -> Place {
@@ -310,7 +330,7 @@ private struct TOMLEditWork {
     /// Inserts `line` (and its line break) after the last `key = value` line of `section`, or after its
     /// header when it has none (the root: before the first header's comments, or at the end of the text).
     private mutating func insertLine(_ line: String, in section: Int) throws {
-        if let last = lastKeyValue[section] {
+        if let last = lastKeyValue(of: section) {
             let offset = syntax.keyValues[last].line.upperBound
             splices.append(.insert(lineAfter(offset, line), at: offset))
         } else if section == 0 {
@@ -341,7 +361,7 @@ private struct TOMLEditWork {
         if !path.isEmpty, let last = sectionsUnder[path]?.last {
             blockEnd = sectionBlockEnd(last)
             floor = syntax.sections[last].bodyStart
-        } else if let defining = keyValuesUnder[path]?.last ?? keyValueAt[path] {
+        } else if let defining = keyValuesUnder[path]?.last ?? keyValue(at: path) {
             blockEnd = syntax.keyValues[defining].line.upperBound
             floor = blockEnd
         } else {
@@ -367,7 +387,7 @@ private struct TOMLEditWork {
             let start = end == text.count ? contentEnd(sectionBlockStart(section), floor: sectionFloor(section)) : sectionBlockStart(section)
             splices.append(.remove(start..<end))
         }
-        let lines = keyValueAt[path].map { [$0] } ?? keyValuesUnder[path] ?? []
+        let lines = keyValue(at: path).map { [$0] } ?? keyValuesUnder[path] ?? []
         for index in lines where !removedSections.contains(syntax.keyValues[index].section) {
             splices.append(.remove(lineBlock(index)))
         }
@@ -390,7 +410,7 @@ private struct TOMLEditWork {
     /// Where the text before a section's header ends: the previous section's last line or header.
     private func sectionFloor(_ section: Int) -> Int {
         let previous = section - 1
-        return lastKeyValue[previous].map { syntax.keyValues[$0].line.upperBound } ?? syntax.sections[previous].bodyStart
+        return lastKeyValue(of: previous).map { syntax.keyValues[$0].line.upperBound } ?? syntax.sections[previous].bodyStart
     }
 
     /// Where a section ends: where the next one starts with its comments, or the end of the text.

@@ -131,7 +131,7 @@ struct TOMLReader {
                 try endOfLine()
                 if outlining {
                     syntax.keyValues.append(.init(
-                        path: sectionPath + key.map(ValuePath.Component.key), key: key, section: syntax.sections.count - 1,
+                        key: key, section: syntax.sections.count - 1,
                         line: lineStart..<position, range: keyStart..<valueEnd, value: value))
                 }
                 continue

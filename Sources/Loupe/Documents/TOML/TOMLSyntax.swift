@@ -57,8 +57,6 @@ struct TOMLSyntax: Sendable {
 
     /// A `key = value` line of a section.
     struct KeyValue: Sendable {
-        /// The value's document path: the section's, then the key's parts.
-        var path: [ValuePath.Component]
         /// The key as written, dotted keys as their parts.
         var key: [String]
         /// The index of its section.
@@ -72,4 +70,10 @@ struct TOMLSyntax: Sendable {
 
     var sections: [Section] = [Section(path: [], isArrayElement: false, headerStart: 0, bodyStart: 0, end: 0)]
     var keyValues: [KeyValue] = []
+
+    /// The document path of a `key = value` line's value: its section's, then its key's parts.
+    func path(of keyValue: Int) -> [ValuePath.Component] {
+        let line = keyValues[keyValue]
+        return sections[line.section].path + line.key.map(ValuePath.Component.key)
+    }
 }
