@@ -16,6 +16,9 @@ public struct DocumentCoding: Sendable {
     public var keyEncodingStrategy: JSONEncoder.KeyEncodingStrategy
     /// How document keys become coding keys.
     public var keyDecodingStrategy: JSONDecoder.KeyDecodingStrategy
+    /// Whether a `Double` or `Float` that is infinite or NaN is encoded (as that double), for a format that
+    /// holds them (TOML's `inf` and `nan`); JSON holds none, and the encode fails as `JSONEncoder`'s does.
+    package var encodesNonFiniteNumbers = false
 
     /// Strategies given one by one; the defaults are `JSONEncoder`'s and `JSONDecoder`'s.
     public init(

@@ -142,6 +142,8 @@ final class DocumentEncoder {
     private struct Unsupported: Error {}
 
     fileprivate let dates: JSONEncoder.DateEncodingStrategy
+    /// Whether an infinite or NaN number is encoded (see ``DocumentCoding/encodesNonFiniteNumbers``).
+    fileprivate var encodesNonFiniteNumbers = false
     /// The dictionary entry the update wrote alone, if it did: the dictionary it wrote is encoded by that
     /// member alone.
     fileprivate let entryWrite: DictionaryEntryWrite?
@@ -180,6 +182,7 @@ final class DocumentEncoder {
             return nil
         }
         let encoder = DocumentEncoder(dates: coding.dateEncodingStrategy, entryWrite: entryWrite)
+        encoder.encodesNonFiniteNumbers = coding.encodesNonFiniteNumbers
         let document: JSONValue
         let node: MemoNode?
         let previous = memo?.take()
@@ -312,6 +315,7 @@ final class DocumentEncoder {
     fileprivate func number<F: BinaryFloatingPoint & LosslessStringConvertible>(
         _ value: F, at codingPath: @autoclosure () -> [any CodingKey]
     ) throws -> JSONValue {
+        if !value.isFinite, encodesNonFiniteNumbers { return .double(Double(value)) }
         guard value.isFinite else {
             threw = true
             throw EncodingError.invalidValue(value, EncodingError.Context(

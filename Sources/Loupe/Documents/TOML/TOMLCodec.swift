@@ -15,17 +15,23 @@ import Foundation
 /// A write to a file edits its text in place: comments, blank lines and the order of keys and sections
 /// stay. A file Loupe creates is written in a clean style (tables after values, keys sorted).
 public struct TOMLCodec: DocumentCodec {
-    /// How the typed value maps to TOML: ISO 8601 dates by default, so that a `Date` is a TOML date-time.
-    public var coding: DocumentCoding
-    /// Where each part of the text written last is, so that the next edit of that text does not read it
-    /// again.
-    private let lastEdit = TOMLTextEditor.Memo()
+    /// How the typed value maps to TOML: ISO 8601 dates by default, so that a `Date` is a TOML date-time;
+    /// an infinite or NaN `Double` is TOML's `inf` or `nan`.
+    public var coding: DocumentCoding {
+        get {
+            var coding = strategies
+            coding.encodesNonFiniteNumbers = true
+            return coding
+        }
+        set { strategies = newValue }
+    }
+    private var strategies: DocumentCoding
 
     /// Creates a TOML codec.
     ///
     /// - Parameter coding: Date and key strategies; ISO 8601 dates by default.
     public init(coding: DocumentCoding = DocumentCoding(dates: .iso8601)) {
-        self.coding = coding
+        strategies = coding
     }
 
     public var formatName: String { "TOML" }
@@ -33,26 +39,23 @@ public struct TOMLCodec: DocumentCodec {
     public var fileExtensions: [String] { ["toml"] }
 
     public func parse(_ data: Data) throws -> JSONValue {
-        guard String(validating: data, as: UTF8.self) != nil else {
+        // A byte-order mark is not part of the text (an edit keeps it); an empty file is an empty table.
+        let text = TextEngine.withoutByteOrderMark(data)
+        guard String(validating: text, as: UTF8.self) != nil else {
             throw DocumentSyntaxError("it is not UTF-8 text")
         }
-        return try TOMLReader.document(from: Array(data))
+        return try TOMLReader.document(from: Array(text))
     }
 
     public func serialize(_ document: JSONValue) throws -> Data {
         Data(try TOMLWriter.text(of: document).utf8)
     }
 
-    /// `document` as an edit of the TOML text `previous`: changed values are replaced where they stand,
-    /// removed keys go with their line, new keys join their table's section, and comments, blank lines and
-    /// order stay; a changed value keeps its spelling where it can (a literal string stays literal, an
-    /// integer keeps its base or grouping), and an array of tables gains or loses `[[…]]` sections. What
-    /// cannot be edited in place (a new table inside an element of an array of tables that is not its last)
-    /// is written anew.
+    /// `document` as an edit of the TOML text `previous` (``TOMLEditor``): changed values are replaced where
+    /// they stand in their own spelling, removed keys go with their lines and own comments, new keys join
+    /// their table's section, arrays and inline tables keep their layout, and comments, blank lines and
+    /// order stay. TOML has no null: a document that needs one is refused, naming where.
     public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
-        // What the edit cannot make (what TOML cannot hold among it) is written anew, or refused as a fresh
-        // write refuses it.
-        if let edited = TOMLTextEditor.edit(previous, into: document, memo: lastEdit) { return edited }
-        return try serialize(document)
+        try TextEngine.edit(previous, from: previousDocument, to: document, with: TOMLEditor(document: document))
     }
 }

@@ -27,32 +27,15 @@ struct TOMLReader {
     private var sectionKey: [String] = []
     private var sectionNumber = 0
     private let root: Table
-    /// Where each section and each key/value of a section is in the text, for an edit in place.
-    private(set) var outline = Outline()
-    /// Whether the reader notes the outline (a parse for an edit), or only reads the document.
+    /// Where each section, each key/value line and each part of each value is in the text, for an edit in
+    /// place.
+    private(set) var syntax = TOMLSyntax()
+    /// Whether the reader notes the syntax (a parse for an edit), or only reads the document.
     private let outlining: Bool
     /// The path of the table the current section writes to, with the index of an array of tables' element.
     private var sectionPath: [ValuePath.Component] = []
-
-    /// Where things are in a TOML text: each section (the root's first), and each `key = value` line.
-    struct Outline: Sendable {
-        struct Section: Sendable {
-            let path: [ValuePath.Component]
-            /// Where its header line starts (0 for the root), and where its body starts.
-            var headerStart: Int
-            var bodyStart: Int
-        }
-        struct KeyValue: Sendable {
-            /// The value's path: the section's and the (dotted) key's.
-            let path: [ValuePath.Component]
-            let section: Int
-            /// The line, from its start through its line break, and the value's bytes.
-            var lines: Range<Int>
-            var value: Range<Int>
-        }
-        var sections: [Section] = [Section(path: [], headerStart: 0, bodyStart: 0)]
-        var keyValues: [KeyValue] = []
-    }
+    /// The syntax of the array or inline table read last, and where it starts, for ``readValue(depth:)``.
+    private var lastList: (start: Int, syntax: TOMLSyntax.Value)?
 
     /// The document `bytes` hold.
     static func document(from bytes: [UInt8]) throws -> JSONValue {
@@ -61,11 +44,15 @@ struct TOMLReader {
         return reader.root.document
     }
 
-    /// The document `bytes` hold, and where each part of it is written.
-    static func outlined(_ bytes: [UInt8]) throws -> (document: JSONValue, outline: Outline) {
+    /// The document `bytes` hold, and its syntax: where each part of it is written.
+    static func syntax(of bytes: [UInt8]) throws -> (document: JSONValue, syntax: TOMLSyntax) {
         var reader = TOMLReader(bytes, outlining: true)
         try reader.readDocument()
-        return (reader.root.document, reader.outline)
+        for index in reader.syntax.sections.indices {
+            let next = index + 1 < reader.syntax.sections.count ? reader.syntax.sections[index + 1].headerStart : bytes.count
+            reader.syntax.sections[index].end = next
+        }
+        return (reader.root.document, reader.syntax)
     }
 
     private init(_ bytes: [UInt8], outlining: Bool) {
@@ -129,18 +116,23 @@ struct TOMLReader {
                 break
             case UInt8(ascii: "["):
                 let lineStart = self.lineStart(of: position)
+                let isArray = starts(with: "[[")
                 try readHeader()
                 try endOfLine()
-                if outlining { outline.sections.append(.init(path: sectionPath, headerStart: lineStart, bodyStart: position)) }
+                if outlining {
+                    syntax.sections.append(.init(path: sectionPath, isArrayElement: isArray, headerStart: lineStart, bodyStart: position, end: position))
+                }
                 continue
             default:
                 let lineStart = self.lineStart(of: position)
-                let (path, value) = try readKeyValue(into: section, depth: 0)
+                let keyStart = position
+                let (key, value) = try readKeyValue(into: section, depth: 0)
+                let valueEnd = position
                 try endOfLine()
                 if outlining {
-                    outline.keyValues.append(.init(
-                        path: sectionPath + path.map(ValuePath.Component.key), section: outline.sections.count - 1,
-                        lines: lineStart..<position, value: value))
+                    syntax.keyValues.append(.init(
+                        key: key, section: syntax.sections.count - 1,
+                        line: lineStart..<position, range: keyStart..<valueEnd, value: value))
                 }
                 continue
             }
@@ -200,9 +192,9 @@ struct TOMLReader {
         sectionKey = key
     }
 
-    /// `key = value` (the key may be dotted), into `table`; returns the key and where its value is.
+    /// `key = value` (the key may be dotted), into `table`; returns the key and the value's syntax.
     @discardableResult
-    private mutating func readKeyValue(into table: Table, depth: Int) throws -> (key: [String], value: Range<Int>) {
+    private mutating func readKeyValue(into table: Table, depth: Int) throws -> (key: [String], value: TOMLSyntax.Value) {
         let start = position
         let relative = try readKey()
         // Errors name the whole key, from the section's header (inside an inline table, from there).
@@ -212,9 +204,7 @@ struct TOMLReader {
         // (The message names the key, which takes time to write: only when it is needed.)
         if peek() == UInt8(ascii: "=") { position += 1 } else { try expect("=", "'=' after the key \(name(key))") }
         skipBlank()
-        let valueStart = position
-        let value = try readValue(depth: depth)
-        let valueRange = valueStart..<position
+        let (value, valueSyntax) = try readValue(depth: depth)
         var target = table
         for (index, part) in key.enumerated().dropFirst(skipped).dropLast().map({ ($0.offset, $0.element) }) {
             switch target.entries[part] {
@@ -241,7 +231,7 @@ struct TOMLReader {
         let last = key[key.count - 1]
         guard target.entries[last] == nil else { throw error("the key \(name(key)) is defined twice", at: start) }
         target.entries[last] = value
-        return (relative, valueRange)
+        return (relative, valueSyntax)
     }
 
     private func lineStart(of offset: Int) -> Int {
@@ -287,66 +277,99 @@ struct TOMLReader {
 
     // MARK: Values
 
-    private mutating func readValue(depth: Int) throws -> Entry {
+    /// A value, and its syntax (an array's or inline table's entries only when the reader notes the syntax).
+    private mutating func readValue(depth: Int) throws -> (Entry, TOMLSyntax.Value) {
         guard depth < Self.maximumDepth else { throw error("nested more than \(Self.maximumDepth) levels deep") }
         guard let byte = peek() else { throw error("a value was expected at the end of the text") }
+        let start = position
+        let entry: Entry
         switch byte {
         case UInt8(ascii: "\""):
-            return .value(.string(starts(with: "\"\"\"") ? try readMultilineBasicString() : try readBasicString()))
+            entry = .value(.string(starts(with: "\"\"\"") ? try readMultilineBasicString() : try readBasicString()))
         case UInt8(ascii: "'"):
-            return .value(.string(starts(with: "'''") ? try readMultilineLiteralString() : try readLiteralString()))
+            entry = .value(.string(starts(with: "'''") ? try readMultilineLiteralString() : try readLiteralString()))
         case UInt8(ascii: "["):
-            return .value(try readArray(depth: depth))
+            entry = .value(try readArray(depth: depth))
         case UInt8(ascii: "{"):
-            return .table(try readInlineTable(depth: depth))
+            entry = .table(try readInlineTable(depth: depth))
         case UInt8(ascii: "t"), UInt8(ascii: "f"):
-            if starts(with: "true") { position += 4; return .value(.bool(true)) }
-            if starts(with: "false") { position += 5; return .value(.bool(false)) }
-            throw error("a value was expected, not \(describe(byte))")
+            if starts(with: "true") {
+                position += 4
+                entry = .value(.bool(true))
+            } else if starts(with: "false") {
+                position += 5
+                entry = .value(.bool(false))
+            } else {
+                throw error("a value was expected, not \(describe(byte))")
+            }
         default:
-            return .value(try readNumberOrDate())
+            entry = .value(try readNumberOrDate())
         }
+        if let list = lastList, list.start == start {
+            lastList = nil
+            return (entry, list.syntax)
+        }
+        return (entry, .scalar(start..<position))
     }
 
     private mutating func readArray(depth: Int) throws -> JSONValue {
+        let start = position
         position += 1
         var elements: [JSONValue] = []
+        var items: [TOMLSyntax.Item] = []
+        func done(_ position: Int) -> JSONValue {
+            if outlining { lastList = (start, .list(TOMLSyntax.List(range: start..<position, isTable: false, items: items))) }
+            return .array(elements)
+        }
         while true {
             try skipBlankLinesAndComments()
-            if peek() == UInt8(ascii: "]") { position += 1; return .array(elements) }
-            elements.append(try readValue(depth: depth + 1).document)
+            if peek() == UInt8(ascii: "]") { position += 1; return done(position) }
+            let elementStart = position
+            let (element, syntax) = try readValue(depth: depth + 1)
+            elements.append(element.document)
+            if outlining { items.append(TOMLSyntax.Item(key: [], range: elementStart..<position, value: syntax, comma: nil)) }
             try skipBlankLinesAndComments()
             switch peek() {
-            case UInt8(ascii: ","): position += 1
-            case UInt8(ascii: "]"): position += 1; return .array(elements)
+            case UInt8(ascii: ","):
+                if outlining { items[items.count - 1].comma = position }
+                position += 1
+            case UInt8(ascii: "]"): position += 1; return done(position)
             case let other: throw error("',' or ']' was expected in the array, not \(other.map(describe) ?? "the end of the text")")
             }
         }
     }
 
     private mutating func readInlineTable(depth: Int) throws -> Table {
+        let start = position
         position += 1
         // Dotted keys inside may add to the tables they make there (`{ a.b = 1, a.c = 2 }`).
         let table = Table(kind: .dotted, section: sectionNumber)
-        skipBlank()
-        if peek() == UInt8(ascii: "}") {
-            position += 1
+        var items: [TOMLSyntax.Item] = []
+        func done(_ position: Int) -> Table {
+            if outlining { lastList = (start, .list(TOMLSyntax.List(range: start..<position, isTable: true, items: items))) }
             freeze(table)
             return table
         }
+        skipBlank()
+        if peek() == UInt8(ascii: "}") {
+            position += 1
+            return done(position)
+        }
         while true {
             skipBlank()
-            try readKeyValue(into: table, depth: depth + 1)
+            let memberStart = position
+            let (key, syntax) = try readKeyValue(into: table, depth: depth + 1)
+            if outlining { items.append(TOMLSyntax.Item(key: key, range: memberStart..<position, value: syntax, comma: nil)) }
             skipBlank()
             switch peek() {
             case UInt8(ascii: ","):
+                if outlining { items[items.count - 1].comma = position }
                 position += 1
                 skipBlank()
                 if peek() == UInt8(ascii: "}") { throw error("an inline table cannot end with a ','") }
             case UInt8(ascii: "}"):
                 position += 1
-                freeze(table)
-                return table
+                return done(position)
             case UInt8(ascii: "\n"), UInt8(ascii: "\r"): throw error("an inline table must be on one line")
             case let other: throw error("',' or '}' was expected in the inline table, not \(other.map(describe) ?? "the end of the text")")
             }

@@ -88,15 +88,16 @@ struct TOMLWriter {
         }
     }
 
-    /// `value` on one line, as TOML writes a value: a scalar, an array, or an inline table.
-    static func inlineText(of value: JSONValue) throws -> String {
-        try TOMLWriter().inline(value, at: [])
+    /// `value` on one line, as TOML writes a value: a scalar, an array, or an inline table. `path` (where
+    /// the value goes) names the place in an error.
+    static func inlineText(of value: JSONValue, at path: [ValuePath.Component] = []) throws -> String {
+        try TOMLWriter().inline(value, at: path)
     }
 
     /// `value` on one line, spelled like `previous` (the text of the value it replaces) where it can be:
     /// a literal string stays literal and a multi-line string multi-line when the new string can be written
     /// so, and an integer keeps its base (`0x`, `0o`, `0b`) or its `_` grouping.
-    static func inlineText(of value: JSONValue, spelledLike previous: ArraySlice<UInt8>) throws -> String {
+    static func inlineText(of value: JSONValue, spelledLike previous: ArraySlice<UInt8>, at path: [ValuePath.Component] = []) throws -> String {
         let previous = String(decoding: previous, as: UTF8.self)
         switch value {
         case .string(let string) where TOMLReader.dateTime(string) != string:
@@ -104,7 +105,7 @@ struct TOMLWriter {
         case .integer(let number):
             return spelledInteger(number, like: previous) ?? String(number)
         default:
-            return try inlineText(of: value)
+            return try inlineText(of: value, at: path)
         }
     }
 
