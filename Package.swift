@@ -157,6 +157,12 @@ let package = Package(
             name: "LoupeYAMLTests",
             dependencies: ["LoupeYAML", "LoupeTesting", "LoupeTestSupport"]
         ),
+        // Real configuration files from public repositories, edited at random: every write changes only what changed.
+        .testTarget(
+            name: "LoupeCorpusTests",
+            dependencies: ["Loupe", "LoupeYAML", "LoupeTestSupport"],
+            resources: [.copy("Corpus")]
+        ),
         .testTarget(
             name: "LoupeKeyringTests",
             dependencies: [
