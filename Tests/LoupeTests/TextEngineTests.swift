@@ -1,5 +1,6 @@
 @testable import Loupe
 import Foundation
+import LoupeTestSupport
 import Testing
 
 /// The shared text-editing engine: the edit model worked out from two documents, splices made in one pass,
@@ -118,5 +119,86 @@ struct TextEngineTests {
     func nonFiniteNumbersShown() {
         let document = JSONValue.object(["a": .double(.infinity), "b": .array([.double(-.infinity), .double(.nan)]), "c": .integer(1)])
         #expect(document.jsonText() == #"{"a":inf,"b":[-inf,nan],"c":1}"#)
+    }
+
+    /// `edits` made on `document`, as an editor makes them on a text: every path names the old document.
+    static func applying(_ edits: [DocumentEdit], to document: JSONValue) -> JSONValue {
+        let byPath = Dictionary(grouping: edits, by: \.path)
+        func apply(_ value: JSONValue, at path: [ValuePath.Component]) -> JSONValue {
+            let here = byPath[path] ?? []
+            if let replaced = here.first(where: { if case .replace = $0 { true } else { false } }), case .replace(_, let new) = replaced { return new }
+            switch value {
+            case .object(var members):
+                for key in Array(members.keys) { members[key] = apply(members[key]!, at: path + [.key(key)]) }
+                for edit in here {
+                    if case .removeMember(_, let key) = edit { members[key] = nil }
+                    if case .addMember(_, let key, let new) = edit { members[key] = new }
+                }
+                return .object(members)
+            case .array(let elements):
+                var result: [JSONValue] = []
+                let removed = Set(here.compactMap { if case .removeElement(_, let index) = $0 { index } else { nil } })
+                var added: [Int: [JSONValue]] = [:]
+                for edit in here { if case .addElement(_, let before, let new) = edit { added[before, default: []].append(new) } }
+                for index in 0...elements.count {
+                    result += added[index] ?? []
+                    if index < elements.count, !removed.contains(index) { result.append(apply(elements[index], at: path + [.index(index)])) }
+                }
+                return .array(result)
+            default:
+                return value
+            }
+        }
+        return apply(document, at: [])
+    }
+
+    @Test("random documents: the edits worked out between two, made on the first, give the second", arguments: 1...4)
+    func editsReproduceTheNewDocument(seed: UInt64) {
+        var random = SeededGenerator(seed: seed)
+        func value(_ depth: Int) -> JSONValue {
+            switch Int.random(in: 0..<(depth > 2 ? 3 : 6), using: &random) {
+            case 0: return .integer(Int.random(in: 0..<4, using: &random))
+            case 1: return .string(["a", "b", "c"].randomElement(using: &random)!)
+            case 2: return .bool(Bool.random(using: &random))
+            case 3: return .array((0..<Int.random(in: 0..<7, using: &random)).map { _ in value(depth + 1) })
+            default: return .object(Dictionary((0..<Int.random(in: 0..<5, using: &random)).map { ("k\($0)", value(depth + 1)) }) { a, _ in a })
+            }
+        }
+        func mutated(_ document: JSONValue) -> JSONValue {
+            switch document {
+            case .array(var elements):
+                for _ in 0..<Int.random(in: 0..<3, using: &random) {
+                    switch Int.random(in: 0..<3, using: &random) {
+                    case 0 where !elements.isEmpty: elements.remove(at: Int.random(in: 0..<elements.count, using: &random))
+                    case 1: elements.insert(value(2), at: Int.random(in: 0...elements.count, using: &random))
+                    default: if !elements.isEmpty { let index = Int.random(in: 0..<elements.count, using: &random); elements[index] = mutated(elements[index]) }
+                    }
+                }
+                return .array(elements)
+            case .object(var members):
+                for key in Array(members.keys) where Bool.random(using: &random) { members[key] = mutated(members[key]!) }
+                if Bool.random(using: &random), let key = members.keys.randomElement(using: &random) { members[key] = nil }
+                if Bool.random(using: &random) { members["new\(Int.random(in: 0..<3, using: &random))"] = value(2) }
+                return .object(members)
+            default:
+                return Bool.random(using: &random) ? document : value(3)
+            }
+        }
+        for _ in 0..<500 {
+            let old = value(0)
+            let new = mutated(old)
+            let edits = DocumentEdit.changes(from: old, to: new)
+            #expect(Self.applying(edits, to: old).isSameValue(as: new), "\(old) → \(new): \(edits)")
+        }
+    }
+
+    @Test("a long array with many changes is lined up in linear time, and its edits still give the new array")
+    func longArraysStayLinear() {
+        let old = JSONValue.array((0..<40_000).map { .integer($0) })
+        let new = JSONValue.array((0..<40_000).filter { $0 % 3 != 0 }.map { .integer($0) } + [.string("end")])
+        let edits = DocumentEdit.changes(from: old, to: new)
+        #expect(Self.applying(edits, to: old).isSameValue(as: new))
+        // Lined up by position past the limit: no more edits than elements.
+        #expect(edits.count <= 40_001)
     }
 }

@@ -69,7 +69,29 @@ package enum DocumentEdit: Sendable, Equatable {
             for index in before.indices where !before[index].isSameValue(as: after[index]) { changed(index, to: after[index]) }
             return
         }
-        let difference = after.difference(from: before) { $0.isSameValue(as: $1) }
+        // What the two arrays share at their ends stays; the elements between are lined up.
+        var head = 0
+        while head < min(before.count, after.count), before[head].isSameValue(as: after[head]) { head += 1 }
+        var tail = 0
+        while tail < min(before.count, after.count) - head,
+              before[before.count - 1 - tail].isSameValue(as: after[after.count - 1 - tail]) { tail += 1 }
+        let old = head..<(before.count - tail)
+        let new = head..<(after.count - tail)
+        // A difference takes time in proportion to the elements times the changes: beyond a few thousand
+        // elements between the shared ends, the elements are lined up by position instead (each changed in
+        // place, the rest added or removed at the end), so that no edit is slower than linear.
+        guard old.count <= Self.alignedElements, new.count <= Self.alignedElements else {
+            let common = min(old.count, new.count)
+            for offset in 0..<common where !before[old.lowerBound + offset].isSameValue(as: after[new.lowerBound + offset]) {
+                changed(old.lowerBound + offset, to: after[new.lowerBound + offset])
+            }
+            for index in (old.lowerBound + common)..<old.upperBound { edits.append(.removeElement(in: path, index: index)) }
+            for index in (new.lowerBound + common)..<new.upperBound {
+                edits.append(.addElement(in: path, before: old.upperBound, value: after[index]))
+            }
+            return
+        }
+        let difference = after[new].difference(from: before[old]) { $0.isSameValue(as: $1) }
         var removed = Set<Int>()
         var inserted = Set<Int>()
         for change in difference {
@@ -78,27 +100,30 @@ package enum DocumentEdit: Sendable, Equatable {
             case .insert(let offset, _, _): inserted.insert(offset)
             }
         }
-        var (old, new) = (0, 0)
-        while old < before.count || new < after.count {
-            let isRemoved = old < before.count && removed.contains(old)
-            let isInserted = new < after.count && inserted.contains(new)
+        var (oldIndex, newIndex) = (old.lowerBound, new.lowerBound)
+        while oldIndex < old.upperBound || newIndex < new.upperBound {
+            let isRemoved = oldIndex < old.upperBound && removed.contains(oldIndex - old.lowerBound)
+            let isInserted = newIndex < new.upperBound && inserted.contains(newIndex - new.lowerBound)
             switch (isRemoved, isInserted) {
             case (true, true):
-                changed(old, to: after[new])
-                old += 1
-                new += 1
+                changed(oldIndex, to: after[newIndex])
+                oldIndex += 1
+                newIndex += 1
             case (true, false):
-                edits.append(.removeElement(in: path, index: old))
-                old += 1
+                edits.append(.removeElement(in: path, index: oldIndex))
+                oldIndex += 1
             case (false, true):
-                edits.append(.addElement(in: path, before: old, value: after[new]))
-                new += 1
+                edits.append(.addElement(in: path, before: oldIndex, value: after[newIndex]))
+                newIndex += 1
             case (false, false):
-                old += 1
-                new += 1
+                oldIndex += 1
+                newIndex += 1
             }
         }
     }
+
+    /// The most elements between two arrays' shared ends that are lined up by a difference.
+    static let alignedElements = 2_000
 }
 
 extension JSONValue {
