@@ -24,14 +24,23 @@ import Yams
 /// value aliases share) or a key a merge key brings in is refused, naming the path. An empty file (or one
 /// with only comments) holds an empty mapping. `.inf`, `-.inf` and `.nan` are doubles.
 public struct YAMLCodec: DocumentCodec {
-    /// How the typed value maps to documents: date and key strategies.
-    public var coding: DocumentCoding
+    /// How the typed value maps to documents: date and key strategies; an infinite or NaN `Double` is
+    /// YAML's `.inf`, `-.inf` or `.nan`.
+    public var coding: DocumentCoding {
+        get {
+            var coding = strategies
+            coding.encodesNonFiniteNumbers = true
+            return coding
+        }
+        set { strategies = newValue }
+    }
+    private var strategies: DocumentCoding
     /// The most values (scalars, mappings, sequences) a document may expand to, aliases included.
     public var maximumValues: Int
 
     /// Creates a YAML codec.
     public init(coding: DocumentCoding = DocumentCoding(), maximumValues: Int = 1_000_000) {
-        self.coding = coding
+        strategies = coding
         self.maximumValues = maximumValues
     }
 

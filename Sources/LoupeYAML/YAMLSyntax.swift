@@ -71,8 +71,9 @@ struct YAMLSyntaxEntry: Sendable {
     /// A block entry's indicator's end (after `key:` or `-`): where a value written anew goes.
     var slot: Int
     var value: YAMLSyntaxNode
-    /// Everything that belongs to the entry: a block entry's comment lines directly above it at its column,
-    /// its lines and the line break after them; a flow entry's key and value.
+    /// Everything that belongs to the entry: a block entry's own comment lines above it, its lines, the
+    /// comment lines right under it indented deeper than it, and the line break after them; a flow entry's
+    /// key and value.
     var span: Range<Int>
     /// Where the entry's last line ends (before its line break): its end-of-line comment is before it.
     var lineEnd: Int
@@ -278,18 +279,29 @@ struct YAMLSyntaxReader {
         return nil
     }
 
-    /// The first of the comment lines directly above the line `lineStart`, at `column`; that line itself
-    /// when there are none. Comment lines that start the document (nothing but comments, directives and
-    /// `---` above them) are the file's, not its first entry's.
+    /// The first of the comment lines directly above the line `lineStart` that are the entry's; that line
+    /// itself when there are none. Comment lines at the entry's `column` are its own. Comment lines indented
+    /// deeper are its own too when a blank line separates them from what is above (a note on the entry that
+    /// follows, written at its content's indentation); right under the entry before, they are that entry's
+    /// (a setting of it commented out). Comment lines that start the document (nothing but comments,
+    /// directives and `---` above them) are the file's, not its first entry's.
     private func ownCommentStart(_ lineStart: Int, column: Int) -> Int {
+        var atColumn = lineStart
         var start = lineStart
         var index = lines.line(of: lineStart)
+        var deeper = false
         while index > 0 {
             let previous = lines.starts[index - 1]
             let content = contentStart(ofLine: previous)
-            guard byte(content) == UInt8(ascii: "#"), content - previous == column else { break }
+            guard byte(content) == UInt8(ascii: "#"), content - previous >= column else { break }
+            if content - previous > column { deeper = true }
+            if !deeper { atColumn = previous }
             start = previous
             index -= 1
+        }
+        if deeper {
+            let separated = index == 0 || isLineBreak(contentStart(ofLine: lines.starts[index - 1]))
+            if !separated { start = atColumn }
         }
         if start != lineStart, lines.line(of: lineStart) == firstNodeLine { return lineStart }
         return start
@@ -304,10 +316,18 @@ struct YAMLSyntaxReader {
         }
         let lineEnd = lines.lineEnd(of: contentEnd)
         let lineStart = lines.lineStart(of: start)
-        let spanStart = lineStart + column == start ? ownCommentStart(lineStart, column: column) : start
+        let startsLine = lineStart + column == start
+        let spanStart = startsLine ? ownCommentStart(lineStart, column: column) : start
+        // Comment lines right under a block entry, indented deeper than it, are inside its block (a setting
+        // of it commented out): they go with it.
+        var spanEnd = lines.nextLineStart(after: lineEnd)
+        while startsLine, spanEnd < text.count {
+            let content = contentStart(ofLine: spanEnd)
+            guard byte(content) == UInt8(ascii: "#"), content - spanEnd > column else { break }
+            spanEnd = lines.nextLineStart(after: content)
+        }
         return YAMLSyntaxEntry(
-            key: key, isMerge: key == "<<", start: start, slot: slot, value: value,
-            span: spanStart..<lines.nextLineStart(after: lineEnd), lineEnd: lineEnd)
+            key: key, isMerge: key == "<<", start: start, slot: slot, value: value, span: spanStart..<spanEnd, lineEnd: lineEnd)
     }
 
     private mutating func blockMapping(at offset: Int) throws -> YAMLSyntaxNode {

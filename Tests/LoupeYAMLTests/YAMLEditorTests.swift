@@ -173,6 +173,41 @@ struct YAMLEditorTests {
         #expect(try edited("# nothing yet\n") { try $0.set(.object(["b": .bool(true)]), at: "a") } == "# nothing yet\na:\n  b: true\n")
     }
 
+    @Test("a comment above a list element, at its content's indentation after a blank line, is that element's; right under the element before, it is that one's")
+    func commentsAboveElementsAtTheirContentsIndentation() throws {
+        let text = """
+        steps:
+          - name: fmt
+            run: cargo fmt
+
+            # If changing these settings also change toolkit.nu
+          - name: Clippy
+            run: cargo clippy
+            # run: cargo clippy --all
+          - name: Test
+            run: cargo test
+
+        """
+        let clippyGone = try edited(text) { try $0.remove(at: "steps[1]") }
+        #expect(clippyGone == text.replacingOccurrences(of: "\n    # If changing these settings also change toolkit.nu\n  - name: Clippy\n    run: cargo clippy\n    # run: cargo clippy --all\n", with: "\n"))
+        let testGone = try edited(text) { try $0.remove(at: "steps[2]") }
+        #expect(testGone == text.replacingOccurrences(of: "  - name: Test\n    run: cargo test\n", with: ""), "the commented-out setting stays with Clippy")
+    }
+
+    @Test("a typed Double that is infinite goes through a YAML store as .inf, and reads back so")
+    func infinityThroughAStore() throws {
+        struct Limits: Codable, Sendable, Equatable { var ceiling = 1.0 }
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("limits.yaml")
+        try Data("# the ceiling\nceiling: 2.5\n".utf8).write(to: URL(fileURLWithPath: path))
+        let root = try RootLens(default: Limits(), store: FileStore(path: path, format: codec), watch: false)
+        try root.ceiling.set(.infinity)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "# the ceiling\nceiling: .inf\n")
+        let again = try RootLens(default: Limits(), store: FileStore(path: path, format: codec), watch: false)
+        #expect(again.value.ceiling == .infinity)
+    }
+
     @Test func infinitiesAndNaNAreDoubles() throws {
         let document = try codec.parse(Data("a: .inf\nb: -.inf\nc: .nan\n".utf8))
         #expect(document[path: "a"] == .double(.infinity) && document[path: "b"] == .double(-.infinity))
