@@ -85,6 +85,15 @@ struct JSONEditorTests {
         #expect(appended == "{\n  \"paths\": [\n    \"a\",\n    \"c\",\n    {\n      \"d\": 1\n    }\n  ]\n}\n")
     }
 
+    @Test("an element that starts a line others share goes with its comma, and the next one takes its place on the line")
+    func elementsPairedOnLines() throws {
+        let text = "{\n  \"args\": [\n    \"--registry\", \"r.example\",\n    \"--path\", \"containers\"\n  ]\n}\n"
+        let removed = try edited(text, json) { try $0.remove(at: "args[2]") }
+        #expect(removed == "{\n  \"args\": [\n    \"--registry\", \"r.example\",\n    \"containers\"\n  ]\n}\n")
+        let last = try edited(text, json) { try $0.remove(at: "args[3]") }
+        #expect(last == "{\n  \"args\": [\n    \"--registry\", \"r.example\",\n    \"--path\"\n  ]\n}\n")
+    }
+
     static let commentedKeys = """
     {
         /* where it listens */

@@ -169,16 +169,20 @@ private struct JSONEditWriter {
     }
 
     /// The bytes that go with the entries `run`: on lines of their own (a comment before an entry on its
-    /// line is its own), those lines and the comment lines directly above; in a line with others, their
-    /// leads and tails (for the first entries, their tails and the spaces after).
+    /// line is its own), those lines and the comment lines directly above; first on a line that others
+    /// share, the entries, their tails and the spaces after (the next entry takes their place on the line);
+    /// elsewhere on a line, their leads and tails.
     private func removal(of run: ClosedRange<Int>, in container: JSONSyntax.Container) -> Range<Int> {
         let first = container.entries[run.lowerBound]
         let last = container.entries[run.upperBound]
         if startsLine(run.lowerBound, in: container), endsLine(at: last.tailEnd) {
             return ownComments(of: run.lowerBound, in: container)..<lineBreakEnd(at: last.tailEnd)
         }
-        if run.lowerBound == 0 {
-            guard run.upperBound < container.entries.count - 1 else { return first.start..<last.tailEnd }
+        // The first on their line, with entries after them there: those move to the start of the line.
+        if run.lowerBound == 0 || startsLine(run.lowerBound, in: container) {
+            guard run.upperBound < container.entries.count - 1 else {
+                return run.lowerBound == 0 ? first.start..<last.tailEnd : container.leadStart(of: run.lowerBound)..<last.tailEnd
+            }
             var end = last.tailEnd
             while end < text.count, text[end] == UInt8(ascii: " ") || text[end] == UInt8(ascii: "\t") { end += 1 }
             return first.start..<end
