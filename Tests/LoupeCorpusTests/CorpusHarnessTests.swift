@@ -17,6 +17,20 @@ struct CorpusHarnessTests {
         return LineChange(old: old, new: new).judge(edit, of: try JSONValue(parsing: before), markers: markers)
     }
 
+    @Test("removing the first entry of a compact sequence element moves the next entry up onto its dash, and nothing more")
+    func compactElementsFirstEntry() throws {
+        let old = "steps:\n  - name: Build\n    run: make\n    shell: bash\n  - run: test\n"
+        let (before, after) = (
+            #"{"steps": [{"name": "Build", "run": "make", "shell": "bash"}, {"run": "test"}]}"#,
+            #"{"steps": [{"run": "make", "shell": "bash"}, {"run": "test"}]}"#)
+        let moved = "steps:\n  - run: make\n    shell: bash\n  - run: test\n"
+        #expect(try verdict(old, moved, .removeMember, at: "steps[0].name", before, after) == nil)
+        let notMovedUp = "steps:\n  -\n    run: make\n    shell: sh\n  - run: test\n"
+        #expect(try verdict(old, notMovedUp, .removeMember, at: "steps[0].name", before, after) != nil, "a sibling changed")
+        let otherLine = "steps:\n  - run: make\n    shell: bash\n  - run: tests\n"
+        #expect(try verdict(old, otherLine, .removeMember, at: "steps[0].name", before, after) != nil, "another element changed")
+    }
+
     @Test("a set passes where it changes its one line and keeps the line's comment")
     func sets() throws {
         let old = "# top\n[a]\nx = 1 # one\ny = 2\n"

@@ -304,7 +304,9 @@ enum CorpusEdits {
     /// document. Where they differ on the original (YAML 1.1's `on:` key, a date), the written text must differ
     /// from the other reader's original only by the edit.
     static func readBackProblem(_ reading: JSONValue, of write: WrittenEdit, loupeOld: JSONValue, otherOld: JSONValue?) -> String? {
-        if let otherOld, otherOld.isSameValue(as: loupeOld) {
+        // An empty YAML file: no document to PyYAML (None), an empty mapping to Loupe, which a write fills.
+        let emptyToBoth = otherOld == .null && loupeOld == .object([:])
+        if let otherOld, otherOld.isSameValue(as: loupeOld) || emptyToBoth {
             if reading.isSameValue(as: write.edit.document) { return nil }
             let path = reading.firstDifferingPath(from: write.edit.document) ?? []
             return "the other reader sees another value at \(ValuePath(path)): \(reading.valueIfAny(at: path).map { "\($0)" } ?? "nothing") for \(write.edit.document.valueIfAny(at: path).map { "\($0)" } ?? "nothing")"
@@ -369,6 +371,16 @@ struct LineChange {
     /// The lines the write put in their place.
     var inserted: ArraySlice<String> { newLines[prefix..<(newLines.count - suffix)] }
 
+    /// Whether the change removes the first entry of a YAML sequence element written compactly
+    /// (`- name: x` over `  run: y`): the removed lines go, and the entry after them moves up onto the dash,
+    /// as the element's first entry (`- run: y`).
+    var movesUpToItsDash: Bool {
+        guard removed.count >= 2, inserted.count == 1, let first = removed.first, let last = removed.last else { return false }
+        let indentation = first.prefix { $0 == " " }
+        guard first.dropFirst(indentation.count).hasPrefix("- ") else { return false }
+        return inserted.first == indentation + "- " + last.drop { $0 == " " }
+    }
+
     /// Lines compared without the commas that separate entries: removing the last entry of a JSON object
     /// takes the comma off the line before, and adding one after it puts one there.
     static func sameButSeparators(_ a: String, _ b: String) -> Bool {
@@ -402,10 +414,12 @@ struct LineChange {
         case .removeMember, .removeElement:
             let loose = LineChange(old: oldLines.joined(separator: "\n"), new: newLines.joined(separator: "\n"), equal: Self.sameButSeparators)
             let emptied = edit.document.valueIfAny(at: Array(edit.path.dropLast()))?.isEmptyContainer ?? false
-            if !(loose.inserted.isEmpty || (loose.inserted.count == 1 && (loose.removed.count == 1 || emptied))) {
+            if !(loose.inserted.isEmpty || (loose.inserted.count == 1 && (loose.removed.count == 1 || emptied)) || loose.movesUpToItsDash) {
                 return "a removal replaced \(loose.removed.count) line(s) by \(loose.inserted.count)"
             }
-            if loose.removed.count == 1, loose.inserted.count == 1, let comment = loose.lostTrailingComment(markers: markers) {
+            // A container left empty on the line of its one entry (`- uses: x # v1` made `- {}`) loses the
+            // entry's own comment with it.
+            if loose.removed.count == 1, loose.inserted.count == 1, !emptied, let comment = loose.lostTrailingComment(markers: markers) {
                 return "the end-of-line comment \"\(comment)\" is lost"
             }
         case .addMember, .addElement:
