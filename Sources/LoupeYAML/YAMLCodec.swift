@@ -27,11 +27,7 @@ public struct YAMLCodec: DocumentCodec {
     /// How the typed value maps to documents: date and key strategies; an infinite or NaN `Double` is
     /// YAML's `.inf`, `-.inf` or `.nan`.
     public var coding: DocumentCoding {
-        get {
-            var coding = strategies
-            coding.encodesNonFiniteNumbers = true
-            return coding
-        }
+        get { strategies.encodingNonFiniteNumbers }
         set { strategies = newValue }
     }
     private var strategies: DocumentCoding

@@ -209,15 +209,7 @@ struct YAMLSyntaxReader {
     /// The node at `offset`: `compact` where a block mapping or sequence may start there (at a line's start,
     /// or after a sequence's `- `).
     private mutating func blockNode(at offset: Int, parentIndent: Int, compact: Bool) throws -> YAMLSyntaxNode {
-        var position = offset
-        var anchor: String?
-        var tag: String?
-        while byte(position) == UInt8(ascii: "&") || byte(position) == UInt8(ascii: "!") {
-            let end = tokenEnd(position)
-            let token = String(decoding: text[position..<end], as: UTF8.self)
-            if token.hasPrefix("&") { anchor = String(token.dropFirst()) } else { tag = token }
-            position = skipSpaces(end)
-        }
+        let (position, anchor, tag) = properties(at: offset, skippingAfter: skipSpaces)
         var node: YAMLSyntaxNode
         if position != offset, restIsEmpty(position) {
             node = try value(after: position, parentIndent: parentIndent, indentless: false, compact: false)
@@ -542,7 +534,9 @@ struct YAMLSyntaxReader {
         return position
     }
 
-    private mutating func flowNode(at offset: Int) throws -> YAMLSyntaxNode {
+    /// A node's properties (`&anchor`, `!tag`) from `offset`, and where what follows them starts, after
+    /// what `skip` passes over.
+    private func properties(at offset: Int, skippingAfter skip: (Int) -> Int) -> (position: Int, anchor: String?, tag: String?) {
         var position = offset
         var anchor: String?
         var tag: String?
@@ -550,8 +544,13 @@ struct YAMLSyntaxReader {
             let end = tokenEnd(position)
             let token = String(decoding: text[position..<end], as: UTF8.self)
             if token.hasPrefix("&") { anchor = String(token.dropFirst()) } else { tag = token }
-            position = skipFlowSpace(end)
+            position = skip(end)
         }
+        return (position, anchor, tag)
+    }
+
+    private mutating func flowNode(at offset: Int) throws -> YAMLSyntaxNode {
+        let (position, anchor, tag) = properties(at: offset, skippingAfter: skipFlowSpace)
         var node = try scalarOrFlow(at: position, parentIndent: -1, flow: true)
         node.propertiesStart = offset
         if let anchor {

@@ -20,6 +20,13 @@ public struct DocumentCoding: Sendable {
     /// holds them (TOML's `inf` and `nan`); JSON holds none, and the encode fails as `JSONEncoder`'s does.
     package var encodesNonFiniteNumbers = false
 
+    /// These strategies, encoding infinite and NaN numbers: for a format that holds them.
+    package var encodingNonFiniteNumbers: DocumentCoding {
+        var coding = self
+        coding.encodesNonFiniteNumbers = true
+        return coding
+    }
+
     /// Strategies given one by one; the defaults are `JSONEncoder`'s and `JSONDecoder`'s.
     public init(
         dateEncodingStrategy: JSONEncoder.DateEncodingStrategy = .deferredToDate,

@@ -18,11 +18,7 @@ public struct TOMLCodec: DocumentCodec {
     /// How the typed value maps to TOML: ISO 8601 dates by default, so that a `Date` is a TOML date-time;
     /// an infinite or NaN `Double` is TOML's `inf` or `nan`.
     public var coding: DocumentCoding {
-        get {
-            var coding = strategies
-            coding.encodesNonFiniteNumbers = true
-            return coding
-        }
+        get { strategies.encodingNonFiniteNumbers }
         set { strategies = newValue }
     }
     private var strategies: DocumentCoding
