@@ -10,21 +10,3 @@ extension Array {
         return extended
     }
 }
-
-extension [UInt8] {
-    /// This text with each range of `edits` replaced by its text, in one pass: `edits` are in the text's
-    /// order (by where each starts, then where it ends: an insertion at a place before a replacement from
-    /// it), and none overlaps another.
-    package func splicing(_ edits: [(range: Range<Int>, text: [UInt8])]) -> [UInt8] {
-        var spliced: [UInt8] = []
-        spliced.reserveCapacity(edits.reduce(count) { $0 + $1.text.count - $1.range.count })
-        var position = 0
-        for edit in edits {
-            spliced.append(contentsOf: self[position..<edit.range.lowerBound])
-            spliced.append(contentsOf: edit.text)
-            position = edit.range.upperBound
-        }
-        spliced.append(contentsOf: self[position...])
-        return spliced
-    }
-}

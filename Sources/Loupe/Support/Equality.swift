@@ -59,13 +59,3 @@ func haveSameBytes<Value>(_ value: Value, asAt pointer: UnsafePointer<Value>) ->
         return memcmp(base, pointer, bytes.count) == 0
     }
 }
-
-extension Data {
-    /// Whether this and `other` hold the same bytes: at once when they share their storage (the text an
-    /// edit kept is the text a store hands back to the next edit), else by comparing them.
-    package func isSameText(as other: Data) -> Bool {
-        guard count == other.count else { return false }
-        let shared = withUnsafeBytes { mine in other.withUnsafeBytes { theirs in mine.baseAddress == theirs.baseAddress } }
-        return shared || self == other
-    }
-}
