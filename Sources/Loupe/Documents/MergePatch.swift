@@ -263,22 +263,5 @@ extension [String: JSONValue] {
         }
         return found
     }
-
-    /// The keys whose members differ between `old` and this object: those that come, those that go, and
-    /// those whose values are not `same`, in no order. Two objects under one key (neither empty) count as
-    /// differing without being compared: an edit walks into them, and finds nothing to do in one that did
-    /// not change, so that a large one is not compared twice.
-    package func keysChanged(from old: [String: JSONValue], same: (JSONValue, JSONValue) -> Bool) -> [String] {
-        var changed: [String] = []
-        let kept = forEachMember(notSharedWith: old) { key, value, was in
-            switch (was, value) {
-            case (.object(let a)?, .object(let b)) where !a.isEmpty && !b.isEmpty: changed.append(key)
-            case (let was?, _) where same(was, value): break
-            default: changed.append(key)
-            }
-        }
-        if kept < old.count { changed += old.keys.filter { self[$0] == nil } }
-        return changed
-    }
 }
 
