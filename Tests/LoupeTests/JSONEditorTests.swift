@@ -224,7 +224,7 @@ struct JSONEditorTests {
                     pieces.append(entry.start..<entry.value.range.lowerBound)
                     walk(entry.value)
                     pieces.append(entry.value.range.upperBound..<entry.tailEnd)
-                    if let key = entry.key { #expect(container.keys[key] == index) }
+                    if let key = entry.key { #expect(container.index(ofKey: key) == index) }
                     if let comma = entry.comma { #expect((entry.value.range.upperBound..<entry.tailEnd).contains(comma) && text[comma] == UInt8(ascii: ",")) }
                 }
                 pieces.append((container.entries.last?.tailEnd ?? container.open + 1)..<container.close)

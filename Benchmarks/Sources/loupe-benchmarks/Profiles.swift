@@ -148,6 +148,15 @@ func runProfile(_ name: String, _ bench: Bench) throws {
         for step in 0..<100 { try limit.set(100 + step % 2) }
         MallocInterposerSwift.unhook()
         print("\(name): \(Double(MallocInterposerSwift.getStatistics().mallocCount) / 100) allocations per update")
+    case "json-update":
+        // The 40,000-key JSON row's update alone, for `perf record`.
+        var members: [String: Int] = [:]
+        for index in 0..<40_000 { members["key-\(index)"] = index }
+        let path = scratch + "/wide.json"
+        try JSONCodec().serialize(try JSONValue(encoding: members)).write(to: URL(fileURLWithPath: path))
+        let entry = try RootLens(default: [String: Int](), store: FileStore(path: path, history: .off), watch: false)[\.["key-20000"]]
+        let updates = ProcessInfo.processInfo.environment["LOUPE_UPDATES"].flatMap { Int($0) } ?? 100
+        for step in 0..<updates { try entry.set(20_000 + step % 2) }
     case "toml-by-hand":
         // The toml-update profile's baseline alone: a durable write of the same bytes, for `perf trace` or
         // `strace` beside it.

@@ -31,6 +31,11 @@ public protocol DocumentCodec: Sendable {
     /// `previousDocument`: a format people edit by hand changes only what changed, and keeps the rest of
     /// the text (order, spacing, comments) as it is. By default, ``serialize(_:)``.
     func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data
+
+    /// The document `data` holds, read back before a write hands `data` to its store: the format's own reader,
+    /// as ``parse(_:)`` reads. A codec whose edits start from a syntax tree may keep the one it reads here for
+    /// the next edit of the same bytes. By default, ``parse(_:)``.
+    func parseWritten(_ data: Data) throws -> JSONValue
 }
 
 extension DocumentCodec {
@@ -38,6 +43,10 @@ extension DocumentCodec {
 
     public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
         try serialize(document)
+    }
+
+    public func parseWritten(_ data: Data) throws -> JSONValue {
+        try parse(data)
     }
 
     public var fileExtensions: [String] { ["json"] }
@@ -93,14 +102,15 @@ extension DocumentCodec {
     public func checkReadsBack(_ data: Data, as document: JSONValue, store: String) throws {
         let readBack: JSONValue
         do {
-            readBack = try parse(data)
+            readBack = try parseWritten(data)
         } catch {
             throw SettingsError(
                 .unwritable, store: store,
                 reason: "the \(formatName) text to be written does not read back (\(error)); nothing was written (this is a bug in Loupe, please report it)",
                 cause: error)
         }
-        if let path = readBack.firstDifference(from: document) {
+        // Compared whole first; the path of a difference is looked for only where there is one.
+        if !readBack.isSameValue(as: document), let path = readBack.firstDifference(from: document) {
             throw SettingsError(
                 .unwritable, path: path, store: store,
                 reason: "the \(formatName) text to be written reads back as another value at this path; nothing was written (this is a bug in Loupe, please report it)")

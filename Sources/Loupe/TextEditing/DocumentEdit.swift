@@ -42,16 +42,18 @@ package enum DocumentEdit: Sendable, Equatable {
     }
 
     private static func collect(from old: JSONValue, to new: JSONValue, at path: [ValuePath.Component], into edits: inout [DocumentEdit]) {
+        // A part the encoder did not make again shares its storage with the old document's: it is the same.
+        if old.isShared(with: new) { return }
         switch (old, new) {
         case (.object(let before), .object(let after)):
             for (key, was) in before {
                 if let now = after[key] {
-                    if !was.isSameValue(as: now) { collect(from: was, to: now, at: path.appending(.key(key)), into: &edits) }
+                    if !was.isShared(with: now), !was.isSameValue(as: now) { collect(from: was, to: now, at: path.appending(.key(key)), into: &edits) }
                 } else {
                     edits.append(.removeMember(in: path, key: key))
                 }
             }
-            for key in after.keys.sorted() where before[key] == nil {
+            for key in after.keys.filter({ before[$0] == nil }).sorted() {
                 edits.append(.addMember(in: path, key: key, value: after[key]!))
             }
         case (.array(let before), .array(let after)):

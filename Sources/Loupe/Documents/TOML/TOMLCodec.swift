@@ -22,6 +22,8 @@ public struct TOMLCodec: DocumentCodec {
         set { strategies = newValue }
     }
     private var strategies: DocumentCoding
+    /// The syntax of the text written last, as its read-back read it: the next edit most often starts from it.
+    private let lastWritten = SyntaxMemo<TOMLSyntax>()
 
     /// Creates a TOML codec.
     ///
@@ -35,12 +37,25 @@ public struct TOMLCodec: DocumentCodec {
     public var fileExtensions: [String] { ["toml"] }
 
     public func parse(_ data: Data) throws -> JSONValue {
-        // A byte-order mark is not part of the text (an edit keeps it); an empty file is an empty table.
+        try TOMLReader.document(from: Self.text(of: data))
+    }
+
+    /// `data` read back before a write, with its syntax kept for the next edit of the same bytes.
+    public func parseWritten(_ data: Data) throws -> JSONValue {
+        let text = try Self.text(of: data)
+        let (document, syntax) = try TOMLReader.syntax(of: text)
+        lastWritten.remember(syntax, of: text)
+        return document
+    }
+
+    /// The text of `data`: a byte-order mark is not part of it (an edit keeps it); an empty file is an empty
+    /// table.
+    private static func text(of data: Data) throws -> [UInt8] {
         let text = TextEngine.withoutByteOrderMark(data)
         guard String(validating: text, as: UTF8.self) != nil else {
             throw DocumentSyntaxError("it is not UTF-8 text")
         }
-        return try TOMLReader.document(from: Array(text))
+        return Array(text)
     }
 
     public func serialize(_ document: JSONValue) throws -> Data {
@@ -52,6 +67,6 @@ public struct TOMLCodec: DocumentCodec {
     /// their table's section, arrays and inline tables keep their layout, and comments, blank lines and
     /// order stay. TOML has no null: a document that needs one is refused, naming where.
     public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
-        try TextEngine.edit(previous, from: previousDocument, to: document, with: TOMLEditor(document: document))
+        try TextEngine.edit(previous, from: previousDocument, to: document, with: TOMLEditor(document: document, lastWritten: lastWritten))
     }
 }

@@ -19,7 +19,8 @@ struct JSONEditor: TextEditor {
     var allowsComments: Bool
 
     func splices(for edits: [DocumentEdit], in text: [UInt8], holding old: JSONValue) throws -> [TextSplice] {
-        let syntax = try JSONSyntax(text, comments: allowsComments)
+        // A few edits look their keys up in the entries; many, in an index of every object's keys.
+        let syntax = try JSONSyntax(text, comments: allowsComments, indexingKeys: edits.count > 8)
         let writer = JSONEditWriter(syntax: syntax)
         var plans: [Int: ContainerPlan] = [:]
         var order: [Int] = []
@@ -53,7 +54,7 @@ struct JSONEditor: TextEditor {
                 }
             case .removeMember(let path, let key):
                 let open = try plan(for: path)
-                guard let index = plans[open]!.container.keys[key] else {
+                guard let index = plans[open]!.container.index(ofKey: key) else {
                     throw TextEditRefusal(path: path + [.key(key)], reason: "the JSON text holds no member at this path")
                 }
                 plans[open]!.removed.insert(index)

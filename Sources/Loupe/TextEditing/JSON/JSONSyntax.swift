@@ -35,8 +35,9 @@ struct JSONSyntax {
         /// Whether the closing bracket is on another line than the opening one.
         var spansLines: Bool
         var entries: [Entry]
-        /// An object's entries by key.
-        var keys: [String: Int]
+        /// An object's entries by key, where the tree was read indexing keys; else keys are looked for in
+        /// the entries.
+        var keys: [String: Int]?
 
         /// Where the lead of entry `index` starts: after the tail of the entry before, or the opening bracket.
         func leadStart(of index: Int) -> Int {
@@ -74,8 +75,11 @@ struct JSONSyntax {
     /// Reads `text`, which must hold one JSON value (JSONC when `comments`).
     ///
     /// - Throws: ``DocumentSyntaxError`` where the text is not JSON (or JSONC).
-    init(_ text: [UInt8], comments: Bool) throws {
+    /// With `indexingKeys`, each object's entries are indexed by key as they are read: for an edit that looks
+    /// up many keys. A few look-ups scan the entries instead, which costs less than an index of every object.
+    init(_ text: [UInt8], comments: Bool, indexingKeys: Bool = true) throws {
         var parser = Parser(text: text, comments: comments)
+        parser.indexesKeys = indexingKeys
         try parser.skipTrivia()
         guard parser.position < text.count else { throw DocumentSyntaxError("the text holds no JSON value") }
         let root = try parser.value(depth: 0)
@@ -102,6 +106,8 @@ extension JSONSyntax {
         var separator: [UInt8]?
         /// Whether white space was seen inside the root value.
         var sawSpace = false
+        /// Whether objects' entries are indexed by key.
+        var indexesKeys = true
         private var depth = 0
 
         init(text: [UInt8], comments: Bool) {
@@ -208,7 +214,7 @@ extension JSONSyntax {
                     if separator == nil, text[keyEnd..<position].allSatisfy({ $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: " ") }) {
                         separator = Array(text[keyEnd..<position])
                     }
-                    keys[decoded] = entries.count
+                    if indexesKeys { keys[decoded] = entries.count }
                 }
                 let value = try self.value(depth: depth + 1)
                 let valueEnd = position
@@ -227,7 +233,7 @@ extension JSONSyntax {
             position += 1
             return Container(
                 isObject: isObject, open: open, close: close, openLineStart: openLineStart, spansLines: lines != openLines,
-                entries: entries, keys: keys)
+                entries: entries, keys: isObject && indexesKeys ? keys : nil)
         }
 
         /// The first entry seen on a line of its own shows the file's indentation unit: what its
@@ -333,10 +339,16 @@ extension JSONSyntax {
 }
 
 extension JSONSyntax.Container {
+    /// The index of the member `key` (the last, where a key is written twice, as readers take it).
+    func index(ofKey key: String) -> Int? {
+        if let keys { return keys[key] }
+        return entries.lastIndex { $0.key == key }
+    }
+
     /// The index of the entry `component` names.
     func index(of component: ValuePath.Component) -> Int? {
         switch component {
-        case .key(let key): isObject ? keys[key] : nil
+        case .key(let key): isObject ? index(ofKey: key) : nil
         case .index(let index): !isObject && entries.indices.contains(index) ? index : nil
         }
     }

@@ -20,9 +20,11 @@ struct TOMLEditor: TextEditor {
     /// The document the edits make: an array of tables that gains an element that is not a table is
     /// written anew from it, as a `key = [ … ]` line.
     var document: JSONValue
+    /// The syntax of the text the codec wrote last: the text edited now, most often.
+    var lastWritten: SyntaxMemo<TOMLSyntax>? = nil
 
     func splices(for edits: [DocumentEdit], in text: [UInt8], holding old: JSONValue) throws -> [TextSplice] {
-        let (_, syntax) = try TOMLReader.syntax(of: text)
+        let syntax = try lastWritten?.syntax(of: text) ?? TOMLReader.syntax(of: text).syntax
         var work = TOMLEditWork(text: text, syntax: syntax, old: old)
         let rewritten = work.arraysOfTablesLosingTables(edits)
         for path in rewritten {
