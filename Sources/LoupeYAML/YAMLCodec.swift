@@ -18,7 +18,7 @@ import Yams
 /// the mapping's own keys win, then the merged mappings in order. A file with several YAML documents is
 /// refused when read.
 ///
-/// A write edits the file in place (``YAMLEditor``): only the bytes of what changed are written, in the
+/// A write edits the file in place: only the bytes of what changed are written, in the
 /// style of the container they land in; comments, order, quoting, `---` and the spelling of unchanged
 /// values stay. A write that would change what an alias shows (a change to an alias or to an anchored
 /// value aliases share) or a key a merge key brings in is refused, naming the path. An empty file (or one
@@ -65,7 +65,7 @@ public struct YAMLCodec: DocumentCodec {
     }
 
     /// `document` as an edit of the YAML text `previous`, which holds `previousDocument`: only the bytes of
-    /// what changed are written (``YAMLEditor``); comments, order, quoting, layout and the spelling of
+    /// what changed are written; comments, order, quoting, layout and the spelling of
     /// every value that stays are kept. An edit that would change what an alias shows, or a key a merge key
     /// brings in, is refused, naming the path.
     public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {

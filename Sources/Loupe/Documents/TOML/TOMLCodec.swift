@@ -62,7 +62,7 @@ public struct TOMLCodec: DocumentCodec {
         Data(try TOMLWriter.text(of: document).utf8)
     }
 
-    /// `document` as an edit of the TOML text `previous` (``TOMLEditor``): changed values are replaced where
+    /// `document` as an edit of the TOML text `previous`: changed values are replaced where
     /// they stand in their own spelling, removed keys go with their lines and own comments, new keys join
     /// their table's section, arrays and inline tables keep their layout, and comments, blank lines and
     /// order stay. TOML has no null: a document that needs one is refused, naming where.
