@@ -280,11 +280,16 @@ final class DocumentFile: DocumentStore {
             let record = old.flatMap { journal?.begin(from: $0, to: (document, data), at: target, author: .thisProcess, store: description) }
             let identity: FileIdentity
             do {
-                identity = try file.write(data, to: target, replacing: replaced.found, expecting: replaced.expected, permissions: permissions) {
+                // The bytes the update read, where it read them, are what the file must still hold.
+                var expected = replaced.expected
+                if case .version(let identity, _) = expected, let previous { expected = .version(identity, bytes: previous.text) }
+                identity = try file.write(data, to: target, replacing: replaced.found, expecting: expected, permissions: permissions) {
                     journal?.place(record)
                 }
             } catch is FileSystem.ChangedMeanwhile {
                 journal?.abandon(record)
+                // What was read of the file is not what it holds, whatever its identity says: read it again.
+                file.forgetLastRead()
                 throw savedMeanwhile()
             } catch {
                 journal?.abandon(record)

@@ -411,8 +411,8 @@ enum FileSystem {
     enum Expected: Sendable, Equatable {
         /// No file.
         case nothing
-        /// This version of the file.
-        case version(FileIdentity)
+        /// This version of the file; with its bytes, where the update read them.
+        case version(FileIdentity, bytes: Data? = nil)
     }
 
     /// The file at the path was not the version expected when the staged file was to replace it: someone
@@ -423,15 +423,23 @@ enum FileSystem {
     /// Puts a staged file in its place only if the file there is still `expected`, so that a save that
     /// landed meanwhile (by an editor, which takes no lock) is never replaced unseen.
     ///
-    /// The new file is swapped in with `renameat2(RENAME_EXCHANGE)`, and what came out is looked at: when it
-    /// is not the version expected, it is swapped back, so that the other save is at the path again, and
-    /// ``ChangedMeanwhile`` is thrown for the update to run again on it. For a new file, `RENAME_NOREPLACE`
+    /// The file there is checked first (its identity, and its bytes where the update read them). Then the new
+    /// file is swapped in with `renameat2(RENAME_EXCHANGE)`, and what came out is looked at again: when it is
+    /// not the version expected (a save that landed between the check and the swap), it is swapped back, so
+    /// that the other save is at the path again, and ``ChangedMeanwhile`` is thrown for the update to run
+    /// again on it. For that instant a reader may see the new file in its place. For a new file, `RENAME_NOREPLACE`
     /// refuses to replace one created meanwhile. Where the file system cannot swap (ENOSYS, EINVAL), the
     /// identity is checked immediately before a plain rename: a save that lands between the two is replaced.
     ///
     /// One window remains either way: a writer that opened the old file before the swap and writes into it
     /// only after the check writes into a file no longer at the path.
     static func place(_ staged: StagedFile, expecting expected: Expected, durable: Bool = true) throws {
+        // Checked once before the swap too: a save found there is never swapped out, not even for the
+        // instant until it is swapped back (when a reader could see the new file in its place).
+        if case .version(let identity, let bytes) = expected, !isStill(staged.path, identity, holding: bytes) {
+            discard(staged)
+            throw ChangedMeanwhile()
+        }
         let flags = expected == .nothing ? LOUPE_RENAME_NOREPLACE : LOUPE_RENAME_EXCHANGE
         if loupe_renameat2(AT_FDCWD, staged.temporary, AT_FDCWD, staged.path, flags) != 0 {
             let failure = errno
@@ -448,10 +456,8 @@ enum FileSystem {
             }
             return try place(staged, durable: durable)
         }
-        if case .version(let identity) = expected {
-            var out = stat()
-            let cameOut = lstat(staged.temporary, &out) == 0 ? FileIdentity(out) : nil
-            guard cameOut == identity else {
+        if case .version(let identity, let bytes) = expected {
+            guard isStill(staged.temporary, identity, holding: bytes) else {
                 // Someone's save, not the version read: back at the path, and the new file gone.
                 if loupe_renameat2(AT_FDCWD, staged.temporary, AT_FDCWD, staged.path, LOUPE_RENAME_EXCHANGE) != 0 {
                     // It cannot be swapped back: put back by name, which replaces only the file just written.
@@ -471,8 +477,18 @@ enum FileSystem {
         if durable { try syncDirectory(directory(of: staged.path)) }
     }
 
+    /// Whether the file at `path` is the version `identity` names and, where the update read them, holds
+    /// `bytes`: a save in place may leave the size as it was, and the modification time moves in the
+    /// kernel's coarse ticks (milliseconds).
+    private static func isStill(_ path: String, _ identity: FileIdentity, holding bytes: Data?) -> Bool {
+        var found = stat()
+        guard lstat(path, &found) == 0, FileIdentity(found) == identity else { return false }
+        guard let bytes else { return true }
+        return (try? read(path, maximumSize: bytes.count + 1))??.data == bytes
+    }
+
     private static func expectedIdentity(_ expected: Expected) -> FileIdentity? {
-        if case .version(let identity) = expected { return identity }
+        if case .version(let identity, _) = expected { return identity }
         return nil
     }
 

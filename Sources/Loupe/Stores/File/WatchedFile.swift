@@ -147,6 +147,12 @@ final class WatchedFile<Content: Sendable>: Sendable {
         }
     }
 
+    /// Forgets what the file held when last read, so that the next read reads it whatever its identity: a
+    /// save in place can keep a file's size, and its modification time moves in coarse ticks.
+    func forgetLastRead() {
+        lastRead.withLock { $0 = nil }
+    }
+
     /// Deletes the file at `target` (the resolved path); deleting nothing is not an error. `beforeRemoving`
     /// runs just before.
     func remove(at target: String, beforeRemoving: () -> Void = {}) throws {
