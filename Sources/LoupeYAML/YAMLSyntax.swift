@@ -220,13 +220,7 @@ struct YAMLSyntaxReader {
         } else {
             node = try scalarOrFlow(at: position, parentIndent: parentIndent, flow: false)
         }
-        node.propertiesStart = offset
-        if let anchor {
-            node.anchor = anchor
-            anchored[anchor] = node
-        }
-        if let tag { node.tag = tag }
-        return node
+        return noting(node, properties: offset, anchor: anchor, tag: tag)
     }
 
     /// The value after an indicator (`key:`, `-`) ending at `slot`: on its line, on the lines below
@@ -549,9 +543,9 @@ struct YAMLSyntaxReader {
         return (position, anchor, tag)
     }
 
-    private mutating func flowNode(at offset: Int) throws -> YAMLSyntaxNode {
-        let (position, anchor, tag) = properties(at: offset, skippingAfter: skipFlowSpace)
-        var node = try scalarOrFlow(at: position, parentIndent: -1, flow: true)
+    /// `node` with the properties written before it from `offset`; an anchored node is noted by its anchor.
+    private mutating func noting(_ node: YAMLSyntaxNode, properties offset: Int, anchor: String?, tag: String?) -> YAMLSyntaxNode {
+        var node = node
         node.propertiesStart = offset
         if let anchor {
             node.anchor = anchor
@@ -559,6 +553,12 @@ struct YAMLSyntaxReader {
         }
         if let tag { node.tag = tag }
         return node
+    }
+
+    private mutating func flowNode(at offset: Int) throws -> YAMLSyntaxNode {
+        let (position, anchor, tag) = properties(at: offset, skippingAfter: skipFlowSpace)
+        let node = try scalarOrFlow(at: position, parentIndent: -1, flow: true)
+        return noting(node, properties: offset, anchor: anchor, tag: tag)
     }
 
     private mutating func flowCollection(at offset: Int) throws -> YAMLSyntaxNode {

@@ -4,19 +4,24 @@ import LoupeTestSupport
 import LoupeYAML
 import Testing
 
+/// `text` written as an edit into `change` of the document it holds, through the store's path (which reads
+/// every write back).
+func editedYAML(_ text: String, _ change: (inout JSONValue) throws -> Void) throws -> String {
+    let codec = YAMLCodec()
+    let previous = try codec.parse(Data(text.utf8))
+    var document = previous
+    try change(&document)
+    let data = try codec.serializeDocument(document, editing: (Data(text.utf8), previous), store: "test.yaml")
+    return String(decoding: data, as: UTF8.self)
+}
+
 /// The issue's findings for YAML files people write: each write changes only the bytes of what changed.
 @Suite("YAML edits in place")
 struct YAMLEditorTests {
     let codec = YAMLCodec()
 
-    /// `text` written as an edit into `change` of the document it holds, through the store's path (which
-    /// reads every write back).
-    func edited(_ text: String, sourceLocation: SourceLocation = #_sourceLocation, _ change: (inout JSONValue) throws -> Void) throws -> String {
-        let previous = try codec.parse(Data(text.utf8))
-        var document = previous
-        try change(&document)
-        let data = try codec.serializeDocument(document, editing: (Data(text.utf8), previous), store: "test.yaml")
-        return String(decoding: data, as: UTF8.self)
+    func edited(_ text: String, _ change: (inout JSONValue) throws -> Void) throws -> String {
+        try editedYAML(text, change)
     }
 
     static let playbook = """
@@ -285,12 +290,8 @@ struct YAMLPlainScalarTests {
 struct YAMLWorldFileTests {
     let codec = YAMLCodec()
 
-    func edited(_ text: String, sourceLocation: SourceLocation = #_sourceLocation, _ change: (inout JSONValue) throws -> Void) throws -> String {
-        let previous = try codec.parse(Data(text.utf8))
-        var document = previous
-        try change(&document)
-        let data = try codec.serializeDocument(document, editing: (Data(text.utf8), previous), store: "test.yaml")
-        return String(decoding: data, as: UTF8.self)
+    func edited(_ text: String, _ change: (inout JSONValue) throws -> Void) throws -> String {
+        try editedYAML(text, change)
     }
 
     static let compose = """
