@@ -78,7 +78,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
             } catch {
                 throw LayerLoadFailure(layer: index, error: error)
             }
-            lower.append(LayerDocument(source: layer.source, name: layer.name, document: document))
+            lower.append(LayerDocument(source: layer.source, name: layer.name, document: document, writers: layer.writers))
             base = base.merging(patch: document)
         }
         let topName = storeName
@@ -115,7 +115,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
                         .corrupt, store: storeName,
                         reason: "secret references and override layers need the settings type's schema, which could not be worked out: \(error)", cause: error)
                 }
-                let resolved = try schema.resolve(references, in: &effective)
+                let resolved = try schema.resolve(references, in: &effective) { stack.writers(ofReferenceAt: $0, top: top, lower: lower) }
                 overrides = try schema.apply(stack.overrides, to: &effective)
                 overrides.applied.insert(contentsOf: resolved, at: 0)
             } catch {

@@ -5,6 +5,8 @@ struct LayerDocument: Sendable, Equatable {
     /// How errors name it: `JSON file /etc/app/settings.json`.
     var name: String
     var document: JSONValue
+    /// Who can change it, when it is a file: what its secret references may read.
+    var writers: DocumentWriters? = nil
 }
 
 /// What a root's store holds, as the pipeline reads it: the documents of the read-only layers, lowest
@@ -17,10 +19,20 @@ struct LayerStack: Sendable {
     var top: JSONValue?
     /// Where the top layer's document is, for provenance (a file's path); nil: the root's store.
     var topSource: String?
+    /// Who can change the top layer's document, when it is a file: what its secret references may read.
+    var topWriters: DocumentWriters?
     /// The paths the top layer may not set.
     var locks: [SettingsLock] = []
     /// The layers above the top (the environment, `--set`, credentials), lowest first: never written.
     var overrides: [OverrideLayer] = []
+
+    /// Who can change the document that holds the secret reference at `path` among `lower` (as migrated)
+    /// and `top`: the topmost layer that sets it; nil when that is none (the defaults: the program's own),
+    /// or a layer of the program's own.
+    func writers(ofReferenceAt path: ValuePath, top: JSONValue, lower: [LayerDocument]) -> DocumentWriters? {
+        if self.top != nil, top.patchTouches(path) { return topWriters }
+        return lower.last { $0.document.patchTouches(path) }?.writers
+    }
 }
 
 /// A path an administrator locked: it and everything under it keep the value of the layers below the

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Secrets kept out of settings files: a leaf of a document may be a reference,
 /// `{"$secret": "SCHEME:NAME"}`, which a load resolves to the secret's text and a write puts back as it was.
@@ -11,7 +10,7 @@ import Synchronization
 /// | Reference | The secret |
 /// |---|---|
 /// | `env:NAME` | The environment variable `NAME`. |
-/// | `file:/run/secrets/token` | The file's content, without one trailing newline; watched. |
+/// | `file:/run/secrets/token` | The file's content, without one trailing newline; watched. A relative path is relative to the settings file's directory. |
 /// | `credential:NAME` | The file `NAME` in `$CREDENTIALS_DIRECTORY` (systemd's credentials); watched. |
 /// | `keyring:SERVICE/ACCOUNT` | The login keyring's item, once the program registers `LoupeKeyring`'s resolver. |
 ///
@@ -20,6 +19,9 @@ import Synchronization
 /// written: a write stores the reference again, and a write that changes the value is refused
 /// (``SettingsError/Code/invalidValue``, naming the reference), since the secret lives elsewhere. A
 /// reference that cannot be resolved fails the load, naming the reference.
+///
+/// A reference in a file is followed only where every user who could have written it could have read
+/// what it names: see ``DocumentWriters`` for the rule, the trust boundary.
 public enum SecretReferences {
     /// The key of a reference: `{"$secret": "env:TOKEN"}`.
     public static let key = "$secret"
@@ -27,26 +29,19 @@ public enum SecretReferences {
     /// Resolves references of `scheme` (`keyring`, say) with `resolve`, which is given what follows
     /// `scheme:` and returns the secret's text, or throws an error that names neither the secret nor its
     /// value. Replaces a resolver registered before for the scheme; `env`, `file` and `credential` are
-    /// built in.
+    /// built in. What it reads is the process's own: a reference of the scheme is followed only in files
+    /// owned by root or by the user the process runs as (``DocumentWriters``).
     public static func register(scheme: String, _ resolve: @escaping @Sendable (_ name: String) throws -> String) {
         resolvers.withLock { $0[scheme] = resolve }
     }
 
-    private static let resolvers = Mutex<[String: @Sendable (String) throws -> String]>([
+    private static let resolvers = Locked<[String: @Sendable (String) throws -> String]>([
         "env": { name in
             guard let value = environmentVariable(name) else { throw Failure("no such environment variable") }
             return value
         },
-        "file": { path in try readSecretFile(path) },
-        "credential": { name in try readSecretFile(credentialFile(name)) },
+        "credential": { name in try readSecretFile(credentialFile(name), readableBy: nil) },
     ])
-
-    /// The file a reference reads, to watch it; nil for a reference that reads no file.
-    static func watchedFile(of reference: String) -> String? {
-        if reference.hasPrefix("file:") { return String(reference.dropFirst(5)) }
-        if reference.hasPrefix("credential:") { return try? credentialFile(String(reference.dropFirst(11))) }
-        return nil
-    }
 
     /// The variable `name` of the process's environment, read as `getenv` reads it
     /// (`ProcessInfo.environment` builds a dictionary of every variable on each call).
@@ -63,18 +58,34 @@ public enum SecretReferences {
         return directory + "/" + name
     }
 
-    /// The text `reference` names.
+    /// The text `reference` names, and the file it read (to watch), for the reference at `path` in the
+    /// document `writers` can change (nil: a document of the program's own).
     ///
-    /// - Throws: ``SettingsError/Code/unreadable`` naming the reference and `path`, never a value.
-    static func resolve(_ reference: String, at path: ValuePath) throws(SettingsError) -> String {
+    /// - Throws: ``SettingsError/Code/unreadable`` naming the reference, `path` and the file holding the
+    ///   reference, never a value; where the trust boundary forbids following it, saying why.
+    static func resolve(
+        _ reference: String, at path: ValuePath, heldBy writers: DocumentWriters?
+    ) throws(SettingsError) -> (text: String, file: String?) {
         let parts = reference.split(separator: ":", maxSplits: 1).map(String.init)
-        let store = "secret reference \(reference)"
-        guard parts.count == 2, let resolve = resolvers.withLock({ $0[parts[0]] }) else {
-            let known = resolvers.withLock { $0.keys.sorted().map { "\($0):" }.joined(separator: ", ") }
-            throw SettingsError(.unreadable, path: path, store: store, reason: "expected one of \(known) followed by a name")
-        }
+        let store = "secret reference \(reference)" + (writers.map { " in \($0.file)" } ?? "")
         do {
-            return try resolve(parts[1])
+            if let writers, let why = writers.openToOthers {
+                throw Failure(
+                    "it is not followed: users other than the file's owner and root can change the file (\(why)); references are followed only in files no one else can change")
+            }
+            guard parts.count == 2 else { throw unknownScheme() }
+            let (scheme, name) = (parts[0], parts[1])
+            if scheme == "file" {
+                let file = try referencedFile(name, heldBy: writers)
+                return (try readSecretFile(file, readableBy: writers?.owner), file)
+            }
+            guard let resolve = resolvers.withLock({ $0[scheme] }) else { throw unknownScheme() }
+            if let writers, writers.owner != 0, writers.owner != UInt32(geteuid()) {
+                throw Failure(
+                    "it is not followed: a \(scheme): reference reads what the process holds, and the file belongs to another user (uid \(writers.owner)); such references are followed only in files of root or of the user the process runs as (uid \(geteuid()))")
+            }
+            let file = scheme == "credential" ? try? credentialFile(name) : nil
+            return (try resolve(name), file)
         } catch let failure as Failure {
             throw SettingsError(.unreadable, path: path, store: store, reason: failure.reason)
         } catch let error as SettingsError {
@@ -84,18 +95,35 @@ public enum SecretReferences {
         }
     }
 
-    /// A secret file's text, without one trailing newline.
-    private static func readSecretFile(_ path: String) throws -> String {
-        let read: (String, FileIdentity)?
+    /// The error for a reference whose scheme no resolver reads.
+    private static func unknownScheme() -> Failure {
+        let known = (resolvers.withLock { Array($0.keys) } + ["file"]).sorted().map { "\($0):" }.joined(separator: ", ")
+        return Failure("expected one of \(known) followed by a name")
+    }
+
+    /// The absolute path of the file a `file:` reference names: a relative one is relative to the directory
+    /// of the settings file that holds it.
+    private static func referencedFile(_ name: String, heldBy writers: DocumentWriters?) throws -> String {
+        guard !name.isEmpty else { throw Failure("the reference names no file") }
+        if name.hasPrefix("/") { return name }
+        guard let writers else {
+            throw Failure("a relative path is relative to the settings file that holds it, and this reference is in no file")
+        }
+        let settingsFile = writers.file.hasPrefix("/") ? writers.file : FileManager.default.currentDirectoryPath + "/" + writers.file
+        return FileSystem.directory(of: settingsFile) + "/" + name
+    }
+
+    /// A secret file's text, without one trailing newline: a regular file `owner` may read (nil: the
+    /// process's own), not under `/proc`, `/sys` or `/dev`.
+    private static func readSecretFile(_ path: String, readableBy owner: UInt32?) throws -> String {
+        let data: Data?
         do {
-            read = try FileSystem.readSettled(path, maximumSize: maximumSecretSize) { data in
-                guard let text = secretText(data) else { throw Failure("it is not UTF-8 text") }
-                return text
-            }
+            data = try FileSystem.readReferenced(path, readableBy: owner, maximumSize: maximumSecretSize)
         } catch let error as SystemCallError {
             throw Failure(error.description)
         }
-        guard let (text, _) = read else { throw Failure("no such file") }
+        guard let data else { throw Failure("no such file: \(path)") }
+        guard let text = secretText(data) else { throw Failure("\(path) is not UTF-8 text") }
         return text
     }
 
@@ -118,15 +146,21 @@ public enum SecretReferences {
 
 extension SchemaIndex {
     /// Resolves `references` (the document's ``JSONValue/secretReferences``) in `document`, each typed by
-    /// the schema of its part; returns them, to be written back as references.
-    func resolve(_ references: [(path: ValuePath, reference: String)], in document: inout JSONValue) throws(SettingsError) -> [AppliedOverride] {
+    /// the schema of its part and followed only as far as the writers of the document holding it
+    /// (`writers(path)`) could read; returns them, to be written back as references.
+    func resolve(
+        _ references: [(path: ValuePath, reference: String)], in document: inout JSONValue,
+        heldBy writers: (ValuePath) -> DocumentWriters?
+    ) throws(SettingsError) -> [AppliedOverride] {
         var applied: [AppliedOverride] = []
         for (path, reference) in references {
-            let text = try SecretReferences.resolve(reference, at: path)
+            let (text, file) = try SecretReferences.resolve(reference, at: path, heldBy: writers(path))
             let origin = "secret reference \(reference)"
             let value = try typedValue(
                 SettingOverride(target: .path(path), text: text, origin: origin, isSecret: true), at: path, schema: describedPart(at: path).schema)
-            applied.append(AppliedOverride(path: path, value: value, underneath: document[path: path], origin: origin, isSecret: true, reference: reference))
+            applied.append(AppliedOverride(
+                path: path, value: value, underneath: document[path: path], origin: origin, isSecret: true, reference: reference,
+                referencedFile: file))
             document[path: path] = value
         }
         return applied

@@ -401,7 +401,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         let (lastGood, lastBroken) = storedMemory.withLock { ($0.goodLayers, $0.brokenLayers) }
         var good: [String: StoredLayer.Content] = [:]
         var broken: [String: String] = [:]
-        var stack = LayerStack(top: stored.document, topSource: stored.source)
+        var stack = LayerStack(top: stored.document, topSource: stored.source, topWriters: stored.writers)
         var errors: [SettingsError] = []
         /// Notes that the layer from `source` cannot be used, reporting `error` unless it was reported last.
         func note(_ error: SettingsError, of source: String) {
@@ -419,7 +419,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             }
             good[layer.source] = content
             switch content {
-            case .document(let document): stack.lower.append(LayerDocument(source: layer.source, name: layer.name, document: document))
+            case .document(let document): stack.lower.append(LayerDocument(source: layer.source, name: layer.name, document: document, writers: layer.writers))
             case .locks(let locks): stack.locks += locks
             case .overrides(let values): stack.overrides.append(OverrideLayer(source: layer.source, values: values))
             case .unreadable: break
@@ -473,7 +473,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// root watches: a secret rotated in its file reaches the root as an outside change does.
     private func watchReferencedFiles(_ applied: [AppliedOverride]) {
         guard watching else { return }
-        let files = Set(applied.compactMap { $0.reference.flatMap(SecretReferences.watchedFile(of:)) })
+        let files = Set(applied.compactMap(\.referencedFile))
         referenceWatches.withLock { watches in
             for (path, watch) in watches where !files.contains(path) {
                 watch.cancel()

@@ -121,7 +121,7 @@ public final class CoalescingStore: DocumentStore {
         return state.withLock { state in
             state.outsideChangeReported = false
             state.rebase(on: stored.document, token: stored.token)
-            return StoredDocument(state.view, token: ChangeToken(state.generation), layers: stored.layers, source: stored.source)
+            return StoredDocument(state.view, token: ChangeToken(state.generation), layers: stored.layers, source: stored.source, writers: stored.writers)
         }
     }
 

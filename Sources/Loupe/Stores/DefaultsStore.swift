@@ -94,7 +94,7 @@ public final class DefaultsStore: DocumentStore {
             let document = defaults.object(forKey: key).map(JSONValue.init(propertyList:))
             return StoredDocument(document, token: Self.digest(of: document))
         }
-        guard let (contents, identity) = try file.read() else { return .empty }
+        guard let (contents, identity, _) = try file.read() else { return .empty }
         guard let object = contents.keys[key] else {
             logger.debug("nothing stored yet; starting from the default", metadata: ["store": "\(description)"])
             return StoredDocument(nil, token: identity.token)
@@ -159,7 +159,7 @@ public final class DefaultsStore: DocumentStore {
                 throw SettingsError(.unwritable, store: description, reason: "the value cannot be written as a property list", cause: error)
             }
             let identity = try file.write(data, to: target, permissions: 0o600, durable: false)
-            file.remember(SuiteContents(keys: keys, format: format), as: identity)
+            file.remember(SuiteContents(keys: keys, format: format), as: identity, at: target)
             return identity.token
         }
     }

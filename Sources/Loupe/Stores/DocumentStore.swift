@@ -198,13 +198,20 @@ public struct StoredDocument: Sendable, Equatable {
     public var layers: [StoredLayer]
     /// Where ``document`` is, for provenance (a file's path); nil: the store's description.
     public var source: String?
+    /// Who can change ``document``, when it is a file people may write: what its secret references may
+    /// read (see ``DocumentWriters``). nil: the program's own store, whose references are all followed.
+    public var writers: DocumentWriters?
 
     /// What a store read.
-    public init(_ document: JSONValue?, token: ChangeToken, layers: [StoredLayer] = [], source: String? = nil) {
+    public init(
+        _ document: JSONValue?, token: ChangeToken, layers: [StoredLayer] = [], source: String? = nil,
+        writers: DocumentWriters? = nil
+    ) {
         self.document = document
         self.token = token
         self.layers = layers
         self.source = source
+        self.writers = writers
     }
 
     /// A store that holds nothing.
@@ -232,13 +239,53 @@ public struct StoredLayer: Sendable, Equatable {
     /// The layer's name in errors (`JSON file /etc/app/settings.json`).
     public var name: String
     public var content: Content
+    /// Who can change the layer, when it is a file: what its secret references may read (see
+    /// ``DocumentWriters``). nil: the program's own layer, whose references are all followed.
+    public var writers: DocumentWriters?
 
     /// A layer as read.
-    public init(source: String, name: String, content: Content) {
+    public init(source: String, name: String, content: Content, writers: DocumentWriters? = nil) {
         self.source = source
         self.name = name
         self.content = content
+        self.writers = writers
     }
+}
+
+/// Who can change a settings file, as a read found it: the trust boundary of the secret references the
+/// file holds.
+///
+/// A reference (`{"$secret": "file:/run/secrets/token"}`) makes the program read something and use it as
+/// a value, which may reach a log line, a peer, or another user's screen. So a reference is followed only
+/// where every user who could have written it could have read what it names themselves:
+/// - in a file that no one but its owner and root can change: neither the file nor its directory is
+///   writable by its group or by others (a directory with the sticky bit, as `/tmp`, lets no one else
+///   replace the file), as `ssh`'s `StrictModes` asks of `authorized_keys`;
+/// - a `file:` reference names a regular file its owner may read (root may read any), never one under
+///   `/proc`, `/sys` or `/dev`; a relative path is relative to the settings file's directory;
+/// - the other kinds (`env:`, `credential:`, `keyring:`, a scheme a program registers) read what the
+///   process holds: they are followed only in files owned by root or by the user the process runs as.
+///
+/// A reference that breaks the rule fails the load with an error naming the reference and the file that
+/// holds it, never what it names.
+public struct DocumentWriters: Sendable, Hashable, CustomStringConvertible {
+    /// The file, as the store names it.
+    public var file: String
+    /// The user ID of the file's owner.
+    public var owner: UInt32
+    /// Why users other than the owner and root can change the file (`its directory /srv/pub is writable by
+    /// others`); nil when they cannot.
+    public var openToOthers: String?
+
+    /// Who can change `file`.
+    public init(file: String, owner: UInt32, openToOthers: String? = nil) {
+        self.file = file
+        self.owner = owner
+        self.openToOthers = openToOthers
+    }
+
+    /// `/etc/app/settings.json (owner uid 0)`.
+    public var description: String { "\(file) (owner uid \(owner))" }
 }
 
 /// A running watch started by ``DocumentStore/watch(_:)``; the root cancels it when it is released.

@@ -248,13 +248,13 @@ final class DocumentFile: DocumentStore {
     var coding: DocumentCoding { codec.coding }
 
     func load() throws -> StoredDocument {
-        guard let (parsed, identity) = try file.read() else {
+        guard let (parsed, identity, writers) = try file.read() else {
             logger.debug("no settings file yet; starting from the default", metadata: ["file": "\(path)"])
             return StoredDocument(nil, token: .absent, source: path)
         }
         switch parsed {
         case .document(let document, _):
-            return StoredDocument(document, token: identity.token, source: path)
+            return StoredDocument(document, token: identity.token, source: path, writers: writers)
         case .corrupt(let failure):
             logger.warning(
                 "the settings file does not parse: starting from the default; it is moved aside before the first write over it",
@@ -296,7 +296,7 @@ final class DocumentFile: DocumentStore {
                 throw error
             }
             journal?.finish(record)
-            file.remember(.document(document, text: data), as: identity)
+            file.remember(.document(document, text: data), as: identity, at: target)
             logger.debug("saved settings", metadata: ["file": "\(path)", "bytes": "\(data.count)"])
             return identity.token
         }

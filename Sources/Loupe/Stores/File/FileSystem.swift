@@ -39,13 +39,19 @@ package struct FileIdentity: Hashable, Sendable {
     let size: Int64
     let modifiedSeconds: Int
     let modifiedNanoseconds: Int
+    /// The version's owner and permission bits, as it was found: who may change it (``DocumentWriters``).
+    /// They are not part of the identity: a `chmod` makes no new version of the content.
+    let owner: UInt32
+    let mode: UInt32
 
-    init(device: UInt64, inode: UInt64, size: Int64, modifiedSeconds: Int, modifiedNanoseconds: Int) {
+    init(device: UInt64, inode: UInt64, size: Int64, modifiedSeconds: Int, modifiedNanoseconds: Int, owner: UInt32 = 0, mode: UInt32 = 0o600) {
         self.device = device
         self.inode = inode
         self.size = size
         self.modifiedSeconds = modifiedSeconds
         self.modifiedNanoseconds = modifiedNanoseconds
+        self.owner = owner
+        self.mode = mode
     }
 
     init(_ info: stat) {
@@ -59,6 +65,21 @@ package struct FileIdentity: Hashable, Sendable {
         modifiedSeconds = info.st_mtim.tv_sec
         modifiedNanoseconds = info.st_mtim.tv_nsec
         #endif
+        owner = UInt32(info.st_uid)
+        mode = UInt32(info.st_mode)
+    }
+
+    package static func == (lhs: FileIdentity, rhs: FileIdentity) -> Bool {
+        lhs.device == rhs.device && lhs.inode == rhs.inode && lhs.size == rhs.size
+            && lhs.modifiedSeconds == rhs.modifiedSeconds && lhs.modifiedNanoseconds == rhs.modifiedNanoseconds
+    }
+
+    package func hash(into hasher: inout Hasher) {
+        hasher.combine(device)
+        hasher.combine(inode)
+        hasher.combine(size)
+        hasher.combine(modifiedSeconds)
+        hasher.combine(modifiedNanoseconds)
     }
 }
 
@@ -210,6 +231,12 @@ enum FileSystem {
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw SystemCallError("stat", path) }
+        return (try read(fd, path: path, info: info, maximumSize: maximumSize), FileIdentity(info))
+    }
+
+    /// The contents of the file open at `fd` (whose status is `info`; `path` names it in errors), read
+    /// whole from where it stands: only a regular file, at most `maximumSize` bytes.
+    static func read(_ fd: Int32, path: String, info: stat, maximumSize: Int) throws -> Data {
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw notARegularFile("read", path, mode: info.st_mode) }
         func tooLarge() -> SystemCallError {
             SystemCallError("read", path, code: EFBIG, explanation: "it is larger than the maximum document size, \(describe(bytes: maximumSize))")
@@ -239,7 +266,7 @@ enum FileSystem {
             if filled == size, filled < data.count { break }
         }
         data.count = filled
-        return (data, FileIdentity(info))
+        return data
     }
 
     /// Reads and parses the file at `path`, allowing for a writer that is still writing it in place (a shell

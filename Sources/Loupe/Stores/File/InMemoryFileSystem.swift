@@ -120,6 +120,11 @@ package final class InMemoryFileSystem: ReadableFileSystem {
         }
     }
 
+    /// Files in memory are the program's own: the process's user owns them, and no one else changes them.
+    package func writers(of path: String, target: String, identity: FileIdentity) -> DocumentWriters {
+        DocumentWriters(file: path, owner: UInt32(geteuid()))
+    }
+
     package func identity(of path: String) throws -> FileIdentity? {
         try state.withLock { state in
             let target = try Self.resolve(path, in: state.nodes)

@@ -29,6 +29,10 @@ package protocol ReadableFileSystem: Sendable {
     /// The names in `directory` (without `.` and `..`); nil when there is no such directory.
     func entries(of directory: String) throws -> [String]?
 
+    /// Who can change the file at `path`, which resolves to `target`, in the version `identity`:
+    /// the trust boundary of the secret references it holds.
+    func writers(of path: String, target: String, identity: FileIdentity) -> DocumentWriters
+
     /// Whether `path` names a regular file, following symbolic links.
     func isRegularFile(_ path: String) -> Bool
 
@@ -59,6 +63,10 @@ package struct LocalFileSystem: ReadableFileSystem {
 
     package func entries(of directory: String) throws -> [String]? {
         try FileSystem.entries(of: directory)
+    }
+
+    package func writers(of path: String, target: String, identity: FileIdentity) -> DocumentWriters {
+        FileSystem.writers(of: path, target: target, identity: identity)
     }
 
     package func isRegularFile(_ path: String) -> Bool {

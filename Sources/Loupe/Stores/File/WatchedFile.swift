@@ -31,7 +31,7 @@ final class WatchedFile<Content: Sendable>: Sendable {
     private let parse: @Sendable (Data) throws -> Content
     private let fileSystem: any ReadableFileSystem
     /// What the file held when last read, by identity: a read of an unchanged file is a `stat`.
-    private let lastRead = Locked<(identity: FileIdentity, content: Content)?>(nil)
+    private let lastRead = Locked<(identity: FileIdentity, content: Content, writers: DocumentWriters)?>(nil)
     /// The lock beside the target the path resolved to last, which the next write most likely locks again.
     private let lastLock = Locked<(target: String, lock: FileLock)?>(nil)
 
@@ -71,23 +71,25 @@ final class WatchedFile<Content: Sendable>: Sendable {
         try identity()?.token ?? .absent
     }
 
-    /// What the file holds now and the identity of exactly that version; nil when there is no file.
+    /// What the file holds now, the identity of exactly that version, and who can change it; nil when
+    /// there is no file.
     ///
     /// - Throws: ``SettingsError`` naming the file when it cannot be read, is not a regular file, is too
     ///   large, or does not parse (and stays that way while it is read again).
-    func read() throws -> (content: Content, identity: FileIdentity)? {
+    func read() throws -> (content: Content, identity: FileIdentity, writers: DocumentWriters)? {
         let target = try resolved()
         let known = lastRead.withLock { $0 }
         let current = try mapping(.unreadable) { try fileSystem.identity(of: target) }
         if let known, current == known.identity {
-            return (known.content, known.identity)
+            return (known.content, known.identity, known.writers)
         }
         if let current { try waitUntilSettled(target, current, known: known?.identity) }
-        guard let read = try mapping(.unreadable, { try fileSystem.readSettled(target, maximumSize: maximumSize, parse: parse) }) else {
+        guard let (content, identity) = try mapping(.unreadable, { try fileSystem.readSettled(target, maximumSize: maximumSize, parse: parse) }) else {
             return nil
         }
-        lastRead.withLock { $0 = (read.1, read.0) }
-        return (read.0, read.1)
+        let writers = fileSystem.writers(of: path, target: target, identity: identity)
+        lastRead.withLock { $0 = (identity, content, writers) }
+        return (content, identity, writers)
     }
 
     /// Waits while the file at `target` (now `current`) is being written in place: a save that truncates the
@@ -119,10 +121,11 @@ final class WatchedFile<Content: Sendable>: Sendable {
         lastRead.withLock { $0.map { ($0.content, $0.identity) } }
     }
 
-    /// Remembers that the file's version `identity` holds `content` (what this process just wrote), so
-    /// that the next read of it is a `stat`.
-    func remember(_ content: Content, as identity: FileIdentity) {
-        lastRead.withLock { $0 = (identity, content) }
+    /// Remembers that the file's version `identity` at `target` (the resolved path) holds `content` (what
+    /// this process just wrote), so that the next read of it is a `stat`.
+    func remember(_ content: Content, as identity: FileIdentity, at target: String) {
+        let writers = fileSystem.writers(of: path, target: target, identity: identity)
+        lastRead.withLock { $0 = (identity, content, writers) }
     }
 
     /// Writes `data` atomically over the file at `target` (the resolved path), keeping the mode of the file

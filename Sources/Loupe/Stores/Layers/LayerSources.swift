@@ -39,8 +39,8 @@ final class LayerFile: LayerSource {
 
     func load() -> (layers: [StoredLayer], token: ChangeToken) {
         do {
-            guard let (content, identity) = try file.read() else { return ([], .absent) }
-            return ([StoredLayer(source: file.path, name: file.name, content: content)], identity.token)
+            guard let (content, identity, writers) = try file.read() else { return ([], .absent) }
+            return ([StoredLayer(source: file.path, name: file.name, content: content, writers: writers)], identity.token)
         } catch {
             return ([StoredLayer(source: file.path, name: file.name, content: .unreadable(.reading(error, store: file.name)))], token())
         }

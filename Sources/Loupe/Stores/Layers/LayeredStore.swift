@@ -201,7 +201,7 @@ public final class LayeredStore: DocumentStore {
         let stored = try top.load()
         return StoredDocument(
             stored.document, token: ChangeToken(combining: [stored.token] + tokens), layers: read + stored.layers,
-            source: stored.source ?? top.description)
+            source: stored.source ?? top.description, writers: stored.writers)
     }
 
     /// Stores `document` in the top layer, if neither the top nor any layer below changed since `token`.
