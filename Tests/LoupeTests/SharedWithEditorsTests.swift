@@ -122,16 +122,7 @@ struct SharedWithEditorsTests {
           arguments: Format.allCases, Save.allCases)
     func aSaveDuringAWriteIsKept(format: Format, save: Save) throws {
         let result = try Self.lostSaves(format, save, saves: 100)
-        switch save {
-        case .rename:
-            #expect(result.lost == 0, "\(result.lost) of 100 saves lost: \(result.detail)")
-        case .truncate:
-            // Known, and open: a save written in place is still lost now and then (one in a few hundred in
-            // the runs here, against about one in four before the swap), through a window not yet found.
-            withKnownIssue("a save in place is now and then lost", isIntermittent: true) {
-                #expect(result.lost == 0, "\(result.lost) of 100 saves lost: \(result.detail)")
-            }
-        }
+        #expect(result.lost == 0, "\(result.lost) of 100 saves lost: \(result.detail)")
     }
 
     @Test("a slow save (truncated, half written, the rest 30 ms later) is not taken for the whole file (100 saves of 200 lines)",

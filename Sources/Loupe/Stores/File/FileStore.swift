@@ -234,7 +234,7 @@ final class DocumentFile: DocumentStore {
         self.lockTimeout = lockTimeout
         self.logger = logger
         let name = "\(codec.formatName) file \(path)"
-        file = WatchedFile(path: path, name: name, maximumSize: maximumDocumentSize, settleTime: settleTime) { data in
+        file = WatchedFile(path: path, name: name, maximumSize: maximumDocumentSize, settleTime: settleTime, watchingSavesInPlace: true) { data in
             do {
                 return .document(try codec.parseDocument(data, store: name), text: data)
             } catch let error as SettingsError where recovery == .moveAside {
@@ -381,6 +381,8 @@ final class DocumentFile: DocumentStore {
     /// of the file a write would replace: nil once it was moved aside.
     @discardableResult
     private func checkUnchanged(_ target: String, found: stat?, since token: ChangeToken) throws -> (found: stat?, expected: FileSystem.Expected) {
+        // A save in place under way is waited for: what it leaves is then another version, and a conflict.
+        let found = file.waitWhileSavedInPlace(target) ? nil : found
         let current = try found.map(FileIdentity.init) ?? file.identity(at: target)
         guard (current?.token ?? .absent) == token else {
             throw SettingsError(.conflict, store: description, reason: "another writer changed the file since it was read")

@@ -217,29 +217,47 @@ final class FileWatcher: StoreWatch, @unchecked Sendable {
                 let watched = Dictionary(watches.byDescriptor.values.map { ($0.directory, $0.names) }, uniquingKeysWith: { $0.union($1) })
                 relevant = identity != lastIdentity || points != watched
             }
-            while true {
-                let count = buffer.withUnsafeMutableBytes { Glibc.read(watcherFD, $0.baseAddress, $0.count) }
-                if count <= 0 { break }
-                var offset = 0
-                while offset + MemoryLayout<inotify_event>.size <= count {
-                    let (event, name) = buffer.withUnsafeBytes { raw -> (inotify_event, String) in
-                        let event = raw.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
-                        let nameStart = offset + MemoryLayout<inotify_event>.size
-                        let nameBytes = raw[nameStart..<(nameStart + Int(event.len))].prefix { $0 != 0 }
-                        return (event, String(decoding: nameBytes, as: UTF8.self))
-                    }
-                    let selfChanged = event.mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0
-                    // (A watch this thread removed reports IN_IGNORED too; it no longer matters.)
-                    if let watched = watches.byDescriptor[event.wd], selfChanged || watched.names.contains(name) || watched.names.contains(Self.anyName) {
-                        relevant = true
-                    }
-                    offset += MemoryLayout<inotify_event>.size + Int(event.len)
+            for event in Self.pendingEvents(of: watcherFD, into: &buffer) {
+                let selfChanged = event.mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0
+                // (A watch this thread removed reports IN_IGNORED too; it no longer matters.)
+                if let watched = watches.byDescriptor[event.descriptor],
+                    selfChanged || watched.names.contains(event.name) || watched.names.contains(Self.anyName)
+                {
+                    relevant = true
                 }
             }
             guard relevant, !isCancelled else { continue }
             try? watches.follow(path)
             lastIdentity = try? FileSystem.identity(of: path)
             onChange()
+        }
+    }
+
+    /// One inotify event: the watch it came from, what happened, and the name in a watched directory it
+    /// happened to (empty for the watched thing itself).
+    struct Event {
+        let descriptor: Int32
+        let mask: UInt32
+        let name: String
+    }
+
+    /// The events waiting on the inotify instance `fd` (non-blocking), read with `buffer`.
+    static func pendingEvents(of fd: Int32, into buffer: inout [UInt8]) -> [Event] {
+        var events: [Event] = []
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count <= 0 { return events }
+            var offset = 0
+            while offset + MemoryLayout<inotify_event>.size <= count {
+                let (event, name) = buffer.withUnsafeBytes { raw -> (inotify_event, String) in
+                    let event = raw.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
+                    let nameStart = offset + MemoryLayout<inotify_event>.size
+                    let nameBytes = raw[nameStart..<(nameStart + Int(event.len))].prefix { $0 != 0 }
+                    return (event, String(decoding: nameBytes, as: UTF8.self))
+                }
+                events.append(Event(descriptor: event.wd, mask: event.mask, name: name))
+                offset += MemoryLayout<inotify_event>.size + Int(event.len)
+            }
         }
     }
     #endif

@@ -37,11 +37,16 @@ final class WatchedFile<Content: Sendable>: Sendable {
 
     /// How long a file written in place must have been left alone before it is read as finished.
     let settleTime: Duration
+    /// Whether saves in place of the file are watched for (``InPlaceWrites``): for a file this process
+    /// writes.
+    private let watchingSavesInPlace: Bool
 
     init(
         path: String, name: String, maximumSize: Int = FileSystem.defaultMaximumSize, settleTime: Duration = .milliseconds(50),
-        fileSystem: any ReadableFileSystem = LocalFileSystem(), parse: @escaping @Sendable (Data) throws -> Content
+        fileSystem: any ReadableFileSystem = LocalFileSystem(), watchingSavesInPlace: Bool = false,
+        parse: @escaping @Sendable (Data) throws -> Content
     ) {
+        self.watchingSavesInPlace = watchingSavesInPlace
         self.path = path
         self.name = name
         self.maximumSize = maximumSize
@@ -78,6 +83,7 @@ final class WatchedFile<Content: Sendable>: Sendable {
     ///   large, or does not parse (and stays that way while it is read again).
     func read() throws -> (content: Content, identity: FileIdentity, writers: DocumentWriters)? {
         let target = try resolved()
+        if watchingSavesInPlace { InPlaceWrites.shared.follow(target) }
         let known = lastRead.withLock { $0 }
         let current = try mapping(.unreadable) { try fileSystem.identity(of: target) }
         if let known, current == known.identity {
@@ -113,6 +119,16 @@ final class WatchedFile<Content: Sendable>: Sendable {
             guard let now = try mapping(.unreadable, { try fileSystem.identity(of: target) }) else { return }
             current = now
         }
+    }
+
+    /// Waits while someone saves the file at `target` (the resolved path) in place, at most twenty times
+    /// ``settleTime``; returns whether it waited. A writer asks holding the lock, before it takes the
+    /// version it read as the one it replaces: a save whose writer was descheduled between its truncation
+    /// and its last write is then read whole, however long the pause.
+    func waitWhileSavedInPlace(_ target: String) -> Bool {
+        guard watchingSavesInPlace, settleTime > .zero else { return false }
+        InPlaceWrites.shared.follow(target)
+        return InPlaceWrites.shared.waitWhileWritten(target, atMost: settleTime * 20)
     }
 
     /// What the file held when this process last read or wrote it, and that version's identity; nil when
