@@ -70,23 +70,37 @@ public struct SettingsChange: Sendable, Equatable {
     public var patch: JSONValue
     /// The merge patch from the document after back to the document before; `null` when there was none.
     public var reversePatch: JSONValue
+    /// The paths whose values were purged from this change (``RootLens/purgeHistory(of:)``): it set or
+    /// removed something there, but neither patch holds what any more. Empty for a change nothing was
+    /// purged from.
+    public var purgedPaths: [ValuePath]
 
     /// A change.
-    public init(revision: Int, time: Date?, author: Author?, patch: JSONValue, reversePatch: JSONValue) {
+    public init(revision: Int, time: Date?, author: Author?, patch: JSONValue, reversePatch: JSONValue, purgedPaths: [ValuePath] = []) {
         self.revision = revision
         self.time = time
         self.author = author
         self.patch = patch
         self.reversePatch = reversePatch
+        self.purgedPaths = purgedPaths
     }
 
     /// Whether the change was made by something that keeps no history (an editor, a script): seen by a
     /// later write or a watching root. (In a history that records no authors, every change has none.)
     public var isOutsideEdit: Bool { author == nil }
 
-    /// The paths the change set or removed, in order: each leaf of the patch.
+    /// The paths the change set or removed, in order: each leaf of the patch, and each of
+    /// ``purgedPaths``.
     public var changedPaths: [ValuePath] {
         var paths: [ValuePath] = []
+        // A purged path is a leaf where it was (rather than the object a purge may have left empty).
+        var patch = patch
+        for purged in purgedPaths {
+            guard case .object = patch, !purged.components.isEmpty, (try? patch.setValue(.null, at: purged)) != nil else {
+                paths.append(purged)
+                continue
+            }
+        }
         func walk(_ patch: JSONValue, _ path: [ValuePath.Component]) {
             guard case .object(let members) = patch, !members.isEmpty || path.isEmpty else {
                 paths.append(ValuePath(path))
@@ -117,13 +131,31 @@ public struct SettingsHistory: Sendable, Equatable {
     /// Whether the store records who made each change and when (a file's journal does; etcd's revisions
     /// do not).
     public var recordsAuthors: Bool
+    /// The paths whose values were purged from ``base`` (``RootLens/purgeHistory(of:)``), or from changes
+    /// since folded into it: the history no longer knows what the documents it keeps held there.
+    public var basePurgedPaths: [ValuePath]
 
     /// A history.
-    public init(baseRevision: Int, base: JSONValue?, changes: [SettingsChange], recordsAuthors: Bool = true) {
+    public init(
+        baseRevision: Int, base: JSONValue?, changes: [SettingsChange], recordsAuthors: Bool = true, basePurgedPaths: [ValuePath] = []
+    ) {
         self.baseRevision = baseRevision
         self.base = base
         self.changes = changes
         self.recordsAuthors = recordsAuthors
+        self.basePurgedPaths = basePurgedPaths
+    }
+
+    /// The paths whose values in the document after `revision` the history no longer knows, because they
+    /// were purged (``RootLens/purgeHistory(of:)``): those purged from ``base`` and from each change up to
+    /// `revision`. ``document(after:)`` holds nothing there; ``RootLens/rollback(to:)`` leaves them as
+    /// they are.
+    public func purgedPaths(through revision: Int) -> [ValuePath] {
+        var paths = basePurgedPaths
+        for change in changes where change.revision <= revision {
+            paths += change.purgedPaths.filter { !paths.contains($0) }
+        }
+        return paths
     }
 
     /// The revisions whose documents are known, as text for messages: `3–40` (the base's and the
