@@ -93,13 +93,19 @@ public struct SettingsChange: Sendable, Equatable {
     /// ``purgedPaths``.
     public var changedPaths: [ValuePath] {
         var paths: [ValuePath] = []
-        // A purged path is a leaf where it was (rather than the object a purge may have left empty).
-        var patch = patch
+        // A purged path is a leaf where it was (rather than the object a purge may have left empty), unless
+        // the patch holds something else on the way (the part above it removed or replaced): then it
+        // comes after the patch's own.
+        var patch = patch, apart: [ValuePath] = []
         for purged in purgedPaths {
-            guard case .object = patch, !purged.components.isEmpty, (try? patch.setValue(.null, at: purged)) != nil else {
-                paths.append(purged)
-                continue
+            let above = (0..<purged.components.count).map { ValuePath(Array(purged.components.prefix($0))) }
+            let reachable = !purged.components.isEmpty && above.allSatisfy { part in
+                guard let value = patch[path: part] else { return true }
+                if case .object = value { return true }
+                return false
             }
+            if reachable, (try? patch.setValue(.null, at: purged)) != nil { continue }
+            apart.append(purged)
         }
         func walk(_ patch: JSONValue, _ path: [ValuePath.Component]) {
             guard case .object(let members) = patch, !members.isEmpty || path.isEmpty else {
@@ -109,7 +115,7 @@ public struct SettingsChange: Sendable, Equatable {
             for key in members.keys.sorted() { walk(members[key]!, path + [.key(key)]) }
         }
         walk(patch, [])
-        return paths
+        return paths + apart
     }
 
     /// Whether the change set or removed `path`, a part under it, or a part above it.
