@@ -10,7 +10,7 @@ extension SettingsCommand {
         public static var configuration: CommandConfiguration {
             CommandConfiguration(
                 commandName: "history",
-                abstract: "Lists the changes the store keeps a record of: revision, time, who, the paths changed.",
+                abstract: "Lists the changes the store keeps a record of: revision, time, who, the paths changed; --purge PATH takes a path's values out of them.",
                 discussion: """
                     One line a change, oldest first: `12  2026-11-25T10:00:00.000Z  ann (uid 1000) via loupe[4242] \
                     on web-1  port, upstream.url`. An edit made without Loupe (an editor, a script) shows as an \
