@@ -34,6 +34,7 @@ import Loupe
 /// | `schema` | The JSON Schema of the settings, for editors. |
 /// | `explain [PATH]` | Where each value comes from: the layer that set it, those it overrides, its lock. |
 /// | `history [PATH]` | The changes the store keeps a record of: revision, time, who, the paths changed. |
+/// | `history --purge PATH` | Takes the values at a path out of every record of the history (an `unset` value's, say). |
 /// | `diff REV [REV2]` | What a revision changed, or what changed between two: each path's old and new value. |
 /// | `rollback REV` | Stores the settings as a revision left them, as a new change, checked like any write. |
 /// | `status` | For a shared store (etcd): the revision each reader runs, how far behind, and what it refused. |

@@ -246,6 +246,18 @@ public final class EtcdStore: DocumentStore {
         return SettingsHistory(baseRevision: base.revision, base: base.document, changes: changes, recordsAuthors: false)
     }
 
+    /// Refuses: the history is the key's own revisions, which etcd keeps and only etcd removes. Compact
+    /// them with `etcdctl compact REVISION` (which drops every key's revisions before REVISION, the
+    /// value an `unset` removed among them once REVISION is after it), then `etcdctl defrag` to free
+    /// their space on disk.
+    ///
+    /// - Throws: ``SettingsError/Code/unavailable``, naming the store and `etcdctl compact`.
+    public func purgeHistory(of path: ValuePath) throws -> Int? {
+        throw SettingsError(
+            .unavailable, path: path, store: description,
+            reason: "its history is the key's own etcd revisions, which Loupe cannot rewrite: `etcdctl compact REVISION` drops every key's revisions before REVISION (then `etcdctl defrag` frees their space)")
+    }
+
     // MARK: Fleet status
 
     /// Reports the revision the root now runs, or refused, when the store reports (see

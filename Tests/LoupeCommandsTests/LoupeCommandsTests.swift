@@ -234,6 +234,42 @@ struct LoupeCommandsTests {
         #expect(watcher.wait(limit: .seconds(10)) == 0)
     }
 
+    @Test("history --purge PATH takes an unset value out of every record: diff never prints it again, rollback leaves the path as it is")
+    func historyPurgeTakesAnUnsetValueOutOfTheHistory() throws {
+        let app = try App()
+        defer { app.directory.cleanUp() }
+        let token = "tok-9c1e5b"
+        let journal = app.directory.file(".settings.json.history")
+        #expect(try app("config", "set", "nickname", token).status == 0)
+        #expect(try app("config", "set", "server.port", "9000").status == 0)
+        #expect(try app("config", "unset", "nickname").status == 0)
+        // What the issue found: the unset value stays readable in the history.
+        #expect(try app("config", "diff", "3").output == "nickname: \"\(token)\" -> (none)\n")
+
+        let purge = try app("config", "history", "--purge", "nickname")
+        #expect(purge.status == 0 && purge.error == "myapp: purged the values at nickname from 2 records of the history\n", "\(purge.status) \(purge.error)")
+        #expect(try !String(contentsOfFile: journal, encoding: .utf8).contains(token))
+        #expect(try app("config", "diff", "3").output == "nickname: (purged)\n")
+        #expect(try app("config", "diff", "1").output == "nickname: (purged)\n")
+        let between = try app("config", "diff", "0", "3")
+        #expect(between.status == 0 && !between.output.contains(token) && between.output.contains("nickname: (purged)"), "\(between.output)")
+        #expect(try app("config", "diff", "2").output == "server.port: (none) -> 9000\n", "another path's record is kept")
+        let history = try app("config", "history").output.split(separator: "\n")
+        #expect(history.count == 3 && history[0].hasSuffix("nickname (purged)") && history[1].hasSuffix("server.port"), "\(history)")
+
+        let again = try app("config", "history", "--purge", "nickname")
+        #expect(again.status == 0 && again.error.contains("nothing was written"), "\(again.error)")
+        for usage in [["history", "--purge"], ["history", "nickname", "--purge", "nickname"], ["history", "--purge", "a..b"]] {
+            let refused = try run(myapp, ["config"] + usage, environment: ["MYAPP_SETTINGS": app.settings])
+            #expect(refused.status == 64, "\(usage): \(refused.status) \(refused.error)")
+        }
+
+        // Revision 1 set the token; the history no longer knows it, so the rollback leaves nickname unset.
+        let rollback = try app("config", "rollback", "1")
+        #expect(rollback.status == 0 && rollback.error.contains("left nickname as it is now"), "\(rollback.status) \(rollback.error)")
+        #expect(try app("config", "get", "server.port").output == "8080\n" && app.stored.isEmpty, "nickname stays unset, the port is restored")
+    }
+
     @Test func eachVerbHasItsOwnHelp() throws {
         let app = try App()
         defer { app.directory.cleanUp() }

@@ -436,3 +436,112 @@ struct HistoryTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: journal)).count < 4096)
     }
 }
+
+/// `RootLens.purgeHistory(of:)`: a value an `unset` removed is taken out of every record of the journal.
+extension HistoryTests {
+    /// The token the tests set, unset and purge.
+    static let token = "tok-7f3a9c"
+
+    @Test("a purge takes an unset value out of every record and out of the journal's bytes; the other records, the mode and the owner stay")
+    func purgeTakesAnUnsetValueOutOfEveryRecord() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        let root = try RootLens(default: Settings(), store: FileStore(path: path, permissions: 0o640), watch: false)
+        try root.port.set(9000)
+        try root.upstream.url.set("https://ci:\(Self.token)@upstream.example")
+        try root.logLevel.set("debug")
+        try root.reset(atPath: "upstream.url")
+        let journal = Self.journal(of: path)
+        // What the issue found: the unset value stays readable in the history.
+        #expect(try String(contentsOfFile: journal, encoding: .utf8).contains(Self.token))
+        #expect(try root.history().changes[3].reversePatch[path: "upstream.url"] == .string("https://ci:\(Self.token)@upstream.example"))
+        #expect(chmod(path, 0o600) == 0, "the settings file made private since")
+        let before = try root.history()
+
+        #expect(try root.purgeHistory(of: "upstream.url") == 2, "the change that set it, and the unset")
+        #expect(try !String(contentsOfFile: journal, encoding: .utf8).contains(Self.token))
+        var info = stat(), settings = stat()
+        #expect(stat(journal, &info) == 0 && stat(path, &settings) == 0)
+        #expect(info.st_mode & 0o777 == 0o600 && info.st_uid == settings.st_uid && info.st_gid == settings.st_gid, "mode \(String(info.st_mode & 0o777, radix: 8))")
+        #expect(!(try FileManager.default.contentsOfDirectory(atPath: directory.path).contains { $0.contains(".tmp-") }), "no temporary file left")
+
+        let history = try root.history()
+        #expect(history.changes.map(\.revision) == [1, 2, 3, 4])
+        #expect(history.changes.map(\.purgedPaths) == [[], ["upstream.url"], [], ["upstream.url"]])
+        #expect(history.changes[0] == before.changes[0] && history.changes[2] == before.changes[2], "the other records are as they were")
+        #expect(history.changes[1].changedPaths == ["upstream.url"] && history.changes[1].touches("upstream.url"))
+        #expect(history.changes[3].changedPaths == ["upstream", "upstream.url"], "\(history.changes[3])")
+        for revision in 0...4 {
+            #expect(try history.document(after: revision)?[path: "upstream.url"] == nil, "revision \(revision)")
+        }
+        #expect(try history.document(after: 4) == root.storedDocument())
+        // Another process reads the journal from its file alike.
+        #expect(try RootLens(default: Settings(), store: FileStore(path: path), watch: false).history() == history)
+
+        // Nothing left to purge: nothing is written.
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: journal))
+        #expect(try root.purgeHistory(of: "upstream.url") == 0 && root.purgeHistory(of: "features") == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: journal)) == bytes)
+        // The next write appends to the purged journal.
+        try root.port.set(9001)
+        #expect(try root.history().changes.map(\.revision) == [1, 2, 3, 4, 5] && root.history().document(after: 5) == root.storedDocument())
+    }
+
+    @Test("a rollback leaves a purged path as it is now, rather than restoring it as nothing")
+    func rollbackLeavesAPurgedPathAsItIs() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        // The file held the token before the history began: the journal's first line holds it too.
+        try Data(#"{"upstream": {"url": "https://ci:\#(Self.token)@upstream.example"}}"#.utf8).write(to: URL(fileURLWithPath: path))
+        let root = try RootLens(default: Settings(), store: FileStore(path: path), watch: false)
+        try root.port.set(9000)
+        try root.upstream.url.set("https://rotated.example")
+        #expect(try root.purgeHistory(of: "upstream.url") == 2, "the first line and the change that replaced it")
+        #expect(try !String(contentsOfFile: Self.journal(of: path), encoding: .utf8).contains(Self.token))
+        let history = try root.history()
+        #expect(history.basePurgedPaths == ["upstream.url"] && history.purgedPaths(through: 1) == ["upstream.url"])
+
+        // Revision 0's value is not known any more: the value now stays, the rest is restored.
+        try root.rollback(to: 0)
+        #expect(root.value.port == 8080 && root.value.upstream.url == "https://rotated.example")
+        // A value unset since stays unset.
+        try root.reset(atPath: "upstream.url")
+        try root.purgeHistory(of: "upstream.url")
+        try root.rollback(to: 1)
+        #expect(root.value.port == 9000 && root.value.upstream.url == Settings.Upstream().url)
+        #expect(try !String(contentsOfFile: path, encoding: .utf8).contains("upstream"))
+    }
+
+    @Test("the root path purges every value; a compaction keeps what was purged; a store without history, or a journal that does not read, says so")
+    func purgeEverythingAndRefusals() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.json")
+        let root = try RootLens(default: Settings(), store: FileStore(path: path, history: .kept(changes: 4)), watch: false)
+        try root.upstream.url.set("https://ci:\(Self.token)@upstream.example")
+        for port in 9000..<9004 { try root.port.set(port) }
+        let compacted = try root.history()
+        #expect(try root.purgeHistory(of: "upstream.url") == 1, "the first line, which the change that set it was folded into: \(compacted)")
+        for port in 9004..<9008 { try root.port.set(port) }
+        #expect(try root.history().basePurgedPaths == ["upstream.url"], "a change folded into the first line takes what was purged from it along")
+        #expect(try !String(contentsOfFile: Self.journal(of: path), encoding: .utf8).contains(Self.token))
+
+        #expect(try root.purgeHistory(of: "") > 0)
+        let history = try root.history()
+        #expect(history.changes.allSatisfy { $0.patch == .object([:]) && $0.purgedPaths == [""] } && history.base == .object([:]))
+        #expect(try !String(contentsOfFile: Self.journal(of: path), encoding: .utf8).contains("9007"))
+        try root.rollback(to: history.baseRevision)
+        #expect(root.value.port == 9007, "every path was purged: the settings stay as they are")
+
+        let off = try RootLens(default: Settings(), store: FileStore(path: directory.file("off.json"), history: .off), watch: false)
+        #expect(throws: SettingsError.self) { try off.purgeHistory(of: "port") }
+        #expect((try? RootLens(Settings()).purgeHistory(of: "port")) == nil)
+        #expect(try RootLens(default: Settings(), store: FileStore(path: directory.file("new.json")), watch: false).purgeHistory(of: "port") == 0, "no journal yet")
+
+        try Data("not a journal\n".utf8).write(to: URL(fileURLWithPath: Self.journal(of: path)))
+        let error = #expect(throws: SettingsError.self) { try root.purgeHistory(of: "port") }
+        #expect(error?.code == .corrupt && error?.description.contains(Self.journal(of: path)) == true, "\(String(describing: error))")
+    }
+}

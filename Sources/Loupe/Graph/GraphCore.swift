@@ -302,18 +302,33 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         return history
     }
 
+    /// Takes the values at `path` out of every record of the store's history; returns how many records
+    /// held one.
+    ///
+    /// - Throws: ``SettingsError/Code/unavailable`` when the store keeps no history (or there is no store);
+    ///   the store's error when it cannot be rewritten.
+    func purgeHistory(of path: ValuePath) throws -> Int {
+        guard let store, let purged = try store.purgeHistory(of: path) else {
+            throw SettingsError(.unavailable, store: storeName, reason: "it keeps no history")
+        }
+        return purged
+    }
+
     /// Stores the document the store held after `revision`, as a new change: checked by the type, the
     /// rules and the locks as any update is, and written as any update is (a file's text edited in place).
+    /// A path whose values were purged from the history keeps what the store holds there now.
     func rollback(to revision: Int) throws {
         guard let store else { _ = try history(); return }
         var committedAny = false
         defer { afterCommits(committedAny) }
         try serialized(path: .root) {
-            let document = try history().document(after: revision)
+            let history = try history()
+            let document = try history.document(after: revision)
+            let purged = history.purgedPaths(through: revision)
             var attempts = 0
             while true {
                 do {
-                    let restore = { try self.restore(document, revision: revision, in: store) }
+                    let restore = { try self.restore(document, revision: revision, keeping: purged, in: store) }
                     committedAny = try (attempts == 0 ? restore() : store.withExclusiveAccess(restore)) || committedAny
                     return
                 } catch let error as SettingsError where error.code == .conflict && attempts + 1 < Self.maximumConflictRetries {
@@ -328,9 +343,24 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// Stores `document` (nil: removes the stored document) if the root it makes with the layers the store
     /// holds now passes the type, the rules and the locks, and commits that root. Call it holding the
     /// update lock.
-    private func restore(_ document: JSONValue?, revision: Int, in store: any DocumentStore) throws -> Bool {
+    private func restore(_ document: JSONValue?, revision: Int, keeping purged: [ValuePath], in store: any DocumentStore) throws -> Bool {
         var stored = try store.load()
         let current = stored.document
+        // What the history no longer knows is left as it is now, rather than restored as nothing.
+        var document = document
+        if purged.contains(where: \.components.isEmpty) {
+            document = current
+        } else if document != nil {
+            for path in purged {
+                document![path: path] = current?[path: path]
+                // An object the purge left empty, which the store does not hold now either, is not written.
+                var parent = path.parent
+                while !parent.components.isEmpty, document![path: parent] == .object([:]), current?[path: parent] == nil {
+                    document![path: parent] = nil
+                    parent = parent.parent
+                }
+            }
+        }
         stored.document = document
         let loaded: Loaded<Root>
         do {

@@ -70,23 +70,43 @@ public struct SettingsChange: Sendable, Equatable {
     public var patch: JSONValue
     /// The merge patch from the document after back to the document before; `null` when there was none.
     public var reversePatch: JSONValue
+    /// The paths whose values were purged from this change (``RootLens/purgeHistory(of:)``): it set or
+    /// removed something there, but neither patch holds what any more. Empty for a change nothing was
+    /// purged from.
+    public var purgedPaths: [ValuePath]
 
     /// A change.
-    public init(revision: Int, time: Date?, author: Author?, patch: JSONValue, reversePatch: JSONValue) {
+    public init(revision: Int, time: Date?, author: Author?, patch: JSONValue, reversePatch: JSONValue, purgedPaths: [ValuePath] = []) {
         self.revision = revision
         self.time = time
         self.author = author
         self.patch = patch
         self.reversePatch = reversePatch
+        self.purgedPaths = purgedPaths
     }
 
     /// Whether the change was made by something that keeps no history (an editor, a script): seen by a
     /// later write or a watching root. (In a history that records no authors, every change has none.)
     public var isOutsideEdit: Bool { author == nil }
 
-    /// The paths the change set or removed, in order: each leaf of the patch.
+    /// The paths the change set or removed, in order: each leaf of the patch, and each of
+    /// ``purgedPaths``.
     public var changedPaths: [ValuePath] {
         var paths: [ValuePath] = []
+        // A purged path is a leaf where it was (rather than the object a purge may have left empty), unless
+        // the patch holds something else on the way (the part above it removed or replaced): then it
+        // comes after the patch's own.
+        var patch = patch, apart: [ValuePath] = []
+        for purged in purgedPaths {
+            let above = (0..<purged.components.count).map { ValuePath(Array(purged.components.prefix($0))) }
+            let reachable = !purged.components.isEmpty && above.allSatisfy { part in
+                guard let value = patch[path: part] else { return true }
+                if case .object = value { return true }
+                return false
+            }
+            if reachable, (try? patch.setValue(.null, at: purged)) != nil { continue }
+            apart.append(purged)
+        }
         func walk(_ patch: JSONValue, _ path: [ValuePath.Component]) {
             guard case .object(let members) = patch, !members.isEmpty || path.isEmpty else {
                 paths.append(ValuePath(path))
@@ -95,7 +115,7 @@ public struct SettingsChange: Sendable, Equatable {
             for key in members.keys.sorted() { walk(members[key]!, path + [.key(key)]) }
         }
         walk(patch, [])
-        return paths
+        return paths + apart
     }
 
     /// Whether the change set or removed `path`, a part under it, or a part above it.
@@ -117,13 +137,31 @@ public struct SettingsHistory: Sendable, Equatable {
     /// Whether the store records who made each change and when (a file's journal does; etcd's revisions
     /// do not).
     public var recordsAuthors: Bool
+    /// The paths whose values were purged from ``base`` (``RootLens/purgeHistory(of:)``), or from changes
+    /// since folded into it: the history no longer knows what the documents it keeps held there.
+    public var basePurgedPaths: [ValuePath]
 
     /// A history.
-    public init(baseRevision: Int, base: JSONValue?, changes: [SettingsChange], recordsAuthors: Bool = true) {
+    public init(
+        baseRevision: Int, base: JSONValue?, changes: [SettingsChange], recordsAuthors: Bool = true, basePurgedPaths: [ValuePath] = []
+    ) {
         self.baseRevision = baseRevision
         self.base = base
         self.changes = changes
         self.recordsAuthors = recordsAuthors
+        self.basePurgedPaths = basePurgedPaths
+    }
+
+    /// The paths whose values in the document after `revision` the history no longer knows, because they
+    /// were purged (``RootLens/purgeHistory(of:)``): those purged from ``base`` and from each change up to
+    /// `revision`. ``document(after:)`` holds nothing there; ``RootLens/rollback(to:)`` leaves them as
+    /// they are.
+    public func purgedPaths(through revision: Int) -> [ValuePath] {
+        var paths = basePurgedPaths
+        for change in changes where change.revision <= revision {
+            paths += change.purgedPaths.filter { !paths.contains($0) }
+        }
+        return paths
     }
 
     /// The revisions whose documents are known, as text for messages: `3–40` (the base's and the

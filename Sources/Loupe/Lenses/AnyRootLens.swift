@@ -118,6 +118,13 @@ public struct AnyRootLens: Sendable, CustomStringConvertible {
         try root.rollback(to: revision)
     }
 
+    /// Takes the values at `path` out of every record of the store's history (as
+    /// `RootLens.purgeHistory(of:)` does); returns how many records held one.
+    @discardableResult
+    public func purgeHistory(of path: ValuePath) throws -> Int {
+        try root.purgeHistory(of: path)
+    }
+
     /// Which revision of the store each of its readers runs (as `RootLens.appliedStatus()` gives it).
     public func appliedStatus() throws -> AppliedStatus? {
         try root.appliedStatus()
@@ -150,6 +157,7 @@ protocol ErasedRoot: Sendable, CustomStringConvertible {
     func flush() throws
     func history() throws -> SettingsHistory
     func rollback(to revision: Int) throws
+    func purgeHistory(of path: ValuePath) throws -> Int
     func appliedStatus() throws -> AppliedStatus?
 }
 

@@ -321,6 +321,10 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     /// (a file's text is edited in place). Observers of what changed are notified. Revision
     /// ``SettingsHistory/baseRevision`` is the document before the oldest change kept.
     ///
+    /// A path whose values were purged from the history up to `revision`
+    /// (``SettingsHistory/purgedPaths(through:)``) keeps what the store holds there now: the history no
+    /// longer knows what it held then, and a rollback never removes a value for that.
+    ///
     /// ```swift
     /// try root.rollback(to: 41)   // undoes revision 42 and any after it
     /// ```
@@ -331,6 +335,32 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     ///   would; taking a held value out, as a reset does, is allowed); the store's error. Nothing changes.
     public func rollback(to revision: Int) throws {
         try core.rollback(to: revision)
+    }
+
+    /// Takes the values at `path`, and everything under it, out of every record of the store's history:
+    /// a value an `unset` removed stays readable there (in ``SettingsChange/reversePatch``, and so in
+    /// `loupe diff`) until the history drops it, which may be 100 changes later. Returns how many records
+    /// held one (0: none did, and nothing was written); the root path purges every value.
+    ///
+    /// ```swift
+    /// try root.upstream.token.set(nil)
+    /// try root.purgeHistory(of: "upstream.token")   // 2: the change that set it, and the unset
+    /// ```
+    ///
+    /// Each record that held one names the path in ``SettingsChange/purgedPaths`` (or, for the document
+    /// before the oldest change, ``SettingsHistory/basePurgedPaths``), so that a diff shows it as purged
+    /// and a ``rollback(to:)`` leaves it as it is. What the store holds now is not changed: a value still
+    /// set stays set, and the next change that touches it is recorded as any is. A ``FileStore``'s journal
+    /// is written again whole, under the file's lock, atomically and durably, with the settings file's
+    /// mode and owner.
+    ///
+    /// - Throws: ``SettingsError/Code/unavailable`` when the store keeps no history, or keeps one that
+    ///   is not Loupe's to rewrite (an `EtcdStore`'s revisions: `etcdctl compact` drops them);
+    ///   ``SettingsError/Code/corrupt`` when a journal is there that does not read; the store's error when
+    ///   the history cannot be written.
+    @discardableResult
+    public func purgeHistory(of path: ValuePath) throws -> Int {
+        try core.purgeHistory(of: path)
     }
 
     /// Which revision of the store each of its readers runs, as they report it (an `EtcdStore` whose
@@ -407,6 +437,14 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
         public func rollback(to revision: Int) async throws {
             let core = root.core
             try await core.offPool { try core.rollback(to: revision) }
+        }
+
+        /// Takes the values at `path` out of every record of the store's history. See
+        /// `RootLens.purgeHistory(of:)`.
+        @discardableResult
+        public func purgeHistory(of path: ValuePath) async throws -> Int {
+            let core = root.core
+            return try await core.offPool { try core.purgeHistory(of: path) }
         }
     }
 

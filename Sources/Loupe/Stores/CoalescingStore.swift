@@ -110,6 +110,13 @@ public final class CoalescingStore: DocumentStore {
     /// The base store's history: each write that reached it (a flush of the changes meanwhile) is one change.
     public func history() throws -> SettingsHistory? { try base.history() }
 
+    /// Writes the changes pending first (so that the purge reaches them too), then purges the base store's
+    /// history.
+    public func purgeHistory(of path: ValuePath) throws -> Int? {
+        try flush()
+        return try base.purgeHistory(of: path)
+    }
+
     /// Passed to the base store, which is what readers share.
     public func rootDidApply(_ token: ChangeToken, refusal: SettingsError?) { base.rootDidApply(token, refusal: refusal) }
 

@@ -21,7 +21,8 @@
 ///   to a peer updating in a tight loop.
 /// - ``holdsSecrets``: the store's documents are secrets, so tools mask them and errors never quote them.
 /// - ``history()``, optional: the changes the store keeps a record of (a file's journal, etcd's
-///   revisions), for `RootLens.history()` and `RootLens.rollback(to:)`.
+///   revisions), for `RootLens.history()` and `RootLens.rollback(to:)`; ``purgeHistory(of:)``, optional,
+///   takes a path's values out of that record, for `RootLens.purgeHistory(of:)`.
 /// - ``rootDidApply(_:refusal:)`` and ``appliedStatus()``, optional: a shared store (etcd) that tells the
 ///   others which version each reader runs, and which it refused.
 ///
@@ -84,6 +85,15 @@ public protocol DocumentStore: AnyObject, Sendable, CustomStringConvertible {
     /// - Throws: ``SettingsError`` when the record exists but cannot be read.
     func history() throws -> SettingsHistory?
 
+    /// Takes the values at `path`, and under it, out of every record of the store's history (the documents
+    /// and patches both ways it keeps), noting the path in each record that held one
+    /// (``SettingsChange/purgedPaths``); returns how many records held one; nil when the store keeps no
+    /// history (the default). What the store holds now is not changed. The root path purges every value.
+    ///
+    /// - Throws: ``SettingsError`` when the history cannot be read or rewritten, or is not the store's to
+    ///   rewrite (etcd's own revisions).
+    func purgeHistory(of path: ValuePath) throws -> Int?
+
     /// Tells the store that its root now runs the version `token` identifies (after a load, an update or
     /// an outside change), or, with `refusal`, that it refused that version (it does not fit the type or
     /// its rules) and keeps running the one before. Must return at once; by default, nothing.
@@ -114,6 +124,8 @@ extension DocumentStore {
     public var holdsSecrets: Bool { false }
 
     public func history() throws -> SettingsHistory? { nil }
+
+    public func purgeHistory(of path: ValuePath) throws -> Int? { nil }
 
     public func rootDidApply(_ token: ChangeToken, refusal: SettingsError?) {}
 

@@ -4,25 +4,54 @@ import Foundation
 import Loupe
 
 extension SettingsCommand {
-    /// `history [PATH]`: the changes the store keeps a record of.
+    /// `history [PATH]`: the changes the store keeps a record of; `history --purge PATH`: takes a path's
+    /// values out of them.
     public struct History: ParsableCommand {
         public static var configuration: CommandConfiguration {
             CommandConfiguration(
                 commandName: "history",
-                abstract: "Lists the changes the store keeps a record of: revision, time, who, the paths changed.",
+                abstract: "Lists the changes the store keeps a record of: revision, time, who, the paths changed; --purge PATH takes a path's values out of them.",
                 discussion: """
                     One line a change, oldest first: `12  2026-11-25T10:00:00.000Z  ann (uid 1000) via loupe[4242] \
                     on web-1  port, upstream.url`. An edit made without Loupe (an editor, a script) shows as an \
                     outside edit: the next write saw it. With a path, only the changes that touched it.
+
+                    The history keeps the values it records, a value `unset` removed among them (`diff` prints \
+                    it), until it drops the change. `--purge PATH` takes the values at PATH, and under it, out of \
+                    every record (the value each change set and the one it replaced), and says how many records \
+                    held one; what is stored now stays. Each such change lists PATH as `(purged)`, `diff` prints \
+                    `PATH: (purged)`, and `rollback` leaves PATH as it is now. `--purge ''` (the root) purges \
+                    every value; `--purge` with no path is a usage error (64). Exit 69 if the history cannot be \
+                    read or written, or is not Loupe's to rewrite (etcd's revisions: `etcdctl compact`).
                     """)
         }
         @ParentCommand var group: SettingsCommand
         @Argument(help: "Only the changes that set or removed this path, a part under it, or a part above it.")
         var path: String = ""
+        @Option(help: ArgumentHelp(
+            "Takes the values at this path, and under it, out of every record of the history; '' purges every value.",
+            valueName: "path"))
+        var purge: String?
 
         public init() {}
 
+        public func validate() throws {
+            if purge != nil, !path.isEmpty {
+                throw ValidationError("give either a path to list the changes that touched it, or --purge PATH, not both")
+            }
+        }
+
         public func run() throws {
+            if let purge {
+                return try group.withSettings { settings in
+                    let target = try ValuePath(parsing: purge)
+                    let named = target.components.isEmpty ? "every value" : "the values at \(target)"
+                    let purged = try settings.root.purgeHistory(of: target)
+                    printError(purged == 0
+                        ? "no record of the history holds \(named); nothing was written"
+                        : "purged \(named) from \(purged) record\(purged == 1 ? "" : "s") of the history")
+                }
+            }
             try group.withSettings { settings in
                 let filter = try ValuePath(parsing: path)
                 let history = try settings.root.history()
@@ -32,7 +61,9 @@ extension SettingsCommand {
                     return
                 }
                 for change in changes {
-                    let paths = change.changedPaths.map { $0.components.isEmpty ? "<root>" : $0.description }
+                    let paths = change.changedPaths.map { path in
+                        (path.components.isEmpty ? "<root>" : path.description) + (change.purgedPaths.contains(path) ? " (purged)" : "")
+                    }
                     let who = history.recordsAuthors ? author(of: change) : "-"
                     try printLine("\(change.revision)  \(change.time.map(timestamp) ?? "-")  \(who)  \(paths.joined(separator: ", "))")
                 }
@@ -48,7 +79,8 @@ extension SettingsCommand {
                 abstract: "Prints what revision REV changed, or what changed from revision REV to REV2.",
                 discussion: """
                     One line a path, with its value before and after as JSON: `port: 8080 -> 9000`; \
-                    `(none)` where nothing was stored. Secrets are masked.
+                    `(none)` where nothing was stored. Secrets are masked. A path whose values were purged \
+                    from the changes in between (`history --purge`) is `PATH: (purged)`.
                     """)
         }
         @ParentCommand var group: SettingsCommand
@@ -64,13 +96,23 @@ extension SettingsCommand {
                 if other == nil { _ = try history.document(after: revision) }  // names the revisions kept
                 let old = try history.document(after: from)
                 let new = try history.document(after: to)
-                let change = SettingsChange(revision: to, time: Date(), author: nil, patch: SettingsHistory.patch(from: old, to: new), reversePatch: .null)
-                let paths = change.patch == .object([:]) ? [] : change.changedPaths
+                // The history no longer knows what the changes in between did at a purged path.
+                var purged: [ValuePath] = []
+                for change in history.changes where change.revision > min(from, to) && change.revision <= max(from, to) {
+                    purged += change.purgedPaths.filter { !purged.contains($0) }
+                }
+                let change = SettingsChange(
+                    revision: to, time: Date(), author: nil, patch: SettingsHistory.patch(from: old, to: new), reversePatch: .null, purgedPaths: purged)
+                let paths = change.patch == .object([:]) && purged.isEmpty ? [] : change.changedPaths
                 guard !paths.isEmpty else {
                     printError("nothing changed from revision \(from) to revision \(to)")
                     return
                 }
                 for path in paths {
+                    if purged.contains(path) {
+                        try printLine("\(path.components.isEmpty ? "<root>" : path.description): (purged)")
+                        continue
+                    }
                     func shown(_ document: JSONValue?) -> String {
                         guard let value = document?[path: path] else { return "(none)" }
                         return displayed(value, settings, at: path).jsonText()
@@ -90,7 +132,9 @@ extension SettingsCommand {
                 discussion: """
                     Checked like any write: exit 65 if the type or a rule refuses that document now, 77 if it \
                     would change a locked path, 66 if the revision is not kept (the message names those that \
-                    are). A file is edited in place: its comments and order stay.
+                    are). A file is edited in place: its comments and order stay. A path whose values were \
+                    purged from the history (`history --purge`) keeps what is stored there now: the history \
+                    no longer knows what it held then.
                     """)
         }
         @ParentCommand var group: SettingsCommand
@@ -100,9 +144,15 @@ extension SettingsCommand {
 
         public func run() throws {
             try group.withSettings { settings in
-                let before = try settings.root.history().changes.last?.revision
+                let history = try settings.root.history()
+                let before = history.changes.last?.revision
                 try settings.root.rollback(to: revision)
                 let after = try settings.root.history().changes.last?.revision
+                let purged = history.purgedPaths(through: revision)
+                if !purged.isEmpty {
+                    let named = purged.map { $0.components.isEmpty ? "<root>" : $0.description }.joined(separator: ", ")
+                    printError("left \(named) as \(purged.count == 1 ? "it is" : "they are") now: purged from the history")
+                }
                 if after == before {
                     printError("the settings are already as revision \(revision) left them; nothing was written")
                 } else {

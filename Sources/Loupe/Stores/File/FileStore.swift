@@ -197,6 +197,11 @@ public final class FileStore: DocumentStore {
 
     /// The changes the journal beside the file keeps; nil with ``HistoryPolicy/off``.
     public func history() throws -> SettingsHistory? { try backing.history() }
+
+    /// Takes the values at `path` out of every record of the journal beside the file, which is written
+    /// again whole, atomically and durably, with the settings file's mode and owner, under the file's lock;
+    /// returns how many records held one; nil with ``HistoryPolicy/off``. The file itself is not touched.
+    public func purgeHistory(of path: ValuePath) throws -> Int? { try backing.purgeHistory(of: path) }
 }
 
 /// A document in one file, each save written at once: atomically and durably, under the file's lock,
@@ -333,6 +338,13 @@ final class DocumentFile: DocumentStore {
     func history() throws -> SettingsHistory? {
         guard let journal else { return nil }
         return try journal.history(of: file.resolved(), store: description)
+    }
+
+    func purgeHistory(of path: ValuePath) throws -> Int? {
+        guard let journal else { return nil }
+        return try file.withLock(timeout: lockTimeout) { target in
+            try journal.purge(path, at: target, store: description)
+        }
     }
 
     func remove(replacing token: ChangeToken) throws -> ChangeToken {

@@ -16,7 +16,8 @@ import Logging
 /// one change: its revision, time, author (none for an outside edit), the merge patches forward
 /// (`patch`) and back (`back`), and a digest of the settings file's bytes it left (`digest`; empty when
 /// it left none). A write that finds the file other than the last record left it first records what
-/// changed meanwhile as an outside edit.
+/// changed meanwhile as an outside edit. A record a purge took values out of names their paths
+/// (`"purged":["token"]`), the first line too.
 ///
 /// A record is made on a thread of its own while the settings file is written (see ``PendingRecord``):
 /// appended to the journal, or the journal written whole (new, or compacted) under a temporary name, and
@@ -27,7 +28,8 @@ import Logging
 /// The journal is bounded: when a change would pass ``maximumChanges`` or ``maximumBytes``, the oldest
 /// changes are folded into the first line until a quarter of either bound is free, as etcd compacts. A
 /// torn last line (a writer killed mid-append) is ignored and cut off by the next append; a journal that
-/// does not read is reported and started afresh. The settings file is never touched by any of it.
+/// does not read is reported and started afresh. ``purge(_:at:store:)`` rewrites it whole, without the
+/// values at a path. The settings file is never touched by any of it.
 final class Journal: Sendable {
     let maximumChanges: Int
     let maximumBytes: Int
@@ -63,6 +65,8 @@ final class Journal: Sendable {
         var base: JSONValue?
         /// The digest of the settings file the base was read from.
         var baseDigest = ""
+        /// The paths whose values were purged from the base.
+        var basePurged: [ValuePath] = []
         var records: [Record] = []
         /// The bytes up to the end of the last whole record.
         var length = 0
@@ -98,7 +102,7 @@ final class Journal: Sendable {
         var digestBeforeLast: String? { records.isEmpty ? nil : records.count == 1 ? baseDigest : records[records.count - 2].digest }
 
         var history: SettingsHistory {
-            SettingsHistory(baseRevision: baseRevision, base: base, changes: records.map(\.change))
+            SettingsHistory(baseRevision: baseRevision, base: base, changes: records.map(\.change), basePurgedPaths: basePurged)
         }
 
         /// The document after the last record.
@@ -247,6 +251,7 @@ final class Journal: Sendable {
         contents.baseRevision = baseRevision
         contents.base = header["document"].flatMap { $0 == .null ? nil : $0 }
         contents.baseDigest = baseDigest
+        contents.basePurged = purgedPaths(header["purged"])
         contents.length = first.end
         for (index, line) in lines.enumerated().dropFirst() {
             let isLast = index == lines.count - 1
@@ -275,8 +280,21 @@ final class Journal: Sendable {
             author = SettingsChange.Author(
                 userID: UInt32(truncatingIfNeeded: uid), userName: name, processID: Int32(truncatingIfNeeded: pid), program: program, host: host)
         }
-        let change = SettingsChange(revision: revision, time: time(milliseconds: milliseconds), author: author, patch: patch, reversePatch: back)
+        let change = SettingsChange(
+            revision: revision, time: time(milliseconds: milliseconds), author: author, patch: patch, reversePatch: back,
+            purgedPaths: purgedPaths(record["purged"]))
         return (change, digest)
+    }
+
+    /// The paths a record's `purged` names (none when it has none; one that does not parse is left out).
+    private static func purgedPaths(_ value: JSONValue?) -> [ValuePath] {
+        guard case .array(let paths)? = value else { return [] }
+        return paths.compactMap { if case .string(let text) = $0 { try? ValuePath(parsing: text) } else { nil } }
+    }
+
+    /// A record's `purged`: the paths as text.
+    private static func purgedText(_ paths: [ValuePath]) -> JSONValue {
+        .array(paths.map { .string($0.description) })
     }
 
     // MARK: Writing
@@ -477,6 +495,77 @@ final class Journal: Sendable {
         return (.staged(staged, contents: journal), nil)
     }
 
+    // MARK: Purging
+
+    /// Takes the values at `path`, and under it, out of every record of the journal beside `target`: out
+    /// of the first line's document and out of each change's patches both ways (the value a change set and
+    /// the one it replaced or removed), naming `path` in each record that held one. Returns how many
+    /// records did (the first line counts as one); 0 changes nothing, unless a torn last record is there to
+    /// cut off. Call it holding the settings file's lock.
+    ///
+    /// The journal is written whole as a compaction writes it: under a temporary name beside it, with the
+    /// settings file's mode, flushed, renamed over the old one (whose bytes go with its name), and the
+    /// directory flushed; then it takes the settings file's owner. The root path purges every value.
+    ///
+    /// - Throws: ``SettingsError/Code/corrupt`` when there is a journal that does not read or is another
+    ///   user's (it cannot be purged, and is named so that it can be removed by hand);
+    ///   ``SettingsError/Code/unwritable`` when it cannot be written (it is then as it was).
+    func purge(_ path: ValuePath, at target: String, store: String) throws -> Int {
+        let location = Self.path(for: target)
+        let found: FileIdentity?
+        do {
+            found = try FileSystem.identity(of: location)
+        } catch let error as SystemCallError {
+            throw SettingsError(.unreadable, store: "settings history \(location)", path: location, error)
+        }
+        guard let found else { return 0 }
+        guard var journal = try contents(at: location, settings: target, store: store) else {
+            throw SettingsError(
+                .corrupt, store: "settings history \(location)",
+                reason: "it does not read, or belongs to another user, so nothing could be purged from it: remove it by hand (the history starts afresh with the next change)")
+        }
+        var purged = 0
+        if let base = journal.base, let kept = Self.purging(path, from: base) {
+            journal.base = kept
+            if !journal.basePurged.contains(path) { journal.basePurged.append(path) }
+            purged += 1
+        }
+        for index in journal.records.indices {
+            var change = journal.records[index].change
+            let patch = Self.purging(path, from: change.patch), back = Self.purging(path, from: change.reversePatch)
+            guard patch != nil || back != nil else { continue }
+            change.patch = patch ?? change.patch
+            change.reversePatch = back ?? change.reversePatch
+            if !change.purgedPaths.contains(path) { change.purgedPaths.append(path) }
+            journal.records[index] = Contents.Record(change, digest: journal.records[index].digest)
+            purged += 1
+        }
+        // A torn last record (which no history shows) is cut off too, whatever it held.
+        guard purged > 0 || Int(found.size) != journal.length else { return 0 }
+        let text = Self.header(journal) + journal.records.map(\.line).joined()
+        journal.length = text.utf8.count
+        for index in journal.records.indices { journal.records[index].length = journal.records[index].line.utf8.count }
+        do {
+            let staged = try FileSystem.stage(Data(text.utf8), for: location, permissions: FileSystem.permissions(of: target) ?? 0o600)
+            try FileSystem.place(staged, durable: true)
+            matchOwnerAndMode(of: location, to: target)
+            lastSeen.withLock { $0 = Known(path: location, identity: staged.identity, contents: journal) }
+        } catch let error as SystemCallError {
+            lastSeen.withLock { $0 = nil }
+            throw SettingsError(.unwritable, store: "settings history \(location)", path: location, error)
+        }
+        return purged
+    }
+
+    /// `value` (a document or a merge patch) without what it holds at `path`; nil when it holds nothing
+    /// there. For the root path, an empty object: a document that holds nothing, a patch that changes
+    /// nothing.
+    private static func purging(_ path: ValuePath, from value: JSONValue) -> JSONValue? {
+        guard !path.components.isEmpty else { return value == .object([:]) ? nil : .object([:]) }
+        var value = value
+        return value.removeValue(at: path) == nil ? nil : value
+    }
+
     /// Folds the oldest changes into the base until a quarter of each bound is free (keeping at least the
     /// newest change).
     private func compact(_ journal: inout Contents) {
@@ -490,7 +579,10 @@ final class Journal: Sendable {
         }
         guard dropped > 0 else { return }
         var base: JSONValue = journal.base ?? .null
-        for record in journal.records.prefix(dropped) { base = base.merging(patch: record.change.patch) }
+        for record in journal.records.prefix(dropped) {
+            base = base.merging(patch: record.change.patch)
+            journal.basePurged += record.change.purgedPaths.filter { !journal.basePurged.contains($0) }
+        }
         journal.base = base == .null ? nil : base
         journal.baseRevision = journal.records[dropped - 1].change.revision
         journal.baseDigest = journal.records[dropped - 1].digest
@@ -576,11 +668,12 @@ final class Journal: Sendable {
     private static func time(milliseconds: Int) -> Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
 
     private static func header(_ journal: Contents) -> String {
-        let header: JSONValue = .object([
+        var header: [String: JSONValue] = [
             "format": .string(format), "version": .integer(version), "revision": .integer(journal.baseRevision),
             "document": journal.base ?? .null, "digest": .string(journal.baseDigest),
-        ])
-        return header.jsonText() + "\n"
+        ]
+        if !journal.basePurged.isEmpty { header["purged"] = purgedText(journal.basePurged) }
+        return JSONValue.object(header).jsonText() + "\n"
     }
 
     fileprivate static func line(_ change: SettingsChange, digest: String) -> String {
@@ -588,6 +681,7 @@ final class Journal: Sendable {
             "revision": .integer(change.revision), "time": .integer(milliseconds(of: change.time ?? Date())),
             "patch": change.patch, "back": change.reversePatch, "digest": .string(digest),
         ]
+        if !change.purgedPaths.isEmpty { record["purged"] = purgedText(change.purgedPaths) }
         if let author = change.author {
             var who: [String: JSONValue] = [
                 "uid": .integer(Int(author.userID)), "pid": .integer(Int(author.processID)),

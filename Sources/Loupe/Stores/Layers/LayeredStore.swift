@@ -181,6 +181,9 @@ public final class LayeredStore: DocumentStore {
     /// The top store's history: the changes written to it.
     public func history() throws -> SettingsHistory? { try top.history() }
 
+    /// Purges the top store's history: the read-only layers keep none.
+    public func purgeHistory(of path: ValuePath) throws -> Int? { try top.purgeHistory(of: path) }
+
     /// Passed to the top store, which is what readers share.
     public func rootDidApply(_ token: ChangeToken, refusal: SettingsError?) { top.rootDidApply(token, refusal: refusal) }
 
