@@ -149,7 +149,7 @@ struct SharedWithEditorsTests {
             usleep(500)
             running.removeAll { $0.wait(limit: .zero) != nil }
         }
-        for writer in writers { #expect(writer.wait(limit: .seconds(120)) == 0) }
+        for writer in writers { #expect(writer.wait(limit: .seconds(120)) == 0, "\(writer.errorOutput.prefix(400))") }
         let count = try decodeStored(over: Record(), Data(contentsOf: URL(fileURLWithPath: path))).count
         #expect(count == 3000, "\(count) of 3,000 increments landed (\(removals) locks removed meanwhile)")
         #expect(removals > 0, "the cleanup removed locks while the writers ran")

@@ -472,7 +472,9 @@ enum FileSystem {
             let failure = errno
             guard failure == EINVAL || failure == ENOSYS else {
                 discard(staged)
-                if failure == EEXIST || (failure == ENOENT && expected != .nothing) { throw ChangedMeanwhile() }
+                // ENOENT: the file expected is gone, or the staged one (another writer's clean-up): either
+                // way the update runs again.
+                if failure == EEXIST || failure == ENOENT { throw ChangedMeanwhile() }
                 throw SystemCallError("rename over", staged.path, code: failure)
             }
             // No swap here: the identity, checked as late as can be.
