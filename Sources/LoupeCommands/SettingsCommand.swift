@@ -134,6 +134,14 @@ extension SettingsCommand {
         }
     }
 
+    /// The paths (from the root) of the parts `value`, the part at `path` of a document that does not
+    /// read, holds that the settings type declares secret; nil when the type's schema cannot be had, so
+    /// that nothing is printed.
+    func declaredSecrets(in value: JSONValue, at path: ValuePath) -> [ValuePath]? {
+        guard let schema = try? location.openSettingsType().root.schema() else { return nil }
+        return schema.secretPaths(in: value, at: path)
+    }
+
     /// Opens the settings for a verb that needs only their type (see
     /// ``SettingsLocation/openSettingsType()``) and runs `body` on them, reporting errors as
     /// ``withSettings(watching:_:)`` does.

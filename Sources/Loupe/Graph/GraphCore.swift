@@ -220,7 +220,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         } catch {
             throw BodyFailure(error: error)
         }
-        if let validator, let violation = validator(next, !holdsSecrets) { throw violation }
+        if let validator, let violation = pipeline.violation(of: next, validator) { throw violation }
         var entryWrite: DictionaryEntryWrite?
         if let route { entryWrite = route.write(from: committed.rootForUpdate, to: next) }
         if try commit(next, saving: store, releasing: released, entryWrite: entryWrite) {
@@ -701,9 +701,19 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         storedMemory.withLock { $0.stamp }
     }
 
-    /// The paths an override layer with secret values sets.
+    /// The paths whose values are secrets: those an override layer with secret values sets, and those of
+    /// the parts the settings type declares secret (``SecretSettings``) that the value holds.
     var secretPaths: [ValuePath] {
-        storedMemory.withLock { $0.overrides.filter(\.isSecret).map(\.path) }
+        var paths = storedMemory.withLock { $0.overrides.filter(\.isSecret).map(\.path) }
+        guard pipeline.declaresSecrets, let document = try? pipeline.coding.encode(committed.read { $0 }) else { return paths }
+        for path in pipeline.declaredSecretPaths(in: document) where !paths.contains(path) { paths.append(path) }
+        return paths
+    }
+
+    /// Whether an error may quote the value at `path`: the store does not keep secrets, and the value
+    /// neither is nor holds one the settings type declares.
+    func quotesValue(at path: ValuePath) -> Bool {
+        !holdsSecrets && !pipeline.touchesDeclaredSecret(path)
     }
 
     /// The locks in force.
