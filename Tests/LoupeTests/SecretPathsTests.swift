@@ -1,4 +1,6 @@
 import Foundation
+import InMemoryLogging
+import Logging
 import Loupe
 import LoupeTestSupport
 import Testing
@@ -48,8 +50,12 @@ struct SecretPathsTests {
             try replaceFile(file, with: text)
         }
 
-        func root(_ layers: [LayeredStore.Layer] = []) throws -> RootLens<Settings> {
-            try RootLens(default: Settings(), store: LayeredStore(layers: layers, top: FileStore(path: file)), watch: false)
+        func root(
+            _ layers: [LayeredStore.Layer] = [], watch: Bool = false, logs: InMemoryLogHandler = InMemoryLogHandler()
+        ) throws -> RootLens<Settings> {
+            try RootLens(
+                default: Settings(), store: LayeredStore(layers: layers, top: FileStore(path: file)), watch: watch,
+                logger: Logger(label: "test") { _ in logs })
         }
     }
 
@@ -170,5 +176,22 @@ struct SecretPathsTests {
         let other = #expect(throws: RuleViolation.self) { try root.update { $0.retries = 5555 } }
         #expect(message(other).contains("5555"), "\(message(other))")
         #expect(try String(contentsOfFile: site.file, encoding: .utf8) == "{}", "nothing written")
+    }
+
+    /// Log lines never carry a reason; the error a root reports for an outside edit does, without the secret.
+    @Test func anOutsideEditThatBreaksASecretIsReportedAndLoggedWithoutIt() async throws {
+        let site = try Site()
+        defer { site.directory.cleanUp() }
+        let logs = InMemoryLogHandler()
+        let root = try site.root(watch: true, logs: logs)
+        let errors = Recorder<String>()
+        let token = root.observeErrors { errors.append("\($0)") }
+        defer { token.cancel() }
+        try replaceFile(site.file, with: #"{"upstream": {"token": "hunter2"}}"#)
+        #expect(await eventually { errors.count > 0 })
+        #expect(await eventually { logs.entries.contains { "\($0.message)".contains("ignored an outside change") } })
+        #expect(errors.all.allSatisfy { $0.contains("upstream.token") && !$0.contains("hunter2") }, "\(errors.all)")
+        #expect(!logs.entries.contains { "\($0.message) \($0.metadata)".contains("hunter2") }, "\(logs.entries.map(\.metadata))")
+        #expect(root.value.upstream.token == 0, "the last good value stays")
     }
 }
