@@ -277,4 +277,17 @@ struct DeclaredSecretCommandsTests {
         let refused = try app("config", "set", "token", "987654321")
         #expect(refused.status == 65 && refused.error.contains("token") && !refused.error.contains("987654321"), "\(refused.error)")
     }
+
+    @Test func whatAFileThatDoesNotReadHoldsIsPrintedWithItsSecretsMasked() throws {
+        let app = try App()
+        defer { app.directory.cleanUp() }
+        try replaceFile(app.settings, with: #"{"token": 31337, "greeting": "hi", "server": {"port": 80}}"#)
+        let get = try app("config", "get", "token")
+        #expect(get.status != 0 && get.output == "\"********\"\n" && !get.error.contains("31337"), "\(get.status) \(get.output) \(get.error)")
+        let show = try app("config", "show")
+        #expect(show.status != 0 && !show.output.contains("31337") && show.output.contains("\"hi\""), "\(show.output) \(show.error)")
+        #expect(try app("config", "get", "greeting").output == "\"hi\"\n", "other values are printed")
+        #expect(try app("config", "unset", "token").status == 0, "unset repairs it")
+        #expect(try app("config", "get", "greeting").output == "\"hi\"\n")
+    }
 }

@@ -72,4 +72,9 @@ struct AppSettingsFile: SettingsLocation {
     func openSettings(watching: Bool) throws -> OpenSettings {
         OpenSettings(try open(watching: watching))
     }
+
+    /// The file itself: `get` and `show` print what it holds when it does not read, and `unset` repairs it.
+    func openOwnStore() throws -> (any DocumentStore)? {
+        FileStore(path: path)
+    }
 }

@@ -22,6 +22,18 @@ extension DocumentPipeline {
         return Self.rootSecretPaths.filter { document[path: $0] != nil }
     }
 
+    /// The paths (from the root) of the declared secrets `value`, the part at `path`, holds.
+    func declaredSecretPaths(in value: JSONValue, at path: ValuePath) -> [ValuePath] {
+        if let index = secretIndex { return index.secretPaths(in: value, at: path) }
+        return Self.rootSecretPaths.compactMap { secret in
+            if path.components.starts(with: secret.components) { return path }
+            guard secret.components.starts(with: path.components),
+                value[path: ValuePath(Array(secret.components.dropFirst(path.components.count)))] != nil
+            else { return nil }
+            return secret
+        }
+    }
+
     /// Whether `Root` declares any secret.
     var declaresSecrets: Bool {
         secretIndex?.holdsSecrets ?? !Self.rootSecretPaths.isEmpty

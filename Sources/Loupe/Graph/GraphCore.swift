@@ -100,7 +100,15 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
 
         committed = CommittedRoot(defaultValue)
         if let store {
-            let initial = try load(store.load(), keepingLastGood: false)
+            let initial: Loaded<Root>
+            do {
+                initial = try load(store.load(), keepingLastGood: false)
+            } catch var error as SettingsError {
+                // A tool that prints what the store holds after the error masks the type's secrets in it.
+                let pipeline = pipeline
+                error.declaredSecrets = { value, path in pipeline.declaredSecretPaths(in: value, at: path) }
+                throw error
+            }
             committed.publish(initial.root)
             storedMemory.withLock { $0 = initial.memory }
             store.rootDidApply(initial.memory.token, refusal: nil)  // the first version it runs, even none
