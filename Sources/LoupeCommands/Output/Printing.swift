@@ -43,7 +43,7 @@ func displayed(_ value: JSONValue, _ settings: OpenSettings, at path: ValuePath 
     guard !settings.revealsSecrets else { return value }
     // The declared secrets `value` holds (a stored document's, a layer's, an old version's), besides those
     // the current value does.
-    let declared = (try? settings.root.schema())?.secretPaths(in: value, at: path) ?? []
+    let declared = settings.root.declaredSecretPaths(in: value, at: path)
     return maskingSecrets(in: value, at: path, settings.root.secretPaths + declared)
 }
 
