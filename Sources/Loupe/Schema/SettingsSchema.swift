@@ -130,7 +130,8 @@ public protocol DescribedSettings: SendableMetatype {
 /// path makes the whole value secret. A nested type marks its own parts, wherever it is used (in a
 /// dictionary's values, an array's elements, an optional). A path that goes through a dictionary or an
 /// array names every entry or element (`"upstreams.any.token"` with `upstreams` a dictionary marks each
-/// upstream's token, whatever the key written).
+/// upstream's token, whatever the key written). A path names a part the schema describes, not one inside
+/// a `JSONValue` (mark the `JSONValue` itself).
 ///
 /// A root lists the secret parts its value holds in ``RootLens/secretPaths`` (with those override layers
 /// mark secret), which `LoupeCommands` masks and `LoupeConfiguration` marks secret, and the schema marks
