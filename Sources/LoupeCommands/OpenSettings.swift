@@ -16,7 +16,8 @@ public struct OpenSettings: Sendable {
     /// Whether printed values are masked: the store holds secrets and the person did not ask to see them.
     public let masksValues: Bool
     /// Whether the person asked to see secrets: otherwise the values at the root's
-    /// `AnyRootLens.secretPaths` (credentials, secret references) are masked too.
+    /// `AnyRootLens.secretPaths` (credentials, secret references, the parts the settings type declares
+    /// secret) are masked too.
     public let revealsSecrets: Bool
     /// Whether the store holds secrets (which `edit` never writes to a temporary file).
     public var holdsSecrets: Bool { root.holdsSecrets }

@@ -22,7 +22,8 @@ import Loupe
 /// point numbers and booleans map to their configuration types, `Data` (base64 text) to bytes; arrays of one of those to the array
 /// types; elements of other arrays are reached by index (`items.0.name`). Every value is marked secret
 /// when the lens's store keeps secrets (its `holdsSecrets`, as `KeyringStore`'s), and the values a
-/// credential directory or a secret reference gives are (its `secretPaths`), so `ConfigReader`'s access
+/// credential directory or a secret reference gives, and those of the parts the settings type declares
+/// secret (`SecretSettings`), are (its `secretPaths`), so `ConfigReader`'s access
 /// logs redact them.
 ///
 /// The provider keeps one flattened snapshot of the value, replaced on each commit, so a lookup is a
@@ -134,7 +135,8 @@ struct LoupeSnapshot: ConfigSnapshot {
     let providerName: String
     let values: [[String]: ConfigValue]
 
-    /// - Parameter secretPaths: Paths whose values are secret (credentials, secret references), when the
+    /// - Parameter secretPaths: Paths whose values are secret (credentials, secret references, declared
+    ///   secrets), when the
     ///   whole document is not.
     init(providerName: String, json: JSONValue, isSecret: Bool, secretPaths: [ValuePath] = []) {
         self.providerName = providerName

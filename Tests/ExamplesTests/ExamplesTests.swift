@@ -287,7 +287,7 @@ struct OverrideExampleTests {
         try replaceFile(site.file, with: #"{"logLevel": "notice"}"#)
         // edit would put the credential in a temporary file: refused, naming what.
         let edit = try run(ExamplesTests.loupe, ["--file", site.file, "--schema", "daemon", "--credentials", site.credentials, "edit"], environment: ["EDITOR": "true"])
-        #expect(edit.status == 64 && edit.error.contains("edit does not work while credentials or secret references give values (upstream.token)"), "\(edit.error)")
+        #expect(edit.status == 64 && edit.error.contains("edit does not work while the settings hold secrets (upstream.token)"), "\(edit.error)")
         // A write where an override wins is stored, says so, and exits 0; nothing an override gives is written.
         let set = try site.loupe("set", "upstream.timeoutSeconds", "12", environment: environment)
         #expect(set.status == 0, "\(set.error)")

@@ -283,3 +283,47 @@ struct LoupeCommandsTests {
         #expect(group.contains("Exit status: 0 success"))
     }
 }
+
+@Suite("LoupeCommands masks the secrets the settings type declares")
+struct DeclaredSecretCommandsTests {
+    @Test func aDeclaredSecretFromTheFileIsMaskedByEveryVerbThatPrintsIt() throws {
+        let app = try App()
+        defer { app.directory.cleanUp() }
+        #expect(try app("config", "set", "token", "s3cr3t-token").status == 0)
+        #expect(try app("config", "get", "token").output == "\"********\"\n")
+        for verb in [["show"], ["show", "--stored"], ["show", "--layers"], ["list"], ["explain"], ["explain", "token"], ["describe", "token"]] {
+            let printed = try run(myapp, ["config"] + verb, environment: ["MYAPP_SETTINGS": app.settings])
+            #expect(printed.status == 0 && !printed.output.contains("s3cr3t") && printed.output.contains("********"), "\(verb): \(printed.output)")
+        }
+        #expect(try JSONValue(parsing: try app("config", "show").output)[path: "greeting"] == .string("hello"), "other values are shown")
+        let edit = try app("config", "edit", environment: ["EDITOR": "true", "VISUAL": "true"])
+        #expect(edit.status == 64 && edit.error.contains("token") && !edit.error.contains("s3cr3t"), "\(edit.error)")
+    }
+
+    @Test func aDeclaredSecretFromTheEnvironmentIsMaskedAndNeverQuotedInAnError() throws {
+        let app = try App()
+        defer { app.directory.cleanUp() }
+        let environment = ["MYAPP_ENV_TOKEN": "env-s3cr3t"]
+        #expect(try app("config", "get", "token", environment: environment).output == "\"********\"\n")
+        let shown = try app("config", "show", environment: environment)
+        #expect(shown.status == 0 && !shown.output.contains("env-s3cr3t"), "\(shown.output)")
+        let explained = try app("config", "explain", "token", environment: environment)
+        #expect(explained.output.contains("environment variable MYAPP_ENV_TOKEN") && !explained.output.contains("env-s3cr3t"), "\(explained.output)")
+        // A value the type refuses, from the command line or the environment: the error names the path, not the value.
+        let refused = try app("config", "set", "token", "987654321")
+        #expect(refused.status == 65 && refused.error.contains("token") && !refused.error.contains("987654321"), "\(refused.error)")
+    }
+
+    @Test func whatAFileThatDoesNotReadHoldsIsPrintedWithItsSecretsMasked() throws {
+        let app = try App()
+        defer { app.directory.cleanUp() }
+        try replaceFile(app.settings, with: #"{"token": 31337, "greeting": "hi", "server": {"port": 80}}"#)
+        let get = try app("config", "get", "token")
+        #expect(get.status != 0 && get.output == "\"********\"\n" && !get.error.contains("31337"), "\(get.status) \(get.output) \(get.error)")
+        let show = try app("config", "show")
+        #expect(show.status != 0 && !show.output.contains("31337") && show.output.contains("\"hi\""), "\(show.output) \(show.error)")
+        #expect(try app("config", "get", "greeting").output == "\"hi\"\n", "other values are printed")
+        #expect(try app("config", "unset", "token").status == 0, "unset repairs it")
+        #expect(try app("config", "get", "greeting").output == "\"hi\"\n")
+    }
+}

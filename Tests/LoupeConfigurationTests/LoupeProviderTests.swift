@@ -195,4 +195,40 @@ struct LoupeProviderTests {
         }
         #expect(root.server.readOnly.secretPaths == ["host"] && root.server.host.readOnly.secretPaths == [""])
     }
+
+    /// The parts a settings type declares secret are marked secret wherever their values come from (the
+    /// file here, the environment), and only they: through the root, a part lens, and after a commit.
+    @Test func declaredSecretsAreMarkedSecretWhereverTheirValuesComeFrom() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        try replaceFile(directory.file("settings.json"), with: #"{"database": {"password": "file-secret"}}"#)
+        let root = try RootLens(
+            default: VaultSettings(),
+            store: LayeredStore(
+                layers: [.environment(prefix: "VAULT_", variables: { ["VAULT_API_KEY": "env-secret"] })],
+                top: FileStore(path: directory.file("settings.json"))))
+        #expect(!root.holdsSecrets && Set(root.secretPaths) == ["apiKey", "database.password"])
+        let provider = LoupeProvider(root)
+        for (key, expected) in [(["apiKey"], "env-secret"), (["database", "password"], "file-secret")] {
+            let value = try provider.value(forKey: AbsoluteConfigKey(key), type: .string)
+            #expect(value.value?.content == .string(expected) && value.value?.isSecret == true, "\(key)")
+        }
+        #expect(try provider.value(forKey: AbsoluteConfigKey(["database", "user"]), type: .string).value?.isSecret == false)
+        let database = LoupeProvider(root.database.readOnly, name: "database")
+        #expect(try database.value(forKey: AbsoluteConfigKey(["password"]), type: .string).value?.isSecret == true)
+        #expect(try database.value(forKey: AbsoluteConfigKey(["user"]), type: .string).value?.isSecret == false)
+        #expect(!"\(provider)".contains("secret"), "\(provider)")
+    }
+}
+
+/// Settings with parts they declare secret, the nested type its own.
+struct VaultSettings: Codable, Sendable, Equatable, SecretSettings {
+    struct Database: Codable, Sendable, Equatable, SecretSettings {
+        var user = "app"
+        var password = ""
+        static let secretPaths: [ValuePath] = ["password"]
+    }
+    var apiKey = ""
+    var database = Database()
+    static let secretPaths: [ValuePath] = ["apiKey"]
 }

@@ -24,7 +24,7 @@ struct MyApp: ParsableCommand {
 }
 
 /// The program's settings.
-struct AppSettings: Codable, Sendable, Equatable, Validated, DescribedSettings {
+struct AppSettings: Codable, Sendable, Equatable, Validated, DescribedSettings, SecretSettings {
     enum Level: String, Codable, Sendable, CaseIterable { case quiet, normal, verbose }
     struct Server: Codable, Sendable, Equatable {
         var host = "localhost"
@@ -38,11 +38,15 @@ struct AppSettings: Codable, Sendable, Equatable, Validated, DescribedSettings {
     var features: [String: Bool] = ["beta": false]
     var mirrors: [String] = []
     var nickname: String?
+    /// The token the program presents upstream: a secret, masked wherever its value comes from.
+    var token: String?
 
     static let rules: [Rule<AppSettings>] = [
         Rule(\.server.port, at: "server.port", .atLeast(1024)),
         Rule(\.greeting, at: "greeting", .satisfying("must not be empty") { !$0.isEmpty }),
     ]
+
+    static let secretPaths: [ValuePath] = ["token"]
 
     static let descriptions: [ValuePath: String] = [
         "greeting": "What greet prints.",
@@ -52,17 +56,25 @@ struct AppSettings: Codable, Sendable, Equatable, Validated, DescribedSettings {
     ]
 }
 
-/// Where `myapp config` finds the settings: the file `MYAPP_SETTINGS` names, or `myapp.json` here.
+/// Where `myapp config` finds the settings: the file `MYAPP_SETTINGS` names, or `myapp.json` here, under
+/// the environment variables that start with `MYAPP_ENV_` (`MYAPP_ENV_TOKEN`).
 struct AppSettingsFile: SettingsLocation {
     static let abstract = "Reads and edits myapp's settings."
 
     var path: String { ProcessInfo.processInfo.environment["MYAPP_SETTINGS"] ?? "myapp.json" }
 
     func open(watching: Bool) throws -> RootLens<AppSettings> {
-        try RootLens(default: AppSettings(), store: FileStore(path: path), watch: watching)
+        try RootLens(
+            default: AppSettings(), store: LayeredStore(layers: [.environment(prefix: "MYAPP_ENV_")], top: FileStore(path: path)),
+            watch: watching)
     }
 
     func openSettings(watching: Bool) throws -> OpenSettings {
         OpenSettings(try open(watching: watching))
+    }
+
+    /// The file itself: `get` and `show` print what it holds when it does not read, and `unset` repairs it.
+    func openOwnStore() throws -> (any DocumentStore)? {
+        FileStore(path: path)
     }
 }

@@ -133,12 +133,14 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
             if let error = error as? DecodingError {
                 // A value an override gave is the override's fault: named by its origin, never quoted if secret.
                 let path = DecodingFailure(error, in: nil, revealingValues: false).path
+                // Nor is a value the type declares secret, wherever it comes from.
+                let revealing = revealsValues && !touchesDeclaredSecret(path)
                 if let applied = overrides.applied.last(where: { $0.overlaps(path) }) {
-                    let described = DecodingFailure(error, in: effective, revealingValues: revealsValues && !applied.isSecret)
+                    let described = DecodingFailure(error, in: effective, revealingValues: revealing && !applied.isSecret)
                     throw LayerLoadFailure(layer: nil, error: SettingsError(
                         .invalidValue, path: described.path, reason: "\(applied.origin): \(described.path): \(described.reason)", cause: error))
                 }
-                let described = DecodingFailure(error, in: effective, revealingValues: revealsValues)
+                let described = DecodingFailure(error, in: effective, revealingValues: revealing)
                 failure = (described.path, described.reason)
                 layer = culprit(of: described.path, top: top, lower: lower)
             }
@@ -149,7 +151,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
             throw LayerLoadFailure(layer: layer, error: storeError)
         }
         // A rule broken is the fault of the topmost layer that sets the part, like a part that does not fit.
-        if let validate, let violation = validate(root, revealsValues) {
+        if let validate, let violation = violation(of: root, validate) {
             if let applied = overrides.applied.last(where: { $0.overlaps(violation.path) }) {
                 let quiet = applied.isSecret ? validate(root, false) ?? violation : violation
                 let reason = quiet.rule + (quiet.found.map { ", got \($0)" } ?? "")
@@ -171,6 +173,14 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
                 topSource: stack.topSource ?? storeName)
         }
         return Loaded(root: root, memory: memory, ignored: ignored, unmatched: overrides.unmatched)
+    }
+
+    /// The first rule `root` breaks, quoting the value found unless the store keeps secrets or the value
+    /// is (or holds) one the type declares.
+    func violation(of root: Root, _ validate: (Root, Bool) -> RuleViolation?) -> RuleViolation? {
+        guard let violation = validate(root, revealsValues) else { return nil }
+        guard violation.found != nil, touchesDeclaredSecret(violation.path) else { return violation }
+        return validate(root, false) ?? violation
     }
 
     /// The read-only layer to blame for the part at `path`: the topmost that sets it, unless the top layer
@@ -337,7 +347,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
         var provenance = Provenance(
             path: path, value: wholeDocument(for: full, memory: memory)[path: path], source: setters.last ?? .defaultValue,
             overrides: setters.dropLast().reversed(), lock: memory.layers?.locks.first { $0.covers(path) })
-        provenance.isSecret = overriding.contains(where: \.isSecret)
+        provenance.isSecret = overriding.contains(where: \.isSecret) || touchesDeclaredSecret(path)
         return provenance
     }
 

@@ -24,7 +24,8 @@ public struct SettingOverride: Sendable, Equatable, CustomStringConvertible {
     /// Where it comes from, as provenance and errors name it: `environment variable MYAPP_SERVER__PORT`,
     /// `--set logLevel`, `credential upstream.token`. Never a value.
     public var origin: String
-    /// Whether the value is a secret: never shown, logged or put in an error.
+    /// Whether the value is a secret: never shown, logged or put in an error. A value for a part the
+    /// settings type declares secret (``SecretSettings``) is one whatever this says.
     public var isSecret: Bool
     /// Whether a value that names no setting is an error (a `--set` argument: a typo) rather than a
     /// warning (a variable or a credential meant for something else).
@@ -124,7 +125,7 @@ extension SchemaIndex {
                 let (made, underneath) = try document.setCreating(typed, at: path, origin: value.origin)
                 result.applied.append(AppliedOverride(
                     path: made.depth == path.components.count ? path : path.prefix(made.depth), value: made.value, underneath: underneath, origin: value.origin,
-                    isSecret: value.isSecret))
+                    isSecret: value.isSecret || isDeclaredSecret(path)))
             }
         }
         return result
@@ -218,7 +219,8 @@ extension SchemaIndex {
     func typedValue(_ value: SettingOverride, at path: ValuePath, schema: JSONValue?) throws(SettingsError) -> JSONValue {
         let text = value.text
         func refuse(_ expected: String) -> SettingsError {
-            let found = value.isSecret ? "" : ", found \(JSONValue.string(text).shortJSON)"
+            // Nor a value the type declares secret (``SecretSettings``), or one that holds such a value.
+            let found = value.isSecret || touchesDeclaredSecret(path) ? "" : ", found \(JSONValue.string(text).shortJSON)"
             return SettingsError(.invalidValue, path: path, reason: "\(value.origin): \(path): expected \(expected)\(found)")
         }
         guard case .object(let schema)? = schema else { return (try? JSONValue(parsing: text)) ?? .string(text) }

@@ -91,6 +91,10 @@ public struct SettingsError: Error, Sendable, Equatable {
     public var cause: (any Error)?
     /// The system's error number, when a system call failed.
     public var errno: Int32?
+    /// For an error opening a root, the paths (from the root) of the secrets the settings type declares
+    /// (``SecretSettings``) that a value, the part at a path, holds: for a tool that prints what the store
+    /// holds after the error.
+    package var declaredSecrets: (@Sendable (_ value: JSONValue, _ path: ValuePath) -> [ValuePath])?
 
     /// Creates a settings error.
     ///

@@ -100,7 +100,15 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
 
         committed = CommittedRoot(defaultValue)
         if let store {
-            let initial = try load(store.load(), keepingLastGood: false)
+            let initial: Loaded<Root>
+            do {
+                initial = try load(store.load(), keepingLastGood: false)
+            } catch var error as SettingsError {
+                // A tool that prints what the store holds after the error masks the type's secrets in it.
+                let pipeline = pipeline
+                error.declaredSecrets = { value, path in pipeline.declaredSecretPaths(in: value, at: path) }
+                throw error
+            }
             committed.publish(initial.root)
             storedMemory.withLock { $0 = initial.memory }
             store.rootDidApply(initial.memory.token, refusal: nil)  // the first version it runs, even none
@@ -220,7 +228,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         } catch {
             throw BodyFailure(error: error)
         }
-        if let validator, let violation = validator(next, !holdsSecrets) { throw violation }
+        if let validator, let violation = pipeline.violation(of: next, validator) { throw violation }
         var entryWrite: DictionaryEntryWrite?
         if let route { entryWrite = route.write(from: committed.rootForUpdate, to: next) }
         if try commit(next, saving: store, releasing: released, entryWrite: entryWrite) {
@@ -731,9 +739,19 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         storedMemory.withLock { $0.stamp }
     }
 
-    /// The paths an override layer with secret values sets.
+    /// The paths whose values are secrets: those an override layer with secret values sets, and those of
+    /// the parts the settings type declares secret (``SecretSettings``) that the value holds.
     var secretPaths: [ValuePath] {
-        storedMemory.withLock { $0.overrides.filter(\.isSecret).map(\.path) }
+        var paths = storedMemory.withLock { $0.overrides.filter(\.isSecret).map(\.path) }
+        guard pipeline.declaresSecrets, let document = try? pipeline.coding.encode(committed.read { $0 }) else { return paths }
+        for path in pipeline.declaredSecretPaths(in: document) where !paths.contains(path) { paths.append(path) }
+        return paths
+    }
+
+    /// Whether an error may quote the value at `path`: the store does not keep secrets, and the value
+    /// neither is nor holds one the settings type declares.
+    func quotesValue(at path: ValuePath) -> Bool {
+        !holdsSecrets && !pipeline.touchesDeclaredSecret(path)
     }
 
     /// The locks in force.

@@ -78,6 +78,13 @@ public struct AnyRootLens: Sendable, CustomStringConvertible {
     /// The paths whose values are secrets (see ``RootLens/secretPaths``).
     public var secretPaths: [ValuePath] { root.secretPaths }
 
+    /// The paths (from the root) of the parts `value`, the part at `path` of any document of the settings
+    /// (a stored one, a layer, an old version), holds that the settings type declares secret
+    /// (``SecretSettings``): `path` itself when that part is, or lies in, a secret one.
+    package func declaredSecretPaths(in value: JSONValue, at path: ValuePath) -> [ValuePath] {
+        root.declaredSecretPaths(in: value, at: path)
+    }
+
     /// Where the value at `path` comes from (see ``RootLens/provenance(of:)``).
     public func provenance(of path: ValuePath) throws -> Provenance {
         try root.provenance(of: path)
@@ -142,6 +149,7 @@ protocol ErasedRoot: Sendable, CustomStringConvertible {
     var storeDescription: String { get }
     var locks: [SettingsLock] { get }
     var secretPaths: [ValuePath] { get }
+    func declaredSecretPaths(in value: JSONValue, at path: ValuePath) -> [ValuePath]
     func value(atPath path: String) throws -> JSONValue
     func set(atPath path: String, to newValue: JSONValue) throws
     func set(atPath path: String, to newValue: JSONValue, ifUnchangedFrom expected: JSONValue) throws
@@ -162,6 +170,10 @@ protocol ErasedRoot: Sendable, CustomStringConvertible {
 }
 
 extension RootLens: ErasedRoot {
+    func declaredSecretPaths(in value: JSONValue, at path: ValuePath) -> [ValuePath] {
+        core.pipeline.declaredSecretPaths(in: value, at: path)
+    }
+
     func observeDocument(_ handler: @escaping @Sendable (JSONValue) -> Void) -> ObservationToken {
         let coding = core.pipeline.coding
         return observe { newValue in

@@ -41,7 +41,8 @@ public struct Lens<Value: Sendable>: Sendable {
     public var holdsSecrets: Bool { node.storeHoldsSecrets }
 
     /// The paths in this lens's value whose values are secrets although its store is not a secret store
-    /// (those a credential directory or a secret reference gives; see ``RootLens/secretPaths``), from
+    /// (those a credential directory or a secret reference gives, and the parts the settings type declares
+    /// secret; see ``RootLens/secretPaths``), from
     /// this lens's value: the empty path when the whole value is one. A lens no path names (through a
     /// computed property) counts its whole value secret when the root has any.
     public var secretPaths: [ValuePath] { node.rootSecretPaths.relative(to: valuePath) }

@@ -12,6 +12,9 @@ protocol LensNode<Value>: AnyObject, Sendable, CustomStringConvertible {
     var storeHoldsSecrets: Bool { get }
     /// The root's paths whose values are secrets (see ``RootLens/secretPaths``).
     var rootSecretPaths: [ValuePath] { get }
+    /// Whether an error may quote the value at `path`, a path from the root (see
+    /// ``GraphCore/quotesValue(at:)``).
+    func quotesValue(at path: ValuePath) -> Bool
     /// How the graph's values map to documents.
     var coding: DocumentCoding { get }
 
@@ -75,6 +78,7 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
     var storeDescription: String { core.storeName }
     var storeHoldsSecrets: Bool { core.holdsSecrets }
     var rootSecretPaths: [ValuePath] { core.secretPaths }
+    func quotesValue(at path: ValuePath) -> Bool { core.quotesValue(at: path) }
     var coding: DocumentCoding { core.pipeline.coding }
 
     @inline(__always)

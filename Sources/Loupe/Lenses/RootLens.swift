@@ -245,8 +245,9 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     public var locks: [SettingsLock] { core.locks }
 
     /// The paths whose values are secrets although the store is not a secret store: those a credential
-    /// directory (``LayeredStore/Layer/directory(credentials:)``) sets, and those a secret reference
-    /// (``SecretReferences``) gives. Tools mask the values there, as `loupe` does unless asked with
+    /// directory (``LayeredStore/Layer/directory(credentials:)``) sets, those a secret reference
+    /// (``SecretReferences``) gives, and the parts the settings type declares secret (``SecretSettings``)
+    /// that the value holds, wherever their values come from. Tools mask the values there, as `loupe` does unless asked with
     /// `--reveal`, and a `LoupeProvider` marks them secret for `ConfigReader`.
     public var secretPaths: [ValuePath] { core.secretPaths }
 

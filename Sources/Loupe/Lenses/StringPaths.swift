@@ -56,7 +56,7 @@ extension MutableLens where Value: Codable {
     /// `expected` (when given).
     func replacing(at path: ValuePath, with newValue: JSONValue, expecting expected: JSONValue?) -> (inout Value) throws -> Void {
         let coding = node.coding
-        let revealing = !holdsSecrets
+        let revealing = quotesValue
         return { value in
             var tree = try coding.encode(value)
             if let expected, (try? tree.value(at: path)).map({ $0.isSameDocument(as: expected) }) != true {
@@ -94,7 +94,7 @@ extension MutableLens where Value: Codable {
         let path = try ValuePath(parsing: path)
         guard !path.components.isEmpty else { throw SettingsError.notRemovable(path) }
         let coding = node.coding
-        let revealing = !holdsSecrets
+        let revealing = quotesValue
         try update { value in
             var tree = try coding.encode(value)
             try tree.remove(at: path)
@@ -108,7 +108,14 @@ extension MutableLens where Value: Codable {
         }
     }
 
-    private func decodeChecked(_ tree: JSONValue, coding: DocumentCoding, revealing: Bool) throws -> Value {
+    /// Whether an error may quote the value at `path`, relative to this lens's value: not a secret's
+    /// (the store keeps secrets, or the settings type declares the value or a part of it secret).
+    private func quotesValue(at path: ValuePath) -> Bool {
+        // A lens with no path (a step that is not a stored property) names no part: any secret counts.
+        node.quotesValue(at: valuePath.map { ValuePath($0.components + path.components) } ?? ValuePath([]))
+    }
+
+    private func decodeChecked(_ tree: JSONValue, coding: DocumentCoding, revealing: (ValuePath) -> Bool) throws -> Value {
         do {
             return try coding.decode(Value.self, from: tree)
         } catch let error as DecodingError {
@@ -159,7 +166,8 @@ extension JSONValue {
 }
 
 /// A decoding error of a value written by path, in the one dialect of decoding failures.
-private func invalidValue(_ error: DecodingError, in tree: JSONValue, revealing: Bool) -> SettingsError {
-    let failure = DecodingFailure(error, in: tree, revealingValues: revealing)
+private func invalidValue(_ error: DecodingError, in tree: JSONValue, revealing: (ValuePath) -> Bool) -> SettingsError {
+    let path = DecodingFailure(error, in: nil, revealingValues: false).path
+    let failure = DecodingFailure(error, in: tree, revealingValues: revealing(path))
     return .invalidValue(failure.path, reason: failure.reason, cause: error)
 }

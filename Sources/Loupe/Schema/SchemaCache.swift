@@ -2,7 +2,9 @@
 /// ``SchemaIndex`` that override layers and secret references walk to place and type their values.
 final class SchemaCache: Sendable {
     private let make: @Sendable () throws -> SchemaIndex
-    private let made = Locked<SchemaIndex?>(nil)
+    /// The index, or why the schema could not be worked out: the same type and default fail the same way,
+    /// and the secrets a type declares are asked for at each commit a provider sees.
+    private let made = Locked<Result<SchemaIndex, any Error>?>(nil)
 
     /// The schema `make` works out.
     init(_ make: @escaping @Sendable () throws -> SettingsSchema) {
@@ -47,12 +49,12 @@ final class SchemaCache: Sendable {
 
     /// The schema's index, made once.
     func index() throws -> SchemaIndex {
-        if let index = made.withLock({ $0 }) { return index }
-        let index = try make()
-        return made.withLock { made in
+        if let result = made.withLock({ $0 }) { return try result.get() }
+        let result = Result { try make() }
+        return try made.withLock { made in
             if let raced = made { return raced }
-            made = index
-            return index
-        }
+            made = result
+            return result
+        }.get()
     }
 }

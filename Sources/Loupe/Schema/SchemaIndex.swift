@@ -30,8 +30,13 @@ final class SchemaIndex: Sendable {
         /// An array's elements, and a dictionary's values.
         let element: Part?
         let value: Part?
+        /// Whether the part's value is a secret (``SecretSettings``: `"writeOnly": true`).
+        let isSecret: Bool
+        /// Whether the part or a part below it is a secret.
+        let holdsSecret: Bool
 
         init(_ schema: JSONValue) {
+            isSecret = Self.marksSecret(schema) || Self.marksSecret(schema.droppingNull)
             let schema = schema.droppingNull
             self.schema = schema
             let members: [String: JSONValue]? = if case .object(let members) = schema { members } else { nil }
@@ -52,6 +57,13 @@ final class SchemaIndex: Sendable {
             self.byWords = byWords
             element = members?["items"].map(Part.init)
             value = members?["additionalProperties"].map(Part.init)
+            holdsSecret = isSecret || properties.values.contains(where: \.holdsSecret)
+                || element?.holdsSecret == true || value?.holdsSecret == true
+        }
+
+        private static func marksSecret(_ schema: JSONValue) -> Bool {
+            if case .object(let members) = schema, members["writeOnly"] == .bool(true) { return true }
+            return false
         }
 
         /// The property `level` names by its words (regardless of ASCII case, `_` and `-`), if any.
@@ -97,6 +109,80 @@ final class SchemaIndex: Sendable {
             current = next
         }
         return .part(current.schema)
+    }
+
+    /// Whether the schema declares any secret part.
+    var holdsSecrets: Bool { root.holdsSecret }
+
+    /// Whether the value at `path` is a secret the type declares: the part there, or a part above it, is
+    /// secret.
+    func isDeclaredSecret(_ path: ValuePath) -> Bool {
+        secretWalk(path).covered
+    }
+
+    /// Whether the value at `path` is, or holds, a secret the type declares: an error must not quote it.
+    func touchesDeclaredSecret(_ path: ValuePath) -> Bool {
+        let walked = secretWalk(path)
+        return walked.covered || walked.part?.holdsSecret == true
+    }
+
+    /// Follows `path` as ``walk(_:)`` does: whether a part on the way (or the last) is secret, and the
+    /// last part when the schema describes it.
+    private func secretWalk(_ path: ValuePath) -> (covered: Bool, part: Part?) {
+        var current = root
+        if current.isSecret { return (true, current) }
+        for component in path.components {
+            guard current.isObject, !current.saysNothing else { return (false, nil) }
+            let next: Part? = switch component {
+            case .key(let key): current.properties[key] ?? current.value
+            case .index: current.element
+            }
+            guard let next else { return (false, nil) }
+            if next.isSecret { return (true, next) }
+            current = next
+        }
+        return (false, current)
+    }
+
+    /// The paths of the secret parts `document` (a value of the type, encoded) holds, outermost: each
+    /// entry of a dictionary and element of an array whose parts are secret.
+    func secretPaths(in document: JSONValue) -> [ValuePath] {
+        secretPaths(in: document, at: ValuePath([]))
+    }
+
+    /// The paths of the secret parts `value`, the part at `path`, holds (from the root): `path` itself
+    /// when the part there is secret.
+    func secretPaths(in value: JSONValue, at path: ValuePath) -> [ValuePath] {
+        guard root.holdsSecret else { return [] }
+        let (covered, start) = secretWalk(path)
+        if covered { return [path] }
+        guard let start else { return [] }
+        var found: [ValuePath] = []
+        var components = path.components
+        func visit(_ value: JSONValue, _ part: Part) {
+            if part.isSecret { return found.append(ValuePath(components)) }
+            guard part.holdsSecret else { return }
+            switch value {
+            case .object(let members):
+                for key in members.keys.sorted() {
+                    guard let next = part.properties[key] ?? part.value, let member = members[key] else { continue }
+                    components.append(.key(key))
+                    visit(member, next)
+                    components.removeLast()
+                }
+            case .array(let elements):
+                guard let next = part.element else { return }
+                for (index, element) in elements.enumerated() {
+                    components.append(.index(index))
+                    visit(element, next)
+                    components.removeLast()
+                }
+            default:
+                return
+            }
+        }
+        visit(value, start)
+        return found
     }
 
     /// Whether the type has a part at `path`, and its schema when the schema describes it.

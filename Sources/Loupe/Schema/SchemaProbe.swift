@@ -54,6 +54,11 @@ final class SchemaBuilder {
         var schema = shape.schema
         if let validated = T.self as? any Validated.Type { apply(validated, to: &schema) }
         if let described = T.self as? any DescribedSettings.Type { apply(described.descriptions, to: &schema) }
+        if let secret = T.self as? any SecretSettings.Type {
+            for path in secret.secretPaths {
+                schema.modifyPart(at: path.components[...]) { $0["writeOnly"] = .bool(true) }
+            }
+        }
         return (schema, value)
     }
 
@@ -243,10 +248,18 @@ extension SchemaObject {
             self[keyword] = container
             return true
         }
-        switch first {
-        case .key(let key): _ = modify("properties", key: key) || modify("additionalProperties")
-        case .index: _ = modify("items")
+        let found = switch first {
+        case .key(let key): modify("properties", key: key) || modify("additionalProperties")
+        case .index: modify("items")
         }
+        // An optional part's schema: the choice that is not `null`.
+        guard !found, case .array(var choices)? = self["anyOf"],
+            let index = choices.firstIndex(where: { $0 != .object(["type": .string("null")]) }),
+            case .object(var choice) = choices[index]
+        else { return }
+        choice.modifyPart(at: path, change)
+        choices[index] = .object(choice)
+        self["anyOf"] = .array(choices)
     }
 }
 

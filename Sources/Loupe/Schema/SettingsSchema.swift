@@ -20,6 +20,8 @@ import Foundation
 ///   `exclusiveMaximum`, `enum`, `pattern`. A rule it cannot say (``Constraint/satisfying(_:_:)``,
 ///   ``Validated/validate()``) is left to Loupe.
 /// - **Descriptions** that ``DescribedSettings`` types give.
+/// - **Secrets** that ``SecretSettings`` types declare, as `"writeOnly": true`: a value to write, never to
+///   show.
 ///
 /// No key is required: a stored document may hold only what differs from the defaults. No key is
 /// forbidden: keys the type does not know are carried through (a newer program's, an editor's `$schema`).
@@ -75,6 +77,19 @@ public struct SettingsSchema: Sendable, Hashable {
         SchemaIndex(self).describedPart(at: path).schema
     }
 
+    /// The paths of `document` (a value of the type, encoded) whose values the type declares secret
+    /// (``SecretSettings``): each secret part it holds, every entry of a dictionary and element of an array
+    /// whose parts are secret.
+    public func secretPaths(in document: JSONValue) -> [ValuePath] {
+        SchemaIndex(self).secretPaths(in: document)
+    }
+
+    /// The paths (from the root) of the parts `value`, the part at `path`, holds that the type declares
+    /// secret: `path` itself when that part is, or lies in, a secret one.
+    public func secretPaths(in value: JSONValue, at path: ValuePath) -> [ValuePath] {
+        SchemaIndex(self).secretPaths(in: value, at: path)
+    }
+
     /// Whether a part's schema says nothing of what it holds (a `JSONValue`, a type the probe could not
     /// describe): any value fits it, and any path goes on below it.
     static func saysNothing(_ schema: [String: JSONValue]) -> Bool {
@@ -99,6 +114,32 @@ public protocol DescribedSettings: SendableMetatype {
     /// What each part means, by its path from a value of this type (as documents and errors name it);
     /// the empty path describes the type itself. A nested type may describe its own parts.
     static var descriptions: [ValuePath: String] { get }
+}
+
+/// A settings type whose parts hold secrets (tokens, passwords, keys): their values are masked wherever
+/// they come from (a file, the environment, `--set`, a credential) in every tool and never quoted in an
+/// error or a log line.
+///
+/// ```swift
+/// extension Upstream: SecretSettings {
+///     static let secretPaths: [ValuePath] = ["token"]
+/// }
+/// ```
+///
+/// The paths are relative to a value of the type, as ``DescribedSettings/descriptions`` are; the empty
+/// path makes the whole value secret. A nested type marks its own parts, wherever it is used (in a
+/// dictionary's values, an array's elements, an optional). A path that goes through a dictionary or an
+/// array names every entry or element (`"upstreams.any.token"` with `upstreams` a dictionary marks each
+/// upstream's token, whatever the key written). A path names a part the schema describes, not one inside
+/// a `JSONValue` (mark the `JSONValue` itself).
+///
+/// A root lists the secret parts its value holds in ``RootLens/secretPaths`` (with those override layers
+/// mark secret), which `LoupeCommands` masks and `LoupeConfiguration` marks secret, and the schema marks
+/// each secret part `"writeOnly": true`. Without a schema (a type the probe cannot describe), only the
+/// root type's own paths are known.
+public protocol SecretSettings: SendableMetatype {
+    /// The paths of the parts of a value of this type that hold secrets; the empty path: all of it.
+    static var secretPaths: [ValuePath] { get }
 }
 
 extension JSONValue {

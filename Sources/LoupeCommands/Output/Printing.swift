@@ -36,12 +36,21 @@ func show(_ value: JSONValue, _ settings: OpenSettings, at path: ValuePath = Val
 }
 
 /// `value`, the part at `path`, as it may be shown: every value masked when the settings' store holds
-/// secrets, and the values at the root's secret paths (credentials), unless the person asked to see them.
+/// secrets, and the values at the root's secret paths (credentials, secret references, the parts the
+/// settings type declares secret), unless the person asked to see them.
 func displayed(_ value: JSONValue, _ settings: OpenSettings, at path: ValuePath = ValuePath([])) -> JSONValue {
     if settings.masksValues { return masked(value) }
     guard !settings.revealsSecrets else { return value }
+    // The declared secrets `value` holds (a stored document's, a layer's, an old version's), besides those
+    // the current value does.
+    let declared = settings.root.declaredSecretPaths(in: value, at: path)
+    return maskingSecrets(in: value, at: path, settings.root.secretPaths + declared)
+}
+
+/// `value`, the part at `path`, with the values at `secrets` (paths from the root) masked.
+func maskingSecrets(in value: JSONValue, at path: ValuePath, _ secrets: [ValuePath]) -> JSONValue {
     var shown = value
-    for secret in settings.root.secretPaths {
+    for secret in secrets {
         if path.components.starts(with: secret.components) { return masked(value) }
         guard secret.components.starts(with: path.components) else { continue }
         let inside = ValuePath(Array(secret.components.dropFirst(path.components.count)))

@@ -34,7 +34,7 @@ extension SettingsCommand {
                 let secrets = settings.root.secretPaths
                 guard secrets.isEmpty else {
                     throw CommandError.usage(
-                        "edit does not work while credentials or secret references give values (\(secrets.map(\.description).joined(separator: ", "))): it would write them to a temporary file; use get and set, or edit the settings file itself")
+                        "edit does not work while the settings hold secrets (\(secrets.map(\.description).joined(separator: ", "))): it would write them to a temporary file; use get and set, or edit the settings file itself")
                 }
                 let original = try settings.root.document
                 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("settings-edit-\(UUID().uuidString)")

@@ -17,10 +17,12 @@ extension SettingsCommand {
         public func run() throws {
             try group.withSettings({ settings in
                 try show(try settings.root.value(atPath: path), settings, at: try ValuePath(parsing: path))
-            }, orOwnStore: { store, _ in
+            }, orOwnStore: { store, error in
                 // What the store holds at the path, before the error: what can be printed.
-                guard !store.holdsSecrets, let value = try? store.load().document?[path: ValuePath(parsing: path)] else { return false }
-                try printLine(value.jsonText(pretty: true))
+                guard !store.holdsSecrets, let path = try? ValuePath(parsing: path), let value = try? store.load().document?[path: path],
+                    let secrets = group.declaredSecrets(in: value, at: path, after: error)
+                else { return false }
+                try printLine(maskingSecrets(in: value, at: path, secrets).jsonText(pretty: true))
                 return false
             })
         }
@@ -79,10 +81,12 @@ extension SettingsCommand {
                 } else {
                     try show(try settings.root.document, settings)
                 }
-            }, orOwnStore: { store, _ in
+            }, orOwnStore: { store, error in
                 // The settings do not read: what the store holds, as it holds it, before the error.
-                guard !store.holdsSecrets, let document = try? store.load().document else { return false }
-                try printLine(document.jsonText(pretty: true))
+                guard !store.holdsSecrets, let document = try? store.load().document,
+                    let secrets = group.declaredSecrets(in: document, at: ValuePath([]), after: error)
+                else { return false }
+                try printLine(maskingSecrets(in: document, at: ValuePath([]), secrets).jsonText(pretty: true))
                 return false
             })
         }
@@ -140,7 +144,7 @@ extension SettingsCommand {
                 try printLine("type: \(description.type)")
                 let fallback = (try? settings.root.defaults.value(at: path))
                 if let value = description.defaultValue ?? fallback {
-                    try printLine("default: \(displayed(value, settings).jsonText())")
+                    try printLine("default: \(displayed(value, settings, at: path).jsonText())")
                 } else {
                     try printLine("default: none")
                 }
