@@ -251,7 +251,7 @@ public final class EtcdStore: DocumentStore {
     /// value an `unset` removed among them once REVISION is after it), then `etcdctl defrag` to free
     /// their space on disk.
     ///
-    /// - Throws: ``SettingsError/Code/unavailable``, naming the store and `etcdctl compact`.
+    /// - Throws: a `SettingsError` with code `.unavailable`, naming the store and `etcdctl compact`.
     public func purgeHistory(of path: ValuePath) throws -> Int? {
         throw SettingsError(
             .unavailable, path: path, store: description,
