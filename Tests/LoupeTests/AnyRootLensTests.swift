@@ -41,7 +41,8 @@ struct AnyRootLensTests {
             try erased.set(atPath: "upstream.timeoutSeconds", to: .string("soon"))
         }
         #expect(wrongType != nil)
-        #expect(throws: RuleViolation.self) { try erased.set(atPath: "upstream.timeoutSeconds", to: .integer(0)) }
+        let broken = #expect(throws: SettingsError.self) { try erased.set(atPath: "upstream.timeoutSeconds", to: .integer(0)) }
+        #expect(broken?.code == .outOfRange && broken?.cause is RuleViolation)
         #expect(root.upstream.timeoutSeconds.value == 30, "a refused write changes nothing")
 
         // A write that expects what the part no longer holds is a conflict and writes nothing.

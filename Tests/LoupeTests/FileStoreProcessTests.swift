@@ -69,7 +69,7 @@ struct FileStoreProcessTests {
         repeat {
             try killChurningWriter(of: path, after: .random(in: 0...30_000, using: &generator))
             kills += 1
-        } while kills < 60 || (try changes() < 10 && kills < 2_000)
+        } while try kills < 60 || (changes() < 10 && kills < 2_000)
         let root = try RootLens(default: Record(), store: FileStore(path: path), watch: false)
         try root.count.update { $0 += 1 }
         let history = try root.history()

@@ -168,12 +168,12 @@ struct SecretPathsTests {
             try root.set(atPath: "accounts", to: try JSONValue(parsing: #"{"carol": {"key": 31337}}"#))
         }
         #expect(!message(entry).contains("31337"), "\(message(entry))")
-        let rule = #expect(throws: RuleViolation.self) { try root.update { $0.upstream.token = 7654321 } }
-        #expect(rule?.path == "upstream.token" && !message(rule).contains("7654321"), "\(message(rule))")
-        let ruleByPath = #expect(throws: RuleViolation.self) { try root.set(atPath: "password", to: .string("letmein")) }
-        #expect(ruleByPath?.found == nil, "\(message(ruleByPath))")
+        let rule = #expect(throws: SettingsError.self) { try root.update { $0.upstream.token = 7654321 } }
+        #expect(rule?.code == .outOfRange && rule?.path == "upstream.token" && !message(rule).contains("7654321"), "\(message(rule))")
+        let ruleByPath = #expect(throws: SettingsError.self) { try root.set(atPath: "password", to: .string("letmein")) }
+        #expect((ruleByPath?.cause as? RuleViolation)?.found == nil, "\(message(ruleByPath))")
         // Another part's value is still quoted.
-        let other = #expect(throws: RuleViolation.self) { try root.update { $0.retries = 5555 } }
+        let other = #expect(throws: SettingsError.self) { try root.update { $0.retries = 5555 } }
         #expect(message(other).contains("5555"), "\(message(other))")
         #expect(try String(contentsOfFile: site.file, encoding: .utf8) == "{}", "nothing written")
     }

@@ -51,7 +51,9 @@ struct ValidationTests {
             #expect {
                 try update()
             } throws: { error in
-                (error as? RuleViolation)?.description == message
+                // A SettingsError (.outOfRange) with the rule's message; the violation is its cause.
+                guard let error = error as? SettingsError, error.code == .outOfRange else { return false }
+                return error.description == message && (error.cause as? RuleViolation)?.description == message
             }
         }
         #expect(root.value.ticker.intervalSeconds == 2)
@@ -59,7 +61,7 @@ struct ValidationTests {
         #expect(try String(contentsOfFile: path, encoding: .utf8) == before)
         // A root with no store keeps its rules too.
         let memory = RootLens(Settings())
-        #expect(throws: RuleViolation.self) { try memory.upstream.timeoutSeconds.set(0) }
+        #expect(throws: SettingsError.self) { try memory.upstream.timeoutSeconds.set(0) }
         #expect(memory.value.upstream.timeoutSeconds == 5)
         #expect(throws: RuleViolation.self) { try Settings(minimum: 20).check() }
     }

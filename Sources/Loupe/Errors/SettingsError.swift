@@ -40,7 +40,10 @@ public struct SettingsError: Error, Sendable, Equatable {
         /// An update started from inside another update's closure on the same graph. Updates are serial;
         /// nest the work in the outer closure instead.
         public static let reentrantUpdate = Code(base: .reentrantUpdate)
-        /// A write through an index lens (``MutableLens/subscript(index:)``) whose element does not exist.
+        /// A value outside what the type allows: a write through an index lens
+        /// (``MutableLens/subscript(index:)``) whose element does not exist, or an update whose value breaks
+        /// one of the type's rules (``Validated``; the ``RuleViolation`` is the error's ``SettingsError/cause``
+        /// and its message the ``SettingsError/reason``).
         public static let outOfRange = Code(base: .outOfRange)
         /// A write to a path an administrator locked (see ``SettingsLock``): it keeps the value of the
         /// layers below the writable one. The `loupe` CLI exits with 77 (`EX_NOPERM`).
@@ -155,6 +158,14 @@ extension SettingsError: CustomStringConvertible, LocalizedError {
 // MARK: - The errors Loupe raises
 
 extension SettingsError {
+    /// An update whose value breaks one of the type's rules (``Validated``): code ``Code/outOfRange``, the
+    /// rule's message as the reason, the ``RuleViolation`` as the cause.
+    static func brokenRule(_ violation: RuleViolation) -> SettingsError {
+        SettingsError(
+            .outOfRange, path: violation.path.components.isEmpty ? nil : violation.path, reason: violation.description,
+            cause: violation)
+    }
+
     /// A write through an optional part that is `nil` and has no default.
     static func missingParent(_ path: LensPath, parent: LensPath) -> SettingsError {
         SettingsError(

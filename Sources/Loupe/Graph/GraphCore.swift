@@ -228,7 +228,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         } catch {
             throw BodyFailure(error: error)
         }
-        if let validator, let violation = pipeline.violation(of: next, validator) { throw violation }
+        if let validator, let violation = pipeline.violation(of: next, validator) { throw SettingsError.brokenRule(violation) }
         var entryWrite: DictionaryEntryWrite?
         if let route { entryWrite = route.write(from: committed.rootForUpdate, to: next) }
         if try commit(next, saving: store, releasing: released, entryWrite: entryWrite) {

@@ -59,7 +59,7 @@ extension SettingsCommand {
                         return
                     } catch let error as SettingsError {
                         switch error.code {
-                        case .invalidPath, .notFound, .invalidValue, .notRemovable:
+                        case .invalidPath, .notFound, .invalidValue, .notRemovable, .outOfRange:
                             report(error.description)  // the edit's own fault: edit again
                         case .conflict:
                             // The person's work is kept, beside the temporary directory that goes.
