@@ -30,8 +30,12 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
     /// The first rule a root breaks (``Validated``), when `Root` has rules; the flag says whether the
     /// violation may quote the value.
     let validate: (@Sendable (Root, Bool) -> RuleViolation?)?
-    /// What the last encode made, for the next one to reuse.
-    let memo = DocumentEncoder.Memo()
+    /// Whether two roots with the same bytes are the same value (``ValueSemantics``): when they are not,
+    /// nothing is taken as unchanged for its bytes.
+    let comparesBytes = ValueSemantics.isBytewiseComparable(Root.self)
+    /// What the last encode made, for the next one to reuse; none for a type that holds references, whose
+    /// parts may change with their bytes the same.
+    let memo: DocumentEncoder.Memo?
     /// The schema of `Root`, which types and places the values of override layers; worked out the first
     /// time a stack has any, or it is asked for.
     let schema: SchemaCache
@@ -49,6 +53,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
     ) {
         self.validate = validate
         self.schema = schema
+        memo = comparesBytes ? DocumentEncoder.Memo() : nil
         self.coding = coding
         self.storeName = storeName
         self.revealsValues = revealsValues

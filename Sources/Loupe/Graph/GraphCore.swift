@@ -579,7 +579,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         let unchanged: Bool
         if let rootsEqual {
             let current = committed.rootForUpdate
-            if haveSameBytes(value, current) {
+            if pipeline.comparesBytes, haveSameBytes(value, current) {
                 unchanged = true
             } else if store != nil {
                 let encoded = try sameDocument(as: current, for: value, entryWrite: entryWrite)

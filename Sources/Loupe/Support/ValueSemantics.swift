@@ -1,0 +1,113 @@
+@_spi(Reflection) import Swift
+import Foundation
+
+/// Whether a type is made of values all the way down, so that two values with the same bytes are the same
+/// value and encode the same way: the soundness rule of every "same bytes" shortcut (``haveSameBytes(_:_:)``).
+///
+/// The bytes of a value hold its stored properties, and for a collection or a string a reference to
+/// storage the standard library never changes while it is shared: a copy left alone keeps its bytes, and a
+/// change gives it other bytes. A class instance is a reference to state anyone holding it may change (a
+/// `Sendable` class with locked state, say): a part that holds one may encode differently with the same
+/// bytes. So a type is bytewise comparable when it holds no class instance and nothing that may be one
+/// (`any P`, `AnyObject`, an enum with payloads, which reflection cannot look into), through its stored
+/// properties, the elements of its arrays, sets and dictionaries, and the value of its optionals.
+/// A settings type that is not gives up the encoder's memo and the commit's byte check: each update encodes
+/// the value whole and compares documents, and a change made through a class is saved.
+enum ValueSemantics {
+    /// Whether `type` is made of values all the way down. Worked out once per type.
+    static func isBytewiseComparable(_ type: Any.Type) -> Bool {
+        let id = ObjectIdentifier(type)
+        if let known = known.withLock({ $0[id] }) { return known }
+        var visiting: Set<ObjectIdentifier> = []
+        let result = holdsOnlyValues(type, visiting: &visiting)
+        known.withLock { $0[id] = result }
+        return result
+    }
+
+    private static let known = Locked<[ObjectIdentifier: Bool]>([:])
+
+    /// The leaves known to be values: their storage, where they have any, is never changed while shared.
+    private static let leaves: Set<ObjectIdentifier> = [
+        Bool.self, String.self, Substring.self, Character.self, Double.self, Float.self,
+        Int.self, Int8.self, Int16.self, Int32.self, Int64.self, UInt.self, UInt8.self, UInt16.self, UInt32.self, UInt64.self,
+        Date.self, Data.self, URL.self, UUID.self, Decimal.self, JSONValue.self, ValuePath.self,
+    ].reduce(into: []) { $0.insert(ObjectIdentifier($1)) }
+
+    private static func holdsOnlyValues(_ type: Any.Type, visiting: inout Set<ObjectIdentifier>) -> Bool {
+        let id = ObjectIdentifier(type)
+        if leaves.contains(id) { return true }
+        if type is AnyObject.Type { return false }
+        if let container = type as? any ValueContainer.Type {
+            return container.elementTypes.allSatisfy { holdsOnlyValues($0, visiting: &visiting) }
+        }
+        switch MetadataKind(type) {
+        case .struct:
+            // A recursive type (through an array, say) is as its other parts are.
+            guard visiting.insert(id).inserted else { return true }
+            defer { visiting.remove(id) }
+            var fields: [Any.Type] = []
+            _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1 << 1)) { _, _, fieldType, _ in
+                fields.append(fieldType)
+                return true
+            }
+            return fields.allSatisfy { holdsOnlyValues($0, visiting: &visiting) }
+        case .enum:
+            // An enum that fits in fewer bytes than a reference holds none (`enum Level: String` is its tag);
+            // one with payloads that may hold one is not known to (reflection does not list payloads).
+            return size(of: type) < MemoryLayout<UnsafeRawPointer>.size
+        case .other:
+            // A class, `any P`, a function, a tuple, a metatype: a reference, or not known not to hold one.
+            return false
+        }
+    }
+
+    /// The size of a value of `type`.
+    private static func size(of type: Any.Type) -> Int {
+        func size<T>(_: T.Type) -> Int { MemoryLayout<T>.size }
+        return _openExistential(type, do: size)
+    }
+}
+
+/// The kind of a type's metadata, as the runtime tells it (`swift_getMetadataKind`, the function the
+/// standard library's own reflection asks): whether its fields may be listed at all. Listing the fields
+/// of an existential or a function type is not defined.
+private enum MetadataKind {
+    case `struct`, `enum`, other
+
+    init(_ type: Any.Type) {
+        switch swiftMetadataKind(type) {
+        case 0x200: self = .struct
+        case 0x201: self = .enum
+        default: self = .other  // a class (0), an optional (0x202, a container above), anything else
+        }
+    }
+}
+
+@_silgen_name("swift_getMetadataKind")
+private func swiftMetadataKind(_ type: Any.Type) -> UInt
+
+/// A generic value type whose values are made of values of its parameters: it is made of values when they
+/// are.
+private protocol ValueContainer {
+    static var elementTypes: [Any.Type] { get }
+}
+
+extension Optional: ValueContainer {
+    fileprivate static var elementTypes: [Any.Type] { [Wrapped.self] }
+}
+
+extension Array: ValueContainer {
+    fileprivate static var elementTypes: [Any.Type] { [Element.self] }
+}
+
+extension ContiguousArray: ValueContainer {
+    fileprivate static var elementTypes: [Any.Type] { [Element.self] }
+}
+
+extension Set: ValueContainer {
+    fileprivate static var elementTypes: [Any.Type] { [Element.self] }
+}
+
+extension Dictionary: ValueContainer {
+    fileprivate static var elementTypes: [Any.Type] { [Key.self, Value.self] }
+}
