@@ -6,7 +6,7 @@
 /// text back with the format's reader, and the next edit starts from exactly that text; the TOML and JSON
 /// read-backs build the syntax tree in the same pass as the document (`TOMLReader.syntax(of:)`,
 /// `JSONSyntax.document(from:comments:)`), and keeping it spares the edit a second read of the whole file
-/// (Benchmarks/README.md gives each row with and without it). A tree is used only for text byte for byte
+/// (Benchmarks/README.md gives the rows' figures without it and with it). A tree is used only for text byte for byte
 /// equal to the text it was read from, so it is never stale.
 package final class SyntaxMemo<Syntax: Sendable>: Sendable {
     private let last = Locked<(text: [UInt8], syntax: Syntax)?>(nil)
