@@ -30,7 +30,7 @@ public func editedText(
 }
 
 /// Sets each of `changes` in turn, starting from `text`, with one codec that `make` makes (which remembers
-/// what it wrote last) and, beside it, a codec made afresh for each step: records an issue (at the caller)
+/// what it wrote and read back last, as a write reads it back) and, beside it, a codec made afresh for each step: records an issue (at the caller)
 /// where the two write different bytes, or where the text does not hold the step's document (as `same`
 /// compares documents). Returns the last text.
 public func editsOfRememberedText<Codec: DocumentCodec>(
@@ -44,6 +44,7 @@ public func editsOfRememberedText<Codec: DocumentCodec>(
         let previous = document
         try document.set(value, at: path)
         let remembered = try remembering.serialize(document, editing: Data(text.utf8), holding: previous)
+        _ = try remembering.parseWritten(remembered)  // as a write reads its text back (the codec may keep its tree)
         let fresh = try make().serialize(document, editing: Data(text.utf8), holding: previous)
         #expect(remembered == fresh, "step \(step) (\(path))", sourceLocation: sourceLocation)
         #expect(same(try make().parse(remembered), document), "step \(step) (\(path))", sourceLocation: sourceLocation)

@@ -327,3 +327,91 @@ struct JSONEditorTests {
         #expect(strict == Self.tsconfig.replacingOccurrences(of: "\"strict\": true,", with: "\"strict\": false,"))
     }
 }
+
+/// A write's read-back reads the text's syntax tree in the same pass as its document, and the codec keeps
+/// it for the next edit of that text: the edit it starts is the edit of a fresh read, and only that text
+/// is ever edited with it.
+extension JSONEditorTests {
+    /// The one-pass read gives the document ``JSONReader`` gives and the tree ``JSONSyntax`` reads alone,
+    /// and refuses what the reader refuses, for strict JSON and for JSONC.
+    @Test(arguments: [false, true])
+    func theReadBackReadsTheReadersDocumentAndTheEditorsTree(comments: Bool) throws {
+        var texts = [
+            Self.tsconfig, Self.plugins, Self.strictLine, Self.launch, "[1, /* two */ 2,]", " 7 ", "{}", "[]", "[ ]",
+            #""\u00e9\ud83d\ude00 \" \\ \/ \b\f\n\r\t""#, #"{"a": 1, "a": 2}"#, "{\"\u{e9}\": 1, \"e\u{301}\": 2}", "[1,]",
+            #"{"a": 1,}"#, "[1 2]", "truex", "[tru]", "[1.]", "[-]", "[01]", "\"a\u{1}b\"", "{\"a\u{1}\": 1}",
+            "[1e400, 12345678901234567890, 0.1, -0.0, 1E+2, 123456789012345678.5]", "", "  ", "[", #"{"a" 1}"#, "[1] 2",
+            #"{"a": [1, {"b": null}], "c": false} // end"#, #""\x""#, "[,]", "{,}", "nul", #"["\ud800"]"#, "[1/* c */]",
+            "{\"a\":1}/", "[\"open", "[1,,2]", "{\"a\": 1 /* c */, // d\n \"b\": [true]}\n",
+        ]
+        var random = SeededGenerator(seed: comments ? 41 : 42)
+        var counter = 0
+        for _ in 0..<30 {
+            var generator = GeneratedJSONText.Generator(random: random, comments: comments, counter: counter)
+            texts.append(String(decoding: Array(generator.make().text.trimmingPrefix(TextEngine.byteOrderMark)), as: UTF8.self))
+            (random, counter) = (generator.random, generator.counter)
+        }
+        for text in texts {
+            let bytes = Array(text.utf8)
+            let read = Result { try JSONReader.document(from: bytes, comments: comments) }
+            let both = Result { try JSONSyntax.document(from: bytes, comments: comments) }
+            switch (read, both) {
+            case (.success(let document), .success(let (readBack, syntax))):
+                #expect(readBack == document, "\(text)")
+                let alone = try JSONSyntax(bytes, comments: comments, indexingKeys: false)
+                #expect("\(syntax.root)" == "\(alone.root)", "\(text)")
+                #expect(syntax.indentUnit == alone.indentUnit && syntax.keySeparator == alone.keySeparator && syntax.isCompact == alone.isCompact)
+            case (.failure, .failure):
+                break
+            default:
+                Issue.record("the reader and the one-pass read disagree on \(String(reflecting: text)): \(read), \(both)")
+            }
+        }
+    }
+
+    /// A codec edits the text it wrote and read back last, again and again, through values that grow, shrink,
+    /// span lines, come and go: each write is byte for byte what a codec reading the text afresh writes.
+    @Test func anEditOfTheTextACodecWroteLastIsTheEditOfAFreshRead() throws {
+        let changes: [(ValuePath, JSONValue)] = [
+            ("compilerOptions.target", .string("a much longer target than before")), ("compilerOptions.outDir", .string("dist")),
+            ("compilerOptions.strict", .bool(false)), ("compilerOptions.paths", .object(["@/*": .array([.string("src/*")])])),
+            ("compilerOptions.target", .string("t")), ("compilerOptions.paths.@/*", .array([.string("lib/*"), .string("src/*")])),
+            ("compilerOptions.skipLibCheck", .null), ("compilerOptions.outDir", .string("build/out")), ("include", .array([.string("src")])),
+            ("compilerOptions.module", .string("nodenext")),
+        ]
+        let text = try editsOfRememberedText({ JSONCCodec() }, from: Self.tsconfig, changes: changes)
+        #expect(text.contains("/* Skip type checking all .d.ts files. */") && text.contains("\"module\": \"nodenext\""))
+        let strict = try editsOfRememberedText({ JSONCodec() }, from: Self.launch, changes: [
+            ("version", .string("0.3.0")), ("configurations[0].args", .array([.string("run")])), ("configurations[0].cwd", .string("/")),
+            ("version", .string("1")), ("configurations[0].env", .object(["A": .string("b")])),
+        ])
+        #expect(strict.contains(#""args": ["run"]"#))
+    }
+
+    /// The tree a read-back kept is used for the text it read, byte for byte, and for no other: a codec
+    /// that read back one text and then edits another (a file changed by hand since) edits that one as a
+    /// fresh codec does. The editor is handed a tree that belongs to another text to show which it uses.
+    @Test func aRememberedTreeIsNeverUsedForAnotherText() throws {
+        let written = Array(Self.strictLine.utf8)
+        let byHand = Array(Self.strictLine.replacingOccurrences(of: "\"es2020\"", with: "\"es2020\", \"lib\": [\"dom\"]").utf8)
+        let codec = JSONCCodec()
+        _ = try codec.parseWritten(Data(written))
+        let before = try codec.parse(Data(byHand))
+        var after = before
+        try after.set(.string("nodenext"), at: "compilerOptions.module")
+        let edited = try codec.serialize(after, editing: Data(byHand), holding: before)
+        #expect(edited == (try JSONCCodec().serialize(after, editing: Data(byHand), holding: before)))
+        #expect(String(decoding: edited, as: UTF8.self) == String(decoding: byHand, as: UTF8.self).replacingOccurrences(of: "\"esnext\"", with: "\"nodenext\""))
+
+        // The editor looks a tree up by the text it edits: the one kept for `written` is not used for `byHand`,
+        // and one kept (wrongly, here) under `written` is used for `written`.
+        let edits = DocumentEdit.changes(from: before, to: after)
+        let memo = SyntaxMemo<JSONSyntax>()
+        memo.remember(try JSONSyntax.document(from: written, comments: true).syntax, of: written)
+        let fresh = try JSONEditor(allowsComments: true).splices(for: edits, in: byHand, holding: before)
+        #expect(try JSONEditor(allowsComments: true, lastWritten: memo).splices(for: edits, in: byHand, holding: before) == fresh)
+        memo.remember(try JSONSyntax(byHand, comments: true), of: written)
+        let misled = try JSONEditor(allowsComments: true, lastWritten: memo).splices(for: edits, in: written, holding: before)
+        #expect(misled == fresh, "the editor used the tree kept for the text it edits")
+    }
+}

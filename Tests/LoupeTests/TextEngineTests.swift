@@ -58,6 +58,27 @@ struct TextEngineTests {
         #expect(DocumentEdit.changes(from: old, to: old).isEmpty)
     }
 
+    @Test("the edits between two objects are the same whether their members line up in one order or not")
+    func membersInEitherOrder() {
+        var members: [String: JSONValue] = [:]
+        for index in 0..<1_000 { members["key-\(index)"] = .integer(index) }
+        var changed = members  // a copy changed in place: its keys stay in the old order
+        changed["key-500"] = .integer(-1)
+        let rebuilt = Dictionary(uniqueKeysWithValues: changed.sorted { $0.key < $1.key })
+        let replaced: [DocumentEdit] = [.replace(at: [.key("key-500")], with: .integer(-1))]
+        #expect(DocumentEdit.changes(from: .object(members), to: .object(changed)) == replaced)
+        #expect(DocumentEdit.changes(from: .object(members), to: .object(rebuilt)) == replaced)
+        // As many members, not the same keys: one goes and one comes, wherever the walk side by side stops.
+        for gone in ["key-0", "key-500", "key-999"] {
+            var swapped = members
+            swapped[gone] = nil
+            swapped["key-new"] = .integer(7)
+            #expect(DocumentEdit.changes(from: .object(members), to: .object(swapped)) == [
+                .removeMember(in: [], key: gone), .addMember(in: [], key: "key-new", value: .integer(7)),
+            ])
+        }
+    }
+
     @Test("the edits between two arrays: the element that goes, and no other")
     func elementsByPosition() {
         let old = JSONValue.array((0..<11).map { .string("rule-\($0)") })

@@ -142,6 +142,8 @@ public struct JSONCodec: DocumentCodec {
     public var coding: DocumentCoding
     /// The text of large parts written last time, reused where they have not changed.
     private let memo = JSONWriter.Memo()
+    /// The syntax of the text written last, as its read-back read it: the next edit most often starts from it.
+    private let lastWritten = SyntaxMemo<JSONSyntax>()
 
     /// Creates a JSON codec.
     ///
@@ -163,10 +165,24 @@ public struct JSONCodec: DocumentCodec {
     public var formatName: String { "JSON" }
 
     public func parse(_ data: Data) throws -> JSONValue {
+        try JSONReader.document(from: Self.text(of: data), comments: allowsComments)
+    }
+
+    /// `data` read back before a write, its syntax read in the same pass and kept for the next edit of the
+    /// same bytes.
+    public func parseWritten(_ data: Data) throws -> JSONValue {
+        let text = try Self.text(of: data)
+        let (document, syntax) = try JSONSyntax.document(from: text, comments: allowsComments)
+        lastWritten.remember(syntax, of: text)
+        return document
+    }
+
+    /// The text of `data`: a byte-order mark is not part of it (an edit keeps it).
+    private static func text(of data: Data) throws -> [UInt8] {
         guard String(validating: data, as: UTF8.self) != nil else {
             throw DocumentSyntaxError("it is not UTF-8 text")
         }
-        return try JSONReader.document(from: Array(TextEngine.withoutByteOrderMark(data)), comments: allowsComments)
+        return Array(TextEngine.withoutByteOrderMark(data))
     }
 
     public func serialize(_ document: JSONValue) throws -> Data {
@@ -179,7 +195,7 @@ public struct JSONCodec: DocumentCodec {
     /// they stand, in the style of their neighbours; key order, comments, indentation, spacing, line
     /// endings and a byte-order mark stay as the text has them.
     public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
-        try TextEngine.edit(previous, from: previousDocument, to: document, with: JSONEditor(allowsComments: allowsComments))
+        try TextEngine.edit(previous, from: previousDocument, to: document, with: JSONEditor(allowsComments: allowsComments, lastWritten: lastWritten))
     }
 }
 
@@ -202,6 +218,9 @@ public struct JSONCCodec: DocumentCodec {
     public var fileExtensions: [String] { ["jsonc"] }
 
     public func parse(_ data: Data) throws -> JSONValue { try json.parse(data) }
+
+    /// `data` read back before a write, its syntax kept for the next edit of the same bytes.
+    public func parseWritten(_ data: Data) throws -> JSONValue { try json.parseWritten(data) }
 
     public func serialize(_ document: JSONValue) throws -> Data { try json.serialize(document) }
 

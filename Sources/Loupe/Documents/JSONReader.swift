@@ -16,9 +16,10 @@ struct JSONReader {
     /// Whether JSONC's comments (`//`, `/* */`) and trailing commas are read.
     private let comments: Bool
 
-    private init(_ bytes: [UInt8], comments: Bool) {
+    private init(_ bytes: [UInt8], comments: Bool, at position: Int = 0) {
         self.bytes = bytes
         self.comments = comments
+        self.position = position
     }
 
     /// The document `bytes` hold: exactly one JSON value, with white space around it; with `comments`,
@@ -30,6 +31,27 @@ struct JSONReader {
         try reader.skipWhitespace()
         guard reader.position == bytes.count else { throw reader.error("unexpected text after the document") }
         return value
+    }
+
+    /// The string, number, `true`, `false` or `null` that starts at `start` in `bytes`, and where it ends:
+    /// for a reader that finds the structure itself (``JSONSyntax``) and reads its scalars and keys as this
+    /// reader does, so that both read the same values and refuse the same texts.
+    ///
+    /// - Throws: ``DocumentSyntaxError`` where no such value starts there, naming the line and column.
+    static func scalar(in bytes: [UInt8], at start: Int) throws -> (value: JSONValue, end: Int) {
+        var reader = JSONReader(bytes, comments: false, at: start)
+        if let byte = reader.peek(), byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[") {
+            throw reader.error("expected a string, a number, true, false or null")
+        }
+        let value = try reader.value(depth: 0)
+        return (value, reader.position)
+    }
+
+    /// The object of `members`, read from `bytes` (each key's offset names the place of a key written twice).
+    ///
+    /// - Throws: ``DocumentSyntaxError`` for a key that appears twice.
+    static func object(of members: [(key: String, value: JSONValue, offset: Int)], in bytes: [UInt8]) throws -> JSONValue {
+        try JSONReader(bytes, comments: false).object(of: members)
     }
 
     private mutating func value(depth: Int) throws -> JSONValue {

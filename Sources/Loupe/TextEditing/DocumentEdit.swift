@@ -46,20 +46,40 @@ package enum DocumentEdit: Sendable, Equatable {
         if old.isShared(with: new) { return }
         switch (old, new) {
         case (.object(let before), .object(let after)):
-            for (key, was) in before {
-                if let now = after[key] {
-                    if !was.isShared(with: now), !was.isSameValue(as: now) { collect(from: was, to: now, at: path.appending(.key(key)), into: &edits) }
-                } else {
-                    edits.append(.removeMember(in: path, key: key))
-                }
-            }
-            for key in after.keys.filter({ before[$0] == nil }).sorted() {
-                edits.append(.addMember(in: path, key: key, value: after[key]!))
-            }
+            collectMembers(from: before, to: after, at: path, into: &edits)
         case (.array(let before), .array(let after)):
             collectElements(from: before, to: after, at: path, into: &edits)
         default:
             if !old.isSameValue(as: new) { edits.append(.replace(at: path, with: new)) }
+        }
+    }
+
+    private static func collectMembers(
+        from before: [String: JSONValue], to after: [String: JSONValue], at path: [ValuePath.Component], into edits: inout [DocumentEdit]
+    ) {
+        func changed(_ key: String, from was: JSONValue, to now: JSONValue) {
+            if !was.isShared(with: now), !was.isSameValue(as: now) { collect(from: was, to: now, at: path.appending(.key(key)), into: &edits) }
+        }
+        // An object the encoder copied to change some of its members holds its keys in the old one's order:
+        // the two are walked side by side as long as their keys line up, and the rest by looking keys up.
+        var lined = 0
+        if before.count == after.count {
+            for ((key, was), (otherKey, now)) in zip(before, after) {
+                guard key == otherKey else { break }
+                changed(key, from: was, to: now)
+                lined += 1
+            }
+            if lined == before.count { return }  // the same keys: none added, none removed
+        }
+        for (key, was) in before.dropFirst(lined) {
+            if let now = after[key] {
+                changed(key, from: was, to: now)
+            } else {
+                edits.append(.removeMember(in: path, key: key))
+            }
+        }
+        for key in after.keys.filter({ before[$0] == nil }).sorted() {
+            edits.append(.addMember(in: path, key: key, value: after[key]!))
         }
     }
 

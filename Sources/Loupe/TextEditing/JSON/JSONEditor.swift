@@ -17,10 +17,11 @@
 struct JSONEditor: TextEditor {
     /// Whether the text is JSONC: comments and trailing commas are read (and kept).
     var allowsComments: Bool
+    /// The syntax of the text its codec wrote last, used when `text` is that text byte for byte.
+    var lastWritten: SyntaxMemo<JSONSyntax>? = nil
 
     func splices(for edits: [DocumentEdit], in text: [UInt8], holding old: JSONValue) throws -> [TextSplice] {
-        // A few edits look their keys up in the entries; many, in an index of every object's keys.
-        let syntax = try JSONSyntax(text, comments: allowsComments, indexingKeys: edits.count > 8)
+        let syntax = try self.syntax(of: text, lookingUp: edits.count)
         let writer = JSONEditWriter(syntax: syntax)
         var plans: [Int: ContainerPlan] = [:]
         var order: [Int] = []
@@ -70,6 +71,16 @@ struct JSONEditor: TextEditor {
             splices += try writer.splices(for: plans[open]!)
         }
         return splices
+    }
+}
+
+extension JSONEditor {
+    /// The syntax tree of `text` for `edits` edits: a few edits look their keys up in the entries (of the
+    /// tree the codec's read-back kept, where it read this very text), many in an index of every object's keys.
+    private func syntax(of text: [UInt8], lookingUp edits: Int) throws -> JSONSyntax {
+        let indexingKeys = edits > 8
+        if !indexingKeys, let remembered = lastWritten?.syntax(of: text) { return remembered }
+        return try JSONSyntax(text, comments: allowsComments, indexingKeys: indexingKeys)
     }
 }
 

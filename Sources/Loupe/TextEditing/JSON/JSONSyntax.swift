@@ -13,9 +13,9 @@
 /// Reading is one pass over the text, each byte looked at a bounded number of times; keys are decoded once
 /// and each object indexes its entries by key, so finding the member an edit names costs the same in a
 /// 40,000-key object as in a small one.
-struct JSONSyntax {
+struct JSONSyntax: Sendable {
     /// A value: its raw text, and for an array or object, its entries.
-    struct Node {
+    struct Node: Sendable {
         /// The value's text, from its first byte to its last (the brackets of an array or object).
         var range: Range<Int>
         /// Where the line the value starts on starts.
@@ -25,7 +25,7 @@ struct JSONSyntax {
     }
 
     /// An array or object.
-    struct Container {
+    struct Container: Sendable {
         var isObject: Bool
         /// The offsets of the opening and closing brackets.
         var open: Int
@@ -46,7 +46,7 @@ struct JSONSyntax {
     }
 
     /// A member of an object or an element of an array, with its tail.
-    struct Entry {
+    struct Entry: Sendable {
         /// An object member's key, decoded; nil for an array element.
         var key: String?
         /// The entry's first byte: the key's opening quote, or the element's first byte.
@@ -78,13 +78,25 @@ struct JSONSyntax {
     /// With `indexingKeys`, each object's entries are indexed by key as they are read: for an edit that looks
     /// up many keys. A few look-ups scan the entries instead, which costs less than an index of every object.
     init(_ text: [UInt8], comments: Bool, indexingKeys: Bool = true) throws {
-        var parser = Parser(text: text, comments: comments)
-        parser.indexesKeys = indexingKeys
-        try parser.skipTrivia()
-        guard parser.position < text.count else { throw DocumentSyntaxError("the text holds no JSON value") }
-        let root = try parser.value(depth: 0)
-        try parser.skipTrivia()
-        guard parser.position == text.count else { throw parser.error("unexpected text after the document") }
+        var parser = Parser(text: text, comments: comments, indexingKeys: indexingKeys, buildingValues: false)
+        self.init(text, root: try parser.document().node, parser: parser)
+    }
+
+    /// Reads `text` into both the document it holds and its syntax tree, in one pass: a write's read-back
+    /// (``JSONCodec/parseWritten(_:)``), whose tree the next edit of the same text starts from.
+    ///
+    /// The document is the one ``JSONReader`` reads, and the same texts are refused: scalars and keys are
+    /// read by its code, and keys written twice refused by it. The tree indexes no keys.
+    ///
+    /// - Throws: ``DocumentSyntaxError`` where the text is not JSON (or JSONC).
+    static func document(from text: [UInt8], comments: Bool) throws -> (document: JSONValue, syntax: JSONSyntax) {
+        var parser = Parser(text: text, comments: comments, indexingKeys: false, buildingValues: true)
+        let (root, document) = try parser.document()
+        guard let document else { preconditionFailure("a parser building values yields the document") }
+        return (document, JSONSyntax(text, root: root, parser: parser))
+    }
+
+    private init(_ text: [UInt8], root: Node, parser: Parser) {
         self.text = text
         self.root = root
         indentUnit = parser.unit ?? Array("  ".utf8)
@@ -107,12 +119,26 @@ extension JSONSyntax {
         /// Whether white space was seen inside the root value.
         var sawSpace = false
         /// Whether objects' entries are indexed by key.
-        var indexesKeys = true
+        let indexesKeys: Bool
+        /// Whether the values are read too (each node's ``JSONValue`` beside it), as ``JSONReader`` reads them.
+        let buildsValues: Bool
         private var depth = 0
 
-        init(text: [UInt8], comments: Bool) {
+        init(text: [UInt8], comments: Bool, indexingKeys: Bool, buildingValues: Bool) {
             self.text = text
             self.comments = comments
+            indexesKeys = indexingKeys
+            buildsValues = buildingValues
+        }
+
+        /// The text's one value, with the trivia around it; its document where values are read.
+        mutating func document() throws -> (node: Node, value: JSONValue?) {
+            try skipTrivia()
+            guard position < text.count else { throw DocumentSyntaxError("the text holds no JSON value") }
+            let root = try value(depth: 0)
+            try skipTrivia()
+            guard position == text.count else { throw error("unexpected text after the document") }
+            return root
         }
 
         func error(_ reason: String) -> DocumentSyntaxError {
@@ -149,22 +175,30 @@ extension JSONSyntax {
             lines += 1
         }
 
-        mutating func value(depth: Int) throws -> Node {
+        /// The value at `position`; its ``JSONValue`` too where values are read.
+        mutating func value(depth: Int) throws -> (node: Node, value: JSONValue?) {
             guard depth <= JSONReader.maximumDepth else { throw error("nested too deeply") }
             guard position < text.count else { throw error("unexpected end of the text") }
             let start = position
             let line = lineStart
             switch text[position] {
             case UInt8(ascii: "{"), UInt8(ascii: "["):
-                let container = try self.container(depth: depth)
-                return Node(range: start..<position, lineStart: line, container: container)
-            case UInt8(ascii: "\""):
-                try skipString()
+                let (container, value) = try self.container(depth: depth)
+                return (Node(range: start..<position, lineStart: line, container: container), value)
             default:
-                while position < text.count, !JSONSyntax.endsScalar(text[position]) { position += 1 }
-                guard position > start else { throw error("expected a value") }
+                if buildsValues {
+                    let (value, end) = try JSONReader.scalar(in: text, at: start)
+                    position = end
+                    return (Node(range: start..<position, lineStart: line, container: nil), value)
+                }
+                if text[position] == UInt8(ascii: "\"") {
+                    try skipString()
+                } else {
+                    while position < text.count, !JSONSyntax.endsScalar(text[position]) { position += 1 }
+                    guard position > start else { throw error("expected a value") }
+                }
+                return (Node(range: start..<position, lineStart: line, container: nil), nil)
             }
-            return Node(range: start..<position, lineStart: line, container: nil)
         }
 
         private mutating func skipString() throws {
@@ -181,7 +215,8 @@ extension JSONSyntax {
             throw error("a string that never ends")
         }
 
-        private mutating func container(depth: Int) throws -> Container {
+        /// The array or object at `position`; its ``JSONValue`` too where values are read.
+        private mutating func container(depth: Int) throws -> (container: Container, value: JSONValue?) {
             let open = position
             let openLineStart = lineStart
             let openLines = lines
@@ -192,10 +227,15 @@ extension JSONSyntax {
             defer { self.depth -= 1 }
             var entries: [Entry] = []
             var keys: [String: Int] = [:]
+            var members: [(key: String, value: JSONValue, offset: Int)] = []
+            var elements: [JSONValue] = []
             while true {
                 try skipTrivia()
                 guard position < text.count else { throw error("unexpected end of the text in an \(isObject ? "object" : "array")") }
-                if text[position] == closing { break }
+                if text[position] == closing {
+                    if !comments, !entries.isEmpty { throw error("a comma after the last entry in strict JSON") }
+                    break
+                }
                 let start = position
                 let entryLine = lineStart
                 noteIndentation(entryAt: start, lineStart: entryLine, containerLineStart: openLineStart)
@@ -203,9 +243,11 @@ extension JSONSyntax {
                 var keyEnd = start
                 if isObject {
                     guard text[position] == UInt8(ascii: "\"") else { throw error("expected a key in quotes") }
-                    try skipString()
-                    keyEnd = position
-                    let decoded = try JSONSyntax.decodeKey(text[start..<keyEnd])
+                    guard case (.string(let decoded), let end) = try JSONReader.scalar(in: text, at: start) else {
+                        preconditionFailure("a quote starts a string")
+                    }
+                    position = end
+                    keyEnd = end
                     key = decoded
                     try skipTrivia()
                     guard position < text.count, text[position] == UInt8(ascii: ":") else { throw error("expected : after a key") }
@@ -216,7 +258,10 @@ extension JSONSyntax {
                     }
                     if indexesKeys { keys[decoded] = entries.count }
                 }
-                let value = try self.value(depth: depth + 1)
+                let (value, decoded) = try self.value(depth: depth + 1)
+                if let decoded {
+                    if let key { members.append((key, decoded, start)) } else { elements.append(decoded) }
+                }
                 let valueEnd = position
                 try skipTrivia()
                 var comma: Int?
@@ -228,12 +273,15 @@ extension JSONSyntax {
                 }
                 let tailEnd = JSONSyntax.tailEnd(in: text, from: comma.map { $0 + 1 } ?? valueEnd)
                 entries.append(Entry(key: key, start: start, lineStart: entryLine, keyEnd: keyEnd, value: value, comma: comma, tailEnd: tailEnd))
+                if comma == nil { break }  // at the closing bracket
             }
             let close = position
             position += 1
-            return Container(
+            let container = Container(
                 isObject: isObject, open: open, close: close, openLineStart: openLineStart, spansLines: lines != openLines,
                 entries: entries, keys: isObject && indexesKeys ? keys : nil)
+            guard buildsValues else { return (container, nil) }
+            return (container, isObject ? try JSONReader.object(of: members, in: text) : .array(elements))
         }
 
         /// The first entry seen on a line of its own shows the file's indentation unit: what its
@@ -257,17 +305,6 @@ extension JSONSyntax {
             true
         default: false
         }
-    }
-
-    /// A key's text (with its quotes) decoded.
-    fileprivate static func decodeKey(_ quoted: ArraySlice<UInt8>) throws -> String {
-        guard quoted.contains(UInt8(ascii: "\\")) else {
-            return String(decoding: quoted.dropFirst().dropLast(), as: UTF8.self)
-        }
-        guard case .string(let key) = try JSONReader.document(from: Array(quoted)) else {
-            throw DocumentSyntaxError("a key that is not a string")
-        }
-        return key
     }
 
     /// The end of the comment that starts at `offset` (`//` up to its line break, `/* */` through `*/`).
