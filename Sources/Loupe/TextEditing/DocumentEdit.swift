@@ -151,8 +151,9 @@ package enum DocumentEdit: Sendable, Equatable {
 extension JSONValue {
     /// Whether this and `other` are the same value as a reader of any format sees it: numbers by their
     /// value, whatever case holds them (`1`, `1.0`; an exact number by its text's value), NaN the same as
-    /// NaN, objects whatever their keys' order.
-    package func isSameValue(as other: JSONValue) -> Bool {
+    /// NaN, objects whatever their keys' order. Every write compares what it reads back with the document
+    /// it meant this way before it replaces a file.
+    public func isSameValue(as other: JSONValue) -> Bool {
         switch (self, other) {
         case (.null, .null): return true
         case (.bool(let a), .bool(let b)): return a == b
