@@ -80,7 +80,7 @@ struct HistoryTests {
         let root = try RootLens(default: Settings(), store: FileStore(path: path), watch: false)
         try root.port.set(9000)
         // An editor's atomic save.
-        try Data(#"{"port": 9000, "logLevel": "debug"}"#.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        try replaceFile(path, with: #"{"port": 9000, "logLevel": "debug"}"#)
         try root.reload()
         try root.upstream.timeoutSeconds.set(30)
 
@@ -101,7 +101,7 @@ struct HistoryTests {
         let landed = try Data(contentsOf: URL(fileURLWithPath: path))
         try root.port.set(9001)
         // The file as the crash left it: revision 2's record written, its file not.
-        try landed.write(to: URL(fileURLWithPath: path), options: .atomic)
+        try replaceFile(path, with: String(decoding: landed, as: UTF8.self))
         let next = try RootLens(default: Settings(), store: FileStore(path: path), watch: false)
         try next.logLevel.set("debug")
         let changes = try next.history().changes
@@ -255,7 +255,7 @@ struct HistoryTests {
         // The same document saved again in other bytes, by hand: the next record follows the last with no
         // outside edit between them.
         let stored = try #require(try second.storedDocument())
-        try Data(("  " + stored.jsonText() + "\n\n").utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        try replaceFile(path, with: "  " + stored.jsonText() + "\n\n")
         let third = try RootLens(default: Settings(), store: FileStore(path: path, history: policy), watch: false)
         try third.port.set(10)
         documents[10] = try third.storedDocument()
