@@ -24,7 +24,7 @@ struct RootServiceTests {
 
         let group = ServiceGroup(services: [root], gracefulShutdownSignals: [], cancellationSignals: [], logger: Logger(label: "test"))
         async let running: Void = group.run()
-        try await Task.sleep(for: .milliseconds(100))
+        // At once: whether the root is already waiting or not yet started, the shutdown reaches it.
         await group.triggerGracefulShutdown()
         try await running
 
@@ -41,7 +41,7 @@ struct RootServiceTests {
             store: FileStore(path: path, writePolicy: .coalesced(.seconds(3600))), watch: false)
         try await root.count.async.set(3)
         let task = Task { try await root.run() }
-        try await Task.sleep(for: .milliseconds(50))
+        // At once: a root cancelled before it waits flushes all the same.
         task.cancel()
         try await task.value
         #expect(FileManager.default.fileExists(atPath: path))

@@ -120,9 +120,7 @@ struct HistoryTests {
         let watching = try RootLens(default: Settings(), store: FileStore(path: path), watch: true)
         let other = try RootLens(default: Settings(), store: FileStore(path: path), watch: true)
         try replaceFile(path, with: #"{"port": 9000, "logLevel": "debug"}"#)
-        let deadline = Date().addingTimeInterval(10)
-        while watching.value.logLevel != "debug" || other.value.logLevel != "debug", Date() < deadline { usleep(10_000) }
-        #expect(watching.value.logLevel == "debug" && other.value.logLevel == "debug")
+        #expect(eventually { watching.value.logLevel == "debug" && other.value.logLevel == "debug" })
         let changes = try writer.history().changes
         #expect(changes.map(\.revision) == [1, 2] && changes[1].isOutsideEdit && changes[1].patch == json(#"{"logLevel": "debug"}"#), "\(changes)")
     }
@@ -296,12 +294,11 @@ struct HistoryTests {
         // write of the settings file, and is in place (and read back by another store) once it is recorded.
         let watching = try RootLens(default: Settings(), store: FileStore(path: path, history: policy), watch: true)
         try replaceFile(path, with: #"{"port": 9003, "logLevel": "debug"}"#)
-        let deadline = Date().addingTimeInterval(10)
         var changes: [SettingsChange] = []
-        repeat {
-            usleep(10_000)
+        _ = try eventually {
             changes = try RootLens(default: Settings(), store: FileStore(path: path, history: policy), watch: false).history().changes
-        } while changes.last?.isOutsideEdit != true && Date() < deadline
+            return changes.last?.isOutsideEdit == true
+        }
         #expect(watching.value.logLevel == "debug")
         #expect(changes.map(\.revision) == [5] && changes[0].isOutsideEdit && changes[0].patch == json(#"{"logLevel": "debug"}"#), "\(changes)")
         let now = try names()
