@@ -1,6 +1,7 @@
 import Foundation
 import Loupe
 import LoupeTestSupport
+import LoupeTesting
 import Testing
 
 /// The layers' logic on an ``InMemoryFileSystem``: which files are layers and in which order, what a layer

@@ -11,7 +11,7 @@ import Foundation
 /// what was read, listing a drop-in directory, and watching. The seam between the layers' logic (which
 /// file is a layer, in which order, what a broken layer does) and the disk.
 ///
-/// ``LocalFileSystem`` is the disk, through ``FileSystem`` and ``FileWatcher``. ``InMemoryFileSystem`` is a
+/// ``LocalFileSystem`` is the disk, through ``FileSystem`` and ``FileWatcher``. `InMemoryFileSystem` (in `LoupeTesting`) is a
 /// double for logic tests: its writes are atomic and it reports them to its watches before the write
 /// returns, so a test needs neither a disk nor a wait. What only a disk shows (atomic renames, permissions,
 /// inotify, symbolic link swaps, other processes) is tested on a disk.

@@ -20,7 +20,7 @@ import Foundation
 /// - It maps every system error to a ``SettingsError`` naming the file, one way.
 ///
 /// It reads and watches through a ``ReadableFileSystem`` (the disk, unless a logic test gives it an
-/// ``InMemoryFileSystem``); it writes, deletes and locks on the disk: only ``FileStore`` writes.
+/// `InMemoryFileSystem` (in `LoupeTesting`)); it writes, deletes and locks on the disk: only ``FileStore`` writes.
 final class WatchedFile<Content: Sendable>: Sendable {
     /// The path as given.
     let path: String

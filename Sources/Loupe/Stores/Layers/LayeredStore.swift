@@ -158,7 +158,7 @@ public final class LayeredStore: DocumentStore {
     }
 
     /// Creates a store whose layer and lock files are read through `fileSystem`: an
-    /// ``InMemoryFileSystem`` in the logic tests.
+    /// `InMemoryFileSystem` (in `LoupeTesting`) in the logic tests.
     package init(layers: [Layer], top: some DocumentStore, locks: [String] = [], fileSystem: any ReadableFileSystem) {
         self.layers = layers
         self.top = top

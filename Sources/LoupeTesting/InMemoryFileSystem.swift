@@ -6,8 +6,9 @@ import Musl
 import Darwin
 #endif
 import Foundation
+import Loupe
 
-/// Files, directories and symbolic links in memory: the double of ``ReadableFileSystem`` that the layers'
+/// Files, directories and symbolic links in memory: the double of `ReadableFileSystem` that the layers
 /// logic tests run on.
 ///
 /// Every change is atomic, gives the file a new identity, and is reported to the watches it concerns
