@@ -42,7 +42,7 @@ import Loupe
 ///   reports, for `loupe status` and `loupe set … --wait-applied`.
 ///
 /// Neither values nor credentials ever appear in a log, an error or the description.
-public final class EtcdStore: DocumentStore {
+public final class EtcdStore: DocumentStore, StoreHistory, StoreFleetReport {
     /// The etcd key that holds the value.
     public let key: String
     /// The endpoints, in the order they are tried.
@@ -205,13 +205,16 @@ public final class EtcdStore: DocumentStore {
 
     // MARK: History
 
+    /// The key's revisions as its history, and the readers' reports of what they run.
+    public var capabilities: StoreCapabilities { StoreCapabilities(history: self, fleetReport: self) }
+
     /// The most revisions ``history()`` reads, newest first.
     static let maximumHistory = 100
 
     /// The key's revisions, read back from the newest until the key's creation, a revision etcd has
     /// compacted, or the newest 100; the document of each is its value then. A deletion is where the
     /// history begins (etcd keeps no revision of a key that does not exist).
-    public func history() throws -> SettingsHistory? {
+    public func history() throws -> SettingsHistory {
         var versions: [(revision: Int64, created: Bool, document: JSONValue)] = []
         var at: Int64? = nil
         while versions.count < Self.maximumHistory {
@@ -252,7 +255,7 @@ public final class EtcdStore: DocumentStore {
     /// their space on disk.
     ///
     /// - Throws: a `SettingsError` with code `.unavailable`, naming the store and `etcdctl compact`.
-    public func purgeHistory(of path: ValuePath) throws -> Int? {
+    public func purgeHistory(of path: ValuePath) throws -> Int {
         throw SettingsError(
             .unavailable, path: path, store: description,
             reason: "its history is the key's own etcd revisions, which Loupe cannot rewrite: `etcdctl compact REVISION` drops every key's revisions before REVISION (then `etcdctl defrag` frees their space)")
@@ -277,7 +280,7 @@ public final class EtcdStore: DocumentStore {
     }
 
     /// The key's revision now and what each reporting root runs.
-    public func appliedStatus() throws -> AppliedStatus? {
+    public func appliedStatus() throws -> AppliedStatus {
         let current = try client.call("/v3/kv/range", RangeRequest(key: keyBytes), as: RangeResponse.self, repetition: .safe, refusal: .unreadable)
         let reports = try EtcdStatusReporter.reports(client: client, prefix: Self.statusPrefix(of: key), logger: logger)
         return AppliedStatus(

@@ -28,7 +28,7 @@ import Loupe
 /// Nothing of the secret ever appears in an error, a log line, or this store's `description`; buffers
 /// the store owns are wiped after use. Every call to the Secret Service is bounded by ``timeout``: no
 /// service, a locked collection, a prompt nobody answers or a D-Bus error each give a `SettingsError`.
-public final class KeyringStore: DocumentStore {
+public final class KeyringStore: DocumentStore, StoreExclusiveAccess {
     /// Which keyring collection holds the item.
     public enum Collection: Sendable, Equatable {
         /// The user's default collection (usually `login`), which persists.
@@ -157,6 +157,9 @@ public final class KeyringStore: DocumentStore {
             return .absent
         }
     }
+
+    /// The item's lock file, held after a conflict.
+    public var capabilities: StoreCapabilities { StoreCapabilities(exclusiveAccess: self) }
 
     /// Holds this item's lock file around `body`.
     public func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R {

@@ -17,7 +17,7 @@ import Logging
 /// holds, as their merge patch (where both changed one part, this process's change wins, as it would have
 /// written last). ``load()`` always reads the store underneath, so `RootLens.reload()` and a watch see
 /// other writers' changes.
-public final class CoalescingStore: DocumentStore {
+public final class CoalescingStore: DocumentStore, StoreDeferredWrites {
     /// The store written to.
     public let base: any DocumentStore
     /// The longest a saved document waits to be written.
@@ -107,20 +107,30 @@ public final class CoalescingStore: DocumentStore {
 
     public var holdsSecrets: Bool { base.holdsSecrets }
 
-    /// The base store's history: each write that reached it (a flush of the changes meanwhile) is one change.
-    public func history() throws -> SettingsHistory? { try base.history() }
-
-    /// Writes the changes pending first (so that the purge reaches them too), then purges the base store's
-    /// history.
-    public func purgeHistory(of path: ValuePath) throws -> Int? {
-        try flush()
-        return try base.purgeHistory(of: path)
+    /// The base store's, but for two: this store's writes are deferred, and it holds no lock (its saves
+    /// are answered from memory and never conflict). The base's history is each write that reached it (a
+    /// flush of the changes meanwhile) as one change; a purge writes the changes pending first, so that it
+    /// reaches them too.
+    public var capabilities: StoreCapabilities {
+        var capabilities = base.capabilities
+        capabilities.deferredWrites = self
+        capabilities.exclusiveAccess = nil
+        capabilities.history = capabilities.history.map { PendingWrittenFirst(base: $0, writes: self) }
+        return capabilities
     }
 
-    /// Passed to the base store, which is what readers share.
-    public func rootDidApply(_ token: ChangeToken, refusal: SettingsError?) { base.rootDidApply(token, refusal: refusal) }
+    /// A history purged once the pending changes are written.
+    private struct PendingWrittenFirst: StoreHistory {
+        let base: any StoreHistory
+        let writes: CoalescingStore
 
-    public func appliedStatus() throws -> AppliedStatus? { try base.appliedStatus() }
+        func history() throws -> SettingsHistory { try base.history() }
+
+        func purgeHistory(of path: ValuePath) throws -> Int {
+            try writes.flush()
+            return try base.purgeHistory(of: path)
+        }
+    }
 
     /// Reads the store underneath, with this process's changes not yet written applied over it.
     public func load() throws -> StoredDocument {

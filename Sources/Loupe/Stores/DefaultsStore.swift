@@ -17,7 +17,7 @@ import Logging
 /// coding path, and is never replaced by a default. If the suite's file itself is not a valid property
 /// list, the store refuses to load or save rather than drop and overwrite it. The suite file is watched,
 /// so another process's change reaches observers.
-public final class DefaultsStore: DocumentStore {
+public final class DefaultsStore: DocumentStore, StoreExclusiveAccess {
     /// The suite's name.
     public let suite: String
     /// The key the value is stored under.
@@ -124,6 +124,9 @@ public final class DefaultsStore: DocumentStore {
     public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
         try file?.watch(onChange).watch
     }
+
+    /// The suite file's lock, held after a conflict.
+    public var capabilities: StoreCapabilities { StoreCapabilities(exclusiveAccess: self) }
 
     /// Holds the suite file's lock around `body`, on Linux.
     public func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R {

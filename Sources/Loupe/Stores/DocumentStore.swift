@@ -15,16 +15,11 @@
 ///   processes (a file lock, an etcd transaction) is the store's own business.
 /// - ``remove(replacing:)`` deletes the document, under the same check.
 /// - ``watch(_:)``, optional: says "something may have changed"; the root then loads.
-/// - ``withExclusiveAccess(_:)``, optional: holds the store's own lock (a file's `flock`) around a load, an
-///   update and a save. The root asks for it only after a conflict, so that a writer that lost a race
-///   cannot lose the next one too: without it, a process that loads outside the lock can lose every round
-///   to a peer updating in a tight loop.
 /// - ``holdsSecrets``: the store's documents are secrets, so tools mask them and errors never quote them.
-/// - ``history()``, optional: the changes the store keeps a record of (a file's journal, etcd's
-///   revisions), for `RootLens.history()` and `RootLens.rollback(to:)`; ``purgeHistory(of:)``, optional,
-///   takes a path's values out of that record, for `RootLens.purgeHistory(of:)`.
-/// - ``rootDidApply(_:refusal:)`` and ``appliedStatus()``, optional: a shared store (etcd) that tells the
-///   others which version each reader runs, and which it refused.
+/// - ``capabilities``: what a store can do beyond that, each part optional, as one value (see
+///   ``StoreCapabilities``): keep a history (``StoreHistory``), report which version each reader runs
+///   (``StoreFleetReport``), hold its own lock (``StoreExclusiveAccess``), write later what it answered at once
+///   (``StoreDeferredWrites``). A wrapper passes its base's on in one line, so that none is dropped by mistake.
 ///
 /// A store that can only be read implements ``load()`` alone: the default ``save(_:replacing:)`` and
 /// ``remove(replacing:)`` throw ``SettingsError/Code/readOnly``, and a root over it reads and observes, and
@@ -62,15 +57,6 @@ public protocol DocumentStore: AnyObject, Sendable, CustomStringConvertible {
     /// nil when the store cannot watch here (the default). A spurious call costs the root a load.
     func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)?
 
-    /// Runs `body` holding exclusive access to the store against every other writer (the file's lock),
-    /// where the store has such a lock; by default, just runs it. ``save(_:replacing:)`` and
-    /// ``remove(replacing:)`` called from `body` on the same thread run inside it.
-    func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R
-
-    /// Makes every saved document durable now, for a store whose saves reach their medium later (a
-    /// ``CoalescingStore``). By default, nothing to do.
-    func flush() throws
-
     /// Whether the store's documents are secrets (the keyring): tools mask every value, configuration
     /// readers mark its values secret, and errors never quote what it holds. False by default.
     var holdsSecrets: Bool { get }
@@ -79,31 +65,8 @@ public protocol DocumentStore: AnyObject, Sendable, CustomStringConvertible {
     /// `JSONEncoder`'s and `JSONDecoder`'s defaults. A store that keeps bytes returns its codec's.
     var coding: DocumentCoding { get }
 
-    /// The changes the store keeps a record of, oldest first, with the document before them; nil when it
-    /// keeps none (the default). Reads and changes nothing else.
-    ///
-    /// - Throws: ``SettingsError`` when the record exists but cannot be read.
-    func history() throws -> SettingsHistory?
-
-    /// Takes the values at `path`, and under it, out of every record of the store's history (the documents
-    /// and patches both ways it keeps), noting the path in each record that held one
-    /// (``SettingsChange/purgedPaths``); returns how many records held one; nil when the store keeps no
-    /// history (the default). What the store holds now is not changed. The root path purges every value.
-    ///
-    /// - Throws: ``SettingsError`` when the history cannot be read or rewritten, or is not the store's to
-    ///   rewrite (etcd's own revisions).
-    func purgeHistory(of path: ValuePath) throws -> Int?
-
-    /// Tells the store that its root now runs the version `token` identifies (after a load, an update or
-    /// an outside change), or, with `refusal`, that it refused that version (it does not fit the type or
-    /// its rules) and keeps running the one before. Must return at once; by default, nothing.
-    func rootDidApply(_ token: ChangeToken, refusal: SettingsError?)
-
-    /// Which version each reader of the store reports running, and the store's current version; nil when
-    /// the store has no such report (the default).
-    ///
-    /// - Throws: ``SettingsError`` when the report cannot be read.
-    func appliedStatus() throws -> AppliedStatus?
+    /// What the store can do beyond loading, saving and watching; none of it by default.
+    var capabilities: StoreCapabilities { get }
 }
 
 extension DocumentStore {
@@ -117,21 +80,111 @@ extension DocumentStore {
 
     public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? { nil }
 
-    public func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R { try body() }
-
-    public func flush() throws {}
-
     public var holdsSecrets: Bool { false }
 
-    public func history() throws -> SettingsHistory? { nil }
-
-    public func purgeHistory(of path: ValuePath) throws -> Int? { nil }
-
-    public func rootDidApply(_ token: ChangeToken, refusal: SettingsError?) {}
-
-    public func appliedStatus() throws -> AppliedStatus? { nil }
-
     public var coding: DocumentCoding { DocumentCoding() }
+
+    public var capabilities: StoreCapabilities { StoreCapabilities() }
+}
+
+// The capabilities, asked of any store: what a store without one does.
+extension DocumentStore {
+    /// Runs `body` holding the store's own lock against every other writer (``StoreExclusiveAccess``), or
+    /// just runs it, for a store without one.
+    public func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R {
+        guard let access = capabilities.exclusiveAccess else { return try body() }
+        return try access.withExclusiveAccess(body)
+    }
+
+    /// Makes every document the store answered at once durable now (``StoreDeferredWrites``); nothing to
+    /// do for a store that writes each save before it returns.
+    public func flush() throws { try capabilities.deferredWrites?.flush() }
+
+    /// The changes the store keeps a record of (``StoreHistory``); nil when it keeps none.
+    public func history() throws -> SettingsHistory? { try capabilities.history?.history() }
+
+    /// Takes the values at `path` out of the store's history (``StoreHistory``); nil when it keeps none.
+    public func purgeHistory(of path: ValuePath) throws -> Int? { try capabilities.history?.purgeHistory(of: path) }
+
+    /// Tells the store which version its root runs (``StoreFleetReport``); nothing for a store that keeps
+    /// no such report.
+    public func rootDidApply(_ token: ChangeToken, refusal: SettingsError?) {
+        capabilities.fleetReport?.rootDidApply(token, refusal: refusal)
+    }
+
+    /// Which version each reader reports running (``StoreFleetReport``); nil for a store without a report.
+    public func appliedStatus() throws -> AppliedStatus? { try capabilities.fleetReport?.appliedStatus() }
+}
+
+/// What a store can do beyond loading, saving and watching, as one value: each part is there or not.
+///
+/// A store states what it has (`StoreCapabilities(history: journal, exclusiveAccess: self)`); a wrapper
+/// passes its base's on whole (`var capabilities: StoreCapabilities { base.capabilities }`), changing only
+/// what it does differently, so that a capability is never lost to a member forgotten in a wrapper.
+public struct StoreCapabilities: Sendable {
+    /// The record of changes the store keeps (a file's journal, etcd's revisions), for
+    /// `RootLens.history()`, `RootLens.rollback(to:)` and `RootLens.purgeHistory(of:)`.
+    public var history: (any StoreHistory)?
+    /// The report a shared store (etcd) keeps of which version each reader runs, and which it refused.
+    public var fleetReport: (any StoreFleetReport)?
+    /// The store's own lock (a file's `flock`), which the root holds around a load, an update and a save
+    /// after a conflict, so that a writer that lost a race cannot lose the next one too.
+    public var exclusiveAccess: (any StoreExclusiveAccess)?
+    /// Saves answered at once and written later (a ``CoalescingStore``), made durable on demand.
+    public var deferredWrites: (any StoreDeferredWrites)?
+
+    public init(
+        history: (any StoreHistory)? = nil, fleetReport: (any StoreFleetReport)? = nil,
+        exclusiveAccess: (any StoreExclusiveAccess)? = nil, deferredWrites: (any StoreDeferredWrites)? = nil
+    ) {
+        self.history = history
+        self.fleetReport = fleetReport
+        self.exclusiveAccess = exclusiveAccess
+        self.deferredWrites = deferredWrites
+    }
+}
+
+/// A record of a store's changes.
+public protocol StoreHistory: Sendable {
+    /// The changes the store keeps a record of, oldest first, with the document before them. Reads and
+    /// changes nothing else.
+    ///
+    /// - Throws: ``SettingsError`` when the record exists but cannot be read.
+    func history() throws -> SettingsHistory
+
+    /// Takes the values at `path`, and under it, out of every record (the documents and patches both ways
+    /// it keeps), noting the path in each record that held one (``SettingsChange/purgedPaths``); returns how
+    /// many records held one. What the store holds now is not changed. The root path purges every value.
+    ///
+    /// - Throws: ``SettingsError`` when the history cannot be read or rewritten, or is not the store's to
+    ///   rewrite (etcd's own revisions).
+    func purgeHistory(of path: ValuePath) throws -> Int
+}
+
+/// A shared store's report of which version each of its readers runs.
+public protocol StoreFleetReport: Sendable {
+    /// Tells the store that its root now runs the version `token` identifies (after a load, an update or
+    /// an outside change), or, with `refusal`, that it refused that version (it does not fit the type or
+    /// its rules) and keeps running the one before. Must return at once.
+    func rootDidApply(_ token: ChangeToken, refusal: SettingsError?)
+
+    /// Which version each reader of the store reports running, and the store's current version.
+    ///
+    /// - Throws: ``SettingsError`` when the report cannot be read.
+    func appliedStatus() throws -> AppliedStatus
+}
+
+/// A store's own lock against every other writer.
+public protocol StoreExclusiveAccess: Sendable {
+    /// Runs `body` holding the lock; the store's saves and removes called from `body` on the same thread
+    /// run inside it.
+    func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R
+}
+
+/// Saves a store answers at once and writes later.
+public protocol StoreDeferredWrites: Sendable {
+    /// Makes every saved document durable now.
+    func flush() throws
 }
 
 /// What identifies one version of what a store holds: a file's identity, an etcd `mod_revision`, a digest

@@ -189,24 +189,16 @@ public final class FileStore: DocumentStore {
         try backing.watch(onChange)
     }
 
-    public func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R {
-        try backing.withExclusiveAccess(body)
-    }
-
-    public func flush() throws { try backing.flush() }
-
-    /// The changes the journal beside the file keeps; nil with ``HistoryPolicy/off``.
-    public func history() throws -> SettingsHistory? { try backing.history() }
-
-    /// Takes the values at `path` out of every record of the journal beside the file, which is written
-    /// again whole, atomically and durably, with the settings file's mode and owner, under the file's lock;
-    /// returns how many records held one; nil with ``HistoryPolicy/off``. The file itself is not touched.
-    public func purgeHistory(of path: ValuePath) throws -> Int? { try backing.purgeHistory(of: path) }
+    /// The file's lock; the journal beside the file as its history (none with ``HistoryPolicy/off``): a
+    /// purge writes the journal again whole, atomically and durably, with the settings file's mode and owner,
+    /// under the file's lock, and leaves the file itself alone; deferred writes with
+    /// ``WritePolicy/coalesced(_:)``.
+    public var capabilities: StoreCapabilities { backing.capabilities }
 }
 
 /// A document in one file, each save written at once: atomically and durably, under the file's lock,
 /// checked against the file's identity. ``FileStore`` is this, or a ``CoalescingStore`` around it.
-final class DocumentFile: DocumentStore {
+final class DocumentFile: DocumentStore, StoreExclusiveAccess {
     let path: String
     let codec: any DocumentCodec
     let permissions: mode_t
@@ -335,15 +327,23 @@ final class DocumentFile: DocumentStore {
         }
     }
 
-    func history() throws -> SettingsHistory? {
-        guard let journal else { return nil }
-        return try journal.history(of: file.resolved(), store: description)
+    var capabilities: StoreCapabilities {
+        StoreCapabilities(history: journal.map { JournalHistory(journal: $0, store: self) }, exclusiveAccess: self)
     }
 
-    func purgeHistory(of path: ValuePath) throws -> Int? {
-        guard let journal else { return nil }
-        return try file.withLock(timeout: lockTimeout) { target in
-            try journal.purge(path, at: target, store: description)
+    /// The journal beside the file, read and purged where the file's path resolves now.
+    private struct JournalHistory: StoreHistory {
+        let journal: Journal
+        let store: DocumentFile
+
+        func history() throws -> SettingsHistory {
+            try journal.history(of: store.file.resolved(), store: store.description)
+        }
+
+        func purgeHistory(of path: ValuePath) throws -> Int {
+            try store.file.withLock(timeout: store.lockTimeout) { target in
+                try journal.purge(path, at: target, store: store.description)
+            }
         }
     }
 

@@ -178,16 +178,9 @@ public final class LayeredStore: DocumentStore {
     /// Whether the top or any store layer holds secrets.
     public var holdsSecrets: Bool { top.holdsSecrets || layers.contains(where: \.holdsSecrets) }
 
-    /// The top store's history: the changes written to it.
-    public func history() throws -> SettingsHistory? { try top.history() }
-
-    /// Purges the top store's history: the read-only layers keep none.
-    public func purgeHistory(of path: ValuePath) throws -> Int? { try top.purgeHistory(of: path) }
-
-    /// Passed to the top store, which is what readers share.
-    public func rootDidApply(_ token: ChangeToken, refusal: SettingsError?) { top.rootDidApply(token, refusal: refusal) }
-
-    public func appliedStatus() throws -> AppliedStatus? { try top.appliedStatus() }
+    /// The top store's: its history is the changes written to it (the read-only layers keep none), its
+    /// report is what readers share, its lock and deferred writes are where the writes go.
+    public var capabilities: StoreCapabilities { top.capabilities }
 
     private var sources: [any LayerSource] { layerSources + lockSources + overrideSources }
 
@@ -218,16 +211,6 @@ public final class LayeredStore: DocumentStore {
     public func remove(replacing token: ChangeToken) throws -> ChangeToken {
         let (topToken, lower) = try unchangedLayers(since: token)
         return ChangeToken(combining: [try top.remove(replacing: topToken)] + lower)
-    }
-
-    /// Holds the top layer's exclusive access around `body`.
-    public func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R {
-        try top.withExclusiveAccess(body)
-    }
-
-    /// Makes the top layer's writes durable, if it defers them.
-    public func flush() throws {
-        try top.flush()
     }
 
     /// Watches every layer, every lock file and the top; nil when none of them can be watched. A layer
