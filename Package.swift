@@ -214,7 +214,7 @@ let package = Package(
         // What the test targets share: temporary directories, running processes, waiting for conditions.
         .target(
             name: "LoupeTestSupport",
-            dependencies: ["Loupe"],
+            dependencies: ["Loupe", "LoupeTesting"],
             path: "Tests/LoupeTestSupport"
         ),
         // A separate process for the tests: another writer, a process to kill mid-write, an unprivileged

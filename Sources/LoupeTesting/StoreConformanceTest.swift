@@ -376,15 +376,6 @@ public struct StoreConformanceTest: Sendable {
         }
         return documents
     }
-
-    private func eventually(timeout: Duration, _ condition: () throws -> Bool) throws -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            if try condition() { return true }
-            if ContinuousClock.now > deadline { return false }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-    }
 }
 
 /// The typed value the suite's roots hold.

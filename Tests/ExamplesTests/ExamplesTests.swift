@@ -56,7 +56,7 @@ final class Daemon {
     /// Waits until the log contains `text` (at most 15 seconds).
     @discardableResult
     func waitFor(_ text: String) -> Bool {
-        eventually(within: .seconds(15)) { log.contains(text) }
+        eventually(deadline: .seconds(15)) { log.contains(text) }
     }
 
     func set(_ path: String, _ value: String) throws -> ProcessOutput {
@@ -106,8 +106,7 @@ struct DaemonTests {
             try run(loupe, ["--etcd", endpoints, "--key", key] + arguments)
         }
         // Both report once they have read the key.
-        let reporting = Date().addingTimeInterval(20)
-        while try loupeOver("status").output.split(separator: "\n").count < 2, Date() < reporting { Thread.sleep(forTimeInterval: 0.1) }
+        #expect(try eventually(deadline: .seconds(20)) { try loupeOver("status").output.split(separator: "\n").count == 2 })
         let set = try loupeOver("--schema", "daemon", "set", "ticker.greeting", "hej", "--wait-applied", "20")
         #expect(set.status == 0 && set.error.contains("is applied by all 2 readers"), "\(set.status) \(set.error)")
         let revision = try #require(Int(etcdRevision(of: key, etcd)))
@@ -135,11 +134,10 @@ struct DaemonTests {
 
         // A daemon that stops takes its report with it.
         fleet.removeLast()
-        let deadline = Date().addingTimeInterval(20)
-        var listed = try loupeOver("status").output
-        while listed.contains("web-2"), Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.2)
+        var listed = ""
+        _ = try eventually(deadline: .seconds(20)) {
             listed = try loupeOver("status").output
+            return !listed.contains("web-2")
         }
         #expect(!listed.contains("web-2") && listed.contains("web-1"), "\(listed)")
         #expect(try loupe("--file", "/dev/null/none.json", "status").status == 69)

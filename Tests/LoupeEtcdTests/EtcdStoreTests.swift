@@ -205,7 +205,7 @@ struct EtcdFaultTests {
         #expect(seen.all.isEmpty)
 
         try cluster.restart(0)
-        #expect(eventually(within: .seconds(20)) { (try? root.count.update { $0 += 1 }) != nil })
+        #expect(eventually(deadline: .seconds(20)) { (try? root.count.update { $0 += 1 }) != nil })
         #expect(root.count.value == 6)
         #expect(try decoded(over: Counter(), cluster.value(of: key))?.count == 6)
     }
@@ -232,14 +232,14 @@ struct EtcdFaultTests {
             }
         }
         writer.start()
-        #expect(eventually(within: .seconds(30)) { tally.withLock { $0.succeeded } >= 50 })
+        #expect(eventually(deadline: .seconds(30)) { tally.withLock { $0.succeeded } >= 50 })
         cluster.kill(0)
-        #expect(eventually(within: .seconds(30)) { tally.withLock { $0.failed } >= 5 })
+        #expect(eventually(deadline: .seconds(30)) { tally.withLock { $0.failed } >= 5 })
         let whileDown = tally.withLock { $0.succeeded }
         try cluster.restart(0)
-        #expect(eventually(within: .seconds(30)) { tally.withLock { $0.succeeded } >= whileDown + 50 })
+        #expect(eventually(deadline: .seconds(30)) { tally.withLock { $0.succeeded } >= whileDown + 50 })
         tally.withLock { $0.stop = true }
-        #expect(eventually(within: .seconds(30)) { writer.isFinished })
+        #expect(eventually(deadline: .seconds(30)) { writer.isFinished })
 
         let final = tally.withLock { $0 }
         let stored = try #require(try decoded(over: Counter(), cluster.value(of: key)))
@@ -259,11 +259,11 @@ struct EtcdFaultTests {
         defer { token.cancel() }
 
         cluster.kill(0)
-        #expect(eventually(within: .seconds(20)) { (try? root.count.update { $0 += 1 }) != nil })
+        #expect(eventually(deadline: .seconds(20)) { (try? root.count.update { $0 += 1 }) != nil })
         #expect(root.count.value == 2)
         // The watch moved too: a write through the third member reaches the observer.
         try cluster.put(key, #"{"count":40}"#, endpoint: 2)
-        #expect(eventually(within: .seconds(20)) { seen.all.last == 40 })
+        #expect(eventually(deadline: .seconds(20)) { seen.all.last == 40 })
     }
 
     @Test func aWatchResumesFromTheLastSeenRevisionAfterARestart() throws {
@@ -285,7 +285,7 @@ struct EtcdFaultTests {
         try cluster.put(key, #"{"count":1}"#, endpoint: 1)
         try cluster.put(key, #"{"count":2}"#, endpoint: 1)
         try cluster.restart(0)
-        #expect(eventually(within: .seconds(20)) { root.count.value == 2 })
+        #expect(eventually(deadline: .seconds(20)) { root.count.value == 2 })
         // The value is visible once committed; the watch thread calls observers just after.
         #expect(eventually { seen.all.last == 2 })
         #expect(logs.entries.contains { "\($0.message)".contains("etcd watch lost") })
@@ -313,7 +313,7 @@ struct EtcdFaultTests {
         let compact = try cluster.etcdctl(["compact", "\(try cluster.revision())", "--physical"], endpoint: 1)
         #expect(compact.status == 0, "\(compact.error)")
         try cluster.restart(0)
-        #expect(eventually(within: .seconds(20)) { root.count.value == 2 })
+        #expect(eventually(deadline: .seconds(20)) { root.count.value == 2 })
         // The value is visible once committed; the watch thread calls observers just after.
         #expect(eventually { seen.all.last == 2 })
         #expect(logs.entries.contains { "\($0.message)".contains("compacted") })

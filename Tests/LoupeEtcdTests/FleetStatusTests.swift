@@ -14,13 +14,12 @@ struct FleetStatusTests {
         static let rules: [Rule<Strict>] = [Rule(\.port, at: "port", .within(1...1024))]
     }
 
-    /// Waits until `condition` holds of the status, or 10 seconds pass.
+    /// The status once `condition` holds of it, or as it is after 10 seconds.
     func status(of store: EtcdStore, until condition: (AppliedStatus) -> Bool) throws -> AppliedStatus {
-        let deadline = Date().addingTimeInterval(10)
         var status = try store.appliedStatus()
-        while !condition(status), Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.02)
+        _ = try eventually {
             status = try store.appliedStatus()
+            return condition(status)
         }
         return status
     }

@@ -111,7 +111,7 @@ public final class EtcdCluster: EtcdControl, @unchecked Sendable {
     public func waitUntilServing(members indices: [Int]? = nil) throws {
         for index in indices ?? Array(members.indices) {
             var failedToBind = false
-            let served = eventually(within: .seconds(30)) {
+            let served = eventually(deadline: .seconds(30)) {
                 guard let process = processes.withLock({ $0[index] }) else { return false }
                 // A member that could not bind its port has exited: no use waiting for it.
                 if process.errorOutput.contains("address already in use") {

@@ -3,6 +3,8 @@ import Glibc
 #endif
 import Foundation
 @_exported import Loupe
+// `eventually(deadline:)`, the one way the tests wait.
+@_exported import LoupeTesting
 import Testing
 
 /// A fresh directory under the system's temporary directory, removed by `cleanUp()`.
@@ -158,28 +160,6 @@ public func python(_ script: String, _ arguments: [String] = []) throws -> Strin
         return ""
     }
     return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
-}
-
-/// Waits until `condition` holds, checking every 10 ms, for at most `limit`; returns whether it held.
-/// A bound on waiting, not a timing assertion: the tests never fail because a machine is slow.
-public func eventually(within limit: Duration = .seconds(10), _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = ContinuousClock.now + limit
-    while ContinuousClock.now < deadline {
-        if try condition() { return true }
-        usleep(10_000)
-    }
-    return try condition()
-}
-
-/// Waits until `condition` holds, as ``eventually(within:_:)`` does, without holding a thread of the
-/// cooperative pool while it waits: for async tests whose condition waits on a task.
-public func eventually(within limit: Duration = .seconds(10), _ condition: () throws -> Bool) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + limit
-    while ContinuousClock.now < deadline {
-        if try condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return try condition()
 }
 
 /// Collects values from callbacks on any thread.

@@ -27,14 +27,14 @@ struct CoalescingStoreTests {
         #expect(base.saves == 0, "nor a second before it ends: the clock has not reached it, so nothing ran")
 
         clock.advance(by: .seconds(1))
-        #expect(await eventually(within: .seconds(120)) { base.saves == 1 }, "the interval ended: one write")
+        #expect(await eventually(deadline: .seconds(120)) { base.saves == 1 }, "the interval ended: one write")
         #expect(try base.load(over: Counter()) == Counter(count: 50), "the last value")
 
         // The next save starts the next interval.
         try await root.label.async.set("next")
         #expect(base.saves == 1)
         clock.advance(by: .seconds(10))
-        #expect(await eventually(within: .seconds(120)) { base.saves == 2 })
+        #expect(await eventually(deadline: .seconds(120)) { base.saves == 2 })
         #expect(try base.load(over: Counter()) == Counter(count: 50, label: "next"))
     }
 
@@ -46,11 +46,11 @@ struct CoalescingStoreTests {
         try await root.async.flush()
         #expect(base.saves == 1)
         #expect(try base.load(over: Counter()) == Counter(count: 1))
-        #expect(await eventually(within: .seconds(120)) { clock.waitingSleeps == 1 }, "the interval's write is still scheduled")
+        #expect(await eventually(deadline: .seconds(120)) { clock.waitingSleeps == 1 }, "the interval's write is still scheduled")
         try await root.count.async.set(2)
         #expect(base.saves == 1, "a save after the flush waits for the interval again")
         clock.advance(by: .seconds(10))
-        #expect(await eventually(within: .seconds(120)) { base.saves == 2 })
+        #expect(await eventually(deadline: .seconds(120)) { base.saves == 2 })
         #expect(try base.load(over: Counter()) == Counter(count: 2))
     }
 
@@ -63,14 +63,14 @@ struct CoalescingStoreTests {
         // Another writer writes the label underneath, before our interval ends.
         _ = try base.save(.object(["label": .string("theirs")]), replacing: base.load().token)
         clock.advance(by: .seconds(10))
-        #expect(await eventually(within: .seconds(120)) { (try? base.load(over: Counter())) == Counter(count: 5, label: "theirs") },
+        #expect(await eventually(deadline: .seconds(120)) { (try? base.load(over: Counter())) == Counter(count: 5, label: "theirs") },
             "our pending change went over theirs, and theirs stayed")
     }
 
     @Test func aSleepIsWokenOnlyByTheClockReachingItsDeadline() async throws {
         let clock = ManualClock()
         let woke = Task { try await clock.sleep(until: clock.now.advanced(by: .seconds(5))) }
-        #expect(await eventually(within: .seconds(120)) { clock.waitingSleeps == 1 })
+        #expect(await eventually(deadline: .seconds(120)) { clock.waitingSleeps == 1 })
         clock.advance(by: .seconds(4))
         #expect(clock.waitingSleeps == 1, "4 s of 5: still asleep")
         clock.advance(by: .seconds(1))
@@ -78,7 +78,7 @@ struct CoalescingStoreTests {
         #expect(clock.waitingSleeps == 0)
 
         let cancelled = Task { try await clock.sleep(until: clock.now.advanced(by: .seconds(5))) }
-        #expect(await eventually(within: .seconds(120)) { clock.waitingSleeps == 1 })
+        #expect(await eventually(deadline: .seconds(120)) { clock.waitingSleeps == 1 })
         cancelled.cancel()
         await #expect(throws: CancellationError.self) { try await cancelled.value }
         #expect(clock.waitingSleeps == 0)

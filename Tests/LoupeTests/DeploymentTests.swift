@@ -135,7 +135,7 @@ struct DeploymentTests {
         defer { token.cancel() }
         for count in 2...5 {
             try publish(count)
-            #expect(eventually(within: .seconds(5)) { seen.all.last == count }, "swap \(count): \(seen.all)")
+            #expect(eventually(deadline: .seconds(5)) { seen.all.last == count }, "swap \(count): \(seen.all)")
         }
         #expect(seen.all == [2, 3, 4, 5])
     }
@@ -152,14 +152,14 @@ struct DeploymentTests {
         let token = root.count.observe { seen.append($0) }
         defer { token.cancel() }
         try Self.retarget(link, to: "b.json")  // ln -sfn b.json settings.json
-        #expect(eventually(within: .seconds(5)) { seen.all.last == 2 }, "\(seen.all)")
+        #expect(eventually(deadline: .seconds(5)) { seen.all.last == 2 }, "\(seen.all)")
         try Self.write(3, to: b)
-        #expect(eventually(within: .seconds(5)) { seen.all.last == 3 }, "an edit of the new target: \(seen.all)")
+        #expect(eventually(deadline: .seconds(5)) { seen.all.last == 3 }, "an edit of the new target: \(seen.all)")
         try Self.write(4, to: a)  // the old target no longer counts
         try Self.retarget(link, to: "a.json")
-        #expect(eventually(within: .seconds(5)) { seen.all.last == 4 }, "\(seen.all)")
+        #expect(eventually(deadline: .seconds(5)) { seen.all.last == 4 }, "\(seen.all)")
         try Self.write(5, to: a, inPlace: true)
-        #expect(eventually(within: .seconds(5)) { seen.all.last == 5 }, "\(seen.all)")
+        #expect(eventually(deadline: .seconds(5)) { seen.all.last == 5 }, "\(seen.all)")
         try root.reload()
         #expect(root.count.value == 5)
     }
@@ -176,11 +176,11 @@ struct DeploymentTests {
         let token = root.count.observe { seen.append($0) }
         defer { token.cancel() }
         try FileManager.default.removeItem(atPath: sub)
-        #expect(eventually(within: .seconds(5)) { seen.all.last == 0 }, "the file gone: the default")
+        #expect(eventually(deadline: .seconds(5)) { seen.all.last == 0 }, "the file gone: the default")
         try FileManager.default.createDirectory(atPath: sub, withIntermediateDirectories: false)
         try Self.write(2, to: path)
-        #expect(eventually(within: .seconds(5)) { seen.all.last == 2 }, "the directory made again: \(seen.all)")
+        #expect(eventually(deadline: .seconds(5)) { seen.all.last == 2 }, "the directory made again: \(seen.all)")
         try Self.write(3, to: path)
-        #expect(eventually(within: .seconds(5)) { seen.all.last == 3 }, "\(seen.all)")
+        #expect(eventually(deadline: .seconds(5)) { seen.all.last == 3 }, "\(seen.all)")
     }
 }

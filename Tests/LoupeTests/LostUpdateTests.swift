@@ -44,7 +44,7 @@ struct LostUpdateTests {
 
         let increments = 600
         let early = try ChildProcess(testHelper, ["increment", link, "\(increments)"])
-        #expect(eventually(within: .seconds(60)) { count(first) >= 50 }, "the first writer is writing through the link")
+        #expect(eventually(deadline: .seconds(60)) { count(first) >= 50 }, "the first writer is writing through the link")
         // Retargeted as `ln -sfn` does it: a new link renamed over the old one.
         #expect(symlink(second, link + ".new") == 0)
         #expect(rename(link + ".new", link) == 0)

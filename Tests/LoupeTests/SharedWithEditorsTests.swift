@@ -105,7 +105,7 @@ struct SharedWithEditorsTests {
             // The program writes twice more after the save: the note, and every line of the person's, must be
             // there. (Twice: a write that found the save in its place when it swapped its file in swaps it back,
             // and a reader may see that write for the instant between.)
-            let wroteAgain = eventually(within: .seconds(20)) {
+            let wroteAgain = eventually(deadline: .seconds(20)) {
                 (value(of: "counter", in: current()).flatMap { Int($0) } ?? 0) > counter + 1
             }
             let after = current()
