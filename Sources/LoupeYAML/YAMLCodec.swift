@@ -44,6 +44,30 @@ public struct YAMLCodec: DocumentCodec {
 
     public var fileExtensions: [String] { ["yaml", "yml"] }
 
+    /// Where the part at `path` is written in `data`: its value's first character, or the nearest part
+    /// above it the text writes; nil when Loupe's YAML reader cannot follow the text.
+    public func position(of path: ValuePath, in data: Data) -> TextPosition? {
+        let text = Array(data)
+        guard let tree = try? YAMLSyntaxReader.read(text), var node = tree.root else { return nil }
+        for component in path.components {
+            let entry: YAMLSyntaxEntry? = switch component {
+            case .key(let key): node.isMapping ? node.member(key) : nil
+            case .index(let index): node.isSequence && node.entries.indices.contains(index) ? node.entries[index] : nil
+            }
+            guard let entry else { break }
+            node = entry.value
+        }
+        return TextLines(text).position(of: node.range.lowerBound)
+    }
+
+    /// Where Yams says the text goes wrong.
+    private static func mark(of error: any Error) -> Mark? {
+        switch error as? YamlError {
+        case .scanner(_, _, let mark, _)?, .parser(_, _, let mark, _)?, .composer(_, _, let mark, _)?: mark
+        default: nil
+        }
+    }
+
     public func parse(_ data: Data) throws -> JSONValue {
         guard let text = String(data: data, encoding: .utf8) else { throw DocumentSyntaxError("it is not UTF-8 text") }
         let node: Node?
@@ -52,7 +76,11 @@ public struct YAMLCodec: DocumentCodec {
         } catch {
             // Yams quotes the offending line, which may be a whole document on one line: its first line, shortened.
             let message = "\(error)".prefix { $0 != "\n" }
-            throw DocumentSyntaxError(message.count > 200 ? message.prefix(200) + "…" : String(message))
+            let shortened = message.count > 200 ? message.prefix(200) + "…" : String(message)
+            guard let mark = Self.mark(of: error) else { throw DocumentSyntaxError(shortened) }
+            // The message without Yams' own `LINE:COLUMN: error: ` in front: the position says it.
+            let problem = shortened.range(of: ": error: ").map { String(shortened[$0.upperBound...]) } ?? shortened
+            throw DocumentSyntaxError(problem, at: TextPosition(line: mark.line, column: mark.column))
         }
         // A file with nothing in it (or only comments) holds an empty document, which a write fills in.
         guard let node else { return .object([:]) }
