@@ -60,11 +60,16 @@ public struct YAMLCodec: DocumentCodec {
         return TextLines(text).position(of: node.range.lowerBound)
     }
 
-    /// Where Yams says the text goes wrong.
-    private static func mark(of error: any Error) -> Mark? {
+    /// What Yams says is wrong, with what it was reading (`did not find expected ',' or ']', while
+    /// parsing a flow sequence from line 2, column 9`), and where.
+    private static func problem(of error: any Error) -> (String, Mark)? {
         switch error as? YamlError {
-        case .scanner(_, _, let mark, _)?, .parser(_, _, let mark, _)?, .composer(_, _, let mark, _)?: mark
-        default: nil
+        case .scanner(let context, let problem, let mark, _)?, .parser(let context, let problem, let mark, _)?,
+            .composer(let context, let problem, let mark, _)?:
+            let reading = context.map { ", \($0.text) from line \($0.mark.line), column \($0.mark.column)" } ?? ""
+            return (problem + reading, mark)
+        default:
+            return nil
         }
     }
 
@@ -75,12 +80,11 @@ public struct YAMLCodec: DocumentCodec {
             node = try Self.parser(of: text).singleRoot()
         } catch {
             // Yams quotes the offending line, which may be a whole document on one line: its first line, shortened.
+            if let (problem, mark) = Self.problem(of: error) {
+                throw DocumentSyntaxError(problem, at: TextPosition(line: mark.line, column: mark.column))
+            }
             let message = "\(error)".prefix { $0 != "\n" }
-            let shortened = message.count > 200 ? message.prefix(200) + "…" : String(message)
-            guard let mark = Self.mark(of: error) else { throw DocumentSyntaxError(shortened) }
-            // The message without Yams' own `LINE:COLUMN: error: ` in front: the position says it.
-            let problem = shortened.range(of: ": error: ").map { String(shortened[$0.upperBound...]) } ?? shortened
-            throw DocumentSyntaxError(problem, at: TextPosition(line: mark.line, column: mark.column))
+            throw DocumentSyntaxError(message.count > 200 ? message.prefix(200) + "…" : String(message))
         }
         // A file with nothing in it (or only comments) holds an empty document, which a write fills in.
         guard let node else { return .object([:]) }

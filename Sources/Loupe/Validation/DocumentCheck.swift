@@ -99,11 +99,16 @@ extension RootLens {
                 problems.append(SettingsProblem(path: failure.path, message: failure.reason, kind: .invalidValue))
                 // Read the part as the layers below give it, and decode again: the next bad part, if any.
                 guard reported.insert(failure.path).inserted else { break }
-                let below = base[path: failure.path]
-                if failure.path.components.isEmpty {
-                    effective = below ?? .object([:])
+                var repaired = failure.path
+                // An element the layers below do not give goes with its array, so that the elements after
+                // it keep their indices in the messages.
+                if case .index? = repaired.components.last, base[path: repaired] == nil {
+                    repaired = ValuePath(Array(repaired.components.dropLast()))
+                }
+                if repaired.components.isEmpty {
+                    effective = base
                 } else {
-                    effective[path: failure.path] = below
+                    effective[path: repaired] = base[path: repaired]
                 }
             } catch {
                 let message = pipeline.revealsValues ? "\(error)" : "it cannot be read as \(Root.self)"
