@@ -32,7 +32,7 @@ public struct SettingsProblem: Sendable, Hashable, CustomStringConvertible {
 
     /// `server.port: must be at least 1024, got 80`.
     public var description: String {
-        "\(path.components.isEmpty ? "<root>" : path.description): \(message)"
+        "\(path): \(message)"
     }
 }
 

@@ -124,7 +124,7 @@ struct FileProblem: Sendable, CustomStringConvertible {
     var json: JSONValue {
         .object([
             "file": .string(file), "line": .integer(position.line), "column": .integer(position.column),
-            "path": .string(problem.path.description), "message": .string(problem.message), "code": .string(problem.kind.rawValue),
+            "path": .string(problem.path.components.isEmpty ? "" : problem.path.description), "message": .string(problem.message), "code": .string(problem.kind.rawValue),
         ])
     }
 }
