@@ -148,6 +148,11 @@ public struct DocumentSyntaxError: Error, Sendable, Equatable, CustomStringConve
     }
 
     public var description: String { reason }
+
+    /// Whether two errors say the same: their ``reason``, which holds the position where there is one.
+    public static func == (lhs: DocumentSyntaxError, rhs: DocumentSyntaxError) -> Bool {
+        lhs.reason == rhs.reason
+    }
 }
 
 /// JSON, pretty-printed with sorted keys by default, so files diff well and people can edit them.
