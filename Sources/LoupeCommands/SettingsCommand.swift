@@ -92,8 +92,17 @@ public protocol SettingsLocation: ParsableArguments {
     func openOwnStore() throws -> (any DocumentStore)?
 
     /// Opens the settings that `check` and `diff --files` read files against: the type, and the layers
-    /// below the user's file and the locks where the location has them, without needing the user's file
-    /// (the files named are checked in its place). By default as ``openSettingsType()`` does.
+    /// below the user's file and the locks where the location has them; the files named are checked in
+    /// the user's file's place. By default as ``openSettingsType()`` does, which reads the user's file
+    /// too: a location whose own file may be the one checked (and may not read) opens its layers and
+    /// locks over an empty top instead:
+    ///
+    /// ```swift
+    /// func openSettingsToCheck() throws -> OpenSettings {
+    ///     OpenSettings(try RootLens(
+    ///         default: AppSettings(), store: LayeredStore(layers: layers, top: MemoryStore(), locks: locks), watch: false))
+    /// }
+    /// ```
     func openSettingsToCheck() throws -> OpenSettings
 
     /// Other settings types the program registers by name, for `check --schema NAME`: a program with

@@ -198,6 +198,21 @@ struct CheckTests {
         #expect(unknown.status == 64 && unknown.error.contains("app, plugins"), "\(unknown.error)")
     }
 
+    @Test("the program's own settings file is checked like any other, even when it does not read")
+    func theProgramsOwnFile() throws {
+        let app = try App()
+        defer { app.directory.cleanUp() }
+        try "{\n  \"server\": {\"port\": 80},\n  \"level\": 3\n}\n".write(toFile: app.settings, atomically: true, encoding: .utf8)
+        #expect(try app("config", "get", "server.port").status == 69, "the program refuses it")
+        let checked = try app(arguments: ["config", "check", app.settings])
+        #expect(checked.status == 65, "\(checked.error)")
+        #expect(checked.output == """
+            \(app.settings):2:22: server.port: must be at least 1024, got 80
+            \(app.settings):3:12: level: expected String, found number 3
+
+            """, "\(checked.output)")
+    }
+
     @Test("a file that does not exist exits 66; an extension no format has, 64")
     func missingFileAndUnknownFormat() throws {
         let app = try App()

@@ -78,12 +78,19 @@ struct AppSettingsFile: SettingsLocation {
 
     var path: String { ProcessInfo.processInfo.environment["MYAPP_SETTINGS"] ?? "myapp.json" }
 
+    var locks: [String] { ProcessInfo.processInfo.environment["MYAPP_LOCKS"].map { [$0] } ?? [] }
+
     func open(watching: Bool) throws -> RootLens<AppSettings> {
-        let locks = ProcessInfo.processInfo.environment["MYAPP_LOCKS"].map { [$0] } ?? []
-        return try RootLens(
+        try RootLens(
             default: AppSettings(),
             store: LayeredStore(layers: [.environment(prefix: "MYAPP_ENV_")], top: FileStore(path: path), locks: locks),
             watch: watching)
+    }
+
+    /// `check` and `diff --files`: the type under the locks, over an empty top, so that the program's own
+    /// file is checked like any other, even when it does not read.
+    func openSettingsToCheck() throws -> OpenSettings {
+        OpenSettings(try RootLens(default: AppSettings(), store: LayeredStore(layers: [], top: MemoryStore(), locks: locks), watch: false))
     }
 
     func openSettings(watching: Bool) throws -> OpenSettings {
