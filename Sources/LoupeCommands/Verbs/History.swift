@@ -125,9 +125,14 @@ extension SettingsCommand {
                 for change in history.changes where change.revision > min(from, to) && change.revision <= max(from, to) {
                     purged += change.purgedPaths.filter { !purged.contains($0) }
                 }
-                if try !printChanges(from: old, to: new, purged: purged, settings) {
+                let change = SettingsChange(
+                    revision: to, time: Date(), author: nil, patch: SettingsHistory.patch(from: old, to: new), reversePatch: .null, purgedPaths: purged)
+                let paths = change.patch == .object([:]) && purged.isEmpty ? [] : change.changedPaths
+                guard !paths.isEmpty else {
                     printError("nothing changed from revision \(from) to revision \(to)")
+                    return
                 }
+                try printChanges(at: paths, from: old, to: new, purged: purged, settings)
             }
         }
 
@@ -137,19 +142,18 @@ extension SettingsCommand {
                 let settings = try group.location.openSettingsToCheck()
                 let old = try SettingsFiles.document(of: files[0]).document
                 let new = try SettingsFiles.document(of: files[1]).document
-                if try !printChanges(from: old, to: new, purged: [], settings) {
+                let paths = changedLeaves(from: old, to: new, at: ValuePath([]))
+                guard !paths.isEmpty else {
                     printError("\(files[0]) and \(files[1]) hold the same settings")
+                    return
                 }
+                try printChanges(at: paths, from: old, to: new, purged: [], settings)
             }
         }
 
-        /// Prints each path whose value differs from `old` to `new` with both values, masked where they
-        /// are secrets unless --reveal, and each path of `purged` as `PATH: (purged)`; false when there
-        /// is none.
-        private func printChanges(from old: JSONValue?, to new: JSONValue?, purged: [ValuePath], _ settings: OpenSettings) throws -> Bool {
-            let change = SettingsChange(
-                revision: 0, time: Date(), author: nil, patch: SettingsHistory.patch(from: old, to: new), reversePatch: .null, purgedPaths: purged)
-            let paths = change.patch == .object([:]) && purged.isEmpty ? [] : change.changedPaths
+        /// Prints each of `paths` with its value in `old` and in `new`, masked where they are secrets unless
+        /// --reveal, or as `PATH: (purged)` for a path of `purged`.
+        private func printChanges(at paths: [ValuePath], from old: JSONValue?, to new: JSONValue?, purged: [ValuePath], _ settings: OpenSettings) throws {
             for path in paths {
                 let name = path.components.isEmpty ? "<root>" : path.description
                 if purged.contains(path) {
@@ -162,7 +166,23 @@ extension SettingsCommand {
                 }
                 try printLine("\(name): \(shown(old)) -> \(shown(new))")
             }
-            return !paths.isEmpty
+        }
+
+        /// The paths, in order, at which `new` differs from `old` (the parts at `path` of two documents): each
+        /// value that is not an object, so that an object added or removed is its values added or removed.
+        private func changedLeaves(from old: JSONValue?, to new: JSONValue?, at path: ValuePath) -> [ValuePath] {
+            switch (old, new) {
+            case (.object(let before)?, .object(let after)?):
+                return Swift.Set(before.keys).union(after.keys).sorted().flatMap { key in
+                    changedLeaves(from: before[key], to: after[key], at: ValuePath(path.components + [.key(key)]))
+                }
+            case (let value?, nil), (nil, let value?):
+                return leaves(of: value, at: path).map(\.path)
+            case (let before?, let after?):
+                return before.isSameValue(as: after) ? [] : [path]
+            case (nil, nil):
+                return []
+            }
         }
     }
 
