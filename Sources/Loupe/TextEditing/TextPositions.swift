@@ -3,9 +3,12 @@ import Foundation
 /// A place in a text, as editors and compilers name it: its line and its column, both from 1; the column
 /// counts characters, not bytes.
 public struct TextPosition: Sendable, Hashable, CustomStringConvertible {
+    /// The line, from 1.
     public var line: Int
+    /// The column, from 1, in characters.
     public var column: Int
 
+    /// The place at `line` and `column`, both from 1.
     public init(line: Int, column: Int) {
         self.line = line
         self.column = column

@@ -21,6 +21,7 @@ public struct SettingsProblem: Sendable, Hashable, CustomStringConvertible {
     public var path: ValuePath
     /// What is wrong, in words, without the path: `must be at least 1024, got 80`. Never a secret's value.
     public var message: String
+    /// What kind of problem it is.
     public var kind: Kind
 
     /// A problem at `path`.
