@@ -306,7 +306,7 @@ struct DocumentEncoderTests {
                 case 7: graph.names["name \(index % 35)"] = number % 3 == 0 ? nil : "\(number)"
                 default: break  // the same value again
                 }
-                let (remembered, last, _) = try #require(try DocumentEncoder.encodeNotingLast(graph, coding: coding, memo: memo))
+                let (remembered, last) = try #require(try DocumentEncoder.encodeNotingLast(graph, coding: coding, memo: memo))
                 #expect(try remembered == coding.encodeWithJSONEncoder(graph))
                 // The document shares the last one's storage exactly when it is the same (what the core's
                 // commit takes for no change of the document).

@@ -88,13 +88,12 @@ public struct DocumentCoding: Sendable {
 
     /// The document for `value` as ``encode(_:memo:)`` makes it, and the document of the last encode with
     /// `memo` it started from (nil when it started from none): the two share their storage if and only if
-    /// they are the same (see ``DocumentEncoder``), and the objects it made from the last one's by setting
-    /// or removing members. `entryWrite` is the dictionary entry an update wrote alone, if it did.
+    /// they are the same (see ``DocumentEncoder``). `entryWrite` is the dictionary entry an update wrote alone, if it did.
     func encodeNotingLast<T: Encodable>(
         _ value: T, memo: DocumentEncoder.Memo?, entryWrite: DictionaryEntryWrite? = nil
-    ) throws -> (document: JSONValue, last: JSONValue?, edits: ObjectEdits) {
+    ) throws -> (document: JSONValue, last: JSONValue?) {
         if let encoded = try DocumentEncoder.encodeNotingLast(value, coding: self, memo: memo, entryWrite: entryWrite) { return encoded }
-        return (try encodeWithJSONEncoder(value), nil, ObjectEdits())
+        return (try encodeWithJSONEncoder(value), nil)
     }
 
     /// The document for `value`, by way of `JSONEncoder`'s text.

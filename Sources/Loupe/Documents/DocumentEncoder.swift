@@ -147,8 +147,6 @@ final class DocumentEncoder {
     /// The dictionary entry the update wrote alone, if it did: the dictionary it wrote is encoded by that
     /// member alone.
     fileprivate let entryWrite: DictionaryEntryWrite?
-    /// The objects this encode made from the last document's by setting or removing members.
-    fileprivate var edits = ObjectEdits()
     /// Set when this encoder threw, even if the conformance caught it.
     fileprivate var threw = false
     /// The first misuse of the encoder by a conformance, reported after the encode.
@@ -173,11 +171,10 @@ final class DocumentEncoder {
     /// one's storage differs from it.
     ///
     /// `entryWrite`, when the update that made `value` wrote one entry of a dictionary and nothing else,
-    /// names it: that dictionary, found by its storage, is encoded by that entry alone. `edits` are the
-    /// objects of the document made from the last one's by setting or removing a few members.
+    /// names it: that dictionary, found by its storage, is encoded by that entry alone.
     static func encodeNotingLast<T: Encodable>(
         _ value: T, coding: DocumentCoding, memo: Memo?, entryWrite: DictionaryEntryWrite? = nil
-    ) throws -> (document: JSONValue, last: JSONValue?, edits: ObjectEdits)? {
+    ) throws -> (document: JSONValue, last: JSONValue?)? {
         guard case .useDefaultKeys = coding.keyEncodingStrategy, Self.supports(coding.dateEncodingStrategy) else {
             return nil
         }
@@ -197,7 +194,7 @@ final class DocumentEncoder {
         if let misuse = encoder.misuse { throw misuse }
         if encoder.threw { return nil }
         if let node { memo?.keep(node) }
-        return (document, previous?.document, encoder.edits)
+        return (document, previous?.document)
     }
 
     private static func supports(_ strategy: JSONEncoder.DateEncodingStrategy) -> Bool {
@@ -387,14 +384,12 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Encodabl
         let layout = previous.takeLayout() as? DocumentEncoder.DictionaryLayout<Value>
         if let layout, let write = encoder.entryWrite,
            try changeEntry(write, previous: previous, layout: layout, members: &members, by: encoder, at: codingPath) {
-            encoder.edits.note(from: last, to: members, keys: [write.key])
             let document = JSONValue.object(members)
             return (document, DocumentEncoder.MemoNode(dictionary: self, document: document, layout: layout))
         }
         var changed: [String] = []
         if let layout, layout.keys.count == count,
            try changeInStep(layout, members: &members, changed: &changed, by: encoder, at: codingPath, unchanged: unchanged) {
-            encoder.edits.note(from: last, to: members, keys: changed)
             let document = JSONValue.object(members)
             return (document, DocumentEncoder.MemoNode(dictionary: self, document: document, layout: layout))
         }

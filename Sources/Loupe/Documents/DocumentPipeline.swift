@@ -248,9 +248,8 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
 
     /// The document for `root`, and the document of the last encode it started from, which it shares its
     /// storage with if and only if the two are the same; nil when it started from none. `entryWrite` is
-    /// the dictionary entry an update wrote alone, if it did; `edits`, the objects the encode made from
-    /// the last document's by setting or removing members.
-    func encodeNotingLast(_ root: Root, entryWrite: DictionaryEntryWrite? = nil) throws -> (document: JSONValue, last: JSONValue?, edits: ObjectEdits) {
+    /// the dictionary entry an update wrote alone, if it did.
+    func encodeNotingLast(_ root: Root, entryWrite: DictionaryEntryWrite? = nil) throws -> (document: JSONValue, last: JSONValue?) {
         do {
             return try coding.encodeNotingLast(root, memo: memo, entryWrite: entryWrite)
         } catch {

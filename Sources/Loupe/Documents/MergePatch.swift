@@ -223,26 +223,10 @@ extension [String: JSONValue] {
     /// one before) keeps `old`'s storage layout, and so its order: the two are walked side by side, key
     /// beside key, and nothing is hashed. From the first key out of step on, each key is looked up in
     /// `old` instead, so objects of any origin are walked right.
-    ///
-    /// Two objects one of which an encode made from the other (``ObjectEdits``) differ only in the keys it
-    /// set or removed: only those are visited.
     @discardableResult
     package func forEachMember(
         notSharedWith old: [String: JSONValue], _ body: (_ key: String, _ value: JSONValue, _ old: JSONValue?) throws -> Void
     ) rethrows -> Int {
-        if let keys = ObjectEdits.current.keys(between: self, and: old) {
-            var found = count
-            for key in keys {
-                guard let value = self[key] else { continue }
-                guard let before = old[key] else {
-                    found -= 1
-                    try body(key, value, nil)
-                    continue
-                }
-                if !value.isShared(with: before) { try body(key, value, before) }
-            }
-            return found
-        }
         var theirs = old.makeIterator()
         var inStep = true
         var found = 0

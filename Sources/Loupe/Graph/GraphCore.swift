@@ -575,7 +575,6 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         entryWrite: DictionaryEntryWrite? = nil
     ) throws -> Bool {
         var document: JSONValue?
-        var edits: ObjectEdits?
         let unchanged: Bool
         if let rootsEqual {
             let current = committed.rootForUpdate
@@ -584,7 +583,6 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             } else if store != nil {
                 let encoded = try sameDocument(as: current, for: value, entryWrite: entryWrite)
                 document = encoded.document
-                edits = encoded.edits
                 unchanged = encoded.same && rootsEqual(value, current)
             } else {
                 unchanged = rootsEqual(value, current)
@@ -608,11 +606,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         }
         if let store {
             let full = try document ?? pipeline.encode(value)
-            // The walks that find what changed, in the stored document and in a store's edit of its text,
-            // visit only the members the encode set in the objects it made from the last ones.
-            if let overridden = try ObjectEdits.$current.withValue(edits ?? ObjectEdits(), operation: {
-                try save(value, document: full, to: store, releasing: released)
-            }) {
+            if let overridden = try save(value, document: full, to: store, releasing: released) {
                 // Stored, but an override still wins where it changed: the value keeps the override's.
                 let current = committed.rootForUpdate
                 if let rootsEqual, rootsEqual(overridden, current) { return false }
@@ -632,7 +626,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// otherwise (another encode took what the encoder keeps, or a failed save left another value's).
     private func sameDocument(
         as current: Root, for value: Root, entryWrite: DictionaryEntryWrite?
-    ) throws -> (document: JSONValue, same: Bool, edits: ObjectEdits) {
+    ) throws -> (document: JSONValue, same: Bool) {
         let known: JSONValue
         if let document = committedDocument.withLock({ $0 }) {
             known = document
@@ -640,9 +634,9 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             known = try pipeline.encode(current)
             committedDocument.withLock { $0 = known }
         }
-        let (document, last, edits) = try pipeline.encodeNotingLast(value, entryWrite: entryWrite)
-        if let last, last.isShared(with: known) { return (document, document.isShared(with: last), edits) }
-        return (document, document == known, edits)
+        let (document, last) = try pipeline.encodeNotingLast(value, entryWrite: entryWrite)
+        if let last, last.isShared(with: known) { return (document, document.isShared(with: last)) }
+        return (document, document == known)
     }
 
     /// Makes `value` the committed root, with the next version, and queues the commit for its observers,
