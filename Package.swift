@@ -106,7 +106,8 @@ let package = Package(
         .target(
             name: "LoupeCommands",
             dependencies: [
-                "Loupe",
+                // `check` and `diff --files` read YAML files where the YAML trait is on (empty without it).
+                "Loupe", "LoupeYAML",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Commands"])),
             ]
         ),

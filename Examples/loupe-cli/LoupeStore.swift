@@ -24,9 +24,10 @@ enum LoupeCLI {
         SettingsCommand<LoupeStore>.main(showFlagsApart(Array(CommandLine.arguments.dropFirst())))
     }
 
-    /// The arguments with `show --defaults` spelled `show --only-defaults`, and `template --format`
-    /// `template --template-format`: loupe's own `--defaults SUITE` (a UserDefaults suite) and `--format`
-    /// (the file's) would take them, as the group's options are matched anywhere in the line.
+    /// The arguments with `show --defaults` spelled `show --only-defaults`, and `template --format` and
+    /// `check --format` `template --template-format` and `check --check-format`: loupe's own `--defaults
+    /// SUITE` (a UserDefaults suite) and `--format` (the file's) would take them, as the group's options
+    /// are matched anywhere in the line.
     static func showFlagsApart(_ arguments: [String]) -> [String] {
         var arguments = arguments
         var index = 0
@@ -39,7 +40,10 @@ enum LoupeCLI {
             }
             if !argument.hasPrefix("-") {
                 // The verb. Its own options that share a name with a store option get their other name.
-                let renamed = ["show": ("--defaults", "--only-defaults"), "template": ("--format", "--template-format")]
+                let renamed = [
+                    "show": ("--defaults", "--only-defaults"), "template": ("--format", "--template-format"),
+                    "check": ("--format", "--check-format"),
+                ]
                 guard let (name, otherName) = renamed[argument] else { break }
                 for later in arguments.indices.dropFirst(index + 1) where arguments[later] == name {
                     arguments[later] = otherName
@@ -174,6 +178,29 @@ struct LoupeStore: SettingsLocation {
         try checkStoreOptions()
         if let file { return FileStore(path: file, format: codec, permissions: fileMode.rawValue) }
         return try makeServerStore()
+    }
+
+    /// The types `check --schema` names: the same as loupe's own `--schema`, which takes the option first.
+    static let settingsTypes: [String: @Sendable () throws -> OpenSettings] = [
+        Schema.daemon.rawValue: { OpenSettings(RootLens(DaemonSettings())) }
+    ]
+
+    /// `check` and `diff --files`: the `--schema` type (any document without it) under the `--layer`s and
+    /// `--locks` given, which need no `--file` here (the files named are checked in its place); with a
+    /// store chosen, that store's layers and locks.
+    func openSettingsToCheck() throws -> OpenSettings {
+        guard [file, defaults, keyring, etcd].allSatisfy({ $0 == nil }) else { return try openSettings(watching: false) }
+        let store: LayeredStore? = layers.isEmpty && locks.isEmpty ? nil : LayeredStore(
+            layers: layers.map { .fileOrDirectory($0, format: Self.codec(of: format ?? Self.format(ofPath: $0))) },
+            top: MemoryStore(), locks: locks)
+        func root<Root: Codable & Sendable>(_ defaultValue: Root) throws -> OpenSettings {
+            guard let store else { return OpenSettings(RootLens(defaultValue), revealingSecrets: reveal) }
+            return OpenSettings(try RootLens(default: defaultValue, store: store, watch: false), revealingSecrets: reveal)
+        }
+        switch schema {
+        case .daemon: return try root(DaemonSettings())
+        case nil: return try root(JSONValue.object([:]))
+        }
     }
 
     /// `schema`, `describe` and `template` with `--schema` and no store: the type alone, over no store.

@@ -35,9 +35,10 @@ import Loupe
 /// | `explain [PATH]` | Where each value comes from: the layer that set it, those it overrides, its lock. |
 /// | `history [PATH]` | The changes the store keeps a record of: revision, time, who, the paths changed. |
 /// | `history --purge PATH` | Takes the values at a path out of every record of the history (an `unset` value's, say). |
-/// | `diff REV [REV2]` | What a revision changed, or what changed between two: each path's old and new value. |
+/// | `diff REV [REV2]` | What a revision changed, or what changed between two: each path's old and new value. `diff --files A B`: between two settings files. |
 /// | `rollback REV` | Stores the settings as a revision left them, as a new change, checked like any write. |
 /// | `status` | For a shared store (etcd): the revision each reader runs, how far behind, and what it refused. |
+/// | `check FILE…` | Checks settings files against the type, its rules and the locks: every problem, as `FILE:LINE:COLUMN: PATH: message`. |
 ///
 /// Errors are one line on standard error, `myapp: server.port: expected UInt16, found String "x"`, with an
 /// exit status from sysexits(3): 64 usage, 65 a value the type or its rules refuse, 66 nothing at the path,
@@ -51,6 +52,7 @@ public struct SettingsCommand<Location: SettingsLocation>: ParsableCommand {
             subcommands: [
                 Get.self, Set.self, Unset.self, Show.self, Edit.self, Watch.self, List.self, Describe.self,
                 Schema.self, Template.self, Explain.self, History.self, Diff.self, Rollback.self, Status.self,
+                Check.self,
             ])
     }
 
@@ -88,6 +90,32 @@ public protocol SettingsLocation: ParsableArguments {
     /// read (a value a lifted lock lets through that breaks a rule), which is how a user repairs them, and
     /// `get` and `show` print what is stored before the error.
     func openOwnStore() throws -> (any DocumentStore)?
+
+    /// Opens the settings that `check` and `diff --files` read files against: the type, and the layers
+    /// below the user's file and the locks where the location has them; the files named are checked in
+    /// the user's file's place. By default as ``openSettingsType()`` does, which reads the user's file
+    /// too: a location whose own file may be the one checked (and may not read) opens its layers and
+    /// locks over an empty top instead:
+    ///
+    /// ```swift
+    /// func openSettingsToCheck() throws -> OpenSettings {
+    ///     OpenSettings(try RootLens(
+    ///         default: AppSettings(), store: LayeredStore(layers: layers, top: MemoryStore(), locks: locks), watch: false))
+    /// }
+    /// ```
+    func openSettingsToCheck() throws -> OpenSettings
+
+    /// Other settings types the program registers by name, for `check --schema NAME`: a program with
+    /// several settings files of several types checks each against its own. Each opens a root of its type
+    /// (over no store, or over its layers and locks). None by default.
+    ///
+    /// ```swift
+    /// static let settingsTypes: [String: @Sendable () throws -> OpenSettings] = [
+    ///     "app": { OpenSettings(RootLens(AppSettings())) },
+    ///     "plugins": { OpenSettings(RootLens(PluginSettings())) },
+    /// ]
+    /// ```
+    static var settingsTypes: [String: @Sendable () throws -> OpenSettings] { get }
 }
 
 extension SettingsLocation {
@@ -100,6 +128,12 @@ extension SettingsLocation {
     }
 
     public func openOwnStore() throws -> (any DocumentStore)? { nil }
+
+    public func openSettingsToCheck() throws -> OpenSettings {
+        try openSettingsType()
+    }
+
+    public static var settingsTypes: [String: @Sendable () throws -> OpenSettings] { [:] }
 }
 
 /// Options of a ``SettingsLocation`` that do not go together: exit status 64, with `message`.

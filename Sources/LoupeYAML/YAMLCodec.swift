@@ -44,6 +44,35 @@ public struct YAMLCodec: DocumentCodec {
 
     public var fileExtensions: [String] { ["yaml", "yml"] }
 
+    /// Where the part at `path` is written in `data`: its value's first character, or the nearest part
+    /// above it the text writes; nil when Loupe's YAML reader cannot follow the text.
+    public func position(of path: ValuePath, in data: Data) -> TextPosition? {
+        let text = Array(data)
+        guard let tree = try? YAMLSyntaxReader.read(text), var node = tree.root else { return nil }
+        for component in path.components {
+            let entry: YAMLSyntaxEntry? = switch component {
+            case .key(let key): node.isMapping ? node.member(key) : nil
+            case .index(let index): node.isSequence && node.entries.indices.contains(index) ? node.entries[index] : nil
+            }
+            guard let entry else { break }
+            node = entry.value
+        }
+        return TextLines(text).position(of: node.range.lowerBound)
+    }
+
+    /// What Yams says is wrong, with what it was reading (`did not find expected ',' or ']', while
+    /// parsing a flow sequence from line 2, column 9`), and where.
+    private static func problem(of error: any Error) -> (String, Mark)? {
+        switch error as? YamlError {
+        case .scanner(let context, let problem, let mark, _)?, .parser(let context, let problem, let mark, _)?,
+            .composer(let context, let problem, let mark, _)?:
+            let reading = context.map { ", \($0.text) from line \($0.mark.line), column \($0.mark.column)" } ?? ""
+            return (problem + reading, mark)
+        default:
+            return nil
+        }
+    }
+
     public func parse(_ data: Data) throws -> JSONValue {
         guard let text = String(data: data, encoding: .utf8) else { throw DocumentSyntaxError("it is not UTF-8 text") }
         let node: Node?
@@ -51,6 +80,9 @@ public struct YAMLCodec: DocumentCodec {
             node = try Self.parser(of: text).singleRoot()
         } catch {
             // Yams quotes the offending line, which may be a whole document on one line: its first line, shortened.
+            if let (problem, mark) = Self.problem(of: error) {
+                throw DocumentSyntaxError(problem, at: TextPosition(line: mark.line, column: mark.column))
+            }
             let message = "\(error)".prefix { $0 != "\n" }
             throw DocumentSyntaxError(message.count > 200 ? message.prefix(200) + "…" : String(message))
         }

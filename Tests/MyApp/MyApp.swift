@@ -56,17 +56,41 @@ struct AppSettings: Codable, Sendable, Equatable, Validated, DescribedSettings, 
     ]
 }
 
+/// The settings of myapp's plugins, a file of their own: another type `myapp config check --schema
+/// plugins` checks files against.
+struct PluginSettings: Codable, Sendable, Equatable, Validated {
+    var enabled: [String] = []
+    var retries = 3
+
+    static let rules: [Rule<PluginSettings>] = [Rule(\.retries, at: "retries", .within(0...10))]
+}
+
 /// Where `myapp config` finds the settings: the file `MYAPP_SETTINGS` names, or `myapp.json` here, under
-/// the environment variables that start with `MYAPP_ENV_` (`MYAPP_ENV_TOKEN`).
+/// the environment variables that start with `MYAPP_ENV_` (`MYAPP_ENV_TOKEN`), and the administrator's
+/// lock file `MYAPP_LOCKS` names, if any.
 struct AppSettingsFile: SettingsLocation {
     static let abstract = "Reads and edits myapp's settings."
 
+    static let settingsTypes: [String: @Sendable () throws -> OpenSettings] = [
+        "app": { OpenSettings(RootLens(AppSettings())) },
+        "plugins": { OpenSettings(RootLens(PluginSettings())) },
+    ]
+
     var path: String { ProcessInfo.processInfo.environment["MYAPP_SETTINGS"] ?? "myapp.json" }
+
+    var locks: [String] { ProcessInfo.processInfo.environment["MYAPP_LOCKS"].map { [$0] } ?? [] }
 
     func open(watching: Bool) throws -> RootLens<AppSettings> {
         try RootLens(
-            default: AppSettings(), store: LayeredStore(layers: [.environment(prefix: "MYAPP_ENV_")], top: FileStore(path: path)),
+            default: AppSettings(),
+            store: LayeredStore(layers: [.environment(prefix: "MYAPP_ENV_")], top: FileStore(path: path), locks: locks),
             watch: watching)
+    }
+
+    /// `check` and `diff --files`: the type under the locks, over an empty top, so that the program's own
+    /// file is checked like any other, even when it does not read.
+    func openSettingsToCheck() throws -> OpenSettings {
+        OpenSettings(try RootLens(default: AppSettings(), store: LayeredStore(layers: [], top: MemoryStore(), locks: locks), watch: false))
     }
 
     func openSettings(watching: Bool) throws -> OpenSettings {

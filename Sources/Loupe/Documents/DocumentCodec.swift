@@ -36,6 +36,11 @@ public protocol DocumentCodec: Sendable {
     /// as ``parse(_:)`` reads. A codec whose edits start from a syntax tree may keep the one it reads here for
     /// the next edit of the same bytes. By default, ``parse(_:)``.
     func parseWritten(_ data: Data) throws -> JSONValue
+
+    /// Where the part at `path` is written in `data`, a document in this format: the line and column of
+    /// its value, or of the nearest part above it the text writes, for messages that point into a file
+    /// (`loupe check`). By default nil: the format cannot say.
+    func position(of path: ValuePath, in data: Data) -> TextPosition?
 }
 
 extension DocumentCodec {
@@ -50,6 +55,8 @@ extension DocumentCodec {
     }
 
     public var fileExtensions: [String] { ["json"] }
+
+    public func position(of path: ValuePath, in data: Data) -> TextPosition? { nil }
 
     /// Parses `data`, or throws a ``SettingsError`` with code ``SettingsError/Code/corrupt`` naming `store` and,
     /// unless `revealingValues` is false, what the format's parser said.
@@ -120,15 +127,32 @@ extension DocumentCodec {
 
 /// Bytes that are not a document in a codec's format, with what the parser said.
 public struct DocumentSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// What is wrong, in words.
+    /// What is wrong, in words, after where when the parser says: `line 3, column 7: expected a value`.
     public var reason: String
+    /// What is wrong, without where: `expected a value`.
+    public var problem: String
+    /// Where in the text, when the parser says.
+    public var position: TextPosition?
 
     /// Creates a syntax error.
     public init(_ reason: String) {
         self.reason = reason
+        problem = reason
+    }
+
+    /// Creates a syntax error at `position`.
+    public init(_ problem: String, at position: TextPosition) {
+        reason = "line \(position.line), column \(position.column): \(problem)"
+        self.problem = problem
+        self.position = position
     }
 
     public var description: String { reason }
+
+    /// Whether two errors say the same: their ``reason``, which holds the position where there is one.
+    public static func == (lhs: DocumentSyntaxError, rhs: DocumentSyntaxError) -> Bool {
+        lhs.reason == rhs.reason
+    }
 }
 
 /// JSON, pretty-printed with sorted keys by default, so files diff well and people can edit them.

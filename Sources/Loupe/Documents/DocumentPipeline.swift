@@ -196,7 +196,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
 
     /// Takes the stamp off `document` and runs the migrations from its version to ``version`` on it;
     /// returns the version it was stamped with. `store` names the document, for errors.
-    private func migrate(_ document: inout JSONValue, store: String) throws(SettingsError) -> Int {
+    func migrate(_ document: inout JSONValue, store: String) throws(SettingsError) -> Int {
         let stamp = try takeStamp(from: &document, store: store)
         guard stamp < version else { return stamp }
         for step in (stamp + 1)...version {

@@ -318,6 +318,6 @@ struct JSONReader {
             lineStart = index + 1
         }
         let column = String(decoding: bytes[lineStart..<offset], as: UTF8.self).count + 1
-        return DocumentSyntaxError("line \(line), column \(column): \(reason)")
+        return DocumentSyntaxError(reason, at: TextPosition(line: line, column: column))
     }
 }

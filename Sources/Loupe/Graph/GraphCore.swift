@@ -753,6 +753,12 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         storedMemory.withLock { $0.layers?.locks ?? [] }
     }
 
+    /// The defaults merged with every read-only layer, as last read: what the top layer lies over; nil
+    /// for a store that is not layered.
+    var lowerLayers: JSONValue? {
+        storedMemory.withLock { $0.layers?.base }
+    }
+
     /// What the root remembers of its store and the document of its value, read together.
     private func consistentState() throws -> (StoredMemory, JSONValue) {
         try serialized(path: .root) {

@@ -90,6 +90,12 @@ public struct AnyRootLens: Sendable, CustomStringConvertible {
         try root.provenance(of: path)
     }
 
+    /// Every problem `document` has as the root's user file: the parts that do not fit the type, the
+    /// rules it breaks, the locked paths it sets. See ``RootLens/problems(in:named:coding:)``.
+    public func problems(in document: JSONValue, named name: String, coding: DocumentCoding? = nil) -> [SettingsProblem] {
+        root.problems(in: document, named: name, coding: coding)
+    }
+
     /// The JSON Schema of the settings type (see ``RootLens/schema()``).
     public func schema() throws -> SettingsSchema {
         try root.schema()
@@ -159,6 +165,7 @@ protocol ErasedRoot: Sendable, CustomStringConvertible {
     func layers() throws -> [SettingsLayer]
     func provenance(of path: ValuePath) throws -> Provenance
     func schema() throws -> SettingsSchema
+    func problems(in document: JSONValue, named name: String, coding: DocumentCoding?) -> [SettingsProblem]
     func observeDocument(_ handler: @escaping @Sendable (JSONValue) -> Void) -> ObservationToken
     func observeErrors(_ handler: @escaping @Sendable (any Error) -> Void) -> ObservationToken
     func reload() throws

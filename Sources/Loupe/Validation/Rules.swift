@@ -50,6 +50,27 @@ extension Validated {
         if let violation = violation(revealingValues: true) { throw violation }
     }
 
+    /// Every rule this value breaks, in order, then what ``validate()`` throws; without the values found
+    /// when `revealingValues` is false. For tools that report every problem at once (`check`).
+    func violations(revealingValues: Bool) -> [RuleViolation] {
+        var found: [RuleViolation] = []
+        for rule in Self.rules {
+            if var violation = rule.check(self) {
+                if !revealingValues { violation.found = nil }
+                found.append(violation)
+            }
+        }
+        do {
+            try validate()
+        } catch var violation as RuleViolation {
+            if !revealingValues { violation.found = nil }
+            found.append(violation)
+        } catch {
+            found.append(RuleViolation(path: ValuePath([]), rule: revealingValues ? "\(error)" : "is not valid"))
+        }
+        return found
+    }
+
     /// The first rule this value breaks; without the value found when `revealingValues` is false.
     func violation(revealingValues: Bool) -> RuleViolation? {
         for rule in Self.rules {

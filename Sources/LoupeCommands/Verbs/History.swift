@@ -71,25 +71,49 @@ extension SettingsCommand {
         }
     }
 
-    /// `diff REV [REV2]`: what a revision changed, or what changed between two.
+    /// `diff REV [REV2]`: what a revision changed, or what changed between two; `diff --files A B`: what
+    /// changes from one settings file to another.
     public struct Diff: ParsableCommand {
         public static var configuration: CommandConfiguration {
             CommandConfiguration(
                 commandName: "diff",
-                abstract: "Prints what revision REV changed, or what changed from revision REV to REV2.",
+                abstract: "Prints what revision REV changed, or what changed from revision REV to REV2, or from one settings file to another.",
                 discussion: """
                     One line a path, with its value before and after as JSON: `port: 8080 -> 9000`; \
-                    `(none)` where nothing was stored. Secrets are masked. A path whose values were purged \
-                    from the changes in between (`history --purge`) is `PATH: (purged)`.
+                    `(none)` where nothing was stored (a path added or removed). Secrets are masked unless \
+                    --reveal. A path whose values were purged from the changes in between (`history --purge`) \
+                    is `PATH: (purged)`.
+
+                    With --files A B, what changes from settings file A to settings file B, whatever their \
+                    formats (by extension: .json, .jsonc, .toml, .plist, .yaml, .yml): the review of a change \
+                    to a settings file, path by path, comments and layout aside. \
+                    `git show main:settings.toml > base.toml; diff --files base.toml settings.toml`. Exit 0 \
+                    whether or not they differ, 66 if a file does not exist, 69 if one cannot be read as its \
+                    format.
                     """)
         }
         @ParentCommand var group: SettingsCommand
-        @Argument(help: "A revision, as `history` lists them.") var revision: Int
+        @Argument(help: "A revision, as `history` lists them.") var revision: Int?
         @Argument(help: "A later (or earlier) revision: what changed from REV to it.") var other: Int?
+        @Option(name: .customLong("files"), parsing: .upToNextOption, help: ArgumentHelp(
+            "Two settings files, A B: what changes from A to B.", valueName: "file"))
+        var files: [String] = []
+        @Flag(help: "Print secrets' values as they are instead of masking them.") var reveal = false
 
         public init() {}
 
+        public func validate() throws {
+            if files.isEmpty {
+                guard revision != nil else { throw ValidationError("give a revision, or --files A B to compare two settings files") }
+            } else {
+                guard files.count == 2 else { throw ValidationError("--files takes two settings files, A B: what changes from A to B") }
+                guard revision == nil else { throw ValidationError("give either revisions or --files A B, not both") }
+            }
+        }
+
         public func run() throws {
+            guard files.isEmpty else { return try diffFiles() }
+            guard let revision else { return }
             try group.withSettings { settings in
                 let history = try settings.root.history()
                 let (from, to) = other.map { (revision, $0) } ?? (revision - 1, revision)
@@ -108,17 +132,56 @@ extension SettingsCommand {
                     printError("nothing changed from revision \(from) to revision \(to)")
                     return
                 }
-                for path in paths {
-                    if purged.contains(path) {
-                        try printLine("\(path.components.isEmpty ? "<root>" : path.description): (purged)")
-                        continue
-                    }
-                    func shown(_ document: JSONValue?) -> String {
-                        guard let value = document?[path: path] else { return "(none)" }
-                        return displayed(value, settings, at: path).jsonText()
-                    }
-                    try printLine("\(path.components.isEmpty ? "<root>" : path.description): \(shown(old)) -> \(shown(new))")
+                try printChanges(at: paths, from: old, to: new, purged: purged, settings)
+            }
+        }
+
+        /// `--files A B`: the documents of two files, compared path by path.
+        private func diffFiles() throws {
+            try reportingErrors {
+                let settings = try group.location.openSettingsToCheck()
+                let old = try SettingsFiles.document(of: files[0]).document
+                let new = try SettingsFiles.document(of: files[1]).document
+                let paths = changedLeaves(from: old, to: new, at: ValuePath([]))
+                guard !paths.isEmpty else {
+                    printError("\(files[0]) and \(files[1]) hold the same settings")
+                    return
                 }
+                try printChanges(at: paths, from: old, to: new, purged: [], settings)
+            }
+        }
+
+        /// Prints each of `paths` with its value in `old` and in `new`, masked where they are secrets unless
+        /// --reveal, or as `PATH: (purged)` for a path of `purged`.
+        private func printChanges(at paths: [ValuePath], from old: JSONValue?, to new: JSONValue?, purged: [ValuePath], _ settings: OpenSettings) throws {
+            for path in paths {
+                let name = path.components.isEmpty ? "<root>" : path.description
+                if purged.contains(path) {
+                    try printLine("\(name): (purged)")
+                    continue
+                }
+                func shown(_ document: JSONValue?) -> String {
+                    guard let value = document?[path: path] else { return "(none)" }
+                    return (reveal ? value : displayed(value, settings, at: path)).jsonText()
+                }
+                try printLine("\(name): \(shown(old)) -> \(shown(new))")
+            }
+        }
+
+        /// The paths, in order, at which `new` differs from `old` (the parts at `path` of two documents): each
+        /// value that is not an object, so that an object added or removed is its values added or removed.
+        private func changedLeaves(from old: JSONValue?, to new: JSONValue?, at path: ValuePath) -> [ValuePath] {
+            switch (old, new) {
+            case (.object(let before)?, .object(let after)?):
+                return Swift.Set(before.keys).union(after.keys).sorted().flatMap { key in
+                    changedLeaves(from: before[key], to: after[key], at: ValuePath(path.components + [.key(key)]))
+                }
+            case (let value?, nil), (nil, let value?):
+                return leaves(of: value, at: path).map(\.path)
+            case (let before?, let after?):
+                return before.isSameValue(as: after) ? [] : [path]
+            case (nil, nil):
+                return []
             }
         }
     }

@@ -1,0 +1,96 @@
+import Foundation
+
+/// A place in a text, as editors and compilers name it: its line and its column, both from 1; the column
+/// counts characters, not bytes.
+public struct TextPosition: Sendable, Hashable, CustomStringConvertible {
+    /// The line, from 1.
+    public var line: Int
+    /// The column, from 1, in characters.
+    public var column: Int
+
+    /// The place at `line` and `column`, both from 1.
+    public init(line: Int, column: Int) {
+        self.line = line
+        self.column = column
+    }
+
+    /// `3:7`.
+    public var description: String { "\(line):\(column)" }
+}
+
+extension TextLines {
+    /// The line and column of `offset`.
+    package func position(of offset: Int) -> TextPosition {
+        let offset = min(max(offset, 0), text.count)
+        let start = lineStart(of: offset)
+        return TextPosition(line: line(of: offset) + 1, column: String(decoding: text[start..<offset], as: UTF8.self).count + 1)
+    }
+}
+
+extension JSONCodec {
+    /// Where the part at `path` is written in `data`: its value's first character, or the nearest part
+    /// above it the text writes; nil when `data` is not JSON (JSONC when comments are allowed).
+    public func position(of path: ValuePath, in data: Data) -> TextPosition? {
+        let text = Array(TextEngine.withoutByteOrderMark(data))
+        guard let syntax = try? JSONSyntax(text, comments: allowsComments, indexingKeys: false) else { return nil }
+        var node = syntax.root
+        for component in path.components {
+            guard let container = node.container, let index = container.index(of: component) else { break }
+            node = container.entries[index].value
+        }
+        return TextLines(text).position(of: node.range.lowerBound)
+    }
+}
+
+extension JSONCCodec {
+    /// Where the part at `path` is written in `data`: see ``JSONCodec/position(of:in:)``.
+    public func position(of path: ValuePath, in data: Data) -> TextPosition? {
+        JSONCodec(allowsComments: true).position(of: path, in: data)
+    }
+}
+
+extension TOMLCodec {
+    /// Where the part at `path` is written in `data`: its value's first character (a table's: its
+    /// header), or the nearest part above it the text writes; nil when `data` is not TOML.
+    public func position(of path: ValuePath, in data: Data) -> TextPosition? {
+        let text = Array(TextEngine.withoutByteOrderMark(data))
+        guard let syntax = try? TOMLReader.syntax(of: text).syntax else { return nil }
+        return TextLines(text).position(of: syntax.offset(of: path.components))
+    }
+}
+
+extension TOMLSyntax {
+    /// Where the part at `path` is written: the value of the `key = value` line (or the entry of an
+    /// array or inline table in it) that names the longest part of the path, or the header of the table
+    /// it names; where the text writes nothing of the path, the start.
+    func offset(of path: [ValuePath.Component]) -> Int {
+        var best: (depth: Int, offset: Int) = (0, 0)
+        for index in keyValues.indices {
+            let named = self.path(of: index)
+            guard path.starts(with: named) else { continue }
+            var value = keyValues[index].value
+            var depth = named.count
+            // Into arrays and inline tables, as far as the path goes.
+            walk: while depth < path.count, case .list(let list) = value {
+                switch path[depth] {
+                case .index(let position) where !list.isTable && list.items.indices.contains(position):
+                    value = list.items[position].value
+                    depth += 1
+                case .key:
+                    let keys = path[depth...].prefix { if case .key = $0 { true } else { false } }
+                        .map { component -> String in if case .key(let key) = component { key } else { "" } }
+                    guard let item = list.items.first(where: { !$0.key.isEmpty && keys.starts(with: $0.key) }) else { break walk }
+                    value = item.value
+                    depth += item.key.count
+                default:
+                    break walk
+                }
+            }
+            if depth > best.depth { best = (depth, value.range.lowerBound) }
+        }
+        for section in sections.dropFirst() where section.path.count > best.depth && path.starts(with: section.path) {
+            best = (section.path.count, section.headerStart)
+        }
+        return best.offset
+    }
+}
