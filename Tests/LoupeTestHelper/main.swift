@@ -6,7 +6,9 @@ import Glibc
 import Foundation
 import Logging
 import Loupe
+#if Etcd
 import LoupeEtcd
+#endif
 import LoupeKeyring
 import LoupeYAML
 
@@ -87,6 +89,7 @@ case "defaults-increment":
     }
     print("done \(lens.value.count)")
 
+#if Etcd
 case "etcd-increment":
     // etcd-increment ENDPOINTS KEY COUNT: COUNT increments of `count` through a root lens over etcd
     // (ENDPOINTS comma-separated), racing whoever else writes the key.
@@ -98,6 +101,7 @@ case "etcd-increment":
     }
     print("done \(lens.value.count)")
 
+#endif
 case "tick":
     // tick PATH: as a daemon whose settings a program updates, increments `counter` in the file at PATH
     // (its format by its extension) every 2 ms, forever, until killed or until the test process that
