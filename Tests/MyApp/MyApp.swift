@@ -42,8 +42,8 @@ struct AppSettings: Codable, Sendable, Equatable, Validated, DescribedSettings, 
     var token: String?
 
     static let rules: [Rule<AppSettings>] = [
-        Rule(\.server.port, at: "server.port", .atLeast(1024)),
-        Rule(\.greeting, at: "greeting", .satisfying("must not be empty") { !$0.isEmpty }),
+        Rule(\.server.port, .atLeast(1024)),
+        Rule(\.greeting, .satisfying("must not be empty") { !$0.isEmpty }),
     ]
 
     static let secretPaths: [ValuePath] = ["token"]

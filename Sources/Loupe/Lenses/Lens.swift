@@ -58,7 +58,7 @@ public struct Lens<Value: Sendable>: Sendable {
     /// array is shorter; use ``subscript(index:)`` for elements.
     public subscript<Part: Sendable>(_ keyPath: KeyPath<Value, Part> & Sendable) -> Lens<Part> {
         Lens<Part>(node: node.child(ChildKey(keyPath: keyPath, kind: .readOnly)) {
-            let path = node.lensPath.appending(KeyPathNames.segments(of: keyPath))
+            let path = node.lensPath.appending(KeyPathNames.segments(of: keyPath, sample: node.read(), coding: node.coding))
             return (KeyPathStep(keyPath: keyPath, path: path), path)
         })
     }

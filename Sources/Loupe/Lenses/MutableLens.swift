@@ -66,7 +66,7 @@ public struct MutableLens<Value: Sendable>: Sendable {
     /// array is shorter; use ``subscript(index:)`` for elements.
     public subscript<Part: Sendable>(_ keyPath: WritableKeyPath<Value, Part> & Sendable) -> MutableLens<Part> {
         MutableLens<Part>(node: node.child(ChildKey(keyPath: keyPath, kind: .writable)) {
-            (WritableKeyPathStep(keyPath: keyPath), node.lensPath.appending(KeyPathNames.segments(of: keyPath)))
+            (WritableKeyPathStep(keyPath: keyPath), node.lensPath.appending(KeyPathNames.segments(of: keyPath, sample: node.read(), coding: node.coding)))
         })
     }
 
@@ -182,7 +182,7 @@ extension MutableLens {
         dynamicMember keyPath: WritableKeyPath<Wrapped, Member> & Sendable
     ) -> MutableLens<Member?> where Value == Wrapped? {
         MutableLens<Member?>(node: node.child(ChildKey(keyPath: keyPath, kind: .optionalMember)) {
-            let path = node.lensPath.appending(KeyPathNames.segments(of: keyPath))
+            let path = node.lensPath.appending(KeyPathNames.segments(of: keyPath, sample: node.read(), coding: node.coding))
             return (OptionalMemberStep(keyPath: keyPath, path: path, parentPath: node.lensPath), path)
         })
     }
@@ -192,7 +192,7 @@ extension MutableLens {
         dynamicMember keyPath: WritableKeyPath<Wrapped, Member?> & Sendable
     ) -> MutableLens<Member?> where Value == Wrapped? {
         MutableLens<Member?>(node: node.child(ChildKey(keyPath: keyPath, kind: .optionalOptionalMember)) {
-            let path = node.lensPath.appending(KeyPathNames.segments(of: keyPath))
+            let path = node.lensPath.appending(KeyPathNames.segments(of: keyPath, sample: node.read(), coding: node.coding))
             return (OptionalOptionalMemberStep(keyPath: keyPath, path: path, parentPath: node.lensPath), path)
         })
     }

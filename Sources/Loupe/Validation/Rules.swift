@@ -3,15 +3,16 @@ import Foundation
 /// A settings type whose values must keep rules: every commit is checked before it is saved, whatever its
 /// origin (an update, the CLI, an outside edit, a load).
 ///
-/// Declare rules on parts, by key path and the path a person reads, and check whatever spans several
-/// parts in ``validate()``:
+/// Declare rules on parts, by key path, and check whatever spans several parts in ``validate()``. A rule
+/// names its part as the document does, by the coding keys the key path's properties are encoded under
+/// (`\.upstream.apiToken` is `up_stream.api_token` where `CodingKeys` say so):
 ///
 /// ```swift
 /// extension Settings: Validated {
 ///     static let rules: [Rule<Settings>] = [
-///         Rule(\.ticker.intervalSeconds, at: "ticker.intervalSeconds", .greaterThan(0)),
-///         Rule(\.upstream.timeoutSeconds, at: "upstream.timeoutSeconds", .within(1...300)),
-///         Rule(\.upstream.url, at: "upstream.url", .matching("^https?://", "an http or https URL")),
+///         Rule(\.ticker.intervalSeconds, .greaterThan(0)),
+///         Rule(\.upstream.timeoutSeconds, .within(1...300)),
+///         Rule(\.upstream.url, .matching("^https?://", "an http or https URL")),
 ///     ]
 ///
 ///     func validate() throws {
@@ -50,10 +51,11 @@ extension Validated {
         if let violation = violation(revealingValues: true) { throw violation }
     }
 
-    /// The first rule this value breaks; without the value found when `revealingValues` is false.
-    func violation(revealingValues: Bool) -> RuleViolation? {
+    /// The first rule this value breaks; without the value found when `revealingValues` is false. A rule's
+    /// path is named under `coding`'s key strategy.
+    func violation(revealingValues: Bool, coding: DocumentCoding = DocumentCoding()) -> RuleViolation? {
         for rule in Self.rules {
-            if var violation = rule.check(self) {
+            if var violation = rule.check(self, rule.path(in: self, coding: coding)) {
                 if !revealingValues { violation.found = nil }
                 return violation
             }
@@ -72,23 +74,36 @@ extension Validated {
 
 /// A rule on one part of a `Root`: its path, and the constraint its value keeps.
 public struct Rule<Root>: Sendable {
-    /// The part the rule is about.
-    public let path: ValuePath
+    /// The stored part the rule is about.
+    let keyPath: PartialKeyPath<Root> & Sendable
     /// What the rule says, as a JSON Schema could say it (for tools); `rule` in words.
     public let constraint: RuleConstraint
-    let check: @Sendable (Root) -> RuleViolation?
+    /// Checks a root; the path is the part's, for the violation to name.
+    let check: @Sendable (Root, ValuePath) -> RuleViolation?
 
-    /// A rule on the part at `keyPath`, which people and errors name `path`.
-    public init<Value: Sendable>(
-        _ keyPath: KeyPath<Root, Value> & Sendable, at path: ValuePath, _ constraint: Constraint<Value>
-    ) {
-        self.path = path
+    /// A rule on the part at `keyPath`, a path of stored properties, named as the document names it.
+    public init<Value: Sendable>(_ keyPath: KeyPath<Root, Value> & Sendable, _ constraint: Constraint<Value>) {
+        self.keyPath = keyPath
         self.constraint = constraint.description
-        check = { root in
+        check = { root, path in
             let value = root[keyPath: keyPath]
             guard !constraint.holds(value) else { return nil }
             return RuleViolation(path: path, rule: constraint.description.rule, found: describe(value))
         }
+    }
+
+    /// The part the rule is about, as a document names it: the coding keys its key path's properties are
+    /// encoded under (with no key strategy). Empty for a key path no coding key names.
+    ///
+    /// The keys are learnt by decoding the types on the way with made-up values; a type that has a part
+    /// no value can be made up for (an enum that is not `CaseIterable`) is named from the first value of
+    /// `Root` a rule checks or a lens reads, and is empty until then.
+    public var path: ValuePath { KeyPathNames.documentPath(of: keyPath) ?? ValuePath([]) }
+
+    /// The part's path under `coding`'s key strategy; `root` helps name parts of types a probe cannot make
+    /// up (see ``FieldKeys``).
+    func path(in root: Root, coding: DocumentCoding) -> ValuePath {
+        KeyPathNames.documentPath(of: keyPath, sample: root, coding: coding) ?? ValuePath([])
     }
 }
 

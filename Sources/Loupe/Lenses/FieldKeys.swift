@@ -1,0 +1,362 @@
+import Foundation
+
+/// The coding key each stored property of a type is encoded under, found from the type's own `Codable`
+/// conformance: the one source of the names in every path Loupe shows or takes.
+///
+/// A property's Swift name and its key in a document differ wherever a type declares `CodingKeys`
+/// (`apiToken = "api_token"`) or writes its coding by hand, so the names are learnt by decoding: the type
+/// is decoded with a probe decoder that hands each key it asks for values marked with that key (strings
+/// `loupe-probe-3`, numbers `104`), and each stored property's value, encoded again, shows the marks of
+/// the key it was read from. A property whose value carries no mark (a `Bool`, an enum's case, an absent
+/// optional) is told by decoding again with one key's values changed (`true`, the last case, absent) and
+/// seeing which property changed; the last property and key left over go together.
+///
+/// A type the probe cannot make up alone (an enum that is not `CaseIterable` has no value the probe can
+/// guess) is decoded from `sample`, a value of the type when one is at hand, where the probe's own values
+/// fail. The keys are the type's coding keys, before a key strategy (``DocumentCoding/documentKey(forCodingKey:)``).
+enum FieldKeys {
+    /// The coding key of each stored property of `type`, in the order of ``StoredField/all(of:)``; `nil` for
+    /// a property that is not encoded or could not be told. Empty for a type that is not `Codable`.
+    static func keys<Part>(of type: Part.Type, sample: Part?) -> [String?] {
+        let id = ObjectIdentifier(type)
+        if let known = found.withLock({ $0[id] }), known.complete || sample == nil { return known.keys }
+        guard let codable = Part.self as? any (Decodable & Encodable).Type else { return [] }
+        func probe<T: Decodable & Encodable>(_: T.Type) -> (keys: [String?], complete: Bool) {
+            FieldProbe<T>(sample: sample as? T).run()
+        }
+        let result = probe(codable)
+        found.withLock { $0[id] = result }
+        return result.keys
+    }
+
+    private static let found = Locked<[ObjectIdentifier: (keys: [String?], complete: Bool)]>([:])
+}
+
+extension DocumentCoding {
+    /// The key a document holds for the coding key `key`: `key` itself, or as the key strategy converts
+    /// it (`apiToken` → `api_token` under `convertToSnakeCase`), exactly as `JSONEncoder` converts it.
+    func documentKey(forCodingKey key: String) -> String {
+        if case .useDefaultKeys = keyEncodingStrategy { return key }
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = keyEncodingStrategy
+        return (try? encoder.encode(OneKey(key: key)))
+            .flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Int] }?.keys.first ?? key
+    }
+}
+
+/// A value encoded under one key, to learn what a key strategy makes of the key.
+private struct OneKey: Encodable {
+    let key: String
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: DocumentCodingKey.self)
+        try container.encode(0, forKey: DocumentCodingKey(key))
+    }
+}
+
+/// One probe of a type: decodes it with marked values and tells each stored property's key.
+private struct FieldProbe<T: Decodable & Encodable> {
+    let fields = StoredField.all(of: T.self)
+    /// The sample's document, in coding keys.
+    let sample: [String: JSONValue]?
+
+    init(sample: T?) {
+        if let sample, case .object(let object)? = try? DocumentCoding().encode(sample) {
+            self.sample = object
+        } else {
+            self.sample = nil
+        }
+    }
+
+    func run() -> (keys: [String?], complete: Bool) {
+        let base = ProbeSession(changing: nil, sample: sample)
+        guard let value = try? T(from: ProbeDecoder(session: base)) else {
+            return (fields.map { _ in nil }, sample != nil)
+        }
+        let keys = base.keys
+        let encoded = fields.map { encode(value[keyPath: $0.keyPath]) }
+        var keyOfField = encoded.map { $0.flatMap { Self.mark(in: $0, keyCount: keys.count) } }
+        // Properties with no mark: decode again with one unclaimed key's values changed.
+        for changed in keys.indices where !keyOfField.contains(changed) {
+            let unresolved = fields.indices.filter { keyOfField[$0] == nil && encoded[$0] != nil }
+            guard !unresolved.isEmpty else { break }
+            guard let other = try? T(from: ProbeDecoder(session: ProbeSession(changing: changed, sample: sample)))
+            else { continue }
+            let moved = unresolved.filter { encode(other[keyPath: fields[$0].keyPath]) != encoded[$0] }
+            if moved.count == 1 { keyOfField[moved[0]] = changed }
+        }
+        let unclaimed = keys.indices.filter { !keyOfField.contains($0) }
+        let unresolved = fields.indices.filter { keyOfField[$0] == nil && encoded[$0] != nil }
+        if unclaimed.count == 1, unresolved.count == 1 { keyOfField[unresolved[0]] = unclaimed[0] }
+        return (keyOfField.map { $0.map { keys[$0] } }, true)
+    }
+
+    /// A property's value as a document, to read its marks and compare it; `nil` where it cannot be encoded.
+    private func encode(_ value: Any?) -> JSONValue? {
+        guard let value = value as? any Encodable else { return nil }
+        return try? DocumentCoding().encode(value)
+    }
+
+    /// The one key whose marks `document` carries: strings first, then numbers.
+    private static func mark(in document: JSONValue, keyCount: Int) -> Int? {
+        var strings = Set<Int>(), numbers = Set<Int>()
+        func walk(_ document: JSONValue) {
+            switch document {
+            case .string(let text):
+                if text.hasPrefix(ProbeSession.markPrefix), let key = Int(text.dropFirst(ProbeSession.markPrefix.count)),
+                    key < keyCount
+                {
+                    strings.insert(key)
+                }
+            case .integer(let number):
+                let key = number - ProbeSession.markBase
+                if key >= 0, key < keyCount { numbers.insert(key) }
+            case .double(let number):
+                if let whole = Int(exactly: number) { walk(.integer(whole)) }
+            case .array(let elements): elements.forEach(walk)
+            case .object(let members): members.values.forEach(walk)
+            default: break
+            }
+        }
+        walk(document)
+        let marks = strings.isEmpty ? numbers : strings
+        return marks.count == 1 ? marks.first : nil
+    }
+}
+
+/// What one probe decode hands out and learns: the keys the type asks for at its top level, in order.
+private final class ProbeSession {
+    static let markPrefix = "loupe-probe-"
+    static let markBase = 101
+    /// How deep values are made up; below, optionals are absent and collections empty, so that a
+    /// recursive type ends.
+    static let maximumDepth = 8
+
+    /// The key whose values are changed (`true`, the last case, absent) in this decode.
+    let changing: Int?
+    let sample: [String: JSONValue]?
+    private(set) var keys: [String] = []
+
+    init(changing: Int?, sample: [String: JSONValue]?) {
+        self.changing = changing
+        self.sample = sample
+    }
+
+    /// The index of a top-level key, noted the first time the type asks for it.
+    func index(of key: any CodingKey) -> Int {
+        if let known = keys.firstIndex(of: key.stringValue) { return known }
+        keys.append(key.stringValue)
+        return keys.count - 1
+    }
+
+    /// A made-up scalar marked with `mark`.
+    func scalar<S>(_ type: S.Type, mark: Int, changed: Bool, at codingPath: [any CodingKey]) throws -> S {
+        let made: Any? =
+            switch type {
+            case is Bool.Type: changed
+            case is String.Type: Self.markPrefix + String(mark)
+            case is Double.Type: Double(Self.markBase + mark)
+            case is Float.Type: Float(Self.markBase + mark)
+            case let integer as any FixedWidthInteger.Type: integer.init(truncatingIfNeeded: Self.markBase + mark)
+            default: nil
+            }
+        guard let made = made as? S else {
+            throw DecodingError.typeMismatch(type, .init(codingPath: codingPath, debugDescription: "probe"))
+        }
+        return made
+    }
+
+    /// A made-up value of `type` marked with `mark`.
+    func value<V: Decodable>(_ type: V.Type, mark: Int, changed: Bool, depth: Int, at codingPath: [any CodingKey]) throws -> V {
+        if let choices = V.self as? any CaseIterable.Type {
+            func pick<C: CaseIterable>(_: C.Type) -> Any? { changed ? Array(C.allCases).last : C.allCases.first }
+            if let made = pick(choices) as? V { return made }
+        }
+        if let defaulted = V.self as? any DefaultProviding.Type, let made = defaulted.defaultValue as? V { return made }
+        let decoder = ProbeDecoder(session: self, mark: mark, changed: changed, depth: depth, codingPath: codingPath)
+        return try V(from: decoder)
+    }
+
+    /// The value at a top-level key: made up, or read from the sample where a made-up one does not decode.
+    func topValue<V: Decodable>(_ type: V.Type, forKey key: any CodingKey) throws -> V {
+        let mark = index(of: key)
+        do {
+            return try value(type, mark: mark, changed: changing == mark, depth: 1, at: [key])
+        } catch {
+            guard let document = sample?[key.stringValue] else { throw error }
+            return try DocumentCoding().decode(V.self, from: document)
+        }
+    }
+}
+
+/// The decoder of a probe: at the top level (no mark) it notes the keys the type asks for; below, it makes
+/// up values marked with the top-level key they are under.
+private struct ProbeDecoder: Decoder {
+    let session: ProbeSession
+    var mark: Int? = nil
+    var changed = false
+    var depth = 0
+    var codingPath: [any CodingKey] = []
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        if let mark {
+            return KeyedDecodingContainer(
+                MadeUpKeyed<Key>(session: session, mark: mark, changed: changed, depth: depth, codingPath: codingPath))
+        }
+        return KeyedDecodingContainer(TopKeyed<Key>(session: session, codingPath: codingPath))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        MadeUpUnkeyed(session: session, mark: mark ?? 0, changed: changed, depth: depth, codingPath: codingPath)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        MadeUpSingle(session: session, mark: mark ?? 0, changed: changed, depth: depth, codingPath: codingPath)
+    }
+}
+
+/// The type's own keyed container: every key is present (absent where its values are the changed ones).
+private struct TopKeyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let session: ProbeSession
+    let codingPath: [any CodingKey]
+
+    var allKeys: [Key] { (session.sample?.keys).map { $0.compactMap(Key.init(stringValue:)) } ?? [] }
+
+    func contains(_ key: Key) -> Bool { session.changing != session.index(of: key) }
+    func decodeNil(forKey key: Key) throws -> Bool { session.changing == session.index(of: key) }
+
+    func decode<V: Decodable>(_ type: V.Type, forKey key: Key) throws -> V {
+        try session.topValue(type, forKey: key)
+    }
+
+    func decodeIfPresent<V: Decodable>(_ type: V.Type, forKey key: Key) throws -> V? {
+        guard contains(key) else { return nil }
+        return try? decode(type, forKey: key)
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type, forKey key: Key
+    ) throws -> KeyedDecodingContainer<NestedKey> {
+        let mark = session.index(of: key)
+        return KeyedDecodingContainer(
+            MadeUpKeyed<NestedKey>(
+                session: session, mark: mark, changed: session.changing == mark, depth: 1, codingPath: codingPath + [key]))
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        let mark = session.index(of: key)
+        return MadeUpUnkeyed(
+            session: session, mark: mark, changed: session.changing == mark, depth: 1, codingPath: codingPath + [key])
+    }
+
+    func superDecoder() throws -> any Decoder { ProbeDecoder(session: session, mark: 0, depth: 1) }
+
+    func superDecoder(forKey key: Key) throws -> any Decoder {
+        let mark = session.index(of: key)
+        return ProbeDecoder(session: session, mark: mark, changed: session.changing == mark, depth: 1)
+    }
+}
+
+/// A keyed container below the top level: holds one made-up entry, and none below the deepest level.
+private struct MadeUpKeyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let session: ProbeSession
+    let mark: Int
+    let changed: Bool
+    let depth: Int
+    let codingPath: [any CodingKey]
+
+    private var deep: Bool { depth >= ProbeSession.maximumDepth }
+    var allKeys: [Key] { deep ? [] : [Key(stringValue: ProbeSession.markPrefix + String(mark))].compactMap { $0 } }
+    func contains(_ key: Key) -> Bool { !deep }
+    func decodeNil(forKey key: Key) throws -> Bool { deep }
+
+    func decode<V: Decodable>(_ type: V.Type, forKey key: Key) throws -> V {
+        let path = codingPath + [key]
+        if let scalar = try? session.scalar(type, mark: mark, changed: changed, at: path) { return scalar }
+        return try session.value(type, mark: mark, changed: changed, depth: depth + 1, at: path)
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type, forKey key: Key
+    ) throws -> KeyedDecodingContainer<NestedKey> {
+        KeyedDecodingContainer(
+            MadeUpKeyed<NestedKey>(session: session, mark: mark, changed: changed, depth: depth + 1, codingPath: codingPath + [key]))
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        MadeUpUnkeyed(session: session, mark: mark, changed: changed, depth: depth + 1, codingPath: codingPath + [key])
+    }
+
+    func superDecoder() throws -> any Decoder {
+        ProbeDecoder(session: session, mark: mark, changed: changed, depth: depth + 1, codingPath: codingPath)
+    }
+
+    func superDecoder(forKey key: Key) throws -> any Decoder {
+        ProbeDecoder(session: session, mark: mark, changed: changed, depth: depth + 1, codingPath: codingPath + [key])
+    }
+}
+
+/// An array below the top level: one made-up element, none below the deepest level.
+private struct MadeUpUnkeyed: UnkeyedDecodingContainer {
+    let session: ProbeSession
+    let mark: Int
+    let changed: Bool
+    let depth: Int
+    let codingPath: [any CodingKey]
+    private(set) var currentIndex = 0
+
+    init(session: ProbeSession, mark: Int, changed: Bool, depth: Int, codingPath: [any CodingKey]) {
+        self.session = session
+        self.mark = mark
+        self.changed = changed
+        self.depth = depth
+        self.codingPath = codingPath
+    }
+
+    var count: Int? { depth >= ProbeSession.maximumDepth ? 0 : 1 }
+    var isAtEnd: Bool { currentIndex >= (count ?? 0) }
+
+    mutating func decodeNil() throws -> Bool { false }
+
+    mutating func decode<V: Decodable>(_ type: V.Type) throws -> V {
+        guard !isAtEnd else {
+            throw DecodingError.valueNotFound(type, .init(codingPath: codingPath, debugDescription: "probe: no more elements"))
+        }
+        let path = codingPath + [DocumentCodingKey(index: currentIndex)]
+        currentIndex += 1
+        if let scalar = try? session.scalar(type, mark: mark, changed: changed, at: path) { return scalar }
+        return try session.value(type, mark: mark, changed: changed, depth: depth + 1, at: path)
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+        currentIndex += 1
+        return KeyedDecodingContainer(
+            MadeUpKeyed<NestedKey>(session: session, mark: mark, changed: changed, depth: depth + 1, codingPath: codingPath))
+    }
+
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        currentIndex += 1
+        return MadeUpUnkeyed(session: session, mark: mark, changed: changed, depth: depth + 1, codingPath: codingPath)
+    }
+
+    mutating func superDecoder() throws -> any Decoder {
+        currentIndex += 1
+        return ProbeDecoder(session: session, mark: mark, changed: changed, depth: depth + 1, codingPath: codingPath)
+    }
+}
+
+/// A single value below the top level: made up, absent below the deepest level.
+private struct MadeUpSingle: SingleValueDecodingContainer {
+    let session: ProbeSession
+    let mark: Int
+    let changed: Bool
+    let depth: Int
+    let codingPath: [any CodingKey]
+
+    func decodeNil() -> Bool { depth >= ProbeSession.maximumDepth }
+
+    func decode<V: Decodable>(_ type: V.Type) throws -> V {
+        if let scalar = try? session.scalar(type, mark: mark, changed: changed, at: codingPath) { return scalar }
+        return try session.value(type, mark: mark, changed: changed, depth: depth + 1, at: codingPath)
+    }
+}
