@@ -36,13 +36,24 @@ extension DocumentCoding {
     /// The key a document holds for the coding key `key`: `key` itself, or as the key strategy converts
     /// it (`apiToken` → `api_token` under `convertToSnakeCase`), exactly as `JSONEncoder` converts it.
     func documentKey(forCodingKey key: String) -> String {
-        if case .useDefaultKeys = keyEncodingStrategy { return key }
+        let isSnakeCase: Bool
+        switch keyEncodingStrategy {
+        case .useDefaultKeys: return key
+        case .convertToSnakeCase: isSnakeCase = true
+        default: isSnakeCase = false
+        }
+        if isSnakeCase, let known = snakeCaseKeys.withLock({ $0[key] }) { return known }
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = keyEncodingStrategy
-        return (try? encoder.encode(OneKey(key: key)))
+        let converted = (try? encoder.encode(OneKey(key: key)))
             .flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Int] }?.keys.first ?? key
+        if isSnakeCase { snakeCaseKeys.withLock { $0[key] = converted } }
+        return converted
     }
 }
+
+/// Coding keys converted to snake_case, by coding key: a conversion goes through `JSONEncoder` once.
+private let snakeCaseKeys = Locked<[String: String]>([:])
 
 /// A value encoded under one key, to learn what a key strategy makes of the key.
 private struct OneKey: Encodable {
