@@ -210,7 +210,8 @@ struct LoupeProviderTests {
         }
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
-        try FileManager.default.createDirectory(atPath: directory.file("credentials"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: directory.file("credentials"), withIntermediateDirectories: true)
         try replaceFile(directory.file("credentials/up_stream.api_token"), with: "s3cret\n")
         let root = try RootLens(
             default: Settings(),

@@ -1,8 +1,9 @@
 import Foundation
 import Logging
-@testable import Loupe
 import LoupeTestSupport
 import Testing
+
+@testable import Loupe
 
 /// Every path Loupe shows or takes is the document's, in coding keys: a lens's path, secret paths,
 /// provenance, errors, rules, the schema and string paths all name `up_stream.api_token` where the
@@ -21,7 +22,10 @@ struct PathVocabularyTests {
             var verifyPeer = true
 
             enum CodingKeys: String, CodingKey {
-                case url = "base_url", apiToken = "api_token", timeoutSeconds = "timeout_seconds", verifyPeer = "verify_peer"
+                case url = "base_url"
+                case apiToken = "api_token"
+                case timeoutSeconds = "timeout_seconds"
+                case verifyPeer = "verify_peer"
             }
         }
 
@@ -30,7 +34,8 @@ struct PathVocabularyTests {
             var portNumber = 0
 
             enum CodingKeys: String, CodingKey {
-                case hostName = "host_name", portNumber = "port"
+                case hostName = "host_name"
+                case portNumber = "port"
             }
         }
 
@@ -70,10 +75,20 @@ struct PathVocabularyTests {
         var retryCount = 3
         var windowSize = Size()
         var verbose = false
+        var fallbackLevel: Level = .debug
+        /// Not encoded: no document path names it.
+        var lookups = 0
 
         enum CodingKeys: String, CodingKey {
-            case logLevel = "log_level", upstream = "up_stream", peers = "peer_list", zones = "zone_map"
-            case backup = "backup_upstream", retryCount = "retry_count", windowSize = "window", verbose = "is_verbose"
+            case logLevel = "log_level"
+            case upstream = "up_stream"
+            case peers = "peer_list"
+            case zones = "zone_map"
+            case backup = "backup_upstream"
+            case retryCount = "retry_count"
+            case windowSize = "window"
+            case verbose = "is_verbose"
+            case fallbackLevel = "fallback_level"
         }
 
         static let rules: [Rule<Settings>] = [
@@ -109,6 +124,8 @@ struct PathVocabularyTests {
         #expect(root[\.upstream.timeoutSeconds].valuePath == "up_stream.timeout_seconds", "an explicit key path")
         #expect(root.upstream.verifyPeer.valuePath == "up_stream.verify_peer", "a Bool, which carries no mark")
         #expect(root.verbose.valuePath == "is_verbose")
+        #expect(root.fallbackLevel.valuePath == "fallback_level", "a second enum no value can be made up for")
+        #expect(root.lookups.valuePath == nil && root.lookups.path == "[…]", "a property no coding key names")
         #expect(root.windowSize.height.valuePath == "window.h", "a type coded by hand")
         #expect(root.windowSize.width.valuePath == "window.w")
         #expect(root.peers[index: 2].hostName.valuePath == "peer_list[2].host_name", "an element's member")
@@ -156,7 +173,9 @@ struct PathVocabularyTests {
         #expect(missing?.path == "backup_upstream.api_token", "\(String(describing: missing))")
         let range = #expect(throws: SettingsError.self) { try root.peers[index: 3].set(Settings.Peer()) }
         #expect(range?.path == "peer_list[3]", "\(String(describing: range))")
-        let typed = #expect(throws: SettingsError.self) { try root.set(atPath: "up_stream.timeout_seconds", to: .string("soon")) }
+        let typed = #expect(throws: SettingsError.self) {
+            try root.set(atPath: "up_stream.timeout_seconds", to: .string("soon"))
+        }
         #expect(typed?.path == "up_stream.timeout_seconds", "\(String(describing: typed))")
 
         try replaceFile(site.file, with: #"{"up_stream": {"timeout_seconds": "soon"}}"#)
@@ -188,7 +207,9 @@ struct PathVocabularyTests {
         #expect(try root.upstream.value(atPath: "api_token") == .string("t0"))
         try root.set(atPath: "up_stream.timeout_seconds", to: .integer(45))
         #expect(root.value.upstream.timeoutSeconds == 45)
-        #expect(try JSONValue(parsing: try String(contentsOfFile: site.file, encoding: .utf8))[path: "up_stream.timeout_seconds"] == .integer(45))
+        #expect(
+            try JSONValue(parsing: try String(contentsOfFile: site.file, encoding: .utf8))[
+                path: "up_stream.timeout_seconds"] == .integer(45))
     }
 
     /// Without `CodingKeys`, under a coding that writes keys in snake_case.
@@ -224,7 +245,38 @@ struct PathVocabularyTests {
         var second = true
         var mode = Mode.fast
         var note: String? = nil
-        enum CodingKeys: String, CodingKey { case first = "b_one", second = "a_two", mode = "the_mode", note = "the_note" }
+        enum CodingKeys: String, CodingKey {
+            case first = "b_one"
+            case second = "a_two"
+            case mode = "the_mode"
+            case note = "the_note"
+        }
+    }
+
+    /// Foundation's types and containers of every kind, each under a key that is not its name.
+    struct Mixed: Codable, Sendable, Equatable {
+        struct Inner: Codable, Sendable, Equatable { var depth = 1 }
+        var link = URL(string: "https://example.com")!
+        var since = Date(timeIntervalSince1970: 0)
+        var blob = Data()
+        var amount = Decimal(1)
+        var id = UUID()
+        var tags: Set<String> = []
+        var table: [String: Int] = [:]
+        var nested: Inner? = nil
+        var matrix: [[Int]] = []
+        enum CodingKeys: String, CodingKey {
+            case link = "k_link", since = "k_since", blob = "k_blob", amount = "k_amount", id = "k_id", tags = "k_tags"
+            case table = "k_table", nested = "k_nested", matrix = "k_matrix"
+        }
+    }
+
+    @Test func foundationTypesAndContainersAreNamedWithoutASample() {
+        let keys = FieldKeys.keys(of: Mixed.self, sample: nil)
+        #expect(
+            keys == [
+                "k_link", "k_since", "k_blob", "k_amount", "k_id", "k_tags", "k_table", "k_nested", "k_matrix",
+            ])
     }
 
     @Test func propertiesWithoutMarksAreToldByChangingOneKeyAtATime() {

@@ -19,17 +19,56 @@ enum FieldKeys {
     /// a property that is not encoded or could not be told. Empty for a type that is not `Codable`.
     static func keys<Part>(of type: Part.Type, sample: Part?) -> [String?] {
         let id = ObjectIdentifier(type)
-        if let known = found.withLock({ $0[id] }), known.complete || sample == nil { return known.keys }
+        if let known = found.withLock({ $0[id] }), known.isSettled || sample == nil { return known.keys }
+        return probe(type, sample: sample)
+    }
+
+    /// The coding key of the stored property at `index` in ``StoredField/all(of:)``; probes again, with
+    /// `sample`, only while that property is not told yet.
+    static func key<Part>(of type: Part.Type, field index: Int, sample: Part?) -> String? {
+        let id = ObjectIdentifier(type)
+        if let known = found.withLock({ $0[id] }),
+            known.keys.indices.contains(index) && known.keys[index] != nil || known.isSettled || sample == nil
+        {
+            return known.keys.indices.contains(index) ? known.keys[index] : nil
+        }
+        let keys = probe(type, sample: sample)
+        return keys.indices.contains(index) ? keys[index] : nil
+    }
+
+    private static func probe<Part>(_ type: Part.Type, sample: Part?) -> [String?] {
         guard let codable = Part.self as? any (Decodable & Encodable).Type else { return [] }
-        func probe<T: Decodable & Encodable>(_: T.Type) -> (keys: [String?], complete: Bool) {
+        func probe<T: Decodable & Encodable>(_: T.Type) -> (keys: [String?], settled: Bool) {
             FieldProbe<T>(sample: sample as? T).run()
         }
         let result = probe(codable)
-        found.withLock { $0[id] = result }
-        return result.keys
+        return found.withLock { found in
+            var known = found[ObjectIdentifier(type)] ?? Known(keys: result.keys)
+            // A key once told is the type's: later probes only fill in the ones not told yet.
+            known.keys = zip(known.keys, result.keys).map { $0 ?? $1 }
+            known.isSettled = known.isSettled || result.settled
+            known.samplesTried += sample == nil ? 0 : 1
+            found[ObjectIdentifier(type)] = known
+            return known.keys
+        }
     }
 
-    private static let found = Locked<[ObjectIdentifier: (keys: [String?], complete: Bool)]>([:])
+    /// What is known of a type's keys.
+    private struct Known {
+        var keys: [String?]
+        /// Whether the keys were told without a sample's values, which no other sample can change; or
+        /// ``maximumSamples`` samples were tried.
+        var isSettled = false
+        var samplesTried = 0 {
+            didSet { if samplesTried >= FieldKeys.maximumSamples { isSettled = true } }
+        }
+    }
+
+    /// How many samples are tried for a type whose keys depend on them (two parts read from the sample
+    /// with the same value cannot be told apart), before the keys not told stay so.
+    private static let maximumSamples = 8
+
+    private static let found = Locked<[ObjectIdentifier: Known]>([:])
 }
 
 extension DocumentCoding {
@@ -45,7 +84,8 @@ extension DocumentCoding {
         if isSnakeCase, let known = snakeCaseKeys.withLock({ $0[key] }) { return known }
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = keyEncodingStrategy
-        let converted = (try? encoder.encode(OneKey(key: key)))
+        let converted =
+            (try? encoder.encode(OneKey(key: key)))
             .flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Int] }?.keys.first ?? key
         if isSnakeCase { snakeCaseKeys.withLock { $0[key] = converted } }
         return converted
@@ -78,10 +118,11 @@ private struct FieldProbe<T: Decodable & Encodable> {
         }
     }
 
-    func run() -> (keys: [String?], complete: Bool) {
+    /// The keys told, and whether they are settled: told with no value read from the sample.
+    func run() -> (keys: [String?], settled: Bool) {
         let base = ProbeSession(changing: nil, sample: sample)
         guard let value = try? T(from: ProbeDecoder(session: base)) else {
-            return (fields.map { _ in nil }, sample != nil)
+            return (fields.map { _ in nil }, false)
         }
         let keys = base.keys
         let encoded = fields.map { encode(value[keyPath: $0.keyPath]) }
@@ -95,10 +136,22 @@ private struct FieldProbe<T: Decodable & Encodable> {
             let moved = unresolved.filter { encode(other[keyPath: fields[$0].keyPath]) != encoded[$0] }
             if moved.count == 1 { keyOfField[moved[0]] = changed }
         }
+        // Properties read from the sample (no value could be made up): the keys whose sample values are
+        // theirs. Where several properties hold the same value under as many keys, they go in order, as a
+        // synthesized `init(from:)` reads its properties in the order they are declared.
+        if let sample {
+            let waiting = fields.indices.filter { keyOfField[$0] == nil && encoded[$0] != nil }
+            for value in Set(waiting.compactMap { encoded[$0] }) {
+                let holders = waiting.filter { encoded[$0] == value }
+                let same = keys.indices.filter { !keyOfField.contains($0) && sample[keys[$0]] == value }
+                guard holders.count == same.count else { continue }
+                for (field, key) in zip(holders, same) { keyOfField[field] = key }
+            }
+        }
         let unclaimed = keys.indices.filter { !keyOfField.contains($0) }
         let unresolved = fields.indices.filter { keyOfField[$0] == nil && encoded[$0] != nil }
         if unclaimed.count == 1, unresolved.count == 1 { keyOfField[unresolved[0]] = unclaimed[0] }
-        return (keyOfField.map { $0.map { keys[$0] } }, true)
+        return (keyOfField.map { $0.map { keys[$0] } }, !base.readSample)
     }
 
     /// A property's value as a document, to read its marks and compare it; `nil` where it cannot be encoded.
@@ -109,11 +162,14 @@ private struct FieldProbe<T: Decodable & Encodable> {
 
     /// The one key whose marks `document` carries: strings first, then numbers.
     private static func mark(in document: JSONValue, keyCount: Int) -> Int? {
-        var strings = Set<Int>(), numbers = Set<Int>()
+        var strings = Set<Int>()
+        var numbers = Set<Int>()
         func walk(_ document: JSONValue) {
             switch document {
             case .string(let text):
-                if text.hasPrefix(ProbeSession.markPrefix), let key = Int(text.dropFirst(ProbeSession.markPrefix.count)),
+                // The mark's digits, wherever the mark is in the text (a URL holds it in its host).
+                if let prefix = text.range(of: ProbeSession.markPrefix),
+                    let key = Int(text[prefix.upperBound...].prefix(while: \.isNumber)),
                     key < keyCount
                 {
                     strings.insert(key)
@@ -146,6 +202,8 @@ private final class ProbeSession {
     let changing: Int?
     let sample: [String: JSONValue]?
     private(set) var keys: [String] = []
+    /// Whether a value was read from the sample: what the probe tells then depends on the sample's values.
+    private(set) var readSample = false
 
     init(changing: Int?, sample: [String: JSONValue]?) {
         self.changing = changing
@@ -177,14 +235,28 @@ private final class ProbeSession {
     }
 
     /// A made-up value of `type` marked with `mark`.
-    func value<V: Decodable>(_ type: V.Type, mark: Int, changed: Bool, depth: Int, at codingPath: [any CodingKey]) throws -> V {
+    func value<V: Decodable>(
+        _ type: V.Type, mark: Int, changed: Bool, depth: Int, at codingPath: [any CodingKey]
+    ) throws -> V {
         if let choices = V.self as? any CaseIterable.Type {
             func pick<C: CaseIterable>(_: C.Type) -> Any? { changed ? Array(C.allCases).last : C.allCases.first }
             if let made = pick(choices) as? V { return made }
         }
         if let defaulted = V.self as? any DefaultProviding.Type, let made = defaulted.defaultValue as? V { return made }
+        if let made = foundationValue(type, mark: mark, changed: changed) { return made }
         let decoder = ProbeDecoder(session: self, mark: mark, changed: changed, depth: depth, codingPath: codingPath)
         return try V(from: decoder)
+    }
+
+    /// A value of a Foundation type whose own decoding refuses the probe's scalars: a URL and a decimal
+    /// carry the mark; a UUID cannot, and differs when its values are the changed ones.
+    private func foundationValue<V>(_ type: V.Type, mark: Int, changed: Bool) -> V? {
+        switch type {
+        case is URL.Type: URL(string: "http://\(Self.markPrefix)\(mark).invalid") as? V
+        case is Decimal.Type: Decimal(Self.markBase + mark) as? V
+        case is UUID.Type: UUID(uuidString: changed ? "00000000-0000-0000-0000-000000000001" : "00000000-0000-0000-0000-000000000000") as? V
+        default: nil
+        }
     }
 
     /// The value at a top-level key: made up, or read from the sample where a made-up one does not decode.
@@ -194,6 +266,7 @@ private final class ProbeSession {
             return try value(type, mark: mark, changed: changing == mark, depth: 1, at: [key])
         } catch {
             guard let document = sample?[key.stringValue] else { throw error }
+            readSample = true
             return try DocumentCoding().decode(V.self, from: document)
         }
     }
@@ -251,7 +324,8 @@ private struct TopKeyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
         let mark = session.index(of: key)
         return KeyedDecodingContainer(
             MadeUpKeyed<NestedKey>(
-                session: session, mark: mark, changed: session.changing == mark, depth: 1, codingPath: codingPath + [key]))
+                session: session, mark: mark, changed: session.changing == mark, depth: 1,
+                codingPath: codingPath + [key]))
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
@@ -291,7 +365,8 @@ private struct MadeUpKeyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
         keyedBy type: NestedKey.Type, forKey key: Key
     ) throws -> KeyedDecodingContainer<NestedKey> {
         KeyedDecodingContainer(
-            MadeUpKeyed<NestedKey>(session: session, mark: mark, changed: changed, depth: depth + 1, codingPath: codingPath + [key]))
+            MadeUpKeyed<NestedKey>(
+                session: session, mark: mark, changed: changed, depth: depth + 1, codingPath: codingPath + [key]))
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
@@ -331,7 +406,8 @@ private struct MadeUpUnkeyed: UnkeyedDecodingContainer {
 
     mutating func decode<V: Decodable>(_ type: V.Type) throws -> V {
         guard !isAtEnd else {
-            throw DecodingError.valueNotFound(type, .init(codingPath: codingPath, debugDescription: "probe: no more elements"))
+            throw DecodingError.valueNotFound(
+                type, .init(codingPath: codingPath, debugDescription: "probe: no more elements"))
         }
         let path = codingPath + [DocumentCodingKey(index: currentIndex)]
         currentIndex += 1
@@ -339,10 +415,13 @@ private struct MadeUpUnkeyed: UnkeyedDecodingContainer {
         return try session.value(type, mark: mark, changed: changed, depth: depth + 1, at: path)
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type
+    ) throws -> KeyedDecodingContainer<NestedKey> {
         currentIndex += 1
         return KeyedDecodingContainer(
-            MadeUpKeyed<NestedKey>(session: session, mark: mark, changed: changed, depth: depth + 1, codingPath: codingPath))
+            MadeUpKeyed<NestedKey>(
+                session: session, mark: mark, changed: changed, depth: depth + 1, codingPath: codingPath))
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {

@@ -30,7 +30,8 @@ enum KeyPathNames {
     }
 
     /// The segments `keyPath` walks from the value of an optional's `node`, as above.
-    static func segments<Whole>(of keyPath: PartialKeyPath<Whole>, in node: any LensNode<Whole?>) -> [LensPath.Segment] {
+    static func segments<Whole>(of keyPath: PartialKeyPath<Whole>, in node: any LensNode<Whole?>) -> [LensPath.Segment]
+    {
         segments(of: keyPath, sample: node.read(), coding: node.coding)
     }
 
@@ -47,10 +48,9 @@ enum KeyPathNames {
         of keyPath: PartialKeyPath<Whole>, sample: () -> Whole?
     ) -> [LensPath.Segment] {
         if let known = resolved.withLock({ $0[keyPath] }) { return known }
-        let sample = sample()
-        let (segments, complete) = resolve(keyPath, sample: sample)
-        // A path left unnamed for want of a sample is worked out again when one comes.
-        if complete || sample != nil { resolved.withLock { $0[keyPath] = segments } }
+        let (segments, complete) = resolve(keyPath, sample: sample())
+        // A path left unnamed is worked out again with the next sample (``FieldKeys`` tries a few).
+        if complete { resolved.withLock { $0[keyPath] = segments } }
         return segments
     }
 
@@ -81,14 +81,12 @@ enum KeyPathNames {
         let target: PartialKeyPath<Whole>
         let targetOffset: Int
 
-        mutating func keys<Part>(in part: Part.Type, sample: Part?, prefix: PartialKeyPath<Whole>?, depth: Int) -> [String?]? {
+        mutating func keys<Part>(
+            in part: Part.Type, sample: Part?, prefix: PartialKeyPath<Whole>?, depth: Int
+        ) -> [String?]? {
             guard depth < 16 else { return nil }
             let fields = StoredField.all(of: Part.self)
-            var codingKeys: [String?]?
-            func key(of index: Int) -> String? {
-                if codingKeys == nil { codingKeys = FieldKeys.keys(of: Part.self, sample: sample) }
-                return codingKeys.flatMap { $0.indices.contains(index) ? $0[index] : nil }
-            }
+            func key(of index: Int) -> String? { FieldKeys.key(of: Part.self, field: index, sample: sample) }
             for (index, field) in fields.enumerated() {
                 let path: PartialKeyPath<Whole>
                 if let prefix {
@@ -137,7 +135,8 @@ struct StoredField {
         let listed = _forEachFieldWithKeyPath(of: type, options: _EachFieldOptions(rawValue: 1 << 1)) { name, keyPath in
             let valueType = Swift.type(of: keyPath).valueType
             func size<Value>(_: Value.Type) -> Int { MemoryLayout<Value>.size }
-            fields.append(StoredField(name: String(cString: name), keyPath: keyPath, valueType: valueType, size: size(valueType)))
+            fields.append(
+                StoredField(name: String(cString: name), keyPath: keyPath, valueType: valueType, size: size(valueType)))
             return true
         }
         if !listed { fields = [] }

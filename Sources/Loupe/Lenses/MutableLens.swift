@@ -69,7 +69,10 @@ public struct MutableLens<Value: Sendable>: Sendable {
     /// array is shorter; use ``subscript(index:)`` for elements.
     public subscript<Part: Sendable>(_ keyPath: WritableKeyPath<Value, Part> & Sendable) -> MutableLens<Part> {
         MutableLens<Part>(node: node.child(ChildKey(keyPath: keyPath, kind: .writable)) {
-            (WritableKeyPathStep(keyPath: keyPath), node.lensPath.appending(KeyPathNames.segments(of: keyPath, in: node)))
+            (
+                WritableKeyPathStep(keyPath: keyPath),
+                node.lensPath.appending(KeyPathNames.segments(of: keyPath, in: node))
+            )
         })
     }
 
