@@ -6,14 +6,19 @@ import Foundation
 /// A property's Swift name and its key in a document differ wherever a type declares `CodingKeys`
 /// (`apiToken = "api_token"`) or writes its coding by hand, so the names are learnt by decoding: the type
 /// is decoded with a probe decoder that hands each key it asks for values marked with that key (strings
-/// `loupe-probe-3`, numbers `104`), and each stored property's value, encoded again, shows the marks of
-/// the key it was read from. A property whose value carries no mark (a `Bool`, an enum's case, an absent
-/// optional) is told by decoding again with one key's values changed (`true`, the last case, absent) and
-/// seeing which property changed; the last property and key left over go together.
+/// holding `loupe-probe-3`, numbers `104`), and each stored property's value, encoded again, shows the
+/// marks of the key it was read from. A property whose value carries no mark (a `Bool`, an enum's case, an
+/// absent optional) is told by decoding again with one key's values changed (`true`, the last case,
+/// absent) and seeing which property changed; the last property and key left over go together.
 ///
-/// A type the probe cannot make up alone (an enum that is not `CaseIterable` has no value the probe can
-/// guess) is decoded from `sample`, a value of the type when one is at hand, where the probe's own values
-/// fail. The keys are the type's coding keys, before a key strategy (``DocumentCoding/documentKey(forCodingKey:)``).
+/// A type no value can be made up for (an enum that is not `CaseIterable` names its cases nowhere a probe
+/// can read) is decoded from `sample`, a value of the type when one is at hand, and told by its value:
+/// the key whose sample value is the property's; properties holding the same value go in the order they
+/// are declared, as a synthesized `init(from:)` reads them. What a sample tells is kept, and a few more
+/// samples are tried for what it could not. Decoding runs the type's `init(from:)` with made-up values:
+/// a type whose decoding traps on values it does not expect should be `DefaultProviding`, whose default
+/// the probe takes as it is. The keys are the type's coding keys, before a key strategy
+/// (``DocumentCoding/documentKey(forCodingKey:)``).
 enum FieldKeys {
     /// The coding key of each stored property of `type`, in the order of ``StoredField/all(of:)``; `nil` for
     /// a property that is not encoded or could not be told. Empty for a type that is not `Codable`.

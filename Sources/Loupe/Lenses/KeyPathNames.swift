@@ -26,13 +26,13 @@ enum KeyPathNames {
     /// The segments `keyPath` walks from the value of `node`, named under its graph's coding; the node's
     /// value is read only when the key path has not been named before.
     static func segments<Whole>(of keyPath: PartialKeyPath<Whole>, in node: any LensNode<Whole>) -> [LensPath.Segment] {
-        segments(of: keyPath, sample: node.read(), coding: node.coding)
+        segments(of: keyPath, sample: node.readUntracked(), coding: node.coding)
     }
 
     /// The segments `keyPath` walks from the value of an optional's `node`, as above.
     static func segments<Whole>(of keyPath: PartialKeyPath<Whole>, in node: any LensNode<Whole?>) -> [LensPath.Segment]
     {
-        segments(of: keyPath, sample: node.read(), coding: node.coding)
+        segments(of: keyPath, sample: node.readUntracked(), coding: node.coding)
     }
 
     /// The document's path of `keyPath` under `coding`, or `nil` where part of it is unnamed.
