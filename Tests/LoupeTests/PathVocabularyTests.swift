@@ -236,6 +236,18 @@ struct PathVocabularyTests {
         let error = #expect(throws: SettingsError.self) { try root.retryCount.set(11) }
         #expect(error?.path == "retry_count", "\(String(describing: error))")
         #expect(try root.value(atPath: "upstream.timeout_seconds") == .integer(60))
+        let typed = #expect(throws: SettingsError.self) {
+            try root.set(atPath: "upstream.timeout_seconds", to: .string("soon"))
+        }
+        #expect(typed?.path == "upstream.timeout_seconds", "\(String(describing: typed))")
+        try replaceFile(file, with: #"{"upstream": {"timeout_seconds": "soon"}}"#)
+        let decode = #expect(throws: SettingsError.self) {
+            try RootLens(
+                default: Plain(),
+                store: FileStore(path: file, format: JSONCodec(coding: DocumentCoding(keys: .snakeCase))), watch: false)
+        }
+        #expect(decode?.path == "upstream.timeout_seconds", "\(String(describing: decode))")
+        #expect("\(String(describing: decode))".contains("\"soon\""), "the value found, at the document's path")
     }
 
     /// Properties whose values carry no mark (Bools, cases, absent optionals) are told apart all the same.
