@@ -55,7 +55,8 @@ extension Validated {
     /// path is named under `coding`'s key strategy.
     func violation(revealingValues: Bool, coding: DocumentCoding = DocumentCoding()) -> RuleViolation? {
         for rule in Self.rules {
-            if var violation = rule.check(self, rule.path(in: self, coding: coding)) {
+            if var violation = rule.check(self) {
+                violation.path = rule.path(in: self, coding: coding)
                 if !revealingValues { violation.found = nil }
                 return violation
             }
@@ -78,17 +79,17 @@ public struct Rule<Root>: Sendable {
     let keyPath: PartialKeyPath<Root> & Sendable
     /// What the rule says, as a JSON Schema could say it (for tools); `rule` in words.
     public let constraint: RuleConstraint
-    /// Checks a root; the path is the part's, for the violation to name.
-    let check: @Sendable (Root, ValuePath) -> RuleViolation?
+    /// Checks a root; a violation's path is named by ``path(in:coding:)``, only when there is one.
+    let check: @Sendable (Root) -> RuleViolation?
 
     /// A rule on the part at `keyPath`, a path of stored properties, named as the document names it.
     public init<Value: Sendable>(_ keyPath: KeyPath<Root, Value> & Sendable, _ constraint: Constraint<Value>) {
         self.keyPath = keyPath
         self.constraint = constraint.description
-        check = { root, path in
+        check = { root in
             let value = root[keyPath: keyPath]
             guard !constraint.holds(value) else { return nil }
-            return RuleViolation(path: path, rule: constraint.description.rule, found: describe(value))
+            return RuleViolation(path: ValuePath([]), rule: constraint.description.rule, found: describe(value))
         }
     }
 
