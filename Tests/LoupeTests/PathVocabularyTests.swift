@@ -250,6 +250,22 @@ struct PathVocabularyTests {
         #expect("\(String(describing: decode))".contains("\"soon\""), "the value found, at the document's path")
     }
 
+    struct Fresh: Codable, Sendable, Equatable {
+        var count = 0
+        var label = "a"
+        enum CodingKeys: String, CodingKey { case count = "n", label = "text" }
+    }
+
+    @Test func aLensFirstDerivedInsideAnUpdateIsNamedWithoutWaitingForIt() throws {
+        let root = RootLens(Fresh())
+        var named = ""
+        try root.update { value in
+            named = root.label.path
+            value.count = 1
+        }
+        #expect(named == "text" && root.value.count == 1)
+    }
+
     /// Properties whose values carry no mark (Bools, cases, absent optionals) are told apart all the same.
     struct Flags: Codable, Sendable, Equatable {
         enum Mode: String, Codable, Sendable, CaseIterable { case fast, safe }

@@ -259,7 +259,7 @@ private final class ProbeSession {
         switch type {
         case is URL.Type: URL(string: "http://\(Self.markPrefix)\(mark).invalid") as? V
         case is Decimal.Type: Decimal(Self.markBase + mark) as? V
-        case is UUID.Type: UUID(uuidString: changed ? "00000000-0000-0000-0000-000000000001" : "00000000-0000-0000-0000-000000000000") as? V
+        case is UUID.Type: UUID(uuidString: "00000000-0000-0000-0000-00000000000\(changed ? 1 : 0)") as? V
         default: nil
         }
     }
