@@ -249,8 +249,8 @@ private final class ProbeSession {
         }
         if let defaulted = V.self as? any DefaultProviding.Type, let made = defaulted.defaultValue as? V { return made }
         if let made = foundationValue(type, mark: mark, changed: changed) { return made }
-        let decoder = ProbeDecoder(session: self, mark: mark, changed: changed, depth: depth, codingPath: codingPath)
-        return try V(from: decoder)
+        let place = MadeUp(session: self, mark: mark, changed: changed, depth: depth, codingPath: codingPath)
+        return try V(from: ProbeDecoder(session: self, place: place))
     }
 
     /// A value of a Foundation type whose own decoding refuses the probe's scalars: a URL and a decimal
@@ -277,37 +277,63 @@ private final class ProbeSession {
     }
 }
 
-/// The decoder of a probe: at the top level (no mark) it notes the keys the type asks for; below, it makes
-/// up values marked with the top-level key they are under.
+/// Where a made-up value is: the top-level key it is marked with, whether its values are the changed ones,
+/// how deep it lies, and its coding path.
+private struct MadeUp {
+    let session: ProbeSession
+    let mark: Int
+    let changed: Bool
+    let depth: Int
+    let codingPath: [any CodingKey]
+
+    /// Below the deepest level optionals are absent and collections empty.
+    var isDeep: Bool { depth >= ProbeSession.maximumDepth }
+
+    /// The place one level down, under `key` when there is one.
+    func below(_ key: (any CodingKey)? = nil) -> MadeUp {
+        let path = codingPath + (key.map { [$0] } ?? [])
+        return MadeUp(session: session, mark: mark, changed: changed, depth: depth + 1, codingPath: path)
+    }
+
+    /// A value's place in this container, under `key`.
+    func at(_ key: any CodingKey) -> MadeUp {
+        MadeUp(session: session, mark: mark, changed: changed, depth: depth, codingPath: codingPath + [key])
+    }
+
+    /// A made-up value of `type` here: a scalar, or one decoded one level down.
+    func value<V: Decodable>(_ type: V.Type) throws -> V {
+        if let scalar = try? session.scalar(type, mark: mark, changed: changed, at: codingPath) { return scalar }
+        return try session.value(type, mark: mark, changed: changed, depth: depth + 1, at: codingPath)
+    }
+}
+
+/// The decoder of a probe: at the top level (no place) it notes the keys the type asks for; below, it
+/// makes up values marked with the top-level key they are under.
 private struct ProbeDecoder: Decoder {
     let session: ProbeSession
-    var mark: Int? = nil
-    var changed = false
-    var depth = 0
-    var codingPath: [any CodingKey] = []
+    var place: MadeUp? = nil
+    var codingPath: [any CodingKey] { place?.codingPath ?? [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
+    /// A place for a type that decodes itself from one value or an array at the top level.
+    private var anyPlace: MadeUp {
+        place ?? MadeUp(session: session, mark: 0, changed: false, depth: 0, codingPath: [])
+    }
+
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        if let mark {
-            return KeyedDecodingContainer(
-                MadeUpKeyed<Key>(session: session, mark: mark, changed: changed, depth: depth, codingPath: codingPath))
-        }
-        return KeyedDecodingContainer(TopKeyed<Key>(session: session, codingPath: codingPath))
+        if let place { return KeyedDecodingContainer(MadeUpKeyed<Key>(place: place)) }
+        return KeyedDecodingContainer(TopKeyed<Key>(session: session))
     }
 
-    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        MadeUpUnkeyed(session: session, mark: mark ?? 0, changed: changed, depth: depth, codingPath: codingPath)
-    }
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { MadeUpUnkeyed(place: anyPlace) }
 
-    func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        MadeUpSingle(session: session, mark: mark ?? 0, changed: changed, depth: depth, codingPath: codingPath)
-    }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { MadeUpSingle(place: anyPlace) }
 }
 
 /// The type's own keyed container: every key is present (absent where its values are the changed ones).
 private struct TopKeyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let session: ProbeSession
-    let codingPath: [any CodingKey]
+    var codingPath: [any CodingKey] { [] }
 
     var allKeys: [Key] { (session.sample?.keys).map { $0.compactMap(Key.init(stringValue:)) } ?? [] }
 
@@ -323,135 +349,108 @@ private struct TopKeyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return try? decode(type, forKey: key)
     }
 
+    /// The place of the values under `key`.
+    private func place(_ key: Key) -> MadeUp {
+        let mark = session.index(of: key)
+        return MadeUp(session: session, mark: mark, changed: session.changing == mark, depth: 1, codingPath: [key])
+    }
+
     func nestedContainer<NestedKey: CodingKey>(
         keyedBy type: NestedKey.Type, forKey key: Key
     ) throws -> KeyedDecodingContainer<NestedKey> {
-        let mark = session.index(of: key)
-        return KeyedDecodingContainer(
-            MadeUpKeyed<NestedKey>(
-                session: session, mark: mark, changed: session.changing == mark, depth: 1,
-                codingPath: codingPath + [key]))
+        KeyedDecodingContainer(MadeUpKeyed<NestedKey>(place: place(key)))
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        let mark = session.index(of: key)
-        return MadeUpUnkeyed(
-            session: session, mark: mark, changed: session.changing == mark, depth: 1, codingPath: codingPath + [key])
+        MadeUpUnkeyed(place: place(key))
     }
 
-    func superDecoder() throws -> any Decoder { ProbeDecoder(session: session, mark: 0, depth: 1) }
-
-    func superDecoder(forKey key: Key) throws -> any Decoder {
-        let mark = session.index(of: key)
-        return ProbeDecoder(session: session, mark: mark, changed: session.changing == mark, depth: 1)
+    func superDecoder() throws -> any Decoder {
+        ProbeDecoder(
+            session: session, place: MadeUp(session: session, mark: 0, changed: false, depth: 1, codingPath: []))
     }
+
+    func superDecoder(forKey key: Key) throws -> any Decoder { ProbeDecoder(session: session, place: place(key)) }
 }
 
 /// A keyed container below the top level: holds one made-up entry, and none below the deepest level.
 private struct MadeUpKeyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let session: ProbeSession
-    let mark: Int
-    let changed: Bool
-    let depth: Int
-    let codingPath: [any CodingKey]
+    let place: MadeUp
+    var codingPath: [any CodingKey] { place.codingPath }
 
-    private var deep: Bool { depth >= ProbeSession.maximumDepth }
-    var allKeys: [Key] { deep ? [] : [Key(stringValue: ProbeSession.markPrefix + String(mark))].compactMap { $0 } }
-    func contains(_ key: Key) -> Bool { !deep }
-    func decodeNil(forKey key: Key) throws -> Bool { deep }
-
-    func decode<V: Decodable>(_ type: V.Type, forKey key: Key) throws -> V {
-        let path = codingPath + [key]
-        if let scalar = try? session.scalar(type, mark: mark, changed: changed, at: path) { return scalar }
-        return try session.value(type, mark: mark, changed: changed, depth: depth + 1, at: path)
+    var allKeys: [Key] {
+        place.isDeep ? [] : [Key(stringValue: ProbeSession.markPrefix + String(place.mark))].compactMap { $0 }
     }
+    func contains(_ key: Key) -> Bool { !place.isDeep }
+    func decodeNil(forKey key: Key) throws -> Bool { place.isDeep }
+
+    func decode<V: Decodable>(_ type: V.Type, forKey key: Key) throws -> V { try place.at(key).value(type) }
 
     func nestedContainer<NestedKey: CodingKey>(
         keyedBy type: NestedKey.Type, forKey key: Key
     ) throws -> KeyedDecodingContainer<NestedKey> {
-        KeyedDecodingContainer(
-            MadeUpKeyed<NestedKey>(
-                session: session, mark: mark, changed: changed, depth: depth + 1, codingPath: codingPath + [key]))
+        KeyedDecodingContainer(MadeUpKeyed<NestedKey>(place: place.below(key)))
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        MadeUpUnkeyed(session: session, mark: mark, changed: changed, depth: depth + 1, codingPath: codingPath + [key])
+        MadeUpUnkeyed(place: place.below(key))
     }
 
-    func superDecoder() throws -> any Decoder {
-        ProbeDecoder(session: session, mark: mark, changed: changed, depth: depth + 1, codingPath: codingPath)
-    }
+    func superDecoder() throws -> any Decoder { ProbeDecoder(session: place.session, place: place.below()) }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        ProbeDecoder(session: session, mark: mark, changed: changed, depth: depth + 1, codingPath: codingPath + [key])
+        ProbeDecoder(session: place.session, place: place.below(key))
     }
 }
 
 /// An array below the top level: one made-up element, none below the deepest level.
 private struct MadeUpUnkeyed: UnkeyedDecodingContainer {
-    let session: ProbeSession
-    let mark: Int
-    let changed: Bool
-    let depth: Int
-    let codingPath: [any CodingKey]
+    let place: MadeUp
     private(set) var currentIndex = 0
 
-    init(session: ProbeSession, mark: Int, changed: Bool, depth: Int, codingPath: [any CodingKey]) {
-        self.session = session
-        self.mark = mark
-        self.changed = changed
-        self.depth = depth
-        self.codingPath = codingPath
+    init(place: MadeUp) {
+        self.place = place
     }
 
-    var count: Int? { depth >= ProbeSession.maximumDepth ? 0 : 1 }
+    var codingPath: [any CodingKey] { place.codingPath }
+    var count: Int? { place.isDeep ? 0 : 1 }
     var isAtEnd: Bool { currentIndex >= (count ?? 0) }
 
     mutating func decodeNil() throws -> Bool { false }
 
-    mutating func decode<V: Decodable>(_ type: V.Type) throws -> V {
+    /// The key of the next element, which it takes.
+    private mutating func next() throws -> any CodingKey {
         guard !isAtEnd else {
             throw DecodingError.valueNotFound(
-                type, .init(codingPath: codingPath, debugDescription: "probe: no more elements"))
+                Any.self, .init(codingPath: codingPath, debugDescription: "probe: no more elements"))
         }
-        let path = codingPath + [DocumentCodingKey(index: currentIndex)]
-        currentIndex += 1
-        if let scalar = try? session.scalar(type, mark: mark, changed: changed, at: path) { return scalar }
-        return try session.value(type, mark: mark, changed: changed, depth: depth + 1, at: path)
+        defer { currentIndex += 1 }
+        return DocumentCodingKey(index: currentIndex)
     }
+
+    mutating func decode<V: Decodable>(_ type: V.Type) throws -> V { try place.at(try next()).value(type) }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
         keyedBy type: NestedKey.Type
     ) throws -> KeyedDecodingContainer<NestedKey> {
-        currentIndex += 1
-        return KeyedDecodingContainer(
-            MadeUpKeyed<NestedKey>(
-                session: session, mark: mark, changed: changed, depth: depth + 1, codingPath: codingPath))
+        KeyedDecodingContainer(MadeUpKeyed<NestedKey>(place: place.below(try next())))
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        currentIndex += 1
-        return MadeUpUnkeyed(session: session, mark: mark, changed: changed, depth: depth + 1, codingPath: codingPath)
+        MadeUpUnkeyed(place: place.below(try next()))
     }
 
     mutating func superDecoder() throws -> any Decoder {
-        currentIndex += 1
-        return ProbeDecoder(session: session, mark: mark, changed: changed, depth: depth + 1, codingPath: codingPath)
+        ProbeDecoder(session: place.session, place: place.below(try next()))
     }
 }
 
 /// A single value below the top level: made up, absent below the deepest level.
 private struct MadeUpSingle: SingleValueDecodingContainer {
-    let session: ProbeSession
-    let mark: Int
-    let changed: Bool
-    let depth: Int
-    let codingPath: [any CodingKey]
+    let place: MadeUp
+    var codingPath: [any CodingKey] { place.codingPath }
 
-    func decodeNil() -> Bool { depth >= ProbeSession.maximumDepth }
+    func decodeNil() -> Bool { place.isDeep }
 
-    func decode<V: Decodable>(_ type: V.Type) throws -> V {
-        if let scalar = try? session.scalar(type, mark: mark, changed: changed, at: codingPath) { return scalar }
-        return try session.value(type, mark: mark, changed: changed, depth: depth + 1, at: codingPath)
-    }
+    func decode<V: Decodable>(_ type: V.Type) throws -> V { try place.value(type) }
 }
