@@ -45,11 +45,11 @@ public struct DaemonSettings: Codable, Sendable, Equatable {
 extension DaemonSettings: Validated {
     /// The daemon's rules, checked on every commit: by code, by `loupe`, by an outside edit, at load.
     public static let rules: [Rule<DaemonSettings>] = [
-        Rule(\.ticker.intervalSeconds, at: "ticker.intervalSeconds", .greaterThan(0)),
+        Rule(\.ticker.intervalSeconds, .greaterThan(0)),
         // A day at most: a tick interval beyond that is a typo (`1e300` would overflow the sleep).
-        Rule(\.ticker.intervalSeconds, at: "ticker.intervalSeconds", .atMost(86_400)),
-        Rule(\.upstream.timeoutSeconds, at: "upstream.timeoutSeconds", .within(1...300)),
-        Rule(\.upstream.url, at: "upstream.url", .matching("^https?://", "an http or https URL")),
+        Rule(\.ticker.intervalSeconds, .atMost(86_400)),
+        Rule(\.upstream.timeoutSeconds, .within(1...300)),
+        Rule(\.upstream.url, .matching("^https?://", "an http or https URL")),
     ]
 }
 

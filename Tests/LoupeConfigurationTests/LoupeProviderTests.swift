@@ -196,6 +196,36 @@ struct LoupeProviderTests {
         #expect(root.server.readOnly.secretPaths == ["host"] && root.server.host.readOnly.secretPaths == [""])
     }
 
+    /// Keys are the document's: with `CodingKeys` in snake_case, a part lens's provider serves
+    /// `api_token`, and marks it secret when a credential file `up_stream.api_token` gives it.
+    @Test func aPartLensOfSnakeCaseCodingKeysMarksItsCredentialSecret() throws {
+        struct Upstream: Codable, Sendable, Equatable {
+            var apiToken = ""
+            var timeoutSeconds = 30
+            enum CodingKeys: String, CodingKey { case apiToken = "api_token", timeoutSeconds = "timeout_seconds" }
+        }
+        struct Settings: Codable, Sendable, Equatable {
+            var upstream = Upstream()
+            enum CodingKeys: String, CodingKey { case upstream = "up_stream" }
+        }
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        try FileManager.default.createDirectory(
+            atPath: directory.file("credentials"), withIntermediateDirectories: true)
+        try replaceFile(directory.file("credentials/up_stream.api_token"), with: "s3cret\n")
+        let root = try RootLens(
+            default: Settings(),
+            store: LayeredStore(
+                layers: [.directory(credentials: directory.file("credentials"))],
+                top: FileStore(path: directory.file("settings.json"))))
+        #expect(root.upstream.secretPaths == ["api_token"])
+        let provider = LoupeProvider(root.upstream, name: "upstream")
+        let token = try provider.value(forKey: AbsoluteConfigKey(["api_token"]), type: .string)
+        let timeout = try provider.value(forKey: AbsoluteConfigKey(["timeout_seconds"]), type: .int)
+        #expect(token.value?.content == .string("s3cret") && token.value?.isSecret == true)
+        #expect(timeout.value?.content == .int(30) && timeout.value?.isSecret == false)
+    }
+
     /// The parts a settings type declares secret are marked secret wherever their values come from (the
     /// file here, the environment), and only they: through the root, a part lens, and after a commit.
     @Test func declaredSecretsAreMarkedSecretWhereverTheirValuesComeFrom() throws {

@@ -11,7 +11,7 @@ import Testing
 struct FleetStatusTests {
     struct Strict: Codable, Sendable, Equatable, Validated {
         var port = 80
-        static let rules: [Rule<Strict>] = [Rule(\.port, at: "port", .within(1...1024))]
+        static let rules: [Rule<Strict>] = [Rule(\.port, .within(1...1024))]
     }
 
     /// The status once `condition` holds of it, or as it is after 10 seconds.

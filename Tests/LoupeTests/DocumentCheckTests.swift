@@ -21,9 +21,9 @@ struct DocumentCheckTests {
         var password = "default-password"
 
         static let rules: [Rule<Checked>] = [
-            Rule(\.server.port, at: "server.port", .atLeast(1024)),
-            Rule(\.retries, at: "retries", .within(0...10)),
-            Rule(\.password, at: "password", .satisfying("must be 8 characters or more") { $0.count >= 8 }),
+            Rule(\.server.port, .atLeast(1024)),
+            Rule(\.retries, .within(0...10)),
+            Rule(\.password, .satisfying("must be 8 characters or more") { $0.count >= 8 }),
         ]
         static let secretPaths: [ValuePath] = ["password"]
 

@@ -29,7 +29,7 @@ struct HistoryTests {
         var port = 8080
         var upstream = Settings.Upstream()
         var features: [String: Bool] = [:]
-        static let rules: [Rule<Strict>] = [Rule(\.port, at: "port", .within(1...1024))]
+        static let rules: [Rule<Strict>] = [Rule(\.port, .within(1...1024))]
     }
 
     /// JSON text as a document.

@@ -43,9 +43,9 @@ struct SchemaTests {
         var anything: JSONValue = .null
 
         static let rules: [Rule<Settings>] = [
-            Rule(\.server.port, at: "server.port", .atLeast(1024)),
-            Rule(\.server.host, at: "server.host", .matching("^[a-z.]+$", "a lowercase host name")),
-            Rule(\.level, at: "level", .oneOf([.low, .high])),
+            Rule(\.server.port, .atLeast(1024)),
+            Rule(\.server.host, .matching("^[a-z.]+$", "a lowercase host name")),
+            Rule(\.level, .oneOf([.low, .high])),
         ]
 
         static let descriptions: [ValuePath: String] = [

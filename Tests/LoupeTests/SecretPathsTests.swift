@@ -32,9 +32,9 @@ struct SecretPathsTests {
         static let secretPaths: [ValuePath] = ["password", "accounts.any.key"]
 
         static let rules: [Rule<Settings>] = [
-            Rule(\.upstream.token, at: "upstream.token", .atMost(999_999)),
-            Rule(\.password, at: "password", .satisfying("must not be \"letmein\"") { $0 != "letmein" }),
-            Rule(\.retries, at: "retries", .atMost(10)),
+            Rule(\.upstream.token, .atMost(999_999)),
+            Rule(\.password, .satisfying("must not be \"letmein\"") { $0 != "letmein" }),
+            Rule(\.retries, .atMost(10)),
         ]
     }
 

@@ -20,7 +20,7 @@ struct SettingsTemplateTests {
         var limits: [String: Int] = ["cpu": 2]
         var nickname: String?
 
-        static let rules: [Rule<Daemon>] = [Rule(\.server.port, at: "server.port", .atLeast(1024))]
+        static let rules: [Rule<Daemon>] = [Rule(\.server.port, .atLeast(1024))]
         static let descriptions: [ValuePath: String] = [
             "": "Everything the daemon reads.", "level": "How much it logs.", "server": "Where it listens.",
         ]

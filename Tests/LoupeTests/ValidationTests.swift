@@ -20,10 +20,10 @@ struct ValidationTests {
         var maximum = 10
 
         static let rules: [Rule<Settings>] = [
-            Rule(\.ticker.intervalSeconds, at: "ticker.intervalSeconds", .greaterThan(0)),
-            Rule(\.upstream.timeoutSeconds, at: "upstream.timeoutSeconds", .within(1...300)),
-            Rule(\.upstream.url, at: "upstream.url", .matching("^https?://", "an http or https URL")),
-            Rule(\.mode, at: "mode", .oneOf([.fast, .safe])),
+            Rule(\.ticker.intervalSeconds, .greaterThan(0)),
+            Rule(\.upstream.timeoutSeconds, .within(1...300)),
+            Rule(\.upstream.url, .matching("^https?://", "an http or https URL")),
+            Rule(\.mode, .oneOf([.fast, .safe])),
         ]
 
         func validate() throws {

@@ -42,8 +42,8 @@ struct AppSettings: Codable, Sendable, Equatable, Validated, DescribedSettings, 
     var token: String?
 
     static let rules: [Rule<AppSettings>] = [
-        Rule(\.server.port, at: "server.port", .atLeast(1024)),
-        Rule(\.greeting, at: "greeting", .satisfying("must not be empty") { !$0.isEmpty }),
+        Rule(\.server.port, .atLeast(1024)),
+        Rule(\.greeting, .satisfying("must not be empty") { !$0.isEmpty }),
     ]
 
     static let secretPaths: [ValuePath] = ["token"]
@@ -62,7 +62,7 @@ struct PluginSettings: Codable, Sendable, Equatable, Validated {
     var enabled: [String] = []
     var retries = 3
 
-    static let rules: [Rule<PluginSettings>] = [Rule(\.retries, at: "retries", .within(0...10))]
+    static let rules: [Rule<PluginSettings>] = [Rule(\.retries, .within(0...10))]
 }
 
 /// Where `myapp config` finds the settings: the file `MYAPP_SETTINGS` names, or `myapp.json` here, under

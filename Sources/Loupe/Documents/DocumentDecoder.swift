@@ -115,7 +115,8 @@ final class DocumentDecoder {
             do {
                 return try decoder.decode(Date.self, from: try document.data())
             } catch let error as DecodingError {
-                throw corrupted(codingPath, DecodingFailure(error, in: nil, revealingValues: false).reason)
+                let failure = DecodingFailure(error, in: nil, coding: coding, revealingValues: false)
+                throw corrupted(codingPath, failure.reason)
             }
         #endif
         }

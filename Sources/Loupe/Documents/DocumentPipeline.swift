@@ -137,15 +137,16 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
             var failure: (path: ValuePath, reason: String)?
             if let error = error as? DecodingError {
                 // A value an override gave is the override's fault: named by its origin, never quoted if secret.
-                let path = DecodingFailure(error, in: nil, revealingValues: false).path
+                let path = DecodingFailure(error, in: effective, coding: coding, revealingValues: false).path
                 // Nor is a value the type declares secret, wherever it comes from.
                 let revealing = revealsValues && !touchesDeclaredSecret(path)
                 if let applied = overrides.applied.last(where: { $0.overlaps(path) }) {
-                    let described = DecodingFailure(error, in: effective, revealingValues: revealing && !applied.isSecret)
+                    let described = DecodingFailure(
+                        error, in: effective, coding: coding, revealingValues: revealing && !applied.isSecret)
                     throw LayerLoadFailure(layer: nil, error: SettingsError(
                         .invalidValue, path: described.path, reason: "\(applied.origin): \(described.path): \(described.reason)", cause: error))
                 }
-                let described = DecodingFailure(error, in: effective, revealingValues: revealing)
+                let described = DecodingFailure(error, in: effective, coding: coding, revealingValues: revealing)
                 failure = (described.path, described.reason)
                 layer = culprit(of: described.path, top: top, lower: lower)
             }
@@ -484,24 +485,29 @@ struct DecodingFailure: Sendable {
     /// What was expected and what was found.
     let reason: String
 
-    /// Describes `error`, quoting from `document` what was found unless `revealingValues` is false.
-    init(_ error: DecodingError, in document: JSONValue?, revealingValues: Bool) {
+    /// Describes `error`, quoting from `document` what was found unless `revealingValues` is false. The
+    /// path is the document's: a coding key the document does not hold as it is is named as `coding`'s key
+    /// strategy writes it (`timeoutSeconds` is `timeout_seconds` under `convertToSnakeCase`), as lens paths are.
+    init(_ error: DecodingError, in document: JSONValue?, coding: DocumentCoding, revealingValues: Bool) {
+        func documentPath(_ codingPath: [any CodingKey]) -> ValuePath {
+            ValuePath(codingPath: codingPath, in: document, coding: coding)
+        }
         func found(_ path: ValuePath) -> String {
             guard revealingValues, let value = try? document?.value(at: path) else { return "" }
             return ", found \(value.shortDescription)"
         }
         switch error {
         case .typeMismatch(let type, let context):
-            path = ValuePath(codingPath: context.codingPath)
+            path = documentPath(context.codingPath)
             reason = "expected \(typeName(type))\(found(path))"
         case .valueNotFound(let type, let context):
-            path = ValuePath(codingPath: context.codingPath)
+            path = documentPath(context.codingPath)
             reason = "expected \(typeName(type)), found null"
         case .keyNotFound(let key, let context):
-            path = ValuePath(codingPath: context.codingPath + [key])
+            path = documentPath(context.codingPath + [key])
             reason = "missing (a required key)"
         case .dataCorrupted(let context):
-            path = ValuePath(codingPath: context.codingPath)
+            path = documentPath(context.codingPath)
             if let choice = context.underlyingError as? NotAChoice {
                 let value = revealingValues ? (try? document?.value(at: path)) : nil
                 reason = "expected one of \(choice.list)" + (value.map { ", found \($0.shortJSON)" } ?? "")
@@ -516,6 +522,32 @@ struct DecodingFailure: Sendable {
 }
 
 extension ValuePath {
+    /// The document's path that a `Codable` coding path names in `document`: each key as `document` holds
+    /// it (a dictionary's key, or a coding key with no key strategy), or as `coding`'s key strategy
+    /// converts it.
+    init(codingPath: [any CodingKey], in document: JSONValue?, coding: DocumentCoding) {
+        var current = document
+        var components: [ValuePath.Component] = []
+        for component in ValuePath(codingPath: codingPath).components {
+            switch (component, current) {
+            case (.index(let index), .array(let elements)?) where elements.indices.contains(index):
+                current = elements[index]
+                components.append(component)
+            case (.key(let key), .object(let members)?) where members[key] != nil:
+                current = members[key]
+                components.append(component)
+            case (.key(let key), _):
+                let converted = coding.documentKey(forCodingKey: key)
+                if case .object(let members)? = current { current = members[converted] } else { current = nil }
+                components.append(.key(converted))
+            default:
+                current = nil
+                components.append(component)
+            }
+        }
+        self.init(components)
+    }
+
     /// The path a `Codable` coding path names: `items[3].name`.
     init(codingPath: [any CodingKey]) {
         self.init(codingPath.map { key in

@@ -12,7 +12,7 @@ public struct SettingOverride: Sendable, Equatable, CustomStringConvertible {
         /// A path as written (`upstream.token`, `servers[0].port`).
         case path(ValuePath)
         /// An environment variable's name without its prefix, split at `__` into levels: each level's words
-        /// (split at `_`) match a property's camelCase or snake_case name, a dictionary key regardless of
+        /// (split at `_`) match a coding key in camelCase or snake_case, a dictionary key regardless of
         /// case, or an array index.
         case environmentName([String])
     }

@@ -74,7 +74,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         self.defaultValue = defaultValue
         self.logger = logger
         self.rootsEqual = equality?.areEqual
-        validator = Self.validator()
+        validator = Self.validator(coding: store?.coding ?? DocumentCoding())
         holdsSecrets = store?.holdsSecrets ?? false
         watching = shouldWatch
         let coding = store?.coding ?? DocumentCoding()
@@ -420,10 +420,10 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     }
 
     /// The check of `Root`'s rules, when it is ``Validated``.
-    private static func validator() -> (@Sendable (Root, Bool) -> RuleViolation?)? {
+    private static func validator(coding: DocumentCoding) -> (@Sendable (Root, Bool) -> RuleViolation?)? {
         guard let validated = Root.self as? any Validated.Type else { return nil }
         func checking<V: Validated>(_: V.Type) -> @Sendable (Root, Bool) -> RuleViolation? {
-            { root, revealing in (root as? V)?.violation(revealingValues: revealing) }
+            { root, revealing in (root as? V)?.violation(revealingValues: revealing, coding: coding) }
         }
         return checking(validated)
     }

@@ -27,8 +27,11 @@ public struct Lens<Value: Sendable>: Sendable {
 
     /// The path from the root, as ``ValuePath`` prints it (`server.port`); `<root>` for the root.
     ///
-    /// The path is composed as the lens is derived, each key path named by the stored properties it walks.
-    /// A key path through a computed property or a subscript is shown as `[…]`, the whole of that key path
+    /// The path is the document's: composed as the lens is derived, each stored property a key path walks
+    /// named by the coding key it is encoded under, as the store's coding writes it
+    /// (`root.upstream.apiToken` is `up_stream.api_token` where the type's `CodingKeys` say so), the path
+    /// errors, provenance, secret paths and string paths use. A key path through a computed property or a
+    /// subscript, or a property that is not encoded, is shown as `[…]`, the whole of that key path
     /// (`root.server[\.aliases[0]]` is `server[…]`); the lens subscripts that know their key or index
     /// (`root.features["beta"]`, `root.items[index: 3]`) name it exactly.
     public var path: String { node.path }
@@ -58,7 +61,7 @@ public struct Lens<Value: Sendable>: Sendable {
     /// array is shorter; use ``subscript(index:)`` for elements.
     public subscript<Part: Sendable>(_ keyPath: KeyPath<Value, Part> & Sendable) -> Lens<Part> {
         Lens<Part>(node: node.child(ChildKey(keyPath: keyPath, kind: .readOnly)) {
-            let path = node.lensPath.appending(KeyPathNames.segments(of: keyPath))
+            let path = node.lensPath.appending(KeyPathNames.segments(of: keyPath, in: node))
             return (KeyPathStep(keyPath: keyPath, path: path), path)
         })
     }

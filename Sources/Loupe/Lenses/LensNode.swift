@@ -19,6 +19,9 @@ protocol LensNode<Value>: AnyObject, Sendable, CustomStringConvertible {
     var coding: DocumentCoding { get }
 
     func read() -> Value
+    /// The current value without an access noted for Swift's Observation: Loupe's own look at it (naming
+    /// a lens's path from its value), which no view depends on.
+    func readUntracked() -> Value
     func update<R>(_ body: (inout Value) throws -> R) throws -> R
     func updateOffPool<R: Sendable>(_ body: @escaping @Sendable (inout Value) throws -> R) async throws -> R
     /// A node for the part `step` reaches, at `path`.
@@ -84,6 +87,11 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
     @inline(__always)
     func read() -> Value {
         observation.access()
+        return readUntracked()
+    }
+
+    @inline(__always)
+    func readUntracked() -> Value {
         if let offset { return core.read(at: offset, as: Value.self) }
         return core.read { step.get($0) }
     }

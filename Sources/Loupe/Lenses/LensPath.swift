@@ -1,13 +1,14 @@
-/// A lens's path from the root, composed from its steps as the lens is derived: each step adds the
-/// ``ValuePath`` components it walks. Nothing is ever parsed from a key path's printed form.
+/// A lens's path from the root, in the document's keys, composed from its steps as the lens is derived:
+/// each step adds the ``ValuePath`` components it walks (see ``KeyPathNames``). Nothing is ever parsed
+/// from a key path's printed form.
 ///
 /// A key path through a computed property or a subscript (`root[\.features["beta"]]`) walks parts that no
-/// stored property names; from there the path is *unnamed* and prints as `[…]`. The lens subscripts that
+/// coding key names; from there the path is *unnamed* and prints as `[…]`. The lens subscripts that
 /// know their key or index (`root.features["beta"]`, `root.items[index: 3]`) name it exactly.
 struct LensPath: Sendable, Hashable, CustomStringConvertible {
     enum Segment: Sendable, Hashable {
         case component(ValuePath.Component)
-        /// Parts a key path walks that no stored property names.
+        /// Parts a key path walks that no coding key names.
         case unnamed
     }
 

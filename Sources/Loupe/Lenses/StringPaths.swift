@@ -103,7 +103,7 @@ extension MutableLens where Value: Codable {
             } catch DecodingError.keyNotFound, DecodingError.valueNotFound {
                 throw SettingsError.notRemovable(path)
             } catch let error as DecodingError {
-                throw invalidValue(error, in: tree, revealing: revealing)
+                throw invalidValue(error, in: tree, coding: coding, revealing: revealing)
             }
         }
     }
@@ -119,7 +119,7 @@ extension MutableLens where Value: Codable {
         do {
             return try coding.decode(Value.self, from: tree)
         } catch let error as DecodingError {
-            throw invalidValue(error, in: tree, revealing: revealing)
+            throw invalidValue(error, in: tree, coding: coding, revealing: revealing)
         }
     }
 }
@@ -166,8 +166,10 @@ extension JSONValue {
 }
 
 /// A decoding error of a value written by path, in the one dialect of decoding failures.
-private func invalidValue(_ error: DecodingError, in tree: JSONValue, revealing: (ValuePath) -> Bool) -> SettingsError {
-    let path = DecodingFailure(error, in: nil, revealingValues: false).path
-    let failure = DecodingFailure(error, in: tree, revealingValues: revealing(path))
+private func invalidValue(
+    _ error: DecodingError, in tree: JSONValue, coding: DocumentCoding, revealing: (ValuePath) -> Bool
+) -> SettingsError {
+    let path = DecodingFailure(error, in: tree, coding: coding, revealingValues: false).path
+    let failure = DecodingFailure(error, in: tree, coding: coding, revealingValues: revealing(path))
     return .invalidValue(failure.path, reason: failure.reason, cause: error)
 }

@@ -52,7 +52,7 @@ final class SchemaBuilder {
         let shape = ProbeShape()
         let value = try T(from: ProbeDecoder(builder: self, backing: backing, shape: shape))
         var schema = shape.schema
-        if let validated = T.self as? any Validated.Type { apply(validated, to: &schema) }
+        if let validated = T.self as? any Validated.Type { apply(validated, of: value, to: &schema) }
         if let described = T.self as? any DescribedSettings.Type { apply(described.descriptions, to: &schema) }
         if let secret = T.self as? any SecretSettings.Type {
             for path in secret.secretPaths {
@@ -103,9 +103,10 @@ final class SchemaBuilder {
     }
 
     /// Adds what JSON Schema can say of `type`'s rules to the parts they are about.
-    private func apply<V: Validated>(_ type: V.Type, to schema: inout SchemaObject) {
+    private func apply<V: Validated>(_ type: V.Type, of value: Any, to schema: inout SchemaObject) {
         for rule in V.rules {
-            schema.modifyPart(at: rule.path.components[...]) { part in
+            let path = (value as? V).map { rule.path(in: $0, coding: coding) } ?? rule.path
+            schema.modifyPart(at: path.components[...]) { part in
                 let constraint = rule.constraint
                 let keywords: [(String, JSONValue?)] = [
                     ("minimum", constraint.minimum), ("exclusiveMinimum", constraint.exclusiveMinimum),
@@ -129,10 +130,7 @@ final class SchemaBuilder {
     func documentKey(for key: any CodingKey) -> String {
         guard case .convertToSnakeCase = coding.keyEncodingStrategy else { return key.stringValue }
         if let known = documentKeys[key.stringValue] { return known }
-        let encoder = JSONEncoder()
-        encoder.keyEncodingStrategy = coding.keyEncodingStrategy
-        let converted = (try? encoder.encode(KeyConversion(key: key.stringValue)))
-            .flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Int] }?.keys.first ?? key.stringValue
+        let converted = coding.documentKey(forCodingKey: key.stringValue)
         documentKeys[key.stringValue] = converted
         return converted
     }
@@ -143,14 +141,6 @@ enum SchemaProbeError: Error {
     case noPlaceholder
 }
 
-/// A value encoded under one key, to learn what a key strategy makes of the key.
-private struct KeyConversion: Encodable {
-    let key: String
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: DocumentCodingKey.self)
-        try container.encode(0, forKey: DocumentCodingKey(key))
-    }
-}
 
 // MARK: - Containers the builder knows by type
 

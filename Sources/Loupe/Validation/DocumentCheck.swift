@@ -94,9 +94,9 @@ extension RootLens {
             do {
                 decoded = try coding.decode(Root.self, from: effective, reads: nil)
             } catch let error as DecodingError {
-                let path = DecodingFailure(error, in: nil, revealingValues: false).path
+                let path = DecodingFailure(error, in: nil, coding: pipeline.coding, revealingValues: false).path
                 let revealing = pipeline.revealsValues && !pipeline.touchesDeclaredSecret(path)
-                let failure = DecodingFailure(error, in: effective, revealingValues: revealing)
+                let failure = DecodingFailure(error, in: effective, coding: pipeline.coding, revealingValues: revealing)
                 problems.append(SettingsProblem(path: failure.path, message: failure.reason, kind: .invalidValue))
                 // Read the part as the layers below give it, and decode again: the next bad part, if any.
                 guard reported.insert(failure.path).inserted else { break }
@@ -119,7 +119,7 @@ extension RootLens {
         }
         guard let decoded, let validated = Root.self as? any Validated.Type else { return problems }
         func violations<V: Validated>(_: V.Type) -> [RuleViolation] {
-            (decoded as? V)?.violations(revealingValues: pipeline.revealsValues) ?? []
+            (decoded as? V)?.violations(revealingValues: pipeline.revealsValues, coding: pipeline.coding) ?? []
         }
         for var violation in violations(validated) {
             if pipeline.touchesDeclaredSecret(violation.path) { violation.found = nil }

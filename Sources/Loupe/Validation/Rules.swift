@@ -3,15 +3,16 @@ import Foundation
 /// A settings type whose values must keep rules: every commit is checked before it is saved, whatever its
 /// origin (an update, the CLI, an outside edit, a load).
 ///
-/// Declare rules on parts, by key path and the path a person reads, and check whatever spans several
-/// parts in ``validate()``:
+/// Declare rules on parts, by key path, and check whatever spans several parts in ``validate()``. A rule
+/// names its part as the document does, by the coding keys the key path's properties are encoded under
+/// (`\.upstream.apiToken` is `up_stream.api_token` where `CodingKeys` say so):
 ///
 /// ```swift
 /// extension Settings: Validated {
 ///     static let rules: [Rule<Settings>] = [
-///         Rule(\.ticker.intervalSeconds, at: "ticker.intervalSeconds", .greaterThan(0)),
-///         Rule(\.upstream.timeoutSeconds, at: "upstream.timeoutSeconds", .within(1...300)),
-///         Rule(\.upstream.url, at: "upstream.url", .matching("^https?://", "an http or https URL")),
+///         Rule(\.ticker.intervalSeconds, .greaterThan(0)),
+///         Rule(\.upstream.timeoutSeconds, .within(1...300)),
+///         Rule(\.upstream.url, .matching("^https?://", "an http or https URL")),
 ///     ]
 ///
 ///     func validate() throws {
@@ -52,10 +53,11 @@ extension Validated {
 
     /// Every rule this value breaks, in order, then what ``validate()`` throws; without the values found
     /// when `revealingValues` is false. For tools that report every problem at once (`check`).
-    func violations(revealingValues: Bool) -> [RuleViolation] {
+    func violations(revealingValues: Bool, coding: DocumentCoding = DocumentCoding()) -> [RuleViolation] {
         var found: [RuleViolation] = []
         for rule in Self.rules {
             if var violation = rule.check(self) {
+                violation.path = rule.path(in: self, coding: coding)
                 if !revealingValues { violation.found = nil }
                 found.append(violation)
             }
@@ -71,45 +73,45 @@ extension Validated {
         return found
     }
 
-    /// The first rule this value breaks; without the value found when `revealingValues` is false.
-    func violation(revealingValues: Bool) -> RuleViolation? {
-        for rule in Self.rules {
-            if var violation = rule.check(self) {
-                if !revealingValues { violation.found = nil }
-                return violation
-            }
-        }
-        do {
-            try validate()
-            return nil
-        } catch var violation as RuleViolation {
-            if !revealingValues { violation.found = nil }
-            return violation
-        } catch {
-            return RuleViolation(path: ValuePath([]), rule: revealingValues ? "\(error)" : "is not valid")
-        }
+    /// The first rule this value breaks; without the value found when `revealingValues` is false. A rule's
+    /// path is named under `coding`'s key strategy.
+    func violation(revealingValues: Bool, coding: DocumentCoding = DocumentCoding()) -> RuleViolation? {
+        violations(revealingValues: revealingValues, coding: coding).first
     }
 }
 
 /// A rule on one part of a `Root`: its path, and the constraint its value keeps.
 public struct Rule<Root>: Sendable {
-    /// The part the rule is about.
-    public let path: ValuePath
+    /// The stored part the rule is about.
+    let keyPath: PartialKeyPath<Root> & Sendable
     /// What the rule says, as a JSON Schema could say it (for tools); `rule` in words.
     public let constraint: RuleConstraint
+    /// Checks a root; a violation's path is named by ``path(in:coding:)``, only when there is one.
     let check: @Sendable (Root) -> RuleViolation?
 
-    /// A rule on the part at `keyPath`, which people and errors name `path`.
-    public init<Value: Sendable>(
-        _ keyPath: KeyPath<Root, Value> & Sendable, at path: ValuePath, _ constraint: Constraint<Value>
-    ) {
-        self.path = path
+    /// A rule on the part at `keyPath`, a path of stored properties, named as the document names it.
+    public init<Value: Sendable>(_ keyPath: KeyPath<Root, Value> & Sendable, _ constraint: Constraint<Value>) {
+        self.keyPath = keyPath
         self.constraint = constraint.description
         check = { root in
             let value = root[keyPath: keyPath]
             guard !constraint.holds(value) else { return nil }
-            return RuleViolation(path: path, rule: constraint.description.rule, found: describe(value))
+            return RuleViolation(path: ValuePath([]), rule: constraint.description.rule, found: describe(value))
         }
+    }
+
+    /// The part the rule is about, as a document names it: the coding keys its key path's properties are
+    /// encoded under (with no key strategy). Empty for a key path no coding key names.
+    ///
+    /// The keys are learnt by decoding the types on the way with made-up values; a type that has a part
+    /// no value can be made up for (an enum that is not `CaseIterable`) is named from the first value of
+    /// `Root` a rule checks or a lens reads, and is empty until then.
+    public var path: ValuePath { KeyPathNames.documentPath(of: keyPath) ?? ValuePath([]) }
+
+    /// The part's path under `coding`'s key strategy; `root` helps name parts of types a probe cannot make
+    /// up (see ``FieldKeys``).
+    func path(in root: Root, coding: DocumentCoding) -> ValuePath {
+        KeyPathNames.documentPath(of: keyPath, sample: root, coding: coding) ?? ValuePath([])
     }
 }
 

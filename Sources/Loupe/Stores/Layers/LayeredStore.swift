@@ -96,7 +96,7 @@ public final class LayeredStore: DocumentStore {
         /// written.
         ///
         /// Each variable names a path: `__` separates levels, a single `_` separates words that match a
-        /// camelCase (or snake_case) property (`MYAPP_TICKER__INTERVAL_SECONDS` is `ticker.intervalSeconds`),
+        /// camelCase (or snake_case) coding key (`MYAPP_TICKER__INTERVAL_SECONDS` is `ticker.intervalSeconds`),
         /// a number is an array index (`MYAPP_UPSTREAMS__0__URL`; the index one past the end adds an
         /// element), and a dictionary key matches regardless of case (a new key is in lower case). The
         /// text is typed by the settings type at the path: `9000` is a number for an `Int`, `true` stays a
