@@ -1,0 +1,306 @@
+#if SOPS
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Crypto
+import Foundation
+import Logging
+import Loupe
+
+/// A settings file whose secrets are sealed in place, as sops 3 seals them: each encrypted value is
+/// `ENC[AES256_GCM,…]` under the file's data key, keys and comments stay readable, and a `sops` block holds
+/// the data key wrapped for each age recipient and a MAC over the values.
+///
+/// ```swift
+/// let store = SOPSFileStore(path: "/etc/app/settings.yaml", format: YAMLCodec(), identities: .sopsDefaults())
+/// let root = try RootLens(default: Settings(), store: store)
+/// try root.update { $0.token = "s3cr3t" }  // one ENC[…] line, lastmodified and mac change
+/// ```
+///
+/// - **Read.** The data key is unwrapped with the first of ``identities`` an age stanza was sealed for;
+///   every encrypted value is opened with its path as additional data and the MAC is checked. A value or MAC
+///   that does not verify, a file with `ENC[…]` values and no `sops` block, or a version other than sops 3
+///   is a ``SettingsError`` (``SettingsError/Code/corrupt``) naming the file and the path or "MAC mismatch";
+///   no identity that opens it is ``SettingsError/Code/unavailable``, naming the recipients.
+/// - **Written in place.** A write is an edit of the file's text through its format's editor: a changed
+///   value is sealed with a fresh IV where the old one stood, every unchanged value keeps its ciphertext,
+///   `lastmodified` and `mac` are updated, and every other byte stays; `sops -d` still opens it. A new value
+///   at a path the rules encrypt is written encrypted. A file that does not exist yet is created sealed for
+///   ``recipients`` under ``rules``.
+/// - **No plaintext kept.** The file store underneath (its lock, atomic writes, watch and journal) only ever
+///   sees the ciphertext document: what it remembers of the file, the journal beside it and its temporary
+///   files hold ciphertext. ``history()`` opens each revision when asked for it.
+///
+/// JSON and YAML are read and written as sops does. TOML, JSONC and other formats take the same scheme (a
+/// `sops` table or member), as Loupe's extension, and hash their values for the MAC in sorted key order
+/// (TOML) or the text's order (JSONC).
+public final class SOPSFileStore: DocumentStore {
+    /// The file's path.
+    public let path: String
+    /// The file's format (what is sealed in it is the same in every format).
+    public let format: any DocumentCodec
+    /// Where the identities that open the data key come from.
+    public let identities: AgeIdentities
+    /// Whom a file this store creates is sealed for.
+    public let recipients: [AgeRecipient]
+    /// Which values a file this store creates encrypts; an existing file's `sops` block says its own.
+    public let rules: SOPSRules
+
+    private let file: FileStore
+    private let recording: OrderRecordingCodec
+    private let logger: Logger
+    /// The data key last unwrapped and the stanzas it came from: a load need not unwrap it again.
+    private let dataKeyCache = Locked<(stanzas: [String], key: SymmetricKey)?>(nil)
+    /// The paths whose values the file holds encrypted, as last read.
+    private let encrypted = Locked<[ValuePath]>([])
+
+    /// Creates a store for the sops file at `path`.
+    ///
+    /// - Parameters:
+    ///   - path: The file; it need not exist (the first write creates it, sealed for `recipients`).
+    ///   - format: The file's format: JSON (the default), `YAMLCodec`, ``Loupe/TOMLCodec``, ``Loupe/JSONCCodec``.
+    ///   - identities: Where the age identities that open the file are read from (sops's places by default).
+    ///   - recipients: Whom a file this store creates is sealed for.
+    ///   - rules: Which values a file this store creates encrypts (sops's default: all but `*_unencrypted`).
+    ///   - permissions: The mode of a newly created file (0600 by default).
+    ///   - history: What the file store keeps of its changes (ciphertext, beside the file).
+    ///   - logger: Where loads and saves are logged; never a value.
+    public init(
+        path: String, format: any DocumentCodec = JSONCodec(), identities: AgeIdentities = .sopsDefaults(),
+        recipients: [AgeRecipient] = [], rules: SOPSRules? = nil, permissions: mode_t = 0o600,
+        history: FileStore.HistoryPolicy = .kept(), logger: Logger = Logger(label: "loupe.sops")
+    ) {
+        self.path = path
+        self.format = format
+        self.identities = identities
+        self.recipients = recipients
+        self.rules = rules ?? (try! SOPSRules())  // the default rules have no expression to fail
+        self.logger = logger
+        recording = OrderRecordingCodec(base: format)
+        file = FileStore(path: path, format: recording, permissions: permissions, history: history, logger: logger)
+    }
+
+    public var description: String { "sops \(format.formatName) file \(path)" }
+
+    public var coding: DocumentCoding { format.coding }
+
+    /// The paths of the values the file holds encrypted, as last read: tools mask them.
+    public var encryptedPaths: [ValuePath] { encrypted.withLock { $0 } }
+
+    public func load() throws -> StoredDocument {
+        let stored = try file.load()
+        guard let cipher = stored.document else { return stored }
+        let opened = try open(cipher, text: try text(of: cipher))
+        encrypted.withLock { $0 = opened.encryptedPaths }
+        return StoredDocument(opened.plaintext, token: stored.token, layers: stored.layers, source: stored.source, writers: stored.writers)
+    }
+
+    public func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken {
+        let (cipher, paths) = try sealed(document, replacing: token)
+        let written = try file.save(cipher, replacing: token)
+        encrypted.withLock { $0 = paths }
+        return written
+    }
+
+    public func remove(replacing token: ChangeToken) throws -> ChangeToken { try file.remove(replacing: token) }
+
+    public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? { try file.watch(onChange) }
+
+    public func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R { try file.withExclusiveAccess(body) }
+
+    public func flush() throws { try file.flush() }
+
+    /// The journal's revisions, each opened (its values and MAC checked) with the data key its own `sops`
+    /// block wraps: a rollback to a revision sealed under an older data key writes it sealed again under
+    /// the current one.
+    public func history() throws -> SettingsHistory? {
+        guard let history = try file.history() else { return nil }
+        var revisions = [history.baseRevision] + history.changes.map(\.revision)
+        if history.changes.isEmpty { revisions = [] }
+        var opened: [Int: JSONValue?] = [:]
+        for revision in revisions {
+            let cipher = try history.document(after: revision)
+            opened[revision] = try cipher.map { try open($0, text: nil).plaintext }
+        }
+        let base: JSONValue? = history.changes.isEmpty ? nil : (opened[history.baseRevision] ?? nil)
+        var previous = base
+        var changes: [SettingsChange] = []
+        for change in history.changes {
+            let current = opened[change.revision] ?? nil
+            changes.append(SettingsChange(
+                revision: change.revision, time: change.time, author: change.author,
+                patch: SettingsHistory.patch(from: previous, to: current), reversePatch: SettingsHistory.patch(from: current, to: previous),
+                purgedPaths: change.purgedPaths))
+            previous = current
+        }
+        return SettingsHistory(
+            baseRevision: history.baseRevision, base: base, changes: changes, recordsAuthors: history.recordsAuthors,
+            basePurgedPaths: history.basePurgedPaths)
+    }
+
+    public func purgeHistory(of path: ValuePath) throws -> Int? { try file.purgeHistory(of: path) }
+
+    // MARK: Opening and sealing
+
+    /// The text `cipher` was read from, when it is what the format last read; nil otherwise.
+    private func text(of cipher: JSONValue) throws -> Data? {
+        recording.last(holding: cipher)
+    }
+
+    /// `cipher` opened: its data key unwrapped, its values opened and its MAC checked.
+    private func open(_ cipher: JSONValue, text: Data?) throws -> SOPSDocument.Opened {
+        let metadata = try metadata(of: cipher)
+        let key = try dataKey(of: metadata)
+        let order = text.map { KeyOrder.of($0, format: format.formatName) } ?? .unknown
+        do {
+            return try SOPSDocument.open(cipher, metadata: metadata, key: key, order: order)
+        } catch {
+            throw SettingsError(.corrupt, path: error.path, store: description, reason: error.path == nil ? error.description : "the value \(error.description)", cause: error)
+        }
+    }
+
+    private func metadata(of cipher: JSONValue) throws -> SOPSMetadata {
+        let metadata: SOPSMetadata?
+        do {
+            metadata = try SOPSMetadata.of(cipher)
+        } catch {
+            throw SettingsError(.corrupt, store: description, reason: error.description, cause: error)
+        }
+        guard let metadata else {
+            let reason = SOPSDocument.holdsEncryptedValues(cipher)
+                ? "it holds ENC[…] values but no sops block, so they cannot be opened or checked"
+                : "it is not a sops file (it has no sops block); seal it with `loupe encrypt`"
+            throw SettingsError(.corrupt, store: description, reason: reason)
+        }
+        return metadata
+    }
+
+    private func dataKey(of metadata: SOPSMetadata) throws -> SymmetricKey {
+        let stanzas = metadata.ageKeys.map(\.enc)
+        if let cached = dataKeyCache.withLock({ $0 }), cached.stanzas == stanzas { return cached.key }
+        let key: SymmetricKey
+        do {
+            key = try SOPSDocument.dataKey(of: metadata, identities: identities.identities())
+        } catch let error as SOPSFailure {
+            throw SettingsError(.unavailable, store: description, reason: "its data key does not open: \(error.description) (identities from \(identities))", cause: error)
+        }
+        dataKeyCache.withLock { $0 = (stanzas, key) }
+        return key
+    }
+
+    /// The ciphertext document that holds `document`, as an edit of what the file holds (`token`).
+    private func sealed(_ document: JSONValue, replacing token: ChangeToken) throws -> (JSONValue, [ValuePath]) {
+        let current = try file.load()
+        guard current.token == token else {
+            throw SettingsError(.conflict, store: description, reason: "another writer changed the file since it was read")
+        }
+        var metadata: SOPSMetadata
+        let key: SymmetricKey
+        let previousText: Data?
+        if let previous = current.document {
+            metadata = try self.metadata(of: previous)
+            key = try dataKey(of: metadata)
+            previousText = recording.last(holding: previous)
+        } else {
+            guard !recipients.isEmpty else {
+                throw SettingsError(.unwritable, store: description, reason: "it does not exist, and the store has no age recipient to seal a new file for")
+            }
+            key = SymmetricKey(size: .bits256)
+            let stanzas = try key.withUnsafeBytes { bytes in
+                try recipients.map { (recipient: $0.description, enc: try AgeFile.encryptArmored(Data(bytes), to: [$0])) }
+            }
+            metadata = SOPSMetadata.new(rules: rules, ageStanzas: stanzas)
+            dataKeyCache.withLock { $0 = (stanzas.map(\.enc), key) }
+            previousText = nil
+        }
+        let body: JSONValue
+        do {
+            body = try SOPSDocument.seal(document, previous: current.document, rules: metadata.rules, key: key)
+        } catch let error as SOPSFailure {
+            throw SettingsError(.unwritable, path: error.path, store: description, reason: error.description, cause: error)
+        }
+        let lastModified = SOPSMetadata.timestamp()
+        metadata.block["lastmodified"] = .string(lastModified)
+        if metadata.block["mac"] == nil { metadata.block["mac"] = .string("") }
+        let draft = Self.adding(metadata.block, to: body)
+        // The MAC hashes the values in the order the written text holds them: where no key was added or
+        // removed, the edit keeps the file's order; else the edit is made once to read its order.
+        let order: KeyOrder
+        if let previous = current.document, let previousText, SOPSDocument.sameShape(draft, previous) {
+            order = KeyOrder.of(previousText, format: format.formatName)
+        } else {
+            let text: Data
+            if let previous = current.document, let previousText {
+                text = try format.serialize(draft, editing: previousText, holding: previous)
+            } else {
+                text = try format.serialize(draft)
+            }
+            order = KeyOrder.of(text, format: format.formatName)
+        }
+        let mac = SOPSDocument.mac(of: document, rules: metadata.rules, order: order)
+        metadata.block["mac"] = .string(try SOPSDocument.sealedMAC(mac, lastModified: lastModified, key: key))
+        return (Self.adding(metadata.block, to: body), Self.encryptedPaths(in: document, rules: metadata.rules))
+    }
+
+    private static func adding(_ block: [String: JSONValue], to body: JSONValue) -> JSONValue {
+        guard case .object(var members) = body else { return body }
+        members[SOPSMetadata.key] = .object(block)
+        return .object(members)
+    }
+
+    static func encryptedPaths(in document: JSONValue, rules: SOPSRules) -> [ValuePath] {
+        var paths: [ValuePath] = []
+        func walk(_ value: JSONValue, keys: [String], path: [ValuePath.Component]) {
+            switch value {
+            case .object(let members): for (name, member) in members { walk(member, keys: keys + [name], path: path + [.key(name)]) }
+            case .array(let elements): for (index, element) in elements.enumerated() { walk(element, keys: keys, path: path + [.index(index)]) }
+            default: if rules.encrypts(keys), EncryptedValue.plaintext(of: value) != nil { paths.append(ValuePath(path)) }
+            }
+        }
+        walk(document, keys: [], path: [])
+        return paths
+    }
+}
+
+/// A file's codec, which remembers the last text it read and the document it held: the MAC's order is the
+/// text's, which a document does not keep. It holds ciphertext only.
+struct OrderRecordingCodec: DocumentCodec {
+    let base: any DocumentCodec
+    private let last = Locked<(document: JSONValue, text: Data)?>(nil)
+
+    init(base: any DocumentCodec) {
+        self.base = base
+    }
+
+    var formatName: String { base.formatName }
+    var fileExtensions: [String] { base.fileExtensions }
+    var coding: DocumentCoding { base.coding }
+
+    func parse(_ data: Data) throws -> JSONValue {
+        let document = try base.parse(data)
+        last.withLock { $0 = (document, data) }
+        return document
+    }
+
+    func parseWritten(_ data: Data) throws -> JSONValue {
+        let document = try base.parseWritten(data)
+        last.withLock { $0 = (document, data) }
+        return document
+    }
+
+    func serialize(_ document: JSONValue) throws -> Data { try base.serialize(document) }
+
+    func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
+        try base.serialize(document, editing: previous, holding: previousDocument)
+    }
+
+    /// The text last read, when it held `document`.
+    func last(holding document: JSONValue) -> Data? {
+        last.withLock { last in last.flatMap { $0.document == document ? $0.text : nil } }
+    }
+}
+#endif
