@@ -254,8 +254,11 @@ public enum AgeFile {
         guard let text = String(data: data, encoding: .utf8) else { return data }
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard trimmed.hasPrefix(armorBegin) else { return data }
-        let lines = trimmed.split(separator: "\n", omittingEmptySubsequences: false).map { $0.hasSuffix("\r") ? $0.dropLast() : $0 }
-        guard lines.count >= 2, lines.last == Substring(armorEnd) else { throw AgeError("the armored age file has no end line") }
+        // Split on bytes: a Swift string takes "\r\n" for one character.
+        let lines = trimmed.utf8.split(separator: 0x0A, omittingEmptySubsequences: false).map { line in
+            String(decoding: line.last == 0x0D ? line.dropLast() : line, as: UTF8.self)
+        }
+        guard lines.count >= 2, lines.last == armorEnd else { throw AgeError("the armored age file has no end line") }
         let body = lines.dropFirst().dropLast()
         for (index, line) in body.enumerated() {
             let isLast = index == body.count - 1
@@ -263,7 +266,10 @@ public enum AgeFile {
                 throw AgeError("the armored age file's lines are not 64 columns")
             }
         }
-        guard let decoded = Data(base64Encoded: body.joined()) else { throw AgeError("the armored age file is not base64") }
+        let encoded = body.joined()
+        guard let decoded = Data(base64Encoded: encoded), decoded.base64EncodedString() == encoded else {
+            throw AgeError("the armored age file is not canonical base64")
+        }
         return decoded
     }
 
