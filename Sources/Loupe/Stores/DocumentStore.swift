@@ -75,6 +75,11 @@ public protocol DocumentStore: AnyObject, Sendable, CustomStringConvertible {
     /// readers mark its values secret, and errors never quote what it holds. False by default.
     var holdsSecrets: Bool { get }
 
+    /// The paths of the values that are secrets in the document the store last loaded or saved, where
+    /// the store keeps some values secret and shows the rest (a sops file's encrypted values): tools mask
+    /// them unless asked to reveal, and errors do not quote them. Empty by default.
+    var secretValuePaths: [ValuePath] { get }
+
     /// How the typed value maps to this store's documents (date and key strategies); by default,
     /// `JSONEncoder`'s and `JSONDecoder`'s defaults. A store that keeps bytes returns its codec's.
     var coding: DocumentCoding { get }
@@ -122,6 +127,8 @@ extension DocumentStore {
     public func flush() throws {}
 
     public var holdsSecrets: Bool { false }
+
+    public var secretValuePaths: [ValuePath] { [] }
 
     public func history() throws -> SettingsHistory? { nil }
 

@@ -88,8 +88,12 @@ public final class SOPSFileStore: DocumentStore {
 
     public var coding: DocumentCoding { format.coding }
 
-    /// The paths of the values the file holds encrypted, as last read: tools mask them.
+    /// The paths of the values the file holds encrypted, as last read or written: tools mask them.
     public var encryptedPaths: [ValuePath] { encrypted.withLock { $0 } }
+
+    /// The encrypted values' paths: `get`, `show`, `list`, `explain` and `diff` mask them unless
+    /// `--reveal`, and errors do not quote them.
+    public var secretValuePaths: [ValuePath] { encryptedPaths }
 
     public func load() throws -> StoredDocument {
         let stored = try file.load()
@@ -209,47 +213,20 @@ public final class SOPSFileStore: DocumentStore {
             guard !recipients.isEmpty else {
                 throw SettingsError(.unwritable, store: description, reason: "it does not exist, and the store has no age recipient to seal a new file for")
             }
-            key = SymmetricKey(size: .bits256)
-            let stanzas = try key.withUnsafeBytes { bytes in
-                try recipients.map { (recipient: $0.description, enc: try AgeFile.encryptArmored(Data(bytes), to: [$0])) }
-            }
+            let stanzas: [(recipient: String, enc: String)]
+            (key, stanzas) = try SOPSSealing.newDataKey(for: recipients)
             metadata = SOPSMetadata.new(rules: rules, ageStanzas: stanzas)
             dataKeyCache.withLock { $0 = (stanzas.map(\.enc), key) }
             previousText = nil
         }
-        let body: JSONValue
+        let cipher: JSONValue
         do {
-            body = try SOPSDocument.seal(document, previous: current.document, rules: metadata.rules, key: key)
+            let editing = current.document.flatMap { previous in previousText.map { (document: previous, text: $0) } }
+            cipher = try SOPSSealing.seal(document, metadata: metadata, key: key, reusing: current.document, editing: editing, format: format)
         } catch let error as SOPSFailure {
             throw SettingsError(.unwritable, path: error.path, store: description, reason: error.description, cause: error)
         }
-        let lastModified = SOPSMetadata.timestamp()
-        metadata.block["lastmodified"] = .string(lastModified)
-        if metadata.block["mac"] == nil { metadata.block["mac"] = .string("") }
-        let draft = Self.adding(metadata.block, to: body)
-        // The MAC hashes the values in the order the written text holds them: where no key was added or
-        // removed, the edit keeps the file's order; else the edit is made once to read its order.
-        let order: KeyOrder
-        if let previous = current.document, let previousText, SOPSDocument.sameShape(draft, previous) {
-            order = KeyOrder.of(previousText, format: format.formatName)
-        } else {
-            let text: Data
-            if let previous = current.document, let previousText {
-                text = try format.serialize(draft, editing: previousText, holding: previous)
-            } else {
-                text = try format.serialize(draft)
-            }
-            order = KeyOrder.of(text, format: format.formatName)
-        }
-        let mac = SOPSDocument.mac(of: document, rules: metadata.rules, order: order)
-        metadata.block["mac"] = .string(try SOPSDocument.sealedMAC(mac, lastModified: lastModified, key: key))
-        return (Self.adding(metadata.block, to: body), Self.encryptedPaths(in: document, rules: metadata.rules))
-    }
-
-    private static func adding(_ block: [String: JSONValue], to body: JSONValue) -> JSONValue {
-        guard case .object(var members) = body else { return body }
-        members[SOPSMetadata.key] = .object(block)
-        return .object(members)
+        return (cipher, Self.encryptedPaths(in: document, rules: metadata.rules))
     }
 
     static func encryptedPaths(in document: JSONValue, rules: SOPSRules) -> [ValuePath] {
