@@ -148,6 +148,128 @@ public final class SOPSFileStore: DocumentStore {
 
     public func purgeHistory(of path: ValuePath) throws -> Int? { try file.purgeHistory(of: path) }
 
+    // MARK: Keys
+
+    /// Seals every value again under a new data key, wrapped for the same age recipients (`sops rotate`),
+    /// in place, under the file's lock. The values and the text around them stay; every `ENC[…]` changes.
+    ///
+    /// - Throws: ``SettingsError`` when the file does not open, or is also sealed for recipients Loupe cannot
+    ///   wrap a key for (PGP, cloud KMS), which would lose their access.
+    public func rotate() throws {
+        try file.withExclusiveAccess {
+            let (cipher, text, token) = try current()
+            var metadata = try self.metadata(of: cipher)
+            let plaintext = try open(cipher, text: text).plaintext
+            let recipients = try ageRecipients(of: metadata, forWhat: "rotate its data key")
+            let (key, stanzas) = try SOPSSealing.newDataKey(for: recipients)
+            metadata.block["age"] = Self.ageList(stanzas)
+            let sealed = try SOPSSealing.seal(plaintext, metadata: metadata, key: key, reusing: nil, editing: text.map { (cipher, $0) }, format: format)
+            _ = try file.save(sealed, replacing: token)
+            dataKeyCache.withLock { $0 = (stanzas.map(\.enc), key) }
+        }
+    }
+
+    /// Wraps the file's data key for exactly `recipients` (`sops updatekeys`): a recipient already there
+    /// keeps its stanza, a new one gets one, one no longer named loses its own. The values, `lastmodified`
+    /// and `mac` stay.
+    ///
+    /// - Throws: ``SettingsError`` when the file does not open, `recipients` is empty, or the file keeps
+    ///   its keys in `key_groups`.
+    public func updateRecipients(_ recipients: [AgeRecipient]) throws {
+        guard !recipients.isEmpty else {
+            throw SettingsError(.invalidValue, store: description, reason: "a sops file needs at least one age recipient")
+        }
+        try file.withExclusiveAccess {
+            let (cipher, text, token) = try current()
+            var metadata = try self.metadata(of: cipher)
+            _ = try open(cipher, text: text)
+            guard metadata.block["key_groups"] == nil else {
+                throw SettingsError(.unwritable, store: description, reason: "it keeps its keys in key_groups, which Loupe does not update")
+            }
+            let key = try dataKey(of: metadata)
+            let existing = Dictionary(metadata.ageKeys.map { ($0.recipient, $0.enc) }, uniquingKeysWith: { first, _ in first })
+            var stanzas: [(recipient: String, enc: String)] = []
+            for recipient in recipients {
+                if let enc = existing[recipient.description] {
+                    stanzas.append((recipient.description, enc))
+                } else {
+                    stanzas += try SOPSSealing.wrap(key, for: [recipient])
+                }
+            }
+            metadata.block["age"] = Self.ageList(stanzas)
+            guard case .object(var members) = cipher else { return }
+            members[SOPSMetadata.key] = .object(metadata.block)
+            _ = try file.save(.object(members), replacing: token)
+            dataKeyCache.withLock { $0 = (stanzas.map(\.enc), key) }
+        }
+    }
+
+    /// The file's text with every value opened, as `sops -d` prints it: comments (encrypted ones as they
+    /// are) and layout kept, the `sops` block left out.
+    public func decryptedText() throws -> Data {
+        let (cipher, text, _) = try current()
+        let plaintext = try open(cipher, text: text).plaintext
+        guard let text else { return try format.serialize(plaintext) }
+        return try format.serialize(plaintext, editing: text, holding: cipher)
+    }
+
+    /// The ciphertext document the file holds, its text and token.
+    private func current() throws -> (JSONValue, Data?, ChangeToken) {
+        let stored = try file.load()
+        guard let cipher = stored.document else {
+            throw SettingsError(.notFound, store: description, reason: "there is no such file")
+        }
+        return (cipher, recording.last(holding: cipher), stored.token)
+    }
+
+    private func ageRecipients(of metadata: SOPSMetadata, forWhat what: String) throws -> [AgeRecipient] {
+        let others = metadata.recipientNames.filter { !$0.hasPrefix("age ") }
+        guard others.isEmpty, metadata.block["key_groups"] == nil else {
+            throw SettingsError(
+                .unwritable, store: description,
+                reason: "it is also sealed for \(others.isEmpty ? "key groups" : others.joined(separator: ", ")), which Loupe cannot wrap a new data key for; use sops to \(what)")
+        }
+        return try metadata.ageKeys.map { try AgeRecipient($0.recipient) }
+    }
+
+    private static func ageList(_ stanzas: [(recipient: String, enc: String)]) -> JSONValue {
+        .array(stanzas.map { .object(["recipient": .string($0.recipient), "enc": .string($0.enc)]) })
+    }
+
+    /// Seals the plaintext settings file at `path` in place (`sops encrypt -i`): every value the rules
+    /// encrypt becomes `ENC[…]` where it stood, and a `sops` block wraps a new data key for `recipients`.
+    /// Comments and layout stay. No history is kept of the plaintext.
+    ///
+    /// - Throws: ``SettingsError`` when the file does not exist or read, is already a sops file, or
+    ///   `recipients` is empty.
+    public static func encrypt(
+        path: String, format: any DocumentCodec = JSONCodec(), recipients: [AgeRecipient], rules: SOPSRules? = nil
+    ) throws {
+        let recording = OrderRecordingCodec(base: format)
+        let file = FileStore(path: path, format: recording, history: .off)
+        let name = "\(format.formatName) file \(path)"
+        guard !recipients.isEmpty else {
+            throw SettingsError(.invalidValue, store: name, reason: "no age recipient to seal it for (--age, or a .sops.yaml creation rule)")
+        }
+        try file.withExclusiveAccess {
+            let stored = try file.load()
+            guard let plaintext = stored.document else { throw SettingsError(.notFound, store: name, reason: "there is no such file") }
+            if (try? SOPSMetadata.of(plaintext)) != nil {
+                throw SettingsError(.invalidValue, store: name, reason: "it is already a sops file (it has a sops block)")
+            }
+            let (key, stanzas) = try SOPSSealing.newDataKey(for: recipients)
+            let metadata = SOPSMetadata.new(rules: try rules ?? SOPSRules(), ageStanzas: stanzas)
+            let text = recording.last(holding: plaintext)
+            let sealed: JSONValue
+            do {
+                sealed = try SOPSSealing.seal(plaintext, metadata: metadata, key: key, reusing: nil, editing: text.map { (plaintext, $0) }, format: format)
+            } catch let error as SOPSFailure {
+                throw SettingsError(.invalidValue, path: error.path, store: name, reason: error.description, cause: error)
+            }
+            _ = try file.save(sealed, replacing: stored.token)
+        }
+    }
+
     // MARK: Opening and sealing
 
     /// The text `cipher` was read from, when it is what the format last read; nil otherwise.
