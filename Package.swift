@@ -134,7 +134,7 @@ let package = Package(
         .executableTarget(
             name: "loupe",
             dependencies: [
-                "Loupe", "LoupeCommands", "LoupeYAML", "LoupeKeyring", "LoupeEtcd", "DaemonSettings",
+                "Loupe", "LoupeCommands", "LoupeYAML", "LoupeKeyring", "LoupeEtcd", "LoupeSOPS", "DaemonSettings",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

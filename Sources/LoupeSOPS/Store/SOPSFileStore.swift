@@ -148,6 +148,15 @@ public final class SOPSFileStore: DocumentStore {
 
     public func purgeHistory(of path: ValuePath) throws -> Int? { try file.purgeHistory(of: path) }
 
+    /// Whether the file at `path` is a sops file: it reads as `format` and has a `sops` block (a mapping at
+    /// its top). False for a file that does not exist or read.
+    public static func isSOPSFile(atPath path: String, format: any DocumentCodec) -> Bool {
+        guard let data = FileManager.default.contents(atPath: path), let document = try? format.parse(data),
+            case .object(let members) = document, case .object? = members[SOPSMetadata.key]
+        else { return false }
+        return true
+    }
+
     // MARK: Keys
 
     /// Seals every value again under a new data key, wrapped for the same age recipients (`sops rotate`),
