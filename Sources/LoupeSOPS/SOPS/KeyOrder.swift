@@ -4,7 +4,7 @@ import Loupe
 import Yams
 
 /// The order of the keys of each object of a document, as its text has them. sops's MAC hashes the values
-/// in the order the file holds them, which a ``JSONValue`` (a dictionary) does not keep: it is read from the
+/// in the order the file holds them, which a `JSONValue` (a dictionary) does not keep: it is read from the
 /// text. Keys the order does not know are taken after the ones it knows, sorted.
 indirect enum KeyOrder: Sendable, Equatable {
     case object(keys: [String], children: [String: KeyOrder])

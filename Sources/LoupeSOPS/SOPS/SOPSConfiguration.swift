@@ -23,7 +23,7 @@ public struct SOPSConfiguration: Sendable {
 
     /// The `.sops.yaml` that applies to `file`: the nearest in its directory or one above; nil when none.
     ///
-    /// - Throws: ``SettingsError`` when one is found that does not read.
+    /// - Throws: `SettingsError` when one is found that does not read.
     public static func nearest(to file: String) throws -> SOPSConfiguration? {
         var directory = URL(fileURLWithPath: file).standardizedFileURL.deletingLastPathComponent()
         while true {
@@ -39,7 +39,7 @@ public struct SOPSConfiguration: Sendable {
 
     /// The configuration in the file at `path`.
     ///
-    /// - Throws: ``SettingsError`` naming the file and what does not read.
+    /// - Throws: `SettingsError` naming the file and what does not read.
     public init(path: String) throws {
         self.path = path
         let store = "sops configuration \(path)"

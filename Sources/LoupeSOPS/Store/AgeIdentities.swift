@@ -26,7 +26,7 @@ public struct AgeIdentities: Sendable, CustomStringConvertible {
 
     /// The identities, read now.
     ///
-    /// - Throws: ``SettingsError`` with code ``SettingsError/Code/unavailable`` naming where, never a key.
+    /// - Throws: `SettingsError` with code `SettingsError.Code.unavailable` naming where, never a key.
     public func identities() throws -> [AgeIdentity] {
         do {
             return try read()

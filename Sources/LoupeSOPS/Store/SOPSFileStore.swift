@@ -24,8 +24,8 @@ import Loupe
 /// - **Read.** The data key is unwrapped with the first of ``identities`` an age stanza was sealed for;
 ///   every encrypted value is opened with its path as additional data and the MAC is checked. A value or MAC
 ///   that does not verify, a file with `ENC[…]` values and no `sops` block, or a version other than sops 3
-///   is a ``SettingsError`` (``SettingsError/Code/corrupt``) naming the file and the path or "MAC mismatch";
-///   no identity that opens it is ``SettingsError/Code/unavailable``, naming the recipients.
+///   is a `SettingsError` (`SettingsError.Code.corrupt`) naming the file and the path or "MAC mismatch";
+///   no identity that opens it is `SettingsError.Code.unavailable`, naming the recipients.
 /// - **Written in place.** A write is an edit of the file's text through its format's editor: a changed
 ///   value is sealed with a fresh IV where the old one stood, every unchanged value keeps its ciphertext,
 ///   `lastmodified` and `mac` are updated, and every other byte stays; `sops -d` still opens it. A new value
@@ -62,7 +62,7 @@ public final class SOPSFileStore: DocumentStore {
     ///
     /// - Parameters:
     ///   - path: The file; it need not exist (the first write creates it, sealed for `recipients`).
-    ///   - format: The file's format: JSON (the default), `YAMLCodec`, ``Loupe/TOMLCodec``, ``Loupe/JSONCCodec``.
+    ///   - format: The file's format: JSON (the default), `YAMLCodec`, `TOMLCodec`, `JSONCCodec`.
     ///   - identities: Where the age identities that open the file are read from (sops's places by default).
     ///   - recipients: Whom a file this store creates is sealed for.
     ///   - rules: Which values a file this store creates encrypts (sops's default: all but `*_unencrypted`).
@@ -162,7 +162,7 @@ public final class SOPSFileStore: DocumentStore {
     /// Seals every value again under a new data key, wrapped for the same age recipients (`sops rotate`),
     /// in place, under the file's lock. The values and the text around them stay; every `ENC[…]` changes.
     ///
-    /// - Throws: ``SettingsError`` when the file does not open, or is also sealed for recipients Loupe cannot
+    /// - Throws: `SettingsError` when the file does not open, or is also sealed for recipients Loupe cannot
     ///   wrap a key for (PGP, cloud KMS), which would lose their access.
     public func rotate() throws {
         try file.withExclusiveAccess {
@@ -182,7 +182,7 @@ public final class SOPSFileStore: DocumentStore {
     /// keeps its stanza, a new one gets one, one no longer named loses its own. The values, `lastmodified`
     /// and `mac` stay.
     ///
-    /// - Throws: ``SettingsError`` when the file does not open, `recipients` is empty, or the file keeps
+    /// - Throws: `SettingsError` when the file does not open, `recipients` is empty, or the file keeps
     ///   its keys in `key_groups`.
     public func updateRecipients(_ recipients: [AgeRecipient]) throws {
         guard !recipients.isEmpty else {
@@ -249,7 +249,7 @@ public final class SOPSFileStore: DocumentStore {
     /// encrypt becomes `ENC[…]` where it stood, and a `sops` block wraps a new data key for `recipients`.
     /// Comments and layout stay. No history is kept of the plaintext.
     ///
-    /// - Throws: ``SettingsError`` when the file does not exist or read, is already a sops file, or
+    /// - Throws: `SettingsError` when the file does not exist or read, is already a sops file, or
     ///   `recipients` is empty.
     public static func encrypt(
         path: String, format: any DocumentCodec = JSONCodec(), recipients: [AgeRecipient], rules: SOPSRules? = nil
