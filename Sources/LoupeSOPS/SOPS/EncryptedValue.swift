@@ -19,17 +19,49 @@ struct EncryptedValue {
     /// - Throws: ``SOPSFailure`` when it starts as one but does not read (truncated, bad base64).
     static func parse(_ text: String) throws(SOPSFailure) -> EncryptedValue? {
         guard text.hasPrefix("ENC[") else { return nil }
-        guard text.hasPrefix(prefix), text.hasSuffix("]") else { throw SOPSFailure("is an ENC[…] value that does not read (truncated or not AES256_GCM)") }
-        let inner = text.dropFirst(prefix.count).dropLast()
-        guard let ivRange = inner.range(of: ",iv:"), let tagRange = inner.range(of: ",tag:"), let typeRange = inner.range(of: ",type:"),
-            ivRange.upperBound <= tagRange.lowerBound, tagRange.upperBound <= typeRange.lowerBound
-        else { throw SOPSFailure("is an ENC[…] value that does not read (truncated: data, iv, tag or type is missing)") }
-        guard let data = Data(base64Encoded: String(inner[..<ivRange.lowerBound])),
-            let iv = Data(base64Encoded: String(inner[ivRange.upperBound..<tagRange.lowerBound])),
-            let tag = Data(base64Encoded: String(inner[tagRange.upperBound..<typeRange.lowerBound]))
+        // Read on the UTF-8 bytes: Foundation's `range(of:)` goes through NSString, at a cost per value
+        // that a load of hundreds of values feels.
+        let bytes = Array(text.utf8)
+        let prefix = Self.prefixBytes
+        guard bytes.count > prefix.count, bytes.last == 0x5D, bytes.starts(with: prefix) else {
+            throw SOPSFailure("is an ENC[…] value that does not read (truncated or not AES256_GCM)")
+        }
+        // data:…,iv:…,tag:…,type:…]
+        var fields: [ArraySlice<UInt8>] = []
+        var start = prefix.count
+        for label in Self.labels {
+            guard let found = Self.find(label, in: bytes, from: start) else {
+                throw SOPSFailure("is an ENC[…] value that does not read (truncated: data, iv, tag or type is missing)")
+            }
+            fields.append(bytes[start..<found])
+            start = found + label.count
+        }
+        fields.append(bytes[start..<(bytes.count - 1)])
+        guard let data = Data(base64Encoded: Data(fields[0])), let iv = Data(base64Encoded: Data(fields[1])),
+            let tag = Data(base64Encoded: Data(fields[2]))
         else { throw SOPSFailure("is an ENC[…] value whose data, iv or tag is not base64") }
         guard iv.count >= 12, tag.count == 16 else { throw SOPSFailure("is an ENC[…] value with an IV or tag of the wrong size") }
-        return EncryptedValue(data: data, iv: iv, tag: tag, type: String(inner[typeRange.upperBound...]))
+        return EncryptedValue(data: data, iv: iv, tag: tag, type: String(decoding: fields[3], as: UTF8.self))
+    }
+
+    private static let prefixBytes = Array(prefix.utf8)
+    private static let labels = [Array(",iv:".utf8), Array(",tag:".utf8), Array(",type:".utf8)]
+
+    private static func find(_ needle: [UInt8], in bytes: [UInt8], from start: Int) -> Int? {
+        guard bytes.count >= needle.count else { return nil }
+        var index = start
+        while index <= bytes.count - needle.count {
+            if bytes[index] == needle[0] {
+                var matches = true
+                for offset in 1..<needle.count where bytes[index + offset] != needle[offset] {
+                    matches = false
+                    break
+                }
+                if matches { return index }
+            }
+            index += 1
+        }
+        return nil
     }
 
     /// The text sops writes for this value.

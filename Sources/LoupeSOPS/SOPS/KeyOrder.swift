@@ -49,6 +49,69 @@ indirect enum KeyOrder: Sendable, Equatable {
         }
     }
 
+    /// Whether the order of `format`'s text can be read from where its ciphertexts stand (JSON, JSONC, YAML).
+    static func followsText(_ format: String) -> Bool { ["JSON", "JSONC", "YAML"].contains(format) }
+
+    /// The order of `document`'s keys as `text` holds them, read from where each `ENC[…]` value stands
+    /// in it: every ciphertext is unique (its IV is random), and an object's members stand in the order of
+    /// their first values. Costs a scan of the text for `ENC[`, where ``of(_:format:)`` parses it again.
+    /// nil when a value the MAC may cover is not encrypted, or its ciphertext is not found: its place is
+    /// not known from the text alone.
+    static func positional(_ document: JSONValue, text: Data) -> KeyOrder? {
+        let marker = Array("ENC[AES256_GCM,".utf8)
+        var offsets: [String: Int] = [:]
+        let bytes = [UInt8](text)
+        var index = 0
+        let count = bytes.count
+        while index + marker.count < count {
+            guard bytes[index] == 0x45, bytes[index + 1] == 0x4E, bytes[index + 2] == 0x43, bytes[index + 3] == 0x5B,
+                bytes[index..<(index + marker.count)].elementsEqual(marker)
+            else {
+                index += 1
+                continue
+            }
+            var end = index + marker.count
+            while end < count, bytes[end] != 0x5D, bytes[end] != 0x0A { end += 1 }
+            guard end < count, bytes[end] == 0x5D else { index = end; continue }
+            offsets[String(decoding: bytes[index...end], as: UTF8.self)] = index
+            index = end + 1
+        }
+        func walk(_ value: JSONValue, top: Bool) -> (order: KeyOrder, first: Int)?? {
+            switch value {
+            case .object(let members):
+                var children: [String: KeyOrder] = [:]
+                var placed: [(key: String, first: Int)] = []
+                for (key, member) in members where !(top && key == SOPSMetadata.key) {
+                    guard let result = walk(member, top: false) else { return nil }
+                    children[key] = result?.order ?? .unknown
+                    placed.append((key, result?.first ?? Int.max))
+                }
+                placed.sort { $0.first != $1.first ? $0.first < $1.first : $0.key < $1.key }
+                return .some((.object(keys: placed.map(\.key), children: children), placed.first?.first ?? Int.max))
+            case .array(let elements):
+                var orders: [KeyOrder] = []
+                var first = Int.max
+                for element in elements {
+                    guard let result = walk(element, top: false) else { return nil }
+                    orders.append(result?.order ?? .unknown)
+                    first = min(first, result?.first ?? Int.max)
+                }
+                return .some((.array(orders), first))
+            case .null:
+                return .some(nil)
+            case .string(let text) where text.isEmpty:
+                return .some(nil)
+            case .string(let text) where text.hasPrefix("ENC["):
+                guard let offset = offsets[text] else { return nil }
+                return .some((.unknown, offset))
+            default:
+                return nil
+            }
+        }
+        guard let result = walk(document, top: true) else { return nil }
+        return result?.order ?? .unknown
+    }
+
     private static func of(_ node: Node) -> KeyOrder {
         switch node {
         case .mapping(let mapping):

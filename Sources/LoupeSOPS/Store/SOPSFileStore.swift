@@ -290,8 +290,15 @@ public final class SOPSFileStore: DocumentStore {
     private func open(_ cipher: JSONValue, text: Data?) throws -> SOPSDocument.Opened {
         let metadata = try metadata(of: cipher)
         let key = try dataKey(of: metadata)
-        let order = text.map { KeyOrder.of($0, format: format.formatName) } ?? .unknown
         do {
+            // Where the ciphertexts stand gives the order the MAC takes, without reading the text again;
+            // where it does not verify so, the text is read for its order (a file with plaintext values).
+            if let text, KeyOrder.followsText(format.formatName), let order = KeyOrder.positional(cipher, text: text),
+                let opened = try? SOPSDocument.open(cipher, metadata: metadata, key: key, order: order)
+            {
+                return opened
+            }
+            let order = text.map { KeyOrder.of($0, format: format.formatName) } ?? .unknown
             return try SOPSDocument.open(cipher, metadata: metadata, key: key, order: order)
         } catch {
             throw SettingsError(.corrupt, path: error.path, store: description, reason: error.path == nil ? error.description : "the value \(error.description)", cause: error)

@@ -28,14 +28,21 @@ enum SOPSSealing {
         // removed, the edit keeps the text's order; else the edit is made once to read its order.
         let order: KeyOrder
         if let editing, SOPSDocument.sameShape(draft, editing.document) {
-            order = KeyOrder.of(editing.text, format: format.formatName)
+            order = textOrder(of: editing.document, in: editing.text, format: format)
         } else {
             let text = try editing.map { try format.serialize(draft, editing: $0.text, holding: $0.document) } ?? format.serialize(draft)
-            order = KeyOrder.of(text, format: format.formatName)
+            order = textOrder(of: draft, in: text, format: format)
         }
         let mac = SOPSDocument.mac(of: plaintext, rules: metadata.rules, order: order)
         metadata.block["mac"] = .string(try SOPSDocument.sealedMAC(mac, lastModified: lastModified, key: key))
         return adding(metadata.block, to: body)
+    }
+
+    /// The order of `document`'s keys in `text`: where its ciphertexts stand, when that tells it, else the
+    /// text read again.
+    static func textOrder(of document: JSONValue, in text: Data, format: any DocumentCodec) -> KeyOrder {
+        if KeyOrder.followsText(format.formatName), let order = KeyOrder.positional(document, text: text) { return order }
+        return KeyOrder.of(text, format: format.formatName)
     }
 
     static func adding(_ block: [String: JSONValue], to body: JSONValue) -> JSONValue {
