@@ -118,7 +118,8 @@ public enum AgeFile {
             using: SHA256.self, salt: salt, sharedInfo: Data("age-encryption.org/v1/X25519".utf8), outputByteCount: 32)
         let box = try ChaChaPoly.SealedBox(
             nonce: ChaChaPoly.Nonce(data: Data(count: 12)), ciphertext: stanza.body.prefix(16), tag: stanza.body.suffix(16))
-        guard let key = try? ChaChaPoly.open(box, using: wrapKey) else { return nil }
+        guard var key = try? ChaChaPoly.open(box, using: wrapKey) else { return nil }
+        defer { key.resetBytes(in: key.startIndex..<key.endIndex) }  // the file key's bytes, wiped
         return SymmetricKey(data: key)
     }
 

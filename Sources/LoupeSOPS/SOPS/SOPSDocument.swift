@@ -18,7 +18,7 @@ enum SOPSDocument {
     /// - Throws: ``SOPSFailure`` naming every recipient the file was sealed for when none opens it.
     static func dataKey(of metadata: SOPSMetadata, identities: [AgeIdentity]) throws(SOPSFailure) -> SymmetricKey {
         for (_, enc) in metadata.ageKeys {
-            let opened: Data
+            var opened: Data
             do {
                 opened = try AgeFile.decrypt(Data(enc.utf8), with: identities)
             } catch let error as AgeError where error.description.hasPrefix("no identity") {
@@ -26,6 +26,7 @@ enum SOPSDocument {
             } catch {
                 throw SOPSFailure("its data key does not open: \(error)")
             }
+            defer { opened.resetBytes(in: opened.startIndex..<opened.endIndex) }  // the key's bytes, wiped
             guard opened.count == 32 else { throw SOPSFailure("its data key is \(opened.count) bytes, not 32") }
             return SymmetricKey(data: opened)
         }
@@ -41,8 +42,10 @@ enum SOPSDocument {
     static func open(_ document: JSONValue, metadata: SOPSMetadata, key: SymmetricKey, order: KeyOrder) throws(SOPSFailure) -> Opened {
         var hasher = SHA512()
         if metadata.rules.macOnlyEncrypted { hasher.update(data: SOPSMetadata.macOnlyEncryptedPrefix) }
-        var encrypted: [ValuePath] = []
-        var plaintext = try open(document, keys: [], path: [], order: order, rules: metadata.rules, key: key, hasher: &hasher, encrypted: &encrypted)
+        var walk = OpenWalk(rules: metadata.rules, key: key, hasher: hasher)
+        var plaintext = try walk.open(document, order: order)
+        hasher = walk.hasher
+        let encrypted = walk.encrypted
         if case .object(var members) = plaintext {
             members[SOPSMetadata.key] = nil
             plaintext = .object(members)
@@ -51,51 +54,74 @@ enum SOPSDocument {
         return Opened(plaintext: plaintext, encryptedPaths: encrypted)
     }
 
-    private static func open(
-        _ value: JSONValue, keys: [String], path: [ValuePath.Component], order: KeyOrder, rules: SOPSRules, key: SymmetricKey,
-        hasher: inout SHA512, encrypted: inout [ValuePath]
-    ) throws(SOPSFailure) -> JSONValue {
-        switch value {
-        case .object(let members):
-            var result: [String: JSONValue] = [:]
-            result.reserveCapacity(members.count)
-            for name in order.ordered(members) {
-                guard let member = members[name] else { continue }
-                if path.isEmpty, name == SOPSMetadata.key { continue }
-                result[name] = try open(member, keys: keys + [name], path: path + [.key(name)], order: order.child(name), rules: rules, key: key, hasher: &hasher, encrypted: &encrypted)
-            }
-            return .object(result)
-        case .array(let elements):
-            var result: [JSONValue] = []
-            result.reserveCapacity(elements.count)
-            for (index, element) in elements.enumerated() {
-                result.append(try open(element, keys: keys, path: path + [.index(index)], order: order.element(index), rules: rules, key: key, hasher: &hasher, encrypted: &encrypted))
-            }
-            return .array(result)
-        case .null:
-            return .null
-        default:
-            let encrypts = rules.encrypts(keys)
-            var plain = value
-            if encrypts {
-                guard case .string(let text) = value else {
-                    throw SOPSFailure("is not encrypted, though the file's sops rules say it is", path: ValuePath(path))
-                }
-                if !text.isEmpty {
-                    do throws(SOPSFailure) {
-                        guard let sealed = try EncryptedValue.parse(text) else {
-                            throw SOPSFailure("is not an ENC[…] value, though the file's sops rules say it is encrypted")
-                        }
-                        let bytes = try sealed.open(with: key, additionalData: EncryptedValue.additionalData(keys))
-                        plain = try EncryptedValue.value(of: bytes, type: sealed.type)
-                    } catch {
-                        throw SOPSFailure(error.description, path: ValuePath(path))
+    /// The walk of ``open(_:metadata:key:order:)``: the keys and path of the value at hand kept as stacks,
+    /// so that a value costs no array of its own.
+    private struct OpenWalk {
+        let rules: SOPSRules
+        let key: SymmetricKey
+        var hasher: SHA512
+        var keys: [String] = []
+        var path: [ValuePath.Component] = []
+        var encrypted: [ValuePath] = []
+
+        init(rules: SOPSRules, key: SymmetricKey, hasher: SHA512) {
+            self.rules = rules
+            self.key = key
+            self.hasher = hasher
+        }
+
+        mutating func open(_ value: JSONValue, order: KeyOrder) throws(SOPSFailure) -> JSONValue {
+            switch value {
+            case .object(let members):
+                var result: [String: JSONValue] = [:]
+                result.reserveCapacity(members.count)
+                for name in order.ordered(members) {
+                    guard let member = members[name] else { continue }
+                    if path.isEmpty, name == SOPSMetadata.key { continue }
+                    keys.append(name)
+                    path.append(.key(name))
+                    defer {
+                        keys.removeLast()
+                        path.removeLast()
                     }
-                    encrypted.append(ValuePath(path))
+                    result[name] = try open(member, order: order.child(name))
                 }
+                return .object(result)
+            case .array(let elements):
+                var result: [JSONValue] = []
+                result.reserveCapacity(elements.count)
+                for (index, element) in elements.enumerated() {
+                    path.append(.index(index))
+                    defer { path.removeLast() }
+                    result.append(try open(element, order: order.element(index)))
+                }
+                return .array(result)
+            case .null:
+                return .null
+            default:
+                let encrypts = rules.encrypts(keys)
+                var plain = value
+                if encrypts {
+                    guard case .string(let text) = value else {
+                        throw SOPSFailure("is not encrypted, though the file's sops rules say it is", path: ValuePath(path))
+                    }
+                    if !text.isEmpty {
+                        do throws(SOPSFailure) {
+                            guard let sealed = try EncryptedValue.parse(text) else {
+                                throw SOPSFailure("is not an ENC[…] value, though the file's sops rules say it is encrypted")
+                            }
+                            var bytes = try sealed.open(with: key, additionalData: EncryptedValue.additionalData(keys))
+                            plain = try EncryptedValue.value(of: bytes, type: sealed.type)
+                            bytes.resetBytes(in: bytes.startIndex..<bytes.endIndex)  // the plaintext buffer, wiped
+                        } catch {
+                            throw SOPSFailure(error.description, path: ValuePath(path))
+                        }
+                        encrypted.append(ValuePath(path))
+                    }
+                }
+                if !rules.macOnlyEncrypted || encrypts, let bytes = EncryptedValue.macBytes(of: plain) { hasher.update(data: bytes) }
+                return plain
             }
-            if !rules.macOnlyEncrypted || encrypts, let bytes = EncryptedValue.macBytes(of: plain) { hasher.update(data: bytes) }
-            return plain
         }
     }
 
@@ -169,7 +195,9 @@ enum SOPSDocument {
                 try seal(element, previous: old.flatMap { $0.indices.contains(index) ? $0[index] : nil }, keys: keys, rules: rules, key: key)
             })
         default:
-            guard rules.encrypts(keys), let (bytes, type) = EncryptedValue.plaintext(of: value) else { return value }
+            guard rules.encrypts(keys), let (plaintext, type) = EncryptedValue.plaintext(of: value) else { return value }
+            var bytes = plaintext
+            defer { bytes.resetBytes(in: bytes.startIndex..<bytes.endIndex) }  // the plaintext buffer, wiped
             let additionalData = EncryptedValue.additionalData(keys)
             if case .string(let text)? = previous, let sealed = try? EncryptedValue.parse(text),
                 let opened = try? sealed.open(with: key, additionalData: additionalData),
