@@ -170,7 +170,7 @@ let package = Package(
         .testTarget(
             name: "LoupeSOPSTests",
             dependencies: [
-                "LoupeSOPS", "LoupeYAML", "LoupeTestSupport",
+                "LoupeSOPS", "LoupeYAML", "LoupeTesting", "LoupeTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             resources: [.copy("Fixtures")]
