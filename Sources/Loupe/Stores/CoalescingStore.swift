@@ -107,6 +107,8 @@ public final class CoalescingStore: DocumentStore {
 
     public var holdsSecrets: Bool { base.holdsSecrets }
 
+    public var secretValuePaths: [ValuePath] { base.secretValuePaths }
+
     /// The base store's history: each write that reached it (a flush of the changes meanwhile) is one change.
     public func history() throws -> SettingsHistory? { try base.history() }
 

@@ -178,6 +178,9 @@ public final class LayeredStore: DocumentStore {
     /// Whether the top or any store layer holds secrets.
     public var holdsSecrets: Bool { top.holdsSecrets || layers.contains(where: \.holdsSecrets) }
 
+    /// The values the top store keeps secret (a sops file's encrypted values).
+    public var secretValuePaths: [ValuePath] { top.secretValuePaths }
+
     /// The top store's history: the changes written to it.
     public func history() throws -> SettingsHistory? { try top.history() }
 
