@@ -132,6 +132,14 @@ public struct SOPSRules: Sendable, Equatable {
     var unencryptedRegex: Pattern?
     var encryptedRegex: Pattern?
 
+    /// sops's default rules: every value encrypted, except under keys ending in `_unencrypted`.
+    public static let standard = SOPSRules(unencryptedSuffix: "_unencrypted", macOnlyEncrypted: false)
+
+    private init(unencryptedSuffix: String, macOnlyEncrypted: Bool) {
+        self.unencryptedSuffix = unencryptedSuffix
+        self.macOnlyEncrypted = macOnlyEncrypted
+    }
+
     /// Rules as a `sops` block or a `.sops.yaml` creation rule states them; with none set, sops's default
     /// (every value encrypted, except under keys ending in `_unencrypted`).
     ///

@@ -78,7 +78,7 @@ public final class SOPSFileStore: DocumentStore {
         self.format = format
         self.identities = identities
         self.recipients = recipients
-        self.rules = rules ?? (try! SOPSRules())  // the default rules have no expression to fail
+        self.rules = rules ?? .standard
         self.logger = logger
         recording = OrderRecordingCodec(base: format)
         file = FileStore(path: path, format: recording, permissions: permissions, history: history, logger: logger)
@@ -267,7 +267,7 @@ public final class SOPSFileStore: DocumentStore {
                 throw SettingsError(.invalidValue, store: name, reason: "it is already a sops file (it has a sops block)")
             }
             let (key, stanzas) = try SOPSSealing.newDataKey(for: recipients)
-            let metadata = SOPSMetadata.new(rules: try rules ?? SOPSRules(), ageStanzas: stanzas)
+            let metadata = SOPSMetadata.new(rules: rules ?? .standard, ageStanzas: stanzas)
             let text = recording.last(holding: plaintext)
             let sealed: JSONValue
             do {
