@@ -24,7 +24,10 @@ enum LoupeCLI {
         SecretReferences.registerKeyring()
         let arguments = Array(CommandLine.arguments.dropFirst())
         // sops files: `loupe encrypt|decrypt|rotate|updatekeys FILE`.
-        if let verb = arguments.first, SOPSCommand.verbs.contains(verb) { SOPSCommand.main(arguments) }
+        if let verb = arguments.first, SOPSCommand.verbs.contains(verb) {
+            SOPSCommand.main(arguments)
+            return
+        }
         SettingsCommand<LoupeStore>.main(showFlagsApart(arguments))
     }
 

@@ -122,8 +122,12 @@ struct SOPSWriteTests {
         defer { directory.cleanUp() }
         let identity = AgeIdentity.generate()
         let path = directory.file("app.yaml")
-        let store = SOPSFileStore(path: path, format: YAMLCodec(), identities: .identities([identity]), recipients: [identity.recipient])
+        // Keys in another order than sorted, which the journal's documents do not keep.
+        try "token: initial\nport: 80\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try SOPSFileStore.encrypt(path: path, format: YAMLCodec(), recipients: [identity.recipient])
+        let store = SOPSFileStore(path: path, format: YAMLCodec(), identities: .identities([identity]))
         let root = try RootLens(default: Settings(), store: store)
+        try root.update { $0.port = 8080 }
         try root.update { $0.token = "first-t0ken" }
         try root.update { $0.token = "second-t0ken" }
         #expect(root.value.token == "second-t0ken")
