@@ -136,10 +136,19 @@ struct SOPSWriteTests {
         let history = try root.history()
         #expect(history.changes.count >= 2)
         let first = try #require(history.changes.first { $0.patch[path: "token"] == .string("first-t0ken") })
+        // A new data key since: the revision, sealed under the old one, is sealed again under the new.
+        func stanza(_ text: String) -> Substring { text.components(separatedBy: "enc: ")[1].prefix { $0 != "\n" } }
+        let stanzaBefore = stanza(try String(contentsOfFile: path, encoding: .utf8))
+        try store.rotate()
+        let rotated = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(stanza(rotated) != stanzaBefore)
+        try root.reload()
         try root.rollback(to: first.revision)
         #expect(root.value.token == "first-t0ken")
         let again = try SOPSFileStore(path: path, format: YAMLCodec(), identities: .identities([identity]), history: .off).load()
         #expect(again.document?[path: "token"] == .string("first-t0ken"))
+        let rolledBack = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(stanza(rolledBack) == stanza(rotated))
         let journal = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".history") }
         #expect(!journal.isEmpty)
         for name in journal {
