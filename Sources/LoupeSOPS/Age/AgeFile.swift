@@ -123,12 +123,6 @@ public enum AgeFile {
         return SymmetricKey(data: key)
     }
 
-    /// The recipients' stanza types and first arguments of an age file, for messages.
-    static func stanzaTypes(of data: Data) -> [String] {
-        guard let binary = try? dearmorIfArmored(data), let (stanzas, _, _, _) = try? parseHeader(binary) else { return [] }
-        return stanzas.map(\.type)
-    }
-
     // MARK: Header
 
     static func macKey(_ fileKey: SymmetricKey) -> SymmetricKey {

@@ -100,6 +100,7 @@ public final class SOPSFileStore: DocumentStore {
         guard let cipher = stored.document else { return stored }
         let opened = try open(cipher, text: try text(of: cipher))
         encrypted.withLock { $0 = opened.encryptedPaths }
+        logger.debug("opened the sops file", metadata: ["file": "\(path)", "encrypted-values": "\(opened.encryptedPaths.count)"])
         return StoredDocument(opened.plaintext, token: stored.token, layers: stored.layers, source: stored.source, writers: stored.writers)
     }
 
@@ -107,6 +108,7 @@ public final class SOPSFileStore: DocumentStore {
         let (cipher, paths) = try sealed(document, replacing: token)
         let written = try file.save(cipher, replacing: token)
         encrypted.withLock { $0 = paths }
+        logger.debug("sealed the sops file", metadata: ["file": "\(path)", "encrypted-values": "\(paths.count)"])
         return written
     }
 
