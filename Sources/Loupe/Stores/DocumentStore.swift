@@ -19,7 +19,8 @@
 ///   update and a save. The root asks for it only after a conflict, so that a writer that lost a race
 ///   cannot lose the next one too: without it, a process that loads outside the lock can lose every round
 ///   to a peer updating in a tight loop.
-/// - ``holdsSecrets``: the store's documents are secrets, so tools mask them and errors never quote them.
+/// - ``holdsSecrets``: the store's documents are secrets, so tools mask them and errors never quote them;
+///   ``secretValuePaths``: the values that are, in a document the store otherwise shows (a sops file).
 /// - ``history()``, optional: the changes the store keeps a record of (a file's journal, etcd's
 ///   revisions), for `RootLens.history()` and `RootLens.rollback(to:)`; ``purgeHistory(of:)``, optional,
 ///   takes a path's values out of that record, for `RootLens.purgeHistory(of:)`.
