@@ -52,6 +52,8 @@ struct SOPSWriteTests {
         #expect(reopened.document?[path: "myapp1"] == document[path: "myapp1"])
         let independent = try #require(try IndependentReader.open(copy.path, keyFile: copy.keyFile))
         #expect((independent["app2"] as? [String: Any]).flatMap { $0["db"] as? [String: String] }?["password"] == "n3w-p4ss")
+        let bySOPS = try SOPSInteropTests.sops(["-d", copy.path], keyFile: copy.keyFile)
+        #expect(bySOPS.status == 0 && bySOPS.output.contains("password: n3w-p4ss"), "\(bySOPS.error)")
 
         // The journal beside the file holds ciphertext only, and no temporary file is left.
         let names = try FileManager.default.contentsOfDirectory(atPath: copy.directory.path)
