@@ -39,14 +39,15 @@ public struct AgeIdentity: Sendable, CustomStringConvertible {
     }
 
     /// The identities in `text`, as in an age identity file (`keys.txt`): one `AGE-SECRET-KEY-1…` a line,
-    /// blank lines and `#` comments ignored.
+    /// blank lines and `#` comments ignored. Identities of kinds Loupe does not open (plugins'
+    /// `AGE-PLUGIN-…`, post-quantum `AGE-SECRET-KEY-PQ-1…`) are passed over, so the file's X25519 ones serve.
     ///
     /// - Throws: ``AgeError`` naming the line of an identity that does not read (never quoting it).
     public static func parseIdentities(_ text: String) throws -> [AgeIdentity] {
         var identities: [AgeIdentity] = []
         for (number, line) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
-            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+            if trimmed.isEmpty || trimmed.hasPrefix("#") || trimmed.hasPrefix("AGE-PLUGIN-") || trimmed.hasPrefix("AGE-SECRET-KEY-PQ-") { continue }
             do {
                 identities.append(try AgeIdentity(trimmed))
             } catch {
