@@ -14,6 +14,7 @@ let traits: Set<Trait> = [
     .trait(name: "Configuration", description: "LoupeConfiguration: lenses as swift-configuration providers."),
     .trait(name: "ServiceLifecycle", description: "LoupeServiceLifecycle: a root as a swift-service-lifecycle Service."),
     .trait(name: "Commands", description: "LoupeCommands: a settings command group (get, set, edit, …) over swift-argument-parser."),
+    .trait(name: "SOPS", description: "LoupeSOPS: sops-compatible encrypted values under age keys, over swift-crypto."),
     .default(enabledTraits: []),
 ]
 
@@ -32,6 +33,7 @@ let package = Package(
         .library(name: "LoupeConfiguration", targets: ["LoupeConfiguration"]),
         .library(name: "LoupeServiceLifecycle", targets: ["LoupeServiceLifecycle"]),
         .library(name: "LoupeCommands", targets: ["LoupeCommands"]),
+        .library(name: "LoupeSOPS", targets: ["LoupeSOPS"]),
     ],
     traits: traits,
     dependencies: [
@@ -45,6 +47,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        // The URL as the packages that already depend on swift-crypto (swift-certificates) spell it.
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         // The core: lenses, the graph, the document pipeline, files, UserDefaults, memory.
@@ -112,6 +116,17 @@ let package = Package(
             ]
         ),
 
+        // sops files: values sealed in place under age keys (AES-256-GCM, X25519, ChaCha20-Poly1305 from swift-crypto).
+        .target(
+            name: "LoupeSOPS",
+            dependencies: [
+                "Loupe",
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["SOPS"])),
+                .product(name: "Yams", package: "Yams", condition: .when(traits: ["SOPS"])),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
         // The examples: a CLI that edits settings by path, and a daemon whose settings change live.
         .target(
             name: "DaemonSettings",
@@ -121,7 +136,7 @@ let package = Package(
         .executableTarget(
             name: "loupe",
             dependencies: [
-                "Loupe", "LoupeCommands", "LoupeYAML", "LoupeKeyring", "LoupeEtcd", "DaemonSettings",
+                "Loupe", "LoupeCommands", "LoupeYAML", "LoupeKeyring", "LoupeEtcd", "LoupeSOPS", "DaemonSettings",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -153,6 +168,14 @@ let package = Package(
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
+        ),
+        .testTarget(
+            name: "LoupeSOPSTests",
+            dependencies: [
+                "LoupeSOPS", "LoupeYAML", "LoupeTesting", "LoupeTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "LoupeYAMLTests",

@@ -5,6 +5,7 @@ import Loupe
 import LoupeCommands
 import LoupeEtcd
 import LoupeKeyring
+import LoupeSOPS
 import LoupeYAML
 import Logging
 
@@ -21,7 +22,13 @@ enum LoupeCLI {
         }
         // `{"$secret": "keyring:SERVICE/ACCOUNT"}` in a settings file reads the login keyring's item.
         SecretReferences.registerKeyring()
-        SettingsCommand<LoupeStore>.main(showFlagsApart(Array(CommandLine.arguments.dropFirst())))
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        // sops files: `loupe encrypt|decrypt|rotate|updatekeys FILE`.
+        if let verb = arguments.first, SOPSCommand.verbs.contains(verb) {
+            SOPSCommand.main(arguments)
+            return
+        }
+        SettingsCommand<LoupeStore>.main(showFlagsApart(arguments))
     }
 
     /// The arguments with `show --defaults` spelled `show --only-defaults`, and `template --format` and
@@ -71,6 +78,10 @@ struct LoupeStore: SettingsLocation {
         Layers: --layer PATH (a file or a drop-in directory, lowest first, repeatable) under --file (the \
         writable top layer), with --locks PATH for an administrator's locks. Every command sees the \
         merged value; set and unset write the top layer only.
+
+        sops files (a sops block, values sealed under age keys) open with the identities sops uses; their \
+        encrypted values are masked unless --reveal. loupe encrypt|decrypt|rotate|updatekeys FILE seal and \
+        open them (loupe encrypt --help).
 
         Overrides, over every layer and never written, as a program started with them sees its settings: \
         --env-prefix PREFIX (environment variables: PREFIX_SERVER__PORT=9000), --set PATH=VALUE \
@@ -176,7 +187,7 @@ struct LoupeStore: SettingsLocation {
     /// The store written to: the file (the user's, under layers), or the suite, key or keyring item.
     func openOwnStore() throws -> (any DocumentStore)? {
         try checkStoreOptions()
-        if let file { return FileStore(path: file, format: codec, permissions: fileMode.rawValue) }
+        if let file { return fileStore(file) }
         return try makeServerStore()
     }
 
@@ -251,11 +262,20 @@ struct LoupeStore: SettingsLocation {
         return layers
     }
 
+    /// The store of the file at `path`: a sops file (one with a `sops` block) opens with the age identities
+    /// sops would use, its encrypted values masked unless --reveal.
+    private func fileStore(_ path: String) -> any DocumentStore {
+        if SOPSFileStore.isSOPSFile(atPath: path, format: codec) {
+            return SOPSFileStore(path: path, format: codec, identities: .sopsDefaults(), permissions: fileMode.rawValue)
+        }
+        return FileStore(path: path, format: codec, permissions: fileMode.rawValue)
+    }
+
     /// The chosen store, under the override layers the options name.
     private func makeStore() throws -> any DocumentStore {
         let overrides = overrideLayers
         if let file {
-            let top = FileStore(path: file, format: codec, permissions: fileMode.rawValue)
+            let top = fileStore(file)
             if layers.isEmpty && locks.isEmpty && overrides.isEmpty { return top }
             return LayeredStore(
                 layers: layers.map { .fileOrDirectory($0, format: Self.codec(of: format ?? Self.format(ofPath: $0))) } + overrides,

@@ -733,10 +733,12 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         storedMemory.withLock { $0.stamp }
     }
 
-    /// The paths whose values are secrets: those an override layer with secret values sets, and those of
-    /// the parts the settings type declares secret (``SecretSettings``) that the value holds.
+    /// The paths whose values are secrets: those an override layer with secret values sets, those the
+    /// store keeps secret (``DocumentStore/secretValuePaths``), and those of the parts the settings type
+    /// declares secret (``SecretSettings``) that the value holds.
     var secretPaths: [ValuePath] {
         var paths = storedMemory.withLock { $0.overrides.filter(\.isSecret).map(\.path) }
+        for path in store?.secretValuePaths ?? [] where !paths.contains(path) { paths.append(path) }
         guard pipeline.declaresSecrets, let document = try? pipeline.coding.encode(committed.read { $0 }) else { return paths }
         for path in pipeline.declaredSecretPaths(in: document) where !paths.contains(path) { paths.append(path) }
         return paths
@@ -746,6 +748,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// neither is nor holds one the settings type declares.
     func quotesValue(at path: ValuePath) -> Bool {
         !holdsSecrets && !pipeline.touchesDeclaredSecret(path)
+            && !(store?.secretValuePaths.contains { path.components.starts(with: $0.components) || $0.components.starts(with: path.components) } ?? false)
     }
 
     /// The locks in force.

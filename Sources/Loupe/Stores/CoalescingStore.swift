@@ -107,6 +107,8 @@ public final class CoalescingStore: DocumentStore, StoreDeferredWrites {
 
     public var holdsSecrets: Bool { base.holdsSecrets }
 
+    public var secretValuePaths: [ValuePath] { base.secretValuePaths }
+
     /// The base store's, but for two: this store's writes are deferred, and it holds no lock (its saves
     /// are answered from memory and never conflict). The base's history is each write that reached it (a
     /// flush of the changes meanwhile) as one change; a purge writes the changes pending first, so that it

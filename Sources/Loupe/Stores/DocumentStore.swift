@@ -15,7 +15,8 @@
 ///   processes (a file lock, an etcd transaction) is the store's own business.
 /// - ``remove(replacing:)`` deletes the document, under the same check.
 /// - ``watch(_:)``, optional: says "something may have changed"; the root then loads.
-/// - ``holdsSecrets``: the store's documents are secrets, so tools mask them and errors never quote them.
+/// - ``holdsSecrets``: the store's documents are secrets, so tools mask them and errors never quote them;
+///   ``secretValuePaths``: the values that are, in a document the store otherwise shows (a sops file).
 /// - ``capabilities``: what a store can do beyond that, each part optional, as one value (see
 ///   ``StoreCapabilities``): keep a history (``StoreHistory``), report which version each reader runs
 ///   (``StoreFleetReport``), hold its own lock (``StoreExclusiveAccess``), write later what it answered at once
@@ -61,6 +62,11 @@ public protocol DocumentStore: AnyObject, Sendable, CustomStringConvertible {
     /// readers mark its values secret, and errors never quote what it holds. False by default.
     var holdsSecrets: Bool { get }
 
+    /// The paths of the values that are secrets in the document the store last loaded or saved, where
+    /// the store keeps some values secret and shows the rest (a sops file's encrypted values): tools mask
+    /// them unless asked to reveal, and errors do not quote them. Empty by default.
+    var secretValuePaths: [ValuePath] { get }
+
     /// How the typed value maps to this store's documents (date and key strategies); by default,
     /// `JSONEncoder`'s and `JSONDecoder`'s defaults. A store that keeps bytes returns its codec's.
     var coding: DocumentCoding { get }
@@ -81,6 +87,8 @@ extension DocumentStore {
     public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? { nil }
 
     public var holdsSecrets: Bool { false }
+
+    public var secretValuePaths: [ValuePath] { [] }
 
     public var coding: DocumentCoding { DocumentCoding() }
 

@@ -178,6 +178,9 @@ public final class LayeredStore: DocumentStore {
     /// Whether the top or any store layer holds secrets.
     public var holdsSecrets: Bool { top.holdsSecrets || layers.contains(where: \.holdsSecrets) }
 
+    /// The values the top store keeps secret (a sops file's encrypted values).
+    public var secretValuePaths: [ValuePath] { top.secretValuePaths }
+
     /// The top store's: its history is the changes written to it (the read-only layers keep none), its
     /// report is what readers share, its lock and deferred writes are where the writes go.
     public var capabilities: StoreCapabilities { top.capabilities }

@@ -1,0 +1,3 @@
+#if !SOPS
+#error("LoupeSOPS needs the package trait \"SOPS\": depend on Loupe with traits: [\"SOPS\"]")
+#endif
