@@ -57,14 +57,6 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// Swift Observation's view of the graph.
     let observation = GraphObservation()
 
-    /// How many times an update is run before a store's conflict reports end it.
-    ///
-    /// A conflict makes the root load the fresh document and run the update again at once, with no
-    /// back-off: waiting would only make that document stale again. A store with a lock runs the retry
-    /// under it, so it cannot lose again; a compare-and-swap store (etcd) loses a round only while another
-    /// writer keeps winning. The bound ends a livelock.
-    static var maximumConflictRetries: Int { 256 }
-
     init(
         default defaultValue: Root, store: (any DocumentStore)?, version: Int = 1,
         migrations: [Int: DocumentPipeline<Root>.Migration] = [:], form: StoredForm = .differencesFromDefaults,
@@ -183,32 +175,30 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         var committedAny = false
         defer { afterCommits(committedAny) }
         return try serialized(path: path) { () throws -> R in
-            var attempts = 0
-            while true {
-                do {
-                    if store == nil || attempts == 0, let result = try apply(body, saving: store, releasing: released, route: route, committed: &committedAny) {
-                        return result
-                    }
-                    if let store, attempts > 0, let result = try store.withExclusiveAccess({ () throws -> R? in
-                        committedAny = try catchUp(with: store) || committedAny
-                        return try apply(body, saving: store, releasing: released, route: route, committed: &committedAny)
-                    }) {
-                        return result
-                    }
-                } catch let failure as BodyFailure {
-                    throw failure.error  // the update's own error, whatever its code: never retried
-                } catch let error as SettingsError where error.code == .conflict {
-                    logger.debug("conflicting write, retrying", metadata: ["store": "\(storeName)", "attempt": "\(attempts + 1)"])
-                } catch let error as SettingsError where error.code == .readOnly {
-                    throw SettingsError.readOnly(path, store: storeName)
+            do {
+                return try retryingConflicts(path: path) { round in
+                    if round > 0, let store { committedAny = try catchUp(with: store) || committedAny }
+                    return try apply(body, saving: store, releasing: released, route: route, committed: &committedAny)
                 }
-                attempts += 1
-                guard attempts < Self.maximumConflictRetries else {
-                    throw SettingsError.conflict(
-                        path, attempts: attempts,
-                        cause: SettingsError(.conflict, store: storeName, reason: "other writers kept changing it"))
-                }
+            } catch let failure as BodyFailure {
+                throw failure.error  // the update's own error, whatever its code: never retried
             }
+        }
+    }
+
+    /// Runs `round` in the conflict loop (``ConflictLoop``) over the store, naming `path` in what it throws
+    /// when the store is read-only or other writers kept changing it.
+    private func retryingConflicts<R>(path: LensPath, _ round: (_ number: Int) throws -> R?) throws -> R {
+        do {
+            return try ConflictLoop.run(on: store, conflicted: { _, number in
+                logger.debug("conflicting write, retrying", metadata: ["store": "\(storeName)", "attempt": "\(number + 1)"])
+            }, round)
+        } catch let error as SettingsError where error.code == .readOnly {
+            throw SettingsError.readOnly(path, store: storeName)
+        } catch let exhausted as ConflictLoop.Exhausted {
+            throw SettingsError.conflict(
+                path, attempts: exhausted.rounds,
+                cause: exhausted.lastConflict ?? SettingsError(.conflict, store: storeName, reason: "other writers kept changing it"))
         }
     }
 
@@ -278,17 +268,10 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         var committedAny = false
         defer { afterCommits(committedAny) }
         try serialized(path: .root) {
-            var token = storedMemory.withLock { $0.token }
-            for attempt in 1... {
-                do {
-                    _ = try store.remove(replacing: token)
-                    break
-                } catch let error as SettingsError where error.code == .conflict && attempt < Self.maximumConflictRetries {
-                    // Whatever another writer stored meanwhile is removed too: that is what was asked.
-                    token = try store.load().token
-                } catch let error as SettingsError where error.code == .readOnly {
-                    throw SettingsError.readOnly(.root, store: storeName)
-                }
+            _ = try retryingConflicts(path: .root) { round in
+                // Whatever another writer stored meanwhile is removed too: that is what was asked.
+                let token = round == 0 ? storedMemory.withLock { $0.token } : try store.load().token
+                return try store.remove(replacing: token)
             }
             rejected.withLock { $0 = nil }
             let below = try load(store.load(), keepingLastGood: true)
@@ -333,18 +316,9 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             let history = try history()
             let document = try history.document(after: revision)
             let purged = history.purgedPaths(through: revision)
-            var attempts = 0
-            while true {
-                do {
-                    let restore = { try self.restore(document, revision: revision, keeping: purged, in: store) }
-                    committedAny = try (attempts == 0 ? restore() : store.withExclusiveAccess(restore)) || committedAny
-                    return
-                } catch let error as SettingsError where error.code == .conflict && attempts + 1 < Self.maximumConflictRetries {
-                    attempts += 1
-                } catch let error as SettingsError where error.code == .readOnly {
-                    throw SettingsError.readOnly(.root, store: storeName)
-                }
-            }
+            committedAny = try retryingConflicts(path: .root) { _ in
+                try restore(document, revision: revision, keeping: purged, in: store)
+            } || committedAny
         }
     }
 

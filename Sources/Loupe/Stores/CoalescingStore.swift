@@ -195,27 +195,28 @@ public final class CoalescingStore: DocumentStore, StoreDeferredWrites {
     /// Writes the pending document now, over whatever the store underneath holds.
     public func flush() throws {
         try writing.withLock { _ in
-            // A bound on rounds lost to other writers, as the root's own.
-            for _ in 0..<256 {
-                guard let (document, number, baseToken) = state.withLock({ state in
-                    state.pending.map { ($0, state.pendingNumber, state.baseToken ?? .absent) }
-                }) else { return }
-                do {
+            do {
+                try ConflictLoop.run(on: base) { round -> Void? in
+                    if round > 0 {
+                        // Another writer wrote meanwhile: this process's changes go again over what it holds.
+                        let stored = try base.load()
+                        state.withLock { $0.rebase(on: stored.document, token: stored.token) }
+                        logger.notice("re-applied changes not yet written over an outside change", metadata: ["store": "\(description)"])
+                    }
+                    guard let (document, number, baseToken) = state.withLock({ state in
+                        state.pending.map { ($0, state.pendingNumber, state.baseToken ?? .absent) }
+                    }) else { return () }
                     let token = try base.save(document, replacing: baseToken)
                     state.withLock { state in
                         state.baseToken = token
                         state.written = document
                         if state.pendingNumber == number { state.pending = nil }
                     }
-                    return
-                } catch let error as SettingsError where error.code == .conflict {
-                    // Another writer wrote meanwhile: this process's changes go again over what it holds.
-                    let stored = try base.load()
-                    state.withLock { $0.rebase(on: stored.document, token: stored.token) }
-                    logger.notice("re-applied changes not yet written over an outside change", metadata: ["store": "\(description)"])
+                    return ()
                 }
+            } catch is ConflictLoop.Exhausted {
+                throw SettingsError(.conflict, store: description, reason: "other writers kept changing the store")
             }
-            throw SettingsError(.conflict, store: description, reason: "other writers kept changing the store")
         }
     }
 
