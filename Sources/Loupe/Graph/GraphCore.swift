@@ -18,38 +18,38 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     let logger: Logger
     let pipeline: DocumentPipeline<Root>
     /// The first rule a value breaks, when `Root` is ``Validated``.
-    private let validator: (@Sendable (Root, Bool) -> RuleViolation?)?
+    let validator: (@Sendable (Root, Bool) -> RuleViolation?)?
     let holdsSecrets: Bool
 
     /// Held by one update at a time, for its closure and its save (see ``Locked`` for re-entry).
-    private let updateLock = Locked(())
+    let updateLock = Locked(())
     /// The committed root, read fast.
     let committed: CommittedRoot<Root>
-    private let rootsEqual: (@Sendable (Root, Root) -> Bool)?
-    private let watch = Locked<(any StoreWatch)?>(nil)
+    let rootsEqual: (@Sendable (Root, Root) -> Bool)?
+    let watch = Locked<(any StoreWatch)?>(nil)
     /// Whether the root follows outside changes: its store's, and the files its secret references read.
-    private let watching: Bool
+    let watching: Bool
     /// The watches of the files secret references read, by path.
-    private let referenceWatches = Locked<[String: any StoreWatch]>([:])
+    let referenceWatches = Locked<[String: any StoreWatch]>([:])
     /// What the root knows of what its store holds (the token of what it last read or wrote, the unknown
     /// keys, the version, the layers), to write the next document. Changed only under the update lock.
-    private let storedMemory = Locked(StoredMemory.empty)
+    let storedMemory = Locked(StoredMemory.empty)
     /// The locks this root has checked against its type (file, line and path), so that it warns once.
-    private let warnedLocks = Locked(Set<String>())
+    let warnedLocks = Locked(Set<String>())
     /// Whether this root has said that its store holds a newer version's document (it says it once).
-    private let warnedOfNewerDocument = Locked(false)
+    let warnedOfNewerDocument = Locked(false)
     /// The token of a version of the store an outside change brought that could not be applied, so that
     /// it is reported once, not on every look.
-    private let rejected = Locked<ChangeToken?>(nil)
+    let rejected = Locked<ChangeToken?>(nil)
     /// The document of the committed root, when a commit saved it: an update whose document does not share
     /// its storage is a change without comparing the roots (see ``commit(_:saving:releasing:)``). Nil after
     /// any other commit, and before the first.
-    private let committedDocument = Locked<JSONValue?>(nil)
-    private let errorHandlers = Locked<[UInt64: @Sendable (any Error) -> Void]>([:])
+    let committedDocument = Locked<JSONValue?>(nil)
+    let errorHandlers = Locked<[UInt64: @Sendable (any Error) -> Void]>([:])
     /// Errors met under the update lock (a layer that changed into something unreadable), reported once
     /// it is released.
-    private let pendingErrors = Locked<[any Error]>([])
-    private let nextErrorHandlerID = Atomic<UInt64>(0)
+    let pendingErrors = Locked<[any Error]>([])
+    let nextErrorHandlerID = Atomic<UInt64>(0)
     /// Where the `async` forms of updates, reloads and flushes run: off Swift's cooperative pool, whose few
     /// threads must never wait for a disk, a keyring or a server. One serial queue per graph, so waiting
     /// updates hold one thread, not one each.
@@ -120,6 +120,15 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         }
     }
 
+    /// The check of `Root`'s rules, when it is ``Validated``.
+    static func validator(coding: DocumentCoding) -> (@Sendable (Root, Bool) -> RuleViolation?)? {
+        guard let validated = Root.self as? any Validated.Type else { return nil }
+        func checking<V: Validated>(_: V.Type) -> @Sendable (Root, Bool) -> RuleViolation? {
+            { root, revealing in (root as? V)?.violation(revealingValues: revealing, coding: coding) }
+        }
+        return checking(validated)
+    }
+
     var storeName: String { store?.description ?? Self.noStoreName }
 
     /// The encoded default value: the pipeline's, which only a root with a store encodes up front.
@@ -188,7 +197,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
 
     /// Runs `round` in the conflict loop (``ConflictLoop``) over the store, naming `path` in what it throws
     /// when the store is read-only or other writers kept changing it.
-    private func retryingConflicts<R>(path: LensPath, _ round: (_ number: Int) throws -> R?) throws -> R {
+    func retryingConflicts<R>(path: LensPath, _ round: (_ number: Int) throws -> R?) throws -> R {
         do {
             return try ConflictLoop.run(on: store, conflicted: { _, number in
                 logger.debug("conflicting write, retrying", metadata: ["store": "\(storeName)", "attempt": "\(number + 1)"])
@@ -205,7 +214,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// Runs `body` on a copy of the root, checks the result, saves it to `store` and publishes it; returns
     /// `body`'s result, or nil when the update must run again because it changed nothing and the store
     /// holds something newer than the root knew (which is committed first). Call it holding the update lock.
-    private func apply<R>(
+    func apply<R>(
         _ body: (inout Root) throws -> R, saving store: (any DocumentStore)?, releasing released: [ValuePath],
         route: DictionaryEntryRoute?, committed committedAny: inout Bool
     ) throws -> R? {
@@ -233,303 +242,8 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
 
     /// An error thrown by an update's closure, kept apart from the store's: a closure's conflict (a write
     /// that expected another value) is the caller's answer, not a store's race to run again.
-    private struct BodyFailure: Error {
+    struct BodyFailure: Error {
         let error: any Error
-    }
-
-    /// Loads what `store` holds and commits it if it is newer than what the root knows; says whether it
-    /// committed. Call it holding the update lock.
-    private func catchUp(with store: any DocumentStore) throws -> Bool {
-        let stored = try store.load()
-        guard stored.token != storedMemory.withLock({ $0.token }) else { return false }
-        _ = try commitOutsideChange(stored)
-        return true
-    }
-
-    /// Re-reads the store and commits what it holds (the default when it holds nothing). Every layer must
-    /// be readable.
-    func reload() throws {
-        guard let store else { return }
-        var committedAny = false
-        defer { afterCommits(committedAny) }
-        // A read takes no lock across processes: stores replace documents atomically, and a reader that
-        // may only read (a daemon and its root-owned file) must not need to write a lock.
-        try serialized(path: .root) {
-            let loaded = try load(store.load(), keepingLastGood: false)
-            rejected.withLock { $0 = nil }
-            remember(loaded.memory)
-            committedAny = try commit(loaded.root, saving: nil)
-        }
-    }
-
-    /// Deletes the stored document and returns to what lies below it: the defaults, or the lower layers.
-    func removeStored() throws {
-        guard let store else { return }
-        var committedAny = false
-        defer { afterCommits(committedAny) }
-        try serialized(path: .root) {
-            _ = try retryingConflicts(path: .root) { round in
-                // Whatever another writer stored meanwhile is removed too: that is what was asked.
-                let token = round == 0 ? storedMemory.withLock { $0.token } : try store.load().token
-                return try store.remove(replacing: token)
-            }
-            rejected.withLock { $0 = nil }
-            let below = try load(store.load(), keepingLastGood: true)
-            remember(below.memory)
-            committedAny = try commit(below.root, saving: nil)
-        }
-    }
-
-    // MARK: History
-
-    /// The changes the store keeps a record of.
-    ///
-    /// - Throws: ``SettingsError/Code/unavailable`` when the store keeps none (or there is no store); the
-    ///   store's error when its record cannot be read.
-    func history() throws -> SettingsHistory {
-        guard let store, let history = try store.history() else {
-            throw SettingsError(.unavailable, store: storeName, reason: "it keeps no history")
-        }
-        return history
-    }
-
-    /// Takes the values at `path` out of every record of the store's history; returns how many records
-    /// held one.
-    ///
-    /// - Throws: ``SettingsError/Code/unavailable`` when the store keeps no history (or there is no store);
-    ///   the store's error when it cannot be rewritten.
-    func purgeHistory(of path: ValuePath) throws -> Int {
-        guard let store, let purged = try store.purgeHistory(of: path) else {
-            throw SettingsError(.unavailable, store: storeName, reason: "it keeps no history")
-        }
-        return purged
-    }
-
-    /// Stores the document the store held after `revision`, as a new change: checked by the type, the
-    /// rules and the locks as any update is, and written as any update is (a file's text edited in place).
-    /// A path whose values were purged from the history keeps what the store holds there now.
-    func rollback(to revision: Int) throws {
-        guard let store else { _ = try history(); return }
-        var committedAny = false
-        defer { afterCommits(committedAny) }
-        try serialized(path: .root) {
-            let history = try history()
-            let document = try history.document(after: revision)
-            let purged = history.purgedPaths(through: revision)
-            committedAny = try retryingConflicts(path: .root) { _ in
-                try restore(document, revision: revision, keeping: purged, in: store)
-            } || committedAny
-        }
-    }
-
-    /// Stores `document` (nil: removes the stored document) if the root it makes with the layers the store
-    /// holds now passes the type, the rules and the locks, and commits that root. Call it holding the
-    /// update lock.
-    private func restore(_ document: JSONValue?, revision: Int, keeping purged: [ValuePath], in store: any DocumentStore) throws -> Bool {
-        var stored = try store.load()
-        let current = stored.document
-        // What the history no longer knows is left as it is now, rather than restored as nothing.
-        var document = document
-        if purged.contains(where: \.components.isEmpty) {
-            document = current
-        } else if document != nil {
-            for path in purged {
-                document![path: path] = current?[path: path]
-                // An object the purge left empty, which the store does not hold now either, is not written.
-                var parent = path.parent
-                while !parent.components.isEmpty, document![path: parent] == .object([:]), current?[path: parent] == nil {
-                    document![path: parent] = nil
-                    parent = parent.parent
-                }
-            }
-        }
-        stored.document = document
-        let loaded: Loaded<Root>
-        do {
-            loaded = try load(stored, keepingLastGood: false)
-        } catch let error as SettingsError where error.code == .corrupt || error.code == .invalidValue {
-            // The document the revision left does not fit the type (or its rules) as the program is now.
-            throw SettingsError(.invalidValue, path: error.path, store: storeName, reason: "revision \(revision) cannot be restored: \(error.reason)", cause: error)
-        }
-        // A lock keeps its path at the layers below: a rollback that stores another value there is refused,
-        // as a `set` there is. (One that takes a held value out, as a reset does, is not.)
-        for (path, lock) in loaded.ignored where current?[path: path] != document?[path: path] {
-            throw SettingsError.locked(path, by: lock)
-        }
-        var memory = loaded.memory
-        memory.token = try document.map { try store.save($0, replacing: stored.token) } ?? store.remove(replacing: stored.token)
-        remember(memory)
-        rejected.withLock { $0 = nil }
-        return try commit(loaded.root, saving: nil)
-    }
-
-    /// Makes every saved change durable now (for stores that write later).
-    func flush() throws {
-        try store?.flush()
-    }
-
-    /// Answers a store's report of an outside change: loads what the store holds and commits it, if it
-    /// changed (or, `force`d, when a file a secret reference reads changed, whatever the store's token).
-    func refreshFromStore(force: Bool = false) {
-        guard let store else { return }
-        var committedAny = false
-        do {
-            // No lock across processes, as for `reload()`.
-            try serialized(path: .root) {
-                let stored = try store.load()
-                guard force || stored.token != storedMemory.withLock({ $0.token }), stored.token != rejected.withLock({ $0 }) else { return }
-                do {
-                    committedAny = try commitOutsideChange(stored)
-                } catch {
-                    // Reported once for this version of the store; updates keep refusing it.
-                    rejected.withLock { $0 = stored.token }
-                    store.rootDidApply(stored.token, refusal: error as? SettingsError ?? SettingsError(.corrupt, store: storeName, reason: "\(error)", cause: error))
-                    throw error
-                }
-            }
-        } catch {
-            report(error)
-        }
-        afterCommits(committedAny)
-    }
-
-    /// The check of `Root`'s rules, when it is ``Validated``.
-    private static func validator(coding: DocumentCoding) -> (@Sendable (Root, Bool) -> RuleViolation?)? {
-        guard let validated = Root.self as? any Validated.Type else { return nil }
-        func checking<V: Validated>(_: V.Type) -> @Sendable (Root, Bool) -> RuleViolation? {
-            { root, revealing in (root as? V)?.violation(revealingValues: revealing, coding: coding) }
-        }
-        return checking(validated)
-    }
-
-    /// The root what a store holds gives, and what the root must remember of it; logs what the top layer
-    /// held at locked paths.
-    ///
-    /// A read-only layer that cannot be read, or whose document does not fit the type, fails the load;
-    /// with `keepingLastGood` (an outside change, not a load or reload) it keeps the last good content read
-    /// from the same source instead (or, new, is left out), its error is reported, and the other layers
-    /// apply. The top layer's failure always throws: an update must never overwrite it.
-    private func load(_ stored: StoredDocument, keepingLastGood: Bool) throws -> Loaded<Root> {
-        let (lastGood, lastBroken) = storedMemory.withLock { ($0.goodLayers, $0.brokenLayers) }
-        var good: [String: StoredLayer.Content] = [:]
-        var broken: [String: String] = [:]
-        var stack = LayerStack(top: stored.document, topSource: stored.source, topWriters: stored.writers)
-        var errors: [SettingsError] = []
-        /// Notes that the layer from `source` cannot be used, reporting `error` unless it was reported last.
-        func note(_ error: SettingsError, of source: String) {
-            let text = "\(error)"
-            if lastBroken[source] != text { errors.append(error) }
-            broken[source] = text
-        }
-        for layer in stored.layers {
-            var content = layer.content
-            if case .unreadable(let error) = content {
-                guard keepingLastGood else { throw error }
-                note(error, of: layer.source)
-                guard let known = lastGood[layer.source] else { continue }
-                content = known
-            }
-            good[layer.source] = content
-            switch content {
-            case .document(let document): stack.lower.append(LayerDocument(source: layer.source, name: layer.name, document: document, writers: layer.writers))
-            case .locks(let locks): stack.locks += locks
-            case .overrides(let values): stack.overrides.append(OverrideLayer(source: layer.source, values: values))
-            case .unreadable: break
-            }
-        }
-        var loaded: Loaded<Root>
-        while true {
-            do {
-                loaded = try pipeline.load(stack)
-                break
-            } catch {
-                guard keepingLastGood, let index = error.layer else { throw error.error }
-                // That layer keeps its last good document (or, new, is left out) and the others apply.
-                let source = stack.lower[index].source
-                note(error.error, of: source)
-                if case .document(let known)? = lastGood[source], known != stack.lower[index].document {
-                    stack.lower[index].document = known
-                    good[source] = .document(known)
-                } else {
-                    stack.lower.remove(at: index)
-                    good[source] = nil
-                }
-            }
-        }
-        pendingErrors.withLock { $0 += errors as [any Error] }
-        for (path, lock) in loaded.ignored {
-            logger.warning("ignored a value at a locked path: the layers below decide it", metadata: [
-                "store": "\(storeName)", "path": "\(path)", "lock": "\(lock.file):\(lock.line)",
-            ])
-        }
-        warnOfLocksNamingNothing(stack.locks)
-        for (origin, closest) in loaded.unmatched where warnedLocks.withLock({ $0.insert("override:\(origin)").inserted }) {
-            logger.warning("an override names no setting: it is ignored", metadata: [
-                "override": "\(origin)", "closest": "\(closest.components.isEmpty ? "<root>" : closest.description)",
-            ])
-        }
-        if loaded.memory.stamp > pipeline.version, !warnedOfNewerDocument.withLock({ warned in defer { warned = true }; return warned }) {
-            // Once per root: a newer program's document, read with what this program knows of it.
-            logger.warning("the stored document is from a newer version of the settings than this program's: what that version moved or added is read as this version knows it, and written back with its stamp kept", metadata: [
-                "store": "\(storeName)", "documentVersion": "\(loaded.memory.stamp)", "programVersion": "\(pipeline.version)",
-            ])
-        }
-        watchReferencedFiles(loaded.memory.overrides)
-        loaded.memory.token = stored.token
-        loaded.memory.goodLayers = good
-        loaded.memory.brokenLayers = broken
-        return loaded
-    }
-
-    /// Watches the files the secret references of the last load read (`file:`, `credential:`), when the
-    /// root watches: a secret rotated in its file reaches the root as an outside change does.
-    private func watchReferencedFiles(_ applied: [AppliedOverride]) {
-        guard watching else { return }
-        let files = Set(applied.compactMap(\.referencedFile))
-        referenceWatches.withLock { watches in
-            for (path, watch) in watches where !files.contains(path) {
-                watch.cancel()
-                watches[path] = nil
-            }
-            for path in files where watches[path] == nil {
-                watches[path] = try? LocalFileSystem().watch(path, contents: false) { [weak self] in self?.refreshFromStore(force: true) }.watch
-            }
-        }
-    }
-
-    /// Warns, once for each, of locks that name no part of the settings type (a misspelled path locks
-    /// nothing, silently): the schema is worked out only when a lock is new.
-    private func warnOfLocksNamingNothing(_ locks: [SettingsLock]) {
-        let fresh = locks.filter { lock in warnedLocks.withLock { $0.insert("\(lock.file):\(lock.line):\(lock.path)").inserted } }
-        guard !fresh.isEmpty, let schema = try? pipeline.schema.schema() else { return }
-        for lock in fresh where !schema.describes(lock.path) {
-            logger.warning("a lock names no setting: it locks nothing", metadata: [
-                "store": "\(storeName)", "lock": "\(lock.file):\(lock.line)", "path": "\(lock.path)",
-            ])
-        }
-    }
-
-    /// Runs `work` on the graph's I/O queue and waits for it without holding a thread of the caller's. A
-    /// graph with no store does no I/O, so its work runs at once, on the caller's executor.
-    func offPool<R: Sendable>(_ work: @escaping @Sendable () throws -> R) async throws -> R {
-        if store == nil { return try work() }
-        return try await withCheckedThrowingContinuation { continuation in
-            ioQueue.async { continuation.resume(with: Result(catching: work)) }
-        }
-    }
-
-    /// Commits what the store holds, `stored`, another writer's change. Call it holding the update lock.
-    ///
-    /// - Throws: the failure of a top document that cannot be decoded: it may be a person's edit in
-    ///   progress, or a newer program's, and no update may overwrite it.
-    private func commitOutsideChange(_ stored: StoredDocument) throws -> Bool {
-        let loaded = try load(stored, keepingLastGood: true)
-        rejected.withLock { $0 = nil }
-        remember(loaded.memory)
-        guard try commit(loaded.root, saving: nil) else { return false }
-        // Debug, as swift-log asks of a library: a fleet of roots watching one key would log a line each.
-        logger.debug("picked up an outside change", metadata: ["store": "\(storeName)"])
-        return true
     }
 
     /// Commits `value` if it differs from the current root, saving its document to `store` first, and says
@@ -544,7 +258,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// unchanged when it is `==` to the current one.
     ///
     /// `entryWrite`, when the update wrote through a dictionary's entry alone, tells the encoder which.
-    private func commit(
+    func commit(
         _ value: Root, saving store: (any DocumentStore)?, releasing released: [ValuePath] = [],
         entryWrite: DictionaryEntryWrite? = nil
     ) throws -> Bool {
@@ -598,7 +312,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// committed root's document is kept from the commit that saved it, or encoded now; when the encoder
     /// started from it, the two are the same exactly when they share their storage, and are compared
     /// otherwise (another encode took what the encoder keeps, or a failed save left another value's).
-    private func sameDocument(
+    func sameDocument(
         as current: Root, for value: Root, entryWrite: DictionaryEntryWrite?
     ) throws -> (document: JSONValue, same: Bool) {
         let known: JSONValue
@@ -615,7 +329,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
 
     /// Makes `value` the committed root, with the next version, and queues the commit for its observers,
     /// if it has any; `document`, when known, is its document.
-    private func publish(_ value: Root, document: JSONValue? = nil) {
+    func publish(_ value: Root, document: JSONValue? = nil) {
         committedDocument.withLock { $0 = document }
         let version = committed.publish(value)
         guard notifier.isObserved else { return }
@@ -629,7 +343,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// Returns the value with the override layers over it again, when it changed a part one of them sets
     /// (the override still wins); nil otherwise.
     @discardableResult
-    private func save(_ value: Root, document: JSONValue?, to store: any DocumentStore, releasing released: [ValuePath] = []) throws -> Root? {
+    func save(_ value: Root, document: JSONValue?, to store: any DocumentStore, releasing released: [ValuePath] = []) throws -> Root? {
         var memory = storedMemory.withLock { $0 }
         var dropped: [ValuePath] = []
         var overridden: [AppliedOverride] = []
@@ -657,7 +371,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
 
     /// Keeps `memory` as what the root knows of its store, and tells the store when the root runs a
     /// version it did not before (for a store that reports what each reader runs).
-    private func remember(_ memory: StoredMemory) {
+    func remember(_ memory: StoredMemory) {
         let previous = storedMemory.withLock { known in
             defer { known = memory }
             return known.token
@@ -667,7 +381,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
 
     /// After the locks are released: delivers queued commits to observers, tells Swift Observation, and
     /// reports the errors of layers met meanwhile.
-    private func afterCommits(_ committedAny: Bool) {
+    func afterCommits(_ committedAny: Bool) {
         notifier.drain()
         if committedAny { observation.graphChanged() }
         guard store != nil else { return }
@@ -678,84 +392,17 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         for error in errors { report(error) }
     }
 
-    private func serialized<R>(path: LensPath, _ body: () throws -> R) throws -> R {
+    func serialized<R>(path: LensPath, _ body: () throws -> R) throws -> R {
         if updateLock.isHeldByCurrentThread { throw SettingsError.reentrantUpdate(path) }
         return try updateLock.withLock { _ in try body() }
     }
 
-    // MARK: Layers and provenance
-
-    /// What lies below the store's document: the defaults merged with every read-only layer.
-    func baseDocument() throws -> JSONValue {
-        try storedMemory.withLock { $0 }.layers?.base ?? defaultDocument()
-    }
-
-    /// Where the value at `path` comes from.
-    func provenance(of path: ValuePath) throws -> Provenance {
-        let (memory, full) = try consistentState()
-        return pipeline.provenance(of: path, full: full, memory: memory)
-    }
-
-    /// The layers as last read, lowest first, the top one as the current value makes it.
-    func layers() throws -> [SettingsLayer] {
-        let (memory, full) = try consistentState()
-        return pipeline.layers(for: full, memory: memory)
-    }
-
-    /// The version the stored document is stamped with (1 when unstamped or when nothing is stored).
-    var storedVersion: Int {
-        storedMemory.withLock { $0.stamp }
-    }
-
-    /// The paths whose values are secrets: those an override layer with secret values sets, those the
-    /// store keeps secret (``DocumentStore/secretValuePaths``), and those of the parts the settings type
-    /// declares secret (``SecretSettings``) that the value holds.
-    var secretPaths: [ValuePath] {
-        var paths = storedMemory.withLock { $0.overrides.filter(\.isSecret).map(\.path) }
-        for path in store?.secretValuePaths ?? [] where !paths.contains(path) { paths.append(path) }
-        guard pipeline.declaresSecrets, let document = try? pipeline.coding.encode(committed.read { $0 }) else { return paths }
-        for path in pipeline.declaredSecretPaths(in: document) where !paths.contains(path) { paths.append(path) }
-        return paths
-    }
-
-    /// Whether an error may quote the value at `path`: the store does not keep secrets, and the value
-    /// neither is nor holds one the settings type declares.
-    func quotesValue(at path: ValuePath) -> Bool {
-        !holdsSecrets && !pipeline.touchesDeclaredSecret(path)
-            && !(store?.secretValuePaths.contains { path.components.starts(with: $0.components) || $0.components.starts(with: path.components) } ?? false)
-    }
-
-    /// The locks in force.
-    var locks: [SettingsLock] {
-        storedMemory.withLock { $0.layers?.locks ?? [] }
-    }
-
-    /// The defaults merged with every read-only layer, as last read: what the top layer lies over; nil
-    /// for a store that is not layered.
-    var lowerLayers: JSONValue? {
-        storedMemory.withLock { $0.layers?.base }
-    }
-
-    /// What the root remembers of its store and the document of its value, read together.
-    private func consistentState() throws -> (StoredMemory, JSONValue) {
-        try serialized(path: .root) {
-            (storedMemory.withLock { $0 }, try pipeline.encode(committed.rootForUpdate))
+    /// Runs `work` on the graph's I/O queue and waits for it without holding a thread of the caller's. A
+    /// graph with no store does no I/O, so its work runs at once, on the caller's executor.
+    func offPool<R: Sendable>(_ work: @escaping @Sendable () throws -> R) async throws -> R {
+        if store == nil { return try work() }
+        return try await withCheckedThrowingContinuation { continuation in
+            ioQueue.async { continuation.resume(with: Result(catching: work)) }
         }
-    }
-
-    // MARK: Errors from outside changes
-
-    func observeErrors(_ handler: @escaping @Sendable (any Error) -> Void) -> ObservationToken {
-        let id = nextErrorHandlerID.add(1, ordering: .relaxed).newValue
-        errorHandlers.withLock { $0[id] = handler }
-        return ObservationToken { [weak self] in
-            _ = self?.errorHandlers.withLock { $0.removeValue(forKey: id) }
-        }
-    }
-
-    private func report(_ error: any Error) {
-        logger.error("ignored an outside change that could not be applied", metadata: ["store": "\(storeName)", "error": "\(logDescription(of: error))"])
-        let handlers = errorHandlers.withLock { $0.sorted { $0.key < $1.key }.map(\.value) }
-        for handler in handlers { handler(error) }
     }
 }
