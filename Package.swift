@@ -14,6 +14,7 @@ let traits: Set<Trait> = [
     .trait(name: "Configuration", description: "LoupeConfiguration: lenses as swift-configuration providers."),
     .trait(name: "ServiceLifecycle", description: "LoupeServiceLifecycle: a root as a swift-service-lifecycle Service."),
     .trait(name: "Commands", description: "LoupeCommands: a settings command group (get, set, edit, …) over swift-argument-parser."),
+    .trait(name: "SettingsPage", description: "LoupeSettingsPage: a settings page in the browser over Hummingbird."),
     .default(enabledTraits: []),
 ]
 
@@ -32,6 +33,7 @@ let package = Package(
         .library(name: "LoupeConfiguration", targets: ["LoupeConfiguration"]),
         .library(name: "LoupeServiceLifecycle", targets: ["LoupeServiceLifecycle"]),
         .library(name: "LoupeCommands", targets: ["LoupeCommands"]),
+        .library(name: "LoupeSettingsPage", targets: ["LoupeSettingsPage"]),
     ],
     traits: traits,
     dependencies: [
@@ -45,6 +47,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     ],
     targets: [
         // The core: lenses, the graph, the document pipeline, files, UserDefaults, memory.
@@ -110,6 +113,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Commands"])),
             ]
         ),
+        // A settings page in the browser for any root, with its own server: `loupe serve`.
+        .target(
+            name: "LoupeSettingsPage",
+            dependencies: [
+                "Loupe",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["SettingsPage"])),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
 
         // The examples: a CLI that edits settings by path, and a daemon whose settings change live.
         .target(
@@ -120,16 +132,17 @@ let package = Package(
         .executableTarget(
             name: "loupe",
             dependencies: [
-                "Loupe", "LoupeCommands", "LoupeYAML", "LoupeKeyring", "LoupeEtcd", "DaemonSettings",
+                "Loupe", "LoupeCommands", "LoupeYAML", "LoupeKeyring", "LoupeEtcd", "DaemonSettings", "LoupeSettingsPage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Examples/loupe-cli"
         ),
         .executableTarget(
             name: "settings-daemon",
             dependencies: [
-                "Loupe", "LoupeKeyring", "LoupeEtcd", "LoupeServiceLifecycle", "DaemonSettings",
+                "Loupe", "LoupeKeyring", "LoupeEtcd", "LoupeServiceLifecycle", "DaemonSettings", "LoupeSettingsPage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -192,6 +205,14 @@ let package = Package(
                 "LoupeServiceLifecycle", "LoupeTestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "LoupeSettingsPageTests",
+            dependencies: [
+                "LoupeSettingsPage", "LoupeTestSupport", "DaemonSettings",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
         .testTarget(

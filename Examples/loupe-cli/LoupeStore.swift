@@ -11,7 +11,7 @@ import Logging
 /// `loupe`: the settings commands of `LoupeCommands`, over a store its options choose.
 @main
 enum LoupeCLI {
-    static func main() {
+    static func main() async {
         // A command line says what went wrong on one line of its own; the library's progress (an outside
         // change picked up while watching) is not for its user.
         LoggingSystem.bootstrap { label in
@@ -21,7 +21,13 @@ enum LoupeCLI {
         }
         // `{"$secret": "keyring:SERVICE/ACCOUNT"}` in a settings file reads the login keyring's item.
         SecretReferences.registerKeyring()
-        SettingsCommand<LoupeStore>.main(showFlagsApart(Array(CommandLine.arguments.dropFirst())))
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        // `serve`, the settings page, is a verb of this program's own, beside the command group's.
+        if let serving = Serve.serveArguments(arguments) {
+            await Serve.main(serving)
+            return
+        }
+        SettingsCommand<LoupeStore>.main(showFlagsApart(arguments))
     }
 
     /// The arguments with `show --defaults` spelled `show --only-defaults`, and `template --format`
