@@ -47,8 +47,8 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "loupe.serve")
         logger.logLevel = .warning
         let server = SettingsPageServer(page: page, address: address, logger: logger) { url in
-            print("Settings page: \(url)")
-            fflush(stdout)
+            // Written whole and at once, so that a script reading the address never waits on a buffer.
+            try? FileHandle.standardOutput.write(contentsOf: Data("Settings page: \(url)\n".utf8))
         }
         let group = ServiceGroup(services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         try await group.run()

@@ -120,7 +120,7 @@ with sync_playwright() as playwright:
         expect(change).to_contain_text("ticker.greeting")
         page.screenshot(path=os.path.join(shots, "history.png"), full_page=True)
         change.get_by_role("button").click()
-        expect(change.locator(".message")).to_contain_text("Rolled back")
+        expect(page.locator("#history-status")).to_contain_text("Rolled back")
         page.get_by_role("button", name="Settings").click()
         expect(page.get_by_label("ticker.greeting", exact=True)).to_have_value("bonjour")
         text = read(settings_file)

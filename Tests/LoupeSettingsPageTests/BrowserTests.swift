@@ -34,7 +34,7 @@ struct BrowserTests {
         #expect(await eventually { address.count == 1 })
         let url = try #require(address.all.first)
 
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        let script = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Browser/settings_page.py").path
         // Screenshots go where LOUPE_SCREENSHOTS says (the README's comes from there), else the temporary directory.
         let shots = ProcessInfo.processInfo.environment["LOUPE_SCREENSHOTS"] ?? fixture.directory.file("screenshots")

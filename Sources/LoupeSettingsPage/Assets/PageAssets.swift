@@ -35,6 +35,7 @@ enum PageAssets {
         <section id="history" aria-labelledby="history-title" hidden>
           <h2 id="history-title" tabindex="-1">History</h2>
           <p id="history-note" class="muted"></p>
+          <p id="history-status" role="status" aria-live="polite" class="message"></p>
           <ol id="changes" reversed></ol>
         </section>
         <section id="fleet" aria-labelledby="fleet-title" hidden>
@@ -99,7 +100,8 @@ enum PageAssets {
         const token = new URLSearchParams(location.search).get("token") || "";
         const base = location.pathname.replace(/\/+$/, "");
         const $ = (id) => document.getElementById(id);
-        const state = { model: null, entries: new Map(), dirty: new Set(), ids: new Map(), next: 0 };
+        // `saved`: the note each setting shows after its last save (kept across the re-renders live updates make).
+        const state = { model: null, entries: new Map(), dirty: new Set(), saved: new Map(), ids: new Map(), next: 0 };
 
         function el(tag, props, ...children) {
           const node = document.createElement(tag);
@@ -238,6 +240,7 @@ enum PageAssets {
           const save = el("button", { type: "button", className: "primary", text: "Save", disabled: true, "aria-label": "Save " + entry.path });
           const check = () => {
             state.dirty.add(entry.path);
+            state.saved.delete(entry.path);
             box.classList.add("changed");
             let problem = null;
             try { problem = constraintProblem(entry, editor.read()); } catch (error) { problem = error.message; }
@@ -280,6 +283,7 @@ enum PageAssets {
             actions.append(el("button", { type: "button", text: "Reveal", "aria-label": "Reveal " + entry.path, onclick: () => reveal(entry, message) }));
           }
           if (actions.children.length) box.append(actions);
+          if (state.saved.has(entry.path)) { message.className = "message ok"; message.textContent = state.saved.get(entry.path); }
           box.append(message);
           return box;
         }
@@ -293,9 +297,8 @@ enum PageAssets {
             if (expected !== undefined) body.expected = expected;
             const model = await api("PUT", "/api/value", body);
             state.dirty.delete(entry.path);
+            state.saved.set(entry.path, "Saved.");
             apply(model, entry.path);
-            const fresh = document.getElementById(idFor(entry.path) + "-message");
-            if (fresh) { fresh.className = "message ok"; fresh.textContent = "Saved."; }
           } catch (error) {
             message.className = "message error";
             message.textContent = error.message;
@@ -311,6 +314,7 @@ enum PageAssets {
           try {
             const model = await api("DELETE", "/api/value?path=" + encodeURIComponent(entry.path));
             state.dirty.delete(entry.path);
+            state.saved.set(entry.path, "Back to its default.");
             apply(model, entry.path);
           } catch (error) { message.className = "message error"; message.textContent = error.message; }
         }
@@ -386,11 +390,11 @@ enum PageAssets {
               for (const p of change.paths) diff.append(el("li", {}, el("code", { text: p.path }), ": ", el("span", { className: "value", text: p.purged ? "(purged)" : (p.old === undefined ? "(none)" : json(p.old)) + " → " + (p.new === undefined ? "(none)" : json(p.new)) })));
               item.append(diff);
               if (!state.model?.readOnly && change.revision !== newest) {
-                const message = el("span", { role: "status", className: "message" });
+                const status = $("history-status");
                 item.append(el("button", { type: "button", text: "Roll back to revision " + change.revision, onclick: async () => {
-                  try { apply(await api("POST", "/api/rollback", { revision: change.revision })); message.className = "message ok"; message.textContent = "Rolled back to revision " + change.revision + "."; loadHistory(); }
-                  catch (error) { message.className = "message error"; message.textContent = error.message; }
-                } }), " ", message);
+                  try { apply(await api("POST", "/api/rollback", { revision: change.revision })); status.className = "message ok"; status.textContent = "Rolled back to revision " + change.revision + ": the settings are as it left them."; loadHistory(); }
+                  catch (error) { status.className = "message error"; status.textContent = error.message; }
+                } }));
               }
               list.append(item);
             }

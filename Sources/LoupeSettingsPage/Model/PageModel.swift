@@ -23,7 +23,7 @@ struct PageModel: Sendable {
         var grouped: [String: [JSONValue]] = [:]
         var order: [String] = []
         for leaf in leaves {
-            let group = ValuePath(Array(leaf.path.components.dropLast())).description
+            let group = Self.groupName(leaf.path)
             if grouped[group] == nil { order.append(group) }
             grouped[group, default: []].append(try setting(leaf, document: document, secrets: secrets))
         }
@@ -43,6 +43,12 @@ struct PageModel: Sendable {
         return .object(model)
     }
 
+    /// The group a setting is shown in: its parent's path, `""` for the settings at the top.
+    static func groupName(_ path: ValuePath) -> String {
+        let parent = path.components.dropLast()
+        return parent.isEmpty ? "" : ValuePath(Array(parent)).description
+    }
+
     /// A setting the page shows: a part of the schema that is not an object of properties.
     struct Leaf {
         var path: ValuePath
@@ -56,7 +62,7 @@ struct PageModel: Sendable {
     ) {
         guard case .object(let part) = schema else { return }
         if case .object(let properties)? = part["properties"] {
-            if let description = part["description"] { groups[ValuePath(path).description] = description }
+            if let description = part["description"] { groups[Self.groupName(ValuePath(path + [.key("")]))] = description }
             for key in properties.keys.sorted() where !(path.isEmpty && key == "$version") {
                 collect(properties[key]!, at: path + [.key(key)], into: &leaves, groups: &groups)
             }
