@@ -20,12 +20,14 @@ struct PageModel: Sendable {
         var leaves: [Leaf] = []
         var groups: [String: JSONValue] = [:]
         collect(schema.document, at: [], into: &leaves, groups: &groups)
+        // Every setting's provenance from one state of the root, worked out together.
+        let provenances = try root.provenance(of: leaves.map(\.path))
         var grouped: [String: [JSONValue]] = [:]
         var order: [String] = []
-        for leaf in leaves {
+        for (leaf, provenance) in zip(leaves, provenances) {
             let group = Self.groupName(leaf.path)
             if grouped[group] == nil { order.append(group) }
-            grouped[group, default: []].append(try setting(leaf, document: document, secrets: secrets))
+            grouped[group, default: []].append(setting(leaf, provenance, document: document, secrets: secrets))
         }
         let groupList: [JSONValue] = order.map { path in
             var group: [String: JSONValue] = ["path": .string(path), "settings": .array(grouped[path] ?? [])]
@@ -74,9 +76,8 @@ struct PageModel: Sendable {
 
     /// One setting: `{path, description, type, editor, nullable, choices, constraints, default, value,
     /// source, overrides, lock, secret, editable}`.
-    private func setting(_ leaf: Leaf, document: JSONValue, secrets: [ValuePath]) throws -> JSONValue {
+    private func setting(_ leaf: Leaf, _ provenance: Provenance, document: JSONValue, secrets: [ValuePath]) -> JSONValue {
         let kind = Self.editor(for: leaf.schema)
-        let provenance = try root.provenance(of: leaf.path)
         let secret = provenance.isSecret || isSecret(leaf.path, secrets) || leaf.schema["writeOnly"] == .bool(true)
         var entry: [String: JSONValue] = [
             "path": .string(leaf.path.description),
