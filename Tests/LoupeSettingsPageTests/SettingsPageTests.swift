@@ -316,6 +316,63 @@ struct SettingsPageTests {
     }
 }
 
+/// Settings with a part of every kind the page edits.
+struct EveryKind: Codable, Sendable, Equatable {
+    struct Endpoint: Codable, Sendable, Equatable { var host = "a"; var port = 1 }
+    var tags = ["a", "b"]
+    var limits: [String: Int] = ["x": 1]
+    var retries: Int? = nil
+    var ratio = 0.5
+    var enabled = true
+    var endpoints = [Endpoint()]
+}
+
+@Suite("Settings page: editors and addresses")
+struct SettingsPageEditorTests {
+    @Test("each kind of part gets its editor: list, dictionary, optional number, toggle, JSON for the rest")
+    func editors() async throws {
+        let root = RootLens(EveryKind())
+        let page = SettingsPage(root, configuration: SettingsPage.Configuration(token: "t"))
+        let router = Router()
+        router.addRoutes(page.routes(), atPath: "/")
+        try await Application(router: router).test(.router) { client in
+            let model = try await client.execute(uri: "/api/settings?token=t", method: .get) { $0.json }
+            #expect(model.setting("tags")?[path: "editor"] == .string("list"))
+            #expect(model.setting("tags")?[path: "items"] == .string("string"))
+            #expect(model.setting("limits")?[path: "editor"] == .string("dictionary"))
+            #expect(model.setting("limits")?[path: "items"] == .string("integer"))
+            #expect(model.setting("retries")?[path: "editor"] == .string("number"))
+            #expect(model.setting("retries")?[path: "nullable"] == .bool(true))
+            #expect(model.setting("enabled")?[path: "editor"] == .string("toggle"))
+            #expect(model.setting("endpoints")?[path: "editor"] == .string("json"))
+            let body = #"{"path": "limits", "value": {"x": 2, "y": 3}}"#
+            try await client.execute(uri: "/api/value", method: .put, headers: pageHeaders(token: "t"), body: ByteBuffer(string: body)) {
+                #expect($0.status == .ok)
+            }
+            try await client.execute(uri: "/api/value?path=limits", method: .delete, headers: pageHeaders(token: "t")) {
+                #expect($0.status == .ok)
+            }
+        }
+        #expect(root.value.limits == ["x": 1])
+    }
+
+    @Test("the server listens on a Unix socket when asked")
+    func unixSocket() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let socket = directory.file("page.sock")
+        let page = SettingsPage(RootLens(EveryKind()), configuration: SettingsPage.Configuration(token: "t"))
+        let ready = Recorder<String>()
+        let serving = Task { try await SettingsPageServer(page: page, address: .unixSocket(socket)) { ready.append($0) }.run() }
+        defer { serving.cancel() }
+        #expect(await eventually { ready.count == 1 })
+        #expect(ready.all.first == "unix:\(socket) /?token=t")
+        let answer = try ChildProcess("curl", ["-s", "--max-time", "10", "--unix-socket", socket, "-H", "X-Loupe-Token: t", "http://localhost/api/settings"])
+        #expect(await eventually { answer.wait(limit: .zero) != nil })
+        #expect(answer.output.contains("\"path\":\"tags\""), "\(answer.output)")
+    }
+}
+
 /// The message of the error `body` throws (a test failure when it throws none).
 func refusal(_ body: () throws -> Void) throws -> String {
     do {

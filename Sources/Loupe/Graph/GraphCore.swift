@@ -729,7 +729,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     }
 
     /// Where the values at `paths` come from, worked out from one state of the root.
-    func provenance(of paths: [ValuePath]) throws -> [Provenance] {
+    func provenance(ofEach paths: [ValuePath]) throws -> [Provenance] {
         let (memory, full) = try consistentState()
         return paths.map { pipeline.provenance(of: $0, full: full, memory: memory) }
     }

@@ -91,9 +91,9 @@ public struct AnyRootLens: Sendable, CustomStringConvertible {
     }
 
     /// Where the values at each of `paths` come from, from one state of the root (see
-    /// ``RootLens/provenance(of:)-([ValuePath])``).
-    public func provenance(of paths: [ValuePath]) throws -> [Provenance] {
-        try root.provenance(of: paths)
+    /// ``RootLens/provenance(ofEach:)``).
+    public func provenance(ofEach paths: [ValuePath]) throws -> [Provenance] {
+        try root.provenance(ofEach: paths)
     }
 
     /// The JSON Schema of the settings type (see ``RootLens/schema()``).
@@ -164,7 +164,7 @@ protocol ErasedRoot: Sendable, CustomStringConvertible {
     func storedDocument() throws -> JSONValue?
     func layers() throws -> [SettingsLayer]
     func provenance(of path: ValuePath) throws -> Provenance
-    func provenance(of paths: [ValuePath]) throws -> [Provenance]
+    func provenance(ofEach paths: [ValuePath]) throws -> [Provenance]
     func schema() throws -> SettingsSchema
     func observeDocument(_ handler: @escaping @Sendable (JSONValue) -> Void) -> ObservationToken
     func observeErrors(_ handler: @escaping @Sendable (any Error) -> Void) -> ObservationToken

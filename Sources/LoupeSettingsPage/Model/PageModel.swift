@@ -21,7 +21,7 @@ struct PageModel: Sendable {
         var groups: [String: JSONValue] = [:]
         collect(schema.document, at: [], into: &leaves, groups: &groups)
         // Every setting's provenance from one state of the root, worked out together.
-        let provenances = try root.provenance(of: leaves.map(\.path))
+        let provenances = try root.provenance(ofEach: leaves.map(\.path))
         var grouped: [String: [JSONValue]] = [:]
         var order: [String] = []
         for (leaf, provenance) in zip(leaves, provenances) {

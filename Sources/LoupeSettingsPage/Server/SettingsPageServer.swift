@@ -9,8 +9,10 @@ import ServiceLifecycle
 /// A server of its own for a ``SettingsPage``: what `loupe serve` and `settings-daemon --serve` start.
 ///
 /// ```swift
-/// let server = SettingsPageServer(page: SettingsPage(root), address: .loopback(port: 8123))
-/// try await server.run { url in print("Settings page: \(url)") }   // http://127.0.0.1:8123/?token=…
+/// let server = SettingsPageServer(page: SettingsPage(root), address: .loopback(port: 8123)) { url in
+///     print("Settings page: \(url)")                                // http://127.0.0.1:8123/?token=…
+/// }
+/// try await server.run()
 /// ```
 ///
 /// It binds the loopback address unless told otherwise (or a Unix socket, which file permissions guard).
@@ -19,7 +21,7 @@ import ServiceLifecycle
 public struct SettingsPageServer: Service {
     /// Where the server listens.
     public enum Address: Sendable {
-        /// A host and port; port 0 takes a free one, which ``run(onReady:)`` reports.
+        /// A host and port; port 0 takes a free one, which the address given to `onReady` names.
         case host(String, port: Int)
         /// A Unix domain socket at this path.
         case unixSocket(String)
