@@ -44,7 +44,7 @@ def setting(page, path):
 
 
 with sync_playwright() as playwright:
-    browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox"])
+    browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox", "--disable-dev-shm-usage"])
     page = browser.new_page(viewport={"width": 1000, "height": 1300})
     page.goto(url)
     page.wait_for_selector("body[data-ready=true]")
