@@ -66,10 +66,10 @@ private func measurePageEdits(scratch: String, scale: Int, client: HTTPClient) a
                     while let end = pending.range(of: "\n\n") {
                         let event = pending[..<end.lowerBound]
                         pending = String(pending[end.upperBound...])
-                        let wanted = tally.latest.withLock { $0 }
+                        let wanted = tally.latest
                         if event.hasPrefix("event: settings"), event.contains("\"path\":\"counter\""),
                             event.contains("\"value\":\(wanted),") || event.contains("\"value\":\(wanted)}") {
-                            tally.delivered.withLock { $0 += 1 }
+                            tally.delivered(wanted)
                         }
                     }
                 }
@@ -82,8 +82,7 @@ private func measurePageEdits(scratch: String, scale: Int, client: HTTPClient) a
     var value = 1_000
     func edit() async throws {
         value += 1
-        tally.latest.withLock { $0 = value }
-        tally.delivered.withLock { $0 = 0 }
+        tally.expect(value)
         var request = HTTPClientRequest(url: base + "api/value")
         request.method = .PUT
         request.headers.add(name: "X-Loupe-Token", value: "bench")
@@ -92,7 +91,7 @@ private func measurePageEdits(scratch: String, scale: Int, client: HTTPClient) a
         let response = try await client.execute(request, timeout: .seconds(30))
         _ = try await response.body.collect(upTo: 1 << 24)
         precondition(response.status == .ok, "the page refused the edit: \(response.status)")
-        while tally.delivered.withLock({ $0 }) < 20 { await Task.yield() }
+        await tally.allDelivered()
     }
     let direct = try RootLens(default: Small(), store: FileStore(path: scratch + "/page-direct.json"), watch: false)
     let token = direct.counter.observe { counter in tally.seen.withLock { $0 = counter } }
@@ -144,14 +143,49 @@ private func measurePageServing(scratch: String, scale: Int, client: HTTPClient)
     return comparison
 }
 
-/// What the open pages and the root's observer have seen.
+/// What the open pages and the root's observer have seen; an edit waits for all 20 pages without
+/// spinning (a spinning waiter would take a core from the server and the pages it waits for).
 final class Tally: Sendable {
-    /// The counter's value the last edit set.
-    let latest = Mutex(0)
-    /// How many pages have received it.
-    let delivered = Mutex(0)
+    private struct State {
+        var latest = 0
+        var delivered = 0
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+    private let state = Mutex(State())
     /// The last value the direct root's observer saw.
     let seen = Mutex(0)
+
+    /// The counter's value the last edit set.
+    var latest: Int { state.withLock { $0.latest } }
+
+    /// The next edit sets `value`: no page has received it yet.
+    func expect(_ value: Int) {
+        state.withLock { $0.latest = value; $0.delivered = 0 }
+    }
+
+    /// A page received `value`.
+    func delivered(_ value: Int) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard value == state.latest else { return nil }
+            state.delivered += 1
+            guard state.delivered == 20 else { return nil }
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Returns once all 20 pages received the value expected.
+    func allDelivered() async {
+        await withCheckedContinuation { continuation in
+            let done = state.withLock { state -> Bool in
+                if state.delivered >= 20 { return true }
+                state.waiter = continuation
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
 }
 
 /// Nanoseconds per operation of `body`, which performs `operations` operations.

@@ -88,17 +88,18 @@ struct PageHandler: Sendable {
         let path = try ValuePath(parsing: pathText)
         let root = page.root, model = self.model
         do {
-            try await offPool {
+            // The write and the settings after it in one trip off the pool.
+            return .json(try await offPool {
                 if let expected {
                     try root.set(atPath: pathText, to: value, ifUnchangedFrom: expected)
                 } else {
                     try root.set(atPath: pathText, to: value)
                 }
-            }
+                return try model.settings()
+            })
         } catch let error as SettingsError where error.code == .conflict {
             throw try await conflict(at: path, error)
         }
-        return .json(try await offPool { try model.settings() })
     }
 
     /// 409: the value changed meanwhile, by whom (when the history says), and what it holds now.
@@ -124,8 +125,10 @@ struct PageHandler: Sendable {
         guard let pathText = request.uri.queryParameters.get("path") else { throw PageError(.badRequest, "name the setting: ?path=") }
         _ = try ValuePath(parsing: pathText)
         let root = page.root, model = self.model
-        try await offPool { try root.reset(atPath: pathText) }
-        return .json(try await offPool { try model.settings() })
+        return .json(try await offPool {
+            try root.reset(atPath: pathText)
+            return try model.settings()
+        })
     }
 
     func reveal(_ request: Request) async throws -> Response {
@@ -153,8 +156,10 @@ struct PageHandler: Sendable {
             throw PageError(.badRequest, "the body names no \"revision\" (an integer)")
         }
         let root = page.root, model = self.model
-        try await offPool { try root.rollback(to: revision) }
-        return .json(try await offPool { try model.settings() })
+        return .json(try await offPool {
+            try root.rollback(to: revision)
+            return try model.settings()
+        })
     }
 
     func status(_ request: Request) async throws -> Response {
