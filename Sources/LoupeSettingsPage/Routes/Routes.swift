@@ -98,12 +98,12 @@ struct PageHandler: Sendable {
                 return try model.settings()
             })
         } catch let error as SettingsError where error.code == .conflict {
-            throw try await conflict(at: path, error)
+            throw try await conflict(at: path)
         }
     }
 
     /// 409: the value changed meanwhile, by whom (when the history says), and what it holds now.
-    private func conflict(at path: ValuePath, _ error: SettingsError) async throws -> PageError {
+    private func conflict(at path: ValuePath) async throws -> PageError {
         let root = page.root, model = self.model
         let (current, author) = try await offPool { () -> (JSONValue?, String?) in
             let current = try? root.value(atPath: path.description)
@@ -116,7 +116,6 @@ struct PageHandler: Sendable {
         var details: [String: JSONValue] = ["path": .string(path.description), "conflict": .bool(true)]
         if let current { details["current"] = current }
         if let author { details["author"] = .string(author) }
-        _ = error
         return PageError(.conflict, message, details: details)
     }
 
