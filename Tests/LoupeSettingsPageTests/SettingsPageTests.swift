@@ -91,6 +91,11 @@ struct SettingsPageTests {
 
                 #expect(model.setting("ticker.greeting")?[path: "editable"] == .bool(true))
             }
+            // A file store has no fleet to report on.
+            try await client.execute(uri: "/settings/api/status?token=test-token", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.json == .null)
+            }
         }
     }
 
@@ -310,6 +315,10 @@ struct SettingsPageTests {
         // And a write through the root.
         try await fixture.root.logLevel.async.set(.warning)
         #expect(await eventually { events.output.contains("\"warning\"") })
+        // An edit the root cannot take is reported to the page, not applied.
+        try "{ broken".write(toFile: fixture.settingsFile, atomically: true, encoding: .utf8)
+        #expect(await eventually { events.output.contains("event: problem") }, "\(events.output)")
+        #expect(fixture.root.logLevel.value == .warning)
         #expect(!events.output.contains("s3cret"))
         serving.cancel()
         #expect(await eventually { fixture.page.openEventStreams == 0 })
