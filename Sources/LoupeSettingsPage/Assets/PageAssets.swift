@@ -65,7 +65,7 @@ enum PageAssets {
         @media (prefers-color-scheme: dark) { :root { --accent: #a8c7fa; --error: #f2b8b5; --ok: #6dd58c; --muted: #a0a4a8; --line: #444746; } }
         * { box-sizing: border-box; }
         body { font: 16px/1.45 system-ui, sans-serif; margin: 0 auto; padding: 0 1rem 3rem; max-width: 60rem; }
-        .skip { position: absolute; left: -999px; } .skip:focus { left: 1rem; top: 1rem; }
+        .skip { position: absolute; left: -999px; } .skip:focus { left: 1rem; top: 0.5rem; background: Canvas; padding: 0.3rem 0.6rem; border-radius: 0.3rem; z-index: 1; }
         header { padding-top: 1rem; } h1 { margin: 0.2rem 0; font-size: 1.6rem; }
         h2 { font-size: 1.2rem; margin: 1.5rem 0 0.3rem; border-bottom: 1px solid var(--line); padding-bottom: 0.2rem; }
         .muted, .meta, .source { color: var(--muted); font-size: 0.9rem; }
