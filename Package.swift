@@ -15,6 +15,7 @@ let traits: Set<Trait> = [
     .trait(name: "ServiceLifecycle", description: "LoupeServiceLifecycle: a root as a swift-service-lifecycle Service."),
     .trait(name: "Commands", description: "LoupeCommands: a settings command group (get, set, edit, …) over swift-argument-parser."),
     .trait(name: "SOPS", description: "LoupeSOPS: sops-compatible encrypted values under age keys, over swift-crypto."),
+    .trait(name: "SettingsPage", description: "LoupeSettingsPage: a settings page in the browser over Hummingbird."),
     .default(enabledTraits: []),
 ]
 
@@ -34,6 +35,7 @@ let package = Package(
         .library(name: "LoupeServiceLifecycle", targets: ["LoupeServiceLifecycle"]),
         .library(name: "LoupeCommands", targets: ["LoupeCommands"]),
         .library(name: "LoupeSOPS", targets: ["LoupeSOPS"]),
+        .library(name: "LoupeSettingsPage", targets: ["LoupeSettingsPage"]),
     ],
     traits: traits,
     dependencies: [
@@ -49,6 +51,7 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         // The URL as the packages that already depend on swift-crypto (swift-certificates) spell it.
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     ],
     targets: [
         // The core: lenses, the graph, the document pipeline, files, UserDefaults, memory.
@@ -115,6 +118,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Commands"])),
             ]
         ),
+        // A settings page in the browser for any root, with its own server: `loupe serve`.
+        .target(
+            name: "LoupeSettingsPage",
+            dependencies: [
+                "Loupe",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["SettingsPage"])),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
 
         // sops files: values sealed in place under age keys (AES-256-GCM, X25519, ChaCha20-Poly1305 from swift-crypto).
         .target(
@@ -136,16 +148,17 @@ let package = Package(
         .executableTarget(
             name: "loupe",
             dependencies: [
-                "Loupe", "LoupeCommands", "LoupeYAML", "LoupeKeyring", "LoupeEtcd", "LoupeSOPS", "DaemonSettings",
+                "Loupe", "LoupeCommands", "LoupeYAML", "LoupeKeyring", "LoupeEtcd", "LoupeSOPS", "DaemonSettings", "LoupeSettingsPage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Examples/loupe-cli"
         ),
         .executableTarget(
             name: "settings-daemon",
             dependencies: [
-                "Loupe", "LoupeKeyring", "LoupeEtcd", "LoupeServiceLifecycle", "DaemonSettings",
+                "Loupe", "LoupeKeyring", "LoupeEtcd", "LoupeServiceLifecycle", "DaemonSettings", "LoupeSettingsPage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -216,6 +229,14 @@ let package = Package(
                 "LoupeServiceLifecycle", "LoupeTestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "LoupeSettingsPageTests",
+            dependencies: [
+                "LoupeSettingsPage", "LoupeTestSupport", "DaemonSettings",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
         .testTarget(

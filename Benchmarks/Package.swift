@@ -7,7 +7,7 @@ let package = Package(
     name: "LoupeBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "Loupe", path: "..", traits: ["Etcd", "Configuration", "YAML", "SOPS"]),
+        .package(name: "Loupe", path: "..", traits: ["Etcd", "Configuration", "YAML", "SOPS", "SettingsPage"]),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -32,6 +32,7 @@ let package = Package(
                 .product(name: "LoupeEtcd", package: "Loupe"),
                 .product(name: "LoupeYAML", package: "Loupe"),
                 .product(name: "LoupeSOPS", package: "Loupe"),
+                .product(name: "LoupeSettingsPage", package: "Loupe"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

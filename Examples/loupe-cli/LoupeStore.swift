@@ -12,7 +12,7 @@ import Logging
 /// `loupe`: the settings commands of `LoupeCommands`, over a store its options choose.
 @main
 enum LoupeCLI {
-    static func main() {
+    static func main() async {
         // A command line says what went wrong on one line of its own; the library's progress (an outside
         // change picked up while watching) is not for its user.
         LoggingSystem.bootstrap { label in
@@ -26,6 +26,11 @@ enum LoupeCLI {
         // sops files: `loupe encrypt|decrypt|rotate|updatekeys FILE`.
         if let verb = arguments.first, SOPSCommand.verbs.contains(verb) {
             SOPSCommand.main(arguments)
+            return
+        }
+        // `serve`, the settings page, is a verb of this program's own, beside the command group's.
+        if let serving = Serve.serveArguments(arguments) {
+            await Serve.main(serving)
             return
         }
         SettingsCommand<LoupeStore>.main(showFlagsApart(arguments))

@@ -6,6 +6,7 @@ import Loupe
 import LoupeEtcd
 import LoupeKeyring
 import LoupeServiceLifecycle
+import LoupeSettingsPage
 import ServiceLifecycle
 import UnixSignals
 
@@ -67,6 +68,11 @@ struct SettingsDaemon: AsyncParsableCommand {
         valueName: "dir"))
     var credentials = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"] ?? ""
 
+    @Option(help: ArgumentHelp(
+        "Serve the settings page on this port of 127.0.0.1 (0: a free one) and log its address with its token. Secrets stay masked.",
+        valueName: "port"))
+    var serve: Int?
+
     /// Where the settings live: the file (over its layers), or one etcd key for the whole fleet; under the
     /// environment, the `--set` options and the credentials.
     private func settingsStore() throws -> any DocumentStore {
@@ -103,13 +109,23 @@ struct SettingsDaemon: AsyncParsableCommand {
         defer { badEdits.cancel() }
 
         // Shut down in reverse order: the state root last, so it flushes the final tick.
-        let services: [any Service] = [
+        var services: [any Service] = [
             stateRoot,
             LogLevelComponent(level: settingsRoot.logLevel.readOnly, logger: logger),
             TickerComponent(settings: settingsRoot.ticker.readOnly, ticks: stateRoot.ticks, logger: logger),
             UpstreamComponent(settings: settingsRoot.upstream.readOnly, credentials: credentials, logger: logger),
             ReloadOnHangup(settings: settingsRoot, logger: logger),
         ]
+        if let serve {
+            // The settings page, edited while the daemon runs. Its token is LOUPE_PAGE_TOKEN's, which the log
+            // then leaves out; or a random one, logged in the page's address as Jupyter prints its own.
+            let given = ProcessInfo.processInfo.environment["LOUPE_PAGE_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+            let page = SettingsPage(settingsRoot, configuration: .init(token: given ?? SettingsPage.randomToken()))
+            services.append(SettingsPageServer(page: page, address: .loopback(port: serve), logger: Logger(label: "settings-page")) { url in
+                let shown = given.map { url.replacingOccurrences(of: $0, with: "$LOUPE_PAGE_TOKEN") } ?? url
+                logger.notice("settings page: \(shown)")
+            })
+        }
         let group = ServiceGroup(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
         logger.notice("settings-daemon started", metadata: ["settings": "\(etcd.map { "etcd key \(etcdKey) at \($0)" } ?? settingsRoot.storeDescription)"])

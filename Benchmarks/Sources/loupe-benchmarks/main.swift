@@ -36,12 +36,13 @@ if let index = CommandLine.arguments.firstIndex(of: "--profile"), CommandLine.ar
 
 let report = Report()
 // `--area NAME` measures one area's rows only (reads, in-memory, durable, loading, hand-written, services,
-// notifications, history, fleet, sops); the growth table and the machine's figures need every row, and come only without it.
+// notifications, history, fleet, sops, page); the growth table and the machine's figures need every row, and come only without it.
 let areas: [(String, (Bench, Report) throws -> Void)] = [
     ("reads", measureReads), ("in-memory", measureInMemoryUpdates), ("durable", measureDurableUpdates),
     ("loading", measureLoadsAndLayers), ("hand-written", measureHandWrittenFiles), ("services", measureServices),
     ("notifications", measureNotifications), ("history", measureHistory), ("fleet", measureFleetFanOut),
     ("sops", measureSOPSFiles),
+    ("page", measureSettingsPage),
 ]
 let area = CommandLine.arguments.firstIndex(of: "--area").flatMap { CommandLine.arguments.dropFirst($0 + 1).first }
 for (name, measure) in areas where area == nil || area == name { try measure(bench, report) }

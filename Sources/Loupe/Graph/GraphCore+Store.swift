@@ -204,6 +204,12 @@ extension GraphCore {
         return pipeline.provenance(of: path, full: full, memory: memory)
     }
 
+    /// Where the values at `paths` come from, worked out from one state of the root.
+    func provenance(ofEach paths: [ValuePath]) throws -> [Provenance] {
+        let (memory, full) = try consistentState()
+        return paths.map { pipeline.provenance(of: $0, full: full, memory: memory) }
+    }
+
     /// The layers as last read, lowest first, the top one as the current value makes it.
     func layers() throws -> [SettingsLayer] {
         let (memory, full) = try consistentState()

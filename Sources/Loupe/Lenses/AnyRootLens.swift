@@ -96,6 +96,12 @@ public struct AnyRootLens: Sendable, CustomStringConvertible {
         root.problems(in: document, named: name, coding: coding)
     }
 
+    /// Where the values at each of `paths` come from, from one state of the root (see
+    /// ``RootLens/provenance(ofEach:)``).
+    public func provenance(ofEach paths: [ValuePath]) throws -> [Provenance] {
+        try root.provenance(ofEach: paths)
+    }
+
     /// The JSON Schema of the settings type (see ``RootLens/schema()``).
     public func schema() throws -> SettingsSchema {
         try root.schema()
@@ -164,6 +170,7 @@ protocol ErasedRoot: Sendable, CustomStringConvertible {
     func storedDocument() throws -> JSONValue?
     func layers() throws -> [SettingsLayer]
     func provenance(of path: ValuePath) throws -> Provenance
+    func provenance(ofEach paths: [ValuePath]) throws -> [Provenance]
     func schema() throws -> SettingsSchema
     func problems(in document: JSONValue, named name: String, coding: DocumentCoding?) -> [SettingsProblem]
     func observeDocument(_ handler: @escaping @Sendable (JSONValue) -> Void) -> ObservationToken

@@ -235,6 +235,13 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
         try core.provenance(of: path)
     }
 
+    /// Where the values at each of `paths` come from, worked out from one state of the root: for a tool
+    /// that explains every setting at once (a settings page), the root's value encoded once rather than
+    /// for each path.
+    public func provenance(ofEach paths: [ValuePath]) throws -> [Provenance] {
+        try core.provenance(ofEach: paths)
+    }
+
     /// The layers of the value, lowest first: the default, each read-only layer's document (as last read,
     /// after migrations), and the top layer's patch for the current value.
     public func layers() throws -> [SettingsLayer] {

@@ -1,0 +1,278 @@
+#if SettingsPage
+import Foundation
+import Loupe
+
+/// What the page shows, worked out from a root: each setting with its schema, value and provenance, the
+/// history, the fleet's rollout status. Values at secret paths are masked unless `revealing`.
+///
+/// Everything is built as `JSONValue`, so what the page receives is exactly what Loupe encodes.
+struct PageModel: Sendable {
+    let root: AnyRootLens
+    let configuration: SettingsPage.Configuration
+
+    // MARK: The settings
+
+    /// `{title, description, readOnly, allowsReveal, groups: [{path, description, settings: […]}]}`.
+    func settings() throws -> JSONValue {
+        let schema = try root.schema()
+        let document = try root.document
+        let secrets = secretPaths(in: document)
+        var leaves: [Leaf] = []
+        var groups: [String: JSONValue] = [:]
+        collect(schema.document, at: [], into: &leaves, groups: &groups)
+        // Every setting's provenance from one state of the root, worked out together.
+        let provenances = try root.provenance(ofEach: leaves.map(\.path))
+        var grouped: [String: [JSONValue]] = [:]
+        var order: [String] = []
+        for (leaf, provenance) in zip(leaves, provenances) {
+            let group = Self.groupName(leaf.path)
+            if grouped[group] == nil { order.append(group) }
+            grouped[group, default: []].append(setting(leaf, provenance, document: document, secrets: secrets))
+        }
+        let groupList: [JSONValue] = order.map { path in
+            var group: [String: JSONValue] = ["path": .string(path), "settings": .array(grouped[path] ?? [])]
+            if let description = groups[path] { group["description"] = description }
+            return .object(group)
+        }
+        var model: [String: JSONValue] = [
+            "title": schema.document[path: "title"] ?? .string("Settings"),
+            "store": .string(root.storeDescription),
+            "readOnly": .bool(configuration.readOnly),
+            "allowsReveal": .bool(configuration.allowsReveal),
+            "groups": .array(groupList),
+        ]
+        if let description = schema.document[path: "description"] { model["description"] = description }
+        return .object(model)
+    }
+
+    /// The group a setting is shown in: its parent's path, `""` for the settings at the top.
+    static func groupName(_ path: ValuePath) -> String {
+        let parent = path.components.dropLast()
+        return parent.isEmpty ? "" : ValuePath(Array(parent)).description
+    }
+
+    /// A setting the page shows: a part of the schema that is not an object of properties.
+    struct Leaf {
+        var path: ValuePath
+        var schema: [String: JSONValue]
+    }
+
+    /// The leaves under `schema` (the part at `path`), in key order; the descriptions of the objects on
+    /// the way, by path, for the groups' headings.
+    private func collect(
+        _ schema: JSONValue, at path: [ValuePath.Component], into leaves: inout [Leaf], groups: inout [String: JSONValue]
+    ) {
+        guard case .object(let part) = schema else { return }
+        if case .object(let properties)? = part["properties"] {
+            if let description = part["description"] { groups[Self.groupName(ValuePath(path + [.key("")]))] = description }
+            for key in properties.keys.sorted() where !(path.isEmpty && key == "$version") {
+                collect(properties[key]!, at: path + [.key(key)], into: &leaves, groups: &groups)
+            }
+            return
+        }
+        guard !path.isEmpty else { return }
+        leaves.append(Leaf(path: ValuePath(path), schema: part))
+    }
+
+    /// One setting: `{path, description, type, editor, nullable, choices, constraints, default, value,
+    /// source, overrides, lock, secret, editable}`.
+    private func setting(_ leaf: Leaf, _ provenance: Provenance, document: JSONValue, secrets: [ValuePath]) -> JSONValue {
+        let kind = Self.editor(for: leaf.schema)
+        let secret = provenance.isSecret || isSecret(leaf.path, secrets) || leaf.schema["writeOnly"] == .bool(true)
+        var entry: [String: JSONValue] = [
+            "path": .string(leaf.path.description),
+            "type": .string(kind.type),
+            "editor": .string(kind.editor),
+            "nullable": .bool(kind.nullable),
+            "secret": .bool(secret),
+            "source": Self.source(provenance.source),
+            "overrides": .array(provenance.overrides.map(Self.source)),
+            "editable": .bool(!configuration.readOnly && provenance.lock == nil),
+        ]
+        if let description = leaf.schema["description"] { entry["description"] = description }
+        if let choices = kind.choices { entry["choices"] = .array(choices) }
+        if let items = kind.items { entry["items"] = .string(items) }
+        var constraints: [String: JSONValue] = [:]
+        for key in ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "pattern", "format", "minLength", "maxLength"] {
+            if let value = leaf.schema[key] ?? kind.inner[key] { constraints[key] = value }
+        }
+        entry["constraints"] = .object(constraints)
+        if let value = document[path: leaf.path] {
+            entry["value"] = secret ? masked(value) : value
+        }
+        if let defaultValue = leaf.schema["default"] {
+            entry["default"] = secret ? masked(defaultValue) : defaultValue
+        }
+        if let lock = provenance.lock {
+            entry["lock"] = .object(["file": .string(lock.file), "line": .integer(lock.line), "path": .string(lock.path.description)])
+        }
+        return .object(entry)
+    }
+
+    /// How the page edits a value of this schema, and how it names its type.
+    struct EditorKind {
+        var type: String
+        var editor: String
+        var nullable = false
+        var choices: [JSONValue]?
+        /// The scalar type of a list's or a dictionary's elements, when they are scalars.
+        var items: String?
+        /// The schema of the non-null alternative, for its constraints.
+        var inner: [String: JSONValue] = [:]
+    }
+
+    static func editor(for schema: [String: JSONValue]) -> EditorKind {
+        var part = schema
+        var nullable = false
+        // `{"type": ["string", "null"]}` or `{"anyOf": [X, {"type": "null"}]}`: an optional.
+        if case .array(let types)? = part["type"] {
+            let named = types.compactMap { value -> String? in if case .string(let name) = value { name } else { nil } }
+            nullable = named.contains("null")
+            if let first = named.first(where: { $0 != "null" }) { part["type"] = .string(first) }
+        } else if case .array(let choices)? = part["anyOf"] {
+            let others = choices.filter { $0 != .object(["type": .string("null")]) }
+            nullable = others.count < choices.count
+            if others.count == 1, case .object(let inner) = others[0] {
+                part.merge(inner) { _, new in new }
+                part["anyOf"] = nil
+            }
+        }
+        let type: String? = if case .string(let name)? = part["type"] { name } else { nil }
+        if case .array(var choices)? = part["enum"] {
+            choices.removeAll { $0 == .null }
+            return EditorKind(type: type ?? "choice", editor: "choice", nullable: nullable, choices: choices, inner: part)
+        }
+        switch type {
+        case "boolean": return EditorKind(type: "boolean", editor: "toggle", nullable: nullable, inner: part)
+        case "integer": return EditorKind(type: "integer", editor: "number", nullable: nullable, inner: part)
+        case "number": return EditorKind(type: "number", editor: "number", nullable: nullable, inner: part)
+        case "string": return EditorKind(type: "string", editor: "text", nullable: nullable, inner: part)
+        case "array":
+            let items = scalarType(part["items"])
+            return EditorKind(type: "array", editor: items == nil ? "json" : "list", nullable: nullable, items: items, inner: part)
+        case "object":
+            let values = scalarType(part["additionalProperties"])
+            return EditorKind(type: "object", editor: values == nil ? "json" : "dictionary", nullable: nullable, items: values, inner: part)
+        default:
+            return EditorKind(type: type ?? "any", editor: "json", nullable: nullable, inner: part)
+        }
+    }
+
+    /// `string`, `integer`, `number` or `boolean` when `schema` describes such a scalar (not an optional,
+    /// not a choice): what the list and dictionary editors edit in a row.
+    private static func scalarType(_ schema: JSONValue?) -> String? {
+        guard case .object(let part)? = schema, part["enum"] == nil, case .string(let type)? = part["type"] else { return nil }
+        return ["string", "integer", "number", "boolean"].contains(type) ? type : nil
+    }
+
+    /// `{kind: default|layer|override, name}`.
+    static func source(_ source: Provenance.Source) -> JSONValue {
+        switch source {
+        case .defaultValue: .object(["kind": .string("default"), "name": .string("default")])
+        case .layer(let name): .object(["kind": .string("layer"), "name": .string(name)])
+        case .override(let name): .object(["kind": .string("override"), "name": .string(name)])
+        }
+    }
+
+    // MARK: Secrets
+
+    /// The paths whose values are secret in `document`, a value of the settings at `path`: the root's and
+    /// those the settings type declares.
+    func secretPaths(in document: JSONValue, at path: ValuePath = ValuePath([])) -> [ValuePath] {
+        root.secretPaths + root.declaredSecretPaths(in: document, at: path)
+    }
+
+    /// Whether the value at `path` is, or lies in, a secret, or holds one: then the page shows it masked.
+    func isSecret(_ path: ValuePath, _ secrets: [ValuePath]) -> Bool {
+        root.holdsSecrets || secrets.contains { secret in
+            path.components.starts(with: secret.components) || secret.components.starts(with: path.components)
+        }
+    }
+
+    /// `value`, the part at `path`, as the page may show it: masked where secret, unless revealing.
+    func shown(_ value: JSONValue, at path: ValuePath, in secrets: [ValuePath]) -> JSONValue {
+        if root.holdsSecrets { return masked(value) }
+        var shown = value
+        for secret in secrets {
+            if path.components.starts(with: secret.components) { return masked(value) }
+            guard secret.components.starts(with: path.components) else { continue }
+            let inside = ValuePath(Array(secret.components.dropFirst(path.components.count)))
+            if let part = shown[path: inside] { shown[path: inside] = masked(part) }
+        }
+        return shown
+    }
+
+    /// `value` with every scalar replaced by asterisks (numbers and booleans are secrets too: PINs).
+    func masked(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .array(let values): .array(values.map(masked))
+        case .object(let values): .object(values.mapValues(masked))
+        case .null: .null
+        default: .string("********")
+        }
+    }
+
+    // MARK: History
+
+    /// `{recordsAuthors, changes: [{revision, time, author, paths: [{path, old, new, purged}]}]}`, newest
+    /// first; `{changes: []}` for a store that keeps no history.
+    func history() throws -> JSONValue {
+        let history: SettingsHistory
+        do {
+            history = try root.history()
+        } catch let error as SettingsError where error.code == .unavailable {
+            return .object(["available": .bool(false), "reason": .string("\(error)"), "changes": .array([])])
+        }
+        var changes: [JSONValue] = []
+        var before = history.base
+        for change in history.changes {
+            let after = try history.document(after: change.revision)
+            var paths: [JSONValue] = []
+            for path in change.changedPaths {
+                var entry: [String: JSONValue] = ["path": .string(path.components.isEmpty ? "<root>" : path.description)]
+                if change.purgedPaths.contains(path) {
+                    entry["purged"] = .bool(true)
+                } else {
+                    if let old = before?[path: path] { entry["old"] = shown(old, at: path, in: secretPaths(in: old, at: path)) }
+                    if let new = after?[path: path] { entry["new"] = shown(new, at: path, in: secretPaths(in: new, at: path)) }
+                }
+                paths.append(.object(entry))
+            }
+            var record: [String: JSONValue] = ["revision": .integer(change.revision), "paths": .array(paths)]
+            if let time = change.time { record["time"] = .string(time.formatted(.iso8601)) }
+            if let author = change.author { record["author"] = .string(Self.name(of: author)) }
+            changes.append(.object(record))
+            before = after
+        }
+        return .object([
+            "available": .bool(true),
+            "recordsAuthors": .bool(history.recordsAuthors),
+            "kept": .string(history.keptRevisions),
+            "changes": .array(changes.reversed()),
+        ])
+    }
+
+    /// `alice@host (loupe, pid 42)`.
+    static func name(of author: SettingsChange.Author) -> String {
+        "\(author.userName ?? "uid \(author.userID)")@\(author.host) (\(author.program), pid \(author.processID))"
+    }
+
+    /// The fleet's rollout status, for a store that shares its settings (etcd): `{currentRevision,
+    /// readers: [{name, revision, time, behind, refusal: {revision, reason}}]}`, or `null`.
+    func status() throws -> JSONValue {
+        guard let status = try root.appliedStatus() else { return .null }
+        let readers: [JSONValue] = status.readers.map { reader in
+            var entry: [String: JSONValue] = [
+                "name": .string(reader.name), "revision": .integer(reader.revision),
+                "time": .string(reader.time.formatted(.iso8601)),
+                "behind": .bool(reader.revision < status.currentRevision),
+            ]
+            if let refusal = reader.refusal {
+                entry["refusal"] = .object(["revision": .integer(refusal.revision), "reason": .string(refusal.reason)])
+            }
+            return .object(entry)
+        }
+        return .object(["currentRevision": .integer(status.currentRevision), "readers": .array(readers)])
+    }
+}
+#endif

@@ -1,0 +1,3 @@
+#if !SettingsPage
+#error("LoupeSettingsPage needs the package trait \"SettingsPage\": depend on Loupe with traits: [\"SettingsPage\"]")
+#endif

@@ -1,0 +1,52 @@
+#if SettingsPage
+import Foundation
+import Loupe
+import LoupeSettingsPage
+import LoupeTestSupport
+import Testing
+
+/// The settings page in a real browser: `Tests/Browser/settings_page.py` drives Debian's chromium,
+/// headless, through Playwright for Python, on the example daemon's settings served by this process.
+@Suite("Settings page in a browser")
+struct BrowserTests {
+    static let chromium = ProcessInfo.processInfo.environment["LOUPE_CHROMIUM"] ?? "/usr/bin/chromium"
+
+    /// Whether chromium and Playwright are installed (`Scripts/install-dependencies` installs both).
+    static var browserInstalled: Bool {
+        FileManager.default.isExecutableFile(atPath: chromium)
+            && (try? run("/usr/bin/env", ["python3", "-c", "import playwright.sync_api"]))?.status == 0
+    }
+
+    /// In CI the browser tests always run, and fail when the browser is missing.
+    static var inCI: Bool { ProcessInfo.processInfo.environment["CI"] != nil }
+
+    @Test(
+        "load, provenance, an edit in place, a refused value, a lock, an outside edit, rollback, the token",
+        .enabled(if: browserInstalled || inCI, "needs chromium and Playwright for Python (Scripts/install-dependencies); skipped outside CI only"),
+        .timeLimit(.minutes(3)))
+    func browser() async throws {
+        let fixture = try PageFixture(configuration: SettingsPage.Configuration())
+        let refused = try refusal { try fixture.root.erased.set(atPath: "ticker.intervalSeconds", to: .integer(-1)) }
+        let address = Recorder<String>()
+        let server = SettingsPageServer(page: fixture.page, address: .loopback(port: 0)) { url in address.append(url) }
+        let serving = Task { try await server.run() }
+        defer { serving.cancel() }
+        #expect(await eventually { address.count == 1 })
+        let url = try #require(address.all.first)
+
+        let script = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Browser/settings_page.py").path
+        // Screenshots go where LOUPE_SCREENSHOTS says (the README's comes from there), else the temporary directory.
+        let shots = ProcessInfo.processInfo.environment["LOUPE_SCREENSHOTS"] ?? fixture.directory.file("screenshots")
+        let browser = try ChildProcess(
+            "python3",
+            [script, url, fixture.settingsFile, fixture.lockFile, fixture.directory.file("vendor.json"), refused, shots],
+            environment: ["LOUPE_CHROMIUM": Self.chromium])
+        #expect(await eventually(within: .seconds(150)) { browser.wait(limit: .zero) != nil })
+        let status = browser.wait(limit: .zero)
+        #expect(status == 0, "\(browser.output)\n\(browser.errorOutput)")
+        #expect(browser.output.contains(" passed, 0 failed"), "\(browser.output)")
+        #expect(FileManager.default.fileExists(atPath: shots + "/settings-page.png"))
+    }
+}
+#endif
