@@ -118,7 +118,7 @@ public struct YAMLCodec: DocumentCodec {
         }
         switch node {
         case .scalar(let scalar):
-            switch Tag.Name(rawValue: node.tag.description) {
+            switch ScalarTags.tag(of: node) {
             case .null: return .null
             case .bool: return node.bool.map(JSONValue.bool) ?? .string(scalar.string)
             // A number JSON can spell is read as JSON reads it: kept as written when no Swift type holds it.
@@ -132,7 +132,7 @@ public struct YAMLCodec: DocumentCodec {
             // The mappings merge keys (`<<: *name`, or a sequence of them) bring in, in order.
             var merged: [[String: JSONValue]] = []
             for (key, value) in mapping {
-                if case .scalar = key, Tag.Name(rawValue: key.tag.description) == .merge {
+                if case .scalar = key, ScalarTags.tag(of: key) == .merge {
                     let sources: [Node] = if case .sequence(let sequence) = value { Array(sequence) } else { [value] }
                     for source in sources {
                         guard case .object(let members) = try document(source, budget: &budget) else {
@@ -175,8 +175,7 @@ public struct YAMLCodec: DocumentCodec {
         case .exactNumber(let text): return Node(text, Tag(text.contains(where: { ".eE".contains($0) }) ? .float : .int))
         case .string(let value):
             // Plain text that would read back as a number, a boolean or null is written in quotes.
-            let plain = Node(value)
-            let readsAsString = !value.isEmpty && plain.tag.description == Tag.Name.str.rawValue
+            let readsAsString = !value.isEmpty && ScalarTags.readsAsString(value)
             return Node(value, Tag(.str), readsAsString ? .any : .doubleQuoted)
         case .array(let values): return Node(values.map(node))
         case .object(let values): return Node(values.map { (Node($0.key, Tag(.str)), node($0.value)) })

@@ -85,7 +85,7 @@ enum YAMLValueWriter {
         if tagged { return true }
         if readsAsAnotherType(text) { return false }
         // Whatever Yams resolves as something else, too.
-        return Node(text).tag.description == Tag.Name.str.rawValue
+        return ScalarTags.readsAsString(text)
     }
 
     // MARK: Scalars

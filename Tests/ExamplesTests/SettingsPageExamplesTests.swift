@@ -34,7 +34,7 @@ struct SettingsPageExamplesTests {
         let text = "// kept\n{\n  \"ticker\": {\"greeting\": \"hi\"} // the greeting\n}\n"
         try text.write(toFile: file, atomically: true, encoding: .utf8)
         let server = try ChildProcess(Self.loupe, ["--file", file, "--schema", "daemon", "serve", "--port", "0"])
-        #expect(eventually(within: .seconds(15)) { Self.address(in: server.output) != nil }, "\(server.output)\(server.errorOutput)")
+        #expect(eventually(deadline: .seconds(15)) { Self.address(in: server.output) != nil }, "\(server.output)\(server.errorOutput)")
         let (base, token) = try #require(Self.address(in: server.output))
         #expect(server.output.hasPrefix("Settings page: http://127.0.0.1:"))
 
@@ -65,7 +65,7 @@ struct SettingsPageExamplesTests {
             _ = daemon.wait(limit: .seconds(10))
         }
         let line = #"settings page: (http://127\.0\.0\.1:[0-9]+/)"#
-        #expect(eventually(within: .seconds(15)) { daemon.errorOutput.range(of: line, options: .regularExpression) != nil }, "\(daemon.errorOutput)")
+        #expect(eventually(deadline: .seconds(15)) { daemon.errorOutput.range(of: line, options: .regularExpression) != nil }, "\(daemon.errorOutput)")
         let log = daemon.errorOutput
         #expect(!log.contains(token))
         let found = try #require(log.range(of: #"http://127\.0\.0\.1:[0-9]+/"#, options: .regularExpression))
@@ -75,7 +75,7 @@ struct SettingsPageExamplesTests {
             "--data", #"{"path": "ticker.greeting", "value": "hej"}"#, "-o", "/dev/null", "-w", "%{http_code}", base + "api/value",
         ])
         #expect(saved.output == "200")
-        #expect(eventually(within: .seconds(15)) { daemon.errorOutput.contains("greeting is now hej") }, "\(daemon.errorOutput)")
+        #expect(eventually(deadline: .seconds(15)) { daemon.errorOutput.contains("greeting is now hej") }, "\(daemon.errorOutput)")
         daemon.kill(SIGTERM)
         #expect(daemon.wait(limit: .seconds(15)) == 0)
         #expect(!daemon.errorOutput.contains(token))

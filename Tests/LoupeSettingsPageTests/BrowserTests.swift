@@ -42,7 +42,7 @@ struct BrowserTests {
             "python3",
             [script, url, fixture.settingsFile, fixture.lockFile, fixture.directory.file("vendor.json"), refused, shots],
             environment: ["LOUPE_CHROMIUM": Self.chromium])
-        #expect(await eventually(within: .seconds(150)) { browser.wait(limit: .zero) != nil })
+        #expect(await eventually(deadline: .seconds(150)) { browser.wait(limit: .zero) != nil })
         let status = browser.wait(limit: .zero)
         #expect(status == 0, "\(browser.output)\n\(browser.errorOutput)")
         #expect(browser.output.contains(" passed, 0 failed"), "\(browser.output)")
