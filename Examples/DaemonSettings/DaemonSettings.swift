@@ -64,7 +64,8 @@ extension DaemonSettings: DescribedSettings {
         "upstream": "The upstream component: where it would connect (its token is in the keyring).",
         "upstream.url": "The upstream's address: an http or https URL.",
         "upstream.timeoutSeconds": "How long a request to the upstream may take, in seconds.",
-        "upstream.token": "The bearer token, from a credential file (--credentials DIR, file upstream.token); empty: the keyring's. Keep it out of settings files.",
+        "upstream.token":
+            "The bearer token, from a credential file (--credentials DIR, file upstream.token); empty: the keyring's. Keep it out of settings files.",
     ]
 }
 

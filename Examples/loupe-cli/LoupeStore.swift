@@ -71,7 +71,8 @@ enum LoupeCLI {
 /// Which store `loupe` works on, of which type, and how to read it.
 struct LoupeStore: SettingsLocation {
     static let commandName = "loupe"
-    static let abstract = "Reads and edits settings by path, in a file, UserDefaults, the keyring or etcd, while their users run."
+    static let abstract =
+        "Reads and edits settings by path, in a file, UserDefaults, the keyring or etcd, while their users run."
     static let discussion = """
         Paths name parts of the settings: server.port, features.beta, items[3].name, "key.with.dots".
         Values are JSON; a bare word of letters, digits and -_.:/ is taken as a string.
@@ -106,21 +107,29 @@ struct LoupeStore: SettingsLocation {
 
     /// The options that take a value, which is never the verb.
     static let optionsTakingValues: Set<String> = [
-        "--file", "--layer", "--locks", "--format", "--defaults", "--key", "--etcd", "--keyring", "--schema", "--file-mode",
+        "--file", "--layer", "--locks", "--format", "--defaults", "--key", "--etcd", "--keyring", "--schema",
+        "--file-mode",
         "--env-prefix", "--set", "--credentials",
     ]
 
-    @Option(help: "A settings file; its format comes from its extension (.json, .jsonc, .toml, .plist, .yaml/.yml). With --layer, the writable top layer (the user's file).")
+    @Option(
+        help:
+            "A settings file; its format comes from its extension (.json, .jsonc, .toml, .plist, .yaml/.yml). With --layer, the writable top layer (the user's file)."
+    )
     var file: String?
 
-    @Option(name: .customLong("layer"), help: ArgumentHelp(
-        "A read-only layer under --file: a file, or a drop-in directory whose files of the format are layers in name order. Repeat it, lowest first.",
-        valueName: "path"))
+    @Option(
+        name: .customLong("layer"),
+        help: ArgumentHelp(
+            "A read-only layer under --file: a file, or a drop-in directory whose files of the format are layers in name order. Repeat it, lowest first.",
+            valueName: "path"))
     var layers: [String] = []
 
-    @Option(name: .customLong("locks"), help: ArgumentHelp(
-        "A lock file, or a directory of them: one locked path per line, # for comments, as dconf has them. A write to a locked path exits with 77. Repeatable.",
-        valueName: "path"))
+    @Option(
+        name: .customLong("locks"),
+        help: ArgumentHelp(
+            "A lock file, or a directory of them: one locked path per line, # for comments, as dconf has them. A write to a locked path exits with 77. Repeatable.",
+            valueName: "path"))
     var locks: [String] = []
 
     @Option(help: "The file's format, when its extension does not say it.")
@@ -138,30 +147,40 @@ struct LoupeStore: SettingsLocation {
     @Option(help: "A keyring item, as SERVICE/ACCOUNT.")
     var keyring: String?
 
-    @Option(help: "Check every change against a registered type: 'daemon' for the example settings-daemon. Without it, any document.")
+    @Option(
+        help:
+            "Check every change against a registered type: 'daemon' for the example settings-daemon. Without it, any document."
+    )
     var schema: Schema?
 
-    @Option(name: .customLong("env-prefix"), help: ArgumentHelp(
-        "Read overrides from the environment variables under this prefix, as a program configured so does: PREFIX_SERVER__PORT=9000 sets server.port.",
-        valueName: "prefix"))
+    @Option(
+        name: .customLong("env-prefix"),
+        help: ArgumentHelp(
+            "Read overrides from the environment variables under this prefix, as a program configured so does: PREFIX_SERVER__PORT=9000 sets server.port.",
+            valueName: "prefix"))
     var environmentPrefix: String?
 
-    @Option(name: .customLong("set"), help: ArgumentHelp(
-        "An override, as a program's --set option gives it: path=value (typed by --schema). Repeatable; never written.",
-        valueName: "path=value"))
+    @Option(
+        name: .customLong("set"),
+        help: ArgumentHelp(
+            "An override, as a program's --set option gives it: path=value (typed by --schema). Repeatable; never written.",
+            valueName: "path=value"))
     var overrides: [String] = []
 
-    @Option(help: ArgumentHelp(
-        "A credential directory: each file one secret value, its name the path (upstream.token), as systemd's $CREDENTIALS_DIRECTORY or a Kubernetes Secret volume. Never written; masked unless --reveal.",
-        valueName: "dir"))
+    @Option(
+        help: ArgumentHelp(
+            "A credential directory: each file one secret value, its name the path (upstream.token), as systemd's $CREDENTIALS_DIRECTORY or a Kubernetes Secret volume. Never written; masked unless --reveal.",
+            valueName: "dir"))
     var credentials: String?
 
     @Flag(help: "Print secret values (from the keyring or a credential directory) as they are instead of masking them.")
     var reveal = false
 
-    @Option(name: .customLong("file-mode"), help: ArgumentHelp(
-        "The mode (octal) of a settings file this command creates, less the umask: 600 by default, since settings often hold tokens; 644 for a file others may read. A file that exists keeps its mode.",
-        valueName: "octal"))
+    @Option(
+        name: .customLong("file-mode"),
+        help: ArgumentHelp(
+            "The mode (octal) of a settings file this command creates, less the umask: 600 by default, since settings often hold tokens; 644 for a file others may read. A file that exists keeps its mode.",
+            valueName: "octal"))
     var fileMode: FileMode = FileMode(rawValue: 0o600)
 
     // Checked when the store is opened rather than in `validate()`, so that `loupe set --help` and
@@ -169,7 +188,8 @@ struct LoupeStore: SettingsLocation {
     private func checkStoreOptions() throws {
         let chosen = [file != nil, defaults != nil, keyring != nil, etcd != nil].filter { $0 }.count
         guard chosen == 1 else {
-            throw SettingsCommandUsageError("choose one store: --file, --defaults (with --key), --keyring or --etcd (with --key)")
+            throw SettingsCommandUsageError(
+                "choose one store: --file, --defaults (with --key), --keyring or --etcd (with --key)")
         }
         if defaults != nil && key == nil { throw SettingsCommandUsageError("--defaults needs --key") }
         if file == nil && !(layers.isEmpty && locks.isEmpty) {
@@ -205,13 +225,19 @@ struct LoupeStore: SettingsLocation {
     /// `--locks` given, which need no `--file` here (the files named are checked in its place); with a
     /// store chosen, that store's layers and locks.
     func openSettingsToCheck() throws -> OpenSettings {
-        guard [file, defaults, keyring, etcd].allSatisfy({ $0 == nil }) else { return try openSettings(watching: false) }
-        let store: LayeredStore? = layers.isEmpty && locks.isEmpty ? nil : LayeredStore(
-            layers: layers.map { .fileOrDirectory($0, format: Self.codec(of: format ?? Self.format(ofPath: $0))) },
-            top: MemoryStore(), locks: locks)
+        guard [file, defaults, keyring, etcd].allSatisfy({ $0 == nil }) else {
+            return try openSettings(watching: false)
+        }
+        let store: LayeredStore? =
+            layers.isEmpty && locks.isEmpty
+            ? nil
+            : LayeredStore(
+                layers: layers.map { .fileOrDirectory($0, format: Self.codec(of: format ?? Self.format(ofPath: $0))) },
+                top: MemoryStore(), locks: locks)
         func root<Root: Codable & Sendable>(_ defaultValue: Root) throws -> OpenSettings {
             guard let store else { return OpenSettings(RootLens(defaultValue), revealingSecrets: reveal) }
-            return OpenSettings(try RootLens(default: defaultValue, store: store, watch: false), revealingSecrets: reveal)
+            return OpenSettings(
+                try RootLens(default: defaultValue, store: store, watch: false), revealingSecrets: reveal)
         }
         switch schema {
         case .daemon: return try root(DaemonSettings())
@@ -283,7 +309,8 @@ struct LoupeStore: SettingsLocation {
             let top = fileStore(file)
             if layers.isEmpty && locks.isEmpty && overrides.isEmpty { return top }
             return LayeredStore(
-                layers: layers.map { .fileOrDirectory($0, format: Self.codec(of: format ?? Self.format(ofPath: $0))) } + overrides,
+                layers: layers.map { .fileOrDirectory($0, format: Self.codec(of: format ?? Self.format(ofPath: $0))) }
+                    + overrides,
                 top: top, locks: locks)
         }
         let store = try makeServerStore()

@@ -44,7 +44,10 @@ struct SOPSCommand: ParsableCommand {
         /// The recipients `--age` names, else those of the `.sops.yaml` rule for the file, and its rules.
         func recipients(_ given: [String]) throws -> ([AgeRecipient], SOPSRules?) {
             if !given.isEmpty {
-                return (try given.flatMap { $0.split(separator: ",") }.map { try AgeRecipient(String($0)) }, try SOPSConfiguration.nearest(to: file)?.rule(for: file)?.rules)
+                return (
+                    try given.flatMap { $0.split(separator: ",") }.map { try AgeRecipient(String($0)) },
+                    try SOPSConfiguration.nearest(to: file)?.rule(for: file)?.rules
+                )
             }
             guard let rule = try SOPSConfiguration.nearest(to: file)?.rule(for: file) else { return ([], nil) }
             return (rule.recipients, rule.rules)
@@ -52,21 +55,28 @@ struct SOPSCommand: ParsableCommand {
     }
 
     struct Encrypt: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Seals a plaintext settings file in place, comments and layout kept.")
+        static let configuration = CommandConfiguration(
+            abstract: "Seals a plaintext settings file in place, comments and layout kept.")
         @OptionGroup var options: FileOptions
-        @Option(name: .customLong("age"), help: ArgumentHelp("An age recipient (age1…); repeatable. Without it, the .sops.yaml creation rule for the file.", valueName: "recipient"))
+        @Option(
+            name: .customLong("age"),
+            help: ArgumentHelp(
+                "An age recipient (age1…); repeatable. Without it, the .sops.yaml creation rule for the file.",
+                valueName: "recipient"))
         var recipients: [String] = []
 
         func run() throws {
             try exiting {
                 let (recipients, rules) = try options.recipients(self.recipients)
-                try SOPSFileStore.encrypt(path: options.file, format: options.codec, recipients: recipients, rules: rules)
+                try SOPSFileStore.encrypt(
+                    path: options.file, format: options.codec, recipients: recipients, rules: rules)
             }
         }
     }
 
     struct Decrypt: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Prints the file with every value opened, as sops -d does; the file is not changed.")
+        static let configuration = CommandConfiguration(
+            abstract: "Prints the file with every value opened, as sops -d does; the file is not changed.")
         @OptionGroup var options: FileOptions
 
         func run() throws {
@@ -75,7 +85,8 @@ struct SOPSCommand: ParsableCommand {
     }
 
     struct Rotate: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Seals every value again under a new data key, for the same recipients.")
+        static let configuration = CommandConfiguration(
+            abstract: "Seals every value again under a new data key, for the same recipients.")
         @OptionGroup var options: FileOptions
 
         func run() throws {
@@ -85,9 +96,14 @@ struct SOPSCommand: ParsableCommand {
 
     struct UpdateKeys: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "updatekeys", abstract: "Wraps the data key for the recipients the .sops.yaml rule (or --age) names now.")
+            commandName: "updatekeys",
+            abstract: "Wraps the data key for the recipients the .sops.yaml rule (or --age) names now.")
         @OptionGroup var options: FileOptions
-        @Option(name: .customLong("age"), help: ArgumentHelp("An age recipient (age1…); repeatable. Without it, the .sops.yaml creation rule for the file.", valueName: "recipient"))
+        @Option(
+            name: .customLong("age"),
+            help: ArgumentHelp(
+                "An age recipient (age1…); repeatable. Without it, the .sops.yaml creation rule for the file.",
+                valueName: "recipient"))
         var recipients: [String] = []
 
         func run() throws {
@@ -105,12 +121,13 @@ private func exiting(_ body: () throws -> Void) throws {
         try body()
     } catch let error as SettingsError {
         FileHandle.standardError.write(Data("loupe: \(error)\n".utf8))
-        let status: Int32 = switch error.code {
-        case .notFound: 66
-        case .invalidValue, .invalidPath: 65
-        case .conflict: 75
-        default: 69  // corrupt (a value or the MAC does not verify), unavailable (no identity), unwritable
-        }
+        let status: Int32 =
+            switch error.code {
+            case .notFound: 66
+            case .invalidValue, .invalidPath: 65
+            case .conflict: 75
+            default: 69  // corrupt (a value or the MAC does not verify), unavailable (no identity), unwritable
+            }
         throw ExitCode(status)
     } catch let error as AgeError {
         FileHandle.standardError.write(Data("loupe: \(error)\n".utf8))

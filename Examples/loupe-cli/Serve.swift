@@ -13,7 +13,8 @@ import Logging
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "loupe serve",
-        abstract: "Serves a settings page in the browser: every setting with where its value comes from, editable, live.",
+        abstract:
+            "Serves a settings page in the browser: every setting with where its value comes from, editable, live.",
         discussion: """
             Give the store options before `serve`, as for every verb: loupe --file settings.toml --schema daemon serve. \
             Prints the page's address, with the token every request needs, and serves until interrupted. \
@@ -31,7 +32,10 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Listen on a Unix domain socket instead of a port.", valueName: "path"))
     var socket: String?
 
-    @Option(help: "The token every request carries (default: a new random one each start). Prefer the environment variable LOUPE_PAGE_TOKEN to keep it out of the process list.")
+    @Option(
+        help:
+            "The token every request carries (default: a new random one each start). Prefer the environment variable LOUPE_PAGE_TOKEN to keep it out of the process list."
+    )
     var token: String?
 
     @Flag(name: .customLong("read-only"), help: "Show the settings without letting the page change them.")

@@ -30,13 +30,18 @@ struct SettingsDaemon: AsyncParsableCommand {
     @Option(help: "The settings file (JSON); with --layer, the writable top layer.")
     var settings = "settings.json"
 
-    @Option(name: .customLong("layer"), help: ArgumentHelp(
-        "A read-only layer under the settings file: a file, or a drop-in directory of *.json files. Repeat it, lowest first.",
-        valueName: "path"))
+    @Option(
+        name: .customLong("layer"),
+        help: ArgumentHelp(
+            "A read-only layer under the settings file: a file, or a drop-in directory of *.json files. Repeat it, lowest first.",
+            valueName: "path"))
     var layers: [String] = []
 
-    @Option(name: .customLong("locks"), help: ArgumentHelp(
-        "A lock file, or a directory of them: paths the settings file may not change. Repeatable.", valueName: "path"))
+    @Option(
+        name: .customLong("locks"),
+        help: ArgumentHelp(
+            "A lock file, or a directory of them: paths the settings file may not change. Repeatable.",
+            valueName: "path"))
     var locks: [String] = []
 
     @Option(help: "The state file the daemon writes (coalesced, once a second at most).")
@@ -51,26 +56,36 @@ struct SettingsDaemon: AsyncParsableCommand {
     @Option(help: "The etcd key that holds the settings (with --etcd).")
     var etcdKey = "/settings-daemon/settings"
 
-    @Option(help: "The name this daemon reports which revision it runs under (with --etcd): `loupe --etcd … status` lists it. Default: the host's name.")
+    @Option(
+        help:
+            "The name this daemon reports which revision it runs under (with --etcd): `loupe --etcd … status` lists it. Default: the host's name."
+    )
     var statusName = EtcdStatusReporting.hostName
 
-    @Option(name: .customLong("env-prefix"), help: ArgumentHelp(
-        "Environment variables under this prefix override settings: SETTINGS_DAEMON_UPSTREAM__TIMEOUT_SECONDS=9 sets upstream.timeoutSeconds. Never written.",
-        valueName: "prefix"))
+    @Option(
+        name: .customLong("env-prefix"),
+        help: ArgumentHelp(
+            "Environment variables under this prefix override settings: SETTINGS_DAEMON_UPSTREAM__TIMEOUT_SECONDS=9 sets upstream.timeoutSeconds. Never written.",
+            valueName: "prefix"))
     var environmentPrefix = "SETTINGS_DAEMON_"
 
-    @Option(name: .customLong("set"), help: ArgumentHelp(
-        "Override a setting for this run: path=value, such as logLevel=debug. Repeatable; never written.", valueName: "path=value"))
+    @Option(
+        name: .customLong("set"),
+        help: ArgumentHelp(
+            "Override a setting for this run: path=value, such as logLevel=debug. Repeatable; never written.",
+            valueName: "path=value"))
     var overrides: [String] = []
 
-    @Option(help: ArgumentHelp(
-        "A credential directory: each file one secret setting named by its path (upstream.token). Default: $CREDENTIALS_DIRECTORY, as systemd sets it; none when empty.",
-        valueName: "dir"))
+    @Option(
+        help: ArgumentHelp(
+            "A credential directory: each file one secret setting named by its path (upstream.token). Default: $CREDENTIALS_DIRECTORY, as systemd sets it; none when empty.",
+            valueName: "dir"))
     var credentials = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"] ?? ""
 
-    @Option(help: ArgumentHelp(
-        "Serve the settings page on this port of 127.0.0.1 (0: a free one) and log its address with its token. Secrets stay masked.",
-        valueName: "port"))
+    @Option(
+        help: ArgumentHelp(
+            "Serve the settings page on this port of 127.0.0.1 (0: a free one) and log its address with its token. Secrets stay masked.",
+            valueName: "port"))
     var serve: Int?
 
     /// Where the settings live: the file (over its layers), or one etcd key for the whole fleet; under the
@@ -81,7 +96,8 @@ struct SettingsDaemon: AsyncParsableCommand {
         if !credentials.isEmpty { overrideLayers.append(.directory(credentials: credentials)) }
         if let etcd {
             let shared = try EtcdStore(
-                endpoints: etcd.split(separator: ",").map(String.init), key: etcdKey, statusReporting: EtcdStatusReporting(name: statusName))
+                endpoints: etcd.split(separator: ",").map(String.init), key: etcdKey,
+                statusReporting: EtcdStatusReporting(name: statusName))
             return LayeredStore(layers: overrideLayers, top: shared)
         }
         let file = FileStore(path: settings, permissions: 0o644)
@@ -94,7 +110,8 @@ struct SettingsDaemon: AsyncParsableCommand {
         SecretReferences.registerKeyring()
         let logger = Logger(label: "settings-daemon")
 
-        let settingsRoot = try RootLens(default: DaemonSettings(), store: settingsStore(), logger: Logger(label: "loupe"))
+        let settingsRoot = try RootLens(
+            default: DaemonSettings(), store: settingsStore(), logger: Logger(label: "loupe"))
         // Written often, so coalesced; as a Service, the root flushes it on graceful shutdown.
         let stateRoot = try RootLens(
             default: DaemonState(),
@@ -121,14 +138,18 @@ struct SettingsDaemon: AsyncParsableCommand {
             // then leaves out; or a random one, logged in the page's address as Jupyter prints its own.
             let given = ProcessInfo.processInfo.environment["LOUPE_PAGE_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
             let page = SettingsPage(settingsRoot, configuration: .init(token: given ?? SettingsPage.randomToken()))
-            services.append(SettingsPageServer(page: page, address: .loopback(port: serve), logger: Logger(label: "settings-page")) { url in
-                let shown = given.map { url.replacingOccurrences(of: $0, with: "$LOUPE_PAGE_TOKEN") } ?? url
-                logger.notice("settings page: \(shown)")
-            })
+            services.append(
+                SettingsPageServer(page: page, address: .loopback(port: serve), logger: Logger(label: "settings-page"))
+                { url in
+                    let shown = given.map { url.replacingOccurrences(of: $0, with: "$LOUPE_PAGE_TOKEN") } ?? url
+                    logger.notice("settings page: \(shown)")
+                })
         }
         let group = ServiceGroup(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
-        logger.notice("settings-daemon started", metadata: ["settings": "\(etcd.map { "etcd key \(etcdKey) at \($0)" } ?? settingsRoot.storeDescription)"])
+        logger.notice(
+            "settings-daemon started",
+            metadata: ["settings": "\(etcd.map { "etcd key \(etcdKey) at \($0)" } ?? settingsRoot.storeDescription)"])
         try await group.run()
         logger.notice("settings-daemon stopped", metadata: ["ticks": "\(stateRoot.ticks.value)"])
     }
@@ -220,7 +241,9 @@ struct UpstreamComponent: Service {
         }
         defer { tokenChanges.cancel() }
         for await upstream in settings.values.cancelOnGracefulShutdown() {
-            let token = !upstream.token.isEmpty ? "from a credential" : credentials.token.value.isEmpty ? "missing" : "from the keyring"
+            let token =
+                !upstream.token.isEmpty
+                ? "from a credential" : credentials.token.value.isEmpty ? "missing" : "from the keyring"
             logger.notice("upstream is now \(upstream.url) (timeout \(upstream.timeoutSeconds) s, token \(token))")
         }
     }

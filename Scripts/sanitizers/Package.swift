@@ -25,7 +25,9 @@ let package = Package(
         .target(name: "LoupeTesting", dependencies: ["Loupe"]),
         .target(name: "LoupeYAML", dependencies: ["Loupe", "Yams"], swiftSettings: [.define("YAML")]),
         .systemLibrary(name: "CLibSecret", pkgConfig: "libsecret-1"),
-        .target(name: "LoupeKeyring", dependencies: ["Loupe", "CLibSecret", .product(name: "Logging", package: "swift-log")]),
+        .target(
+            name: "LoupeKeyring",
+            dependencies: ["Loupe", "CLibSecret", .product(name: "Logging", package: "swift-log")]),
         .target(name: "LoupeTestSupport", dependencies: ["Loupe", "LoupeTesting"], path: "Tests/LoupeTestSupport"),
         .executableTarget(
             name: "LoupeTestHelper",
@@ -38,10 +40,15 @@ let package = Package(
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]),
-        .testTarget(name: "LoupeYAMLTests", dependencies: ["LoupeYAML", "LoupeTesting", "LoupeTestSupport"], swiftSettings: [.define("YAML")]),
+        .testTarget(
+            name: "LoupeYAMLTests", dependencies: ["LoupeYAML", "LoupeTesting", "LoupeTestSupport"],
+            swiftSettings: [.define("YAML")]),
         .testTarget(
             name: "LoupeKeyringTests",
-            dependencies: ["LoupeKeyring", "LoupeTesting", "LoupeTestSupport", "LoupeTestHelper", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "LoupeKeyring", "LoupeTesting", "LoupeTestSupport", "LoupeTestHelper",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

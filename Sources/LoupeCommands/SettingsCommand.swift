@@ -156,7 +156,9 @@ extension SettingsCommand {
     /// Opens the settings and runs `body` on them; when what is stored does not read, runs `fallback` on the
     /// location's own store (see ``SettingsLocation/openOwnStore()``) with the error, which is reported
     /// after it unless `fallback` returns true (it repaired the settings).
-    func withSettings(_ body: (OpenSettings) throws -> Void, orOwnStore fallback: (any DocumentStore, SettingsError) throws -> Bool) throws {
+    func withSettings(
+        _ body: (OpenSettings) throws -> Void, orOwnStore fallback: (any DocumentStore, SettingsError) throws -> Bool
+    ) throws {
         try reportingErrors {
             let settings: OpenSettings
             do {

@@ -25,7 +25,8 @@ enum SettingsFiles {
         let fileExtension = URL(fileURLWithPath: path).pathExtension.lowercased()
         guard let codec = codecs.first(where: { $0.fileExtensions.contains(fileExtension) }) else {
             let known = codecs.flatMap(\.fileExtensions).map { "." + $0 }.joined(separator: ", ")
-            throw CommandError.usage("cannot tell the format of \(path) from its extension; settings files end in \(known)")
+            throw CommandError.usage(
+                "cannot tell the format of \(path) from its extension; settings files end in \(known)")
         }
         return codec
     }

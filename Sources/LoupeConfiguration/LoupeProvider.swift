@@ -82,9 +82,12 @@ public struct LoupeProvider: ConfigProvider, CustomStringConvertible {
     nonisolated(nonsending) public func watchValue<Return: ~Copyable>(
         forKey key: AbsoluteConfigKey,
         type: ConfigType,
-        updatesHandler: nonisolated(nonsending) (_ updates: ConfigUpdatesAsyncSequence<Result<LookupResult, any Error>, Never>) async throws -> Return
+        updatesHandler:
+            nonisolated(nonsending) (_ updates: ConfigUpdatesAsyncSequence<Result<LookupResult, any Error>, Never>)
+            async throws -> Return
     ) async throws -> Return {
-        let (stream, continuation) = AsyncStream<Result<LookupResult, any Error>>.makeStream(bufferingPolicy: .unbounded)
+        let (stream, continuation) = AsyncStream<Result<LookupResult, any Error>>.makeStream(
+            bufferingPolicy: .unbounded)
         let last = LastSent()
         let id = storage.addWatcher { snapshot in
             let result = Result { try snapshot.value(forKey: key, type: type) }
@@ -102,7 +105,9 @@ public struct LoupeProvider: ConfigProvider, CustomStringConvertible {
     }
 
     nonisolated(nonsending) public func watchSnapshot<Return: ~Copyable>(
-        updatesHandler: nonisolated(nonsending) (_ updates: ConfigUpdatesAsyncSequence<any ConfigSnapshot, Never>) async throws -> Return
+        updatesHandler:
+            nonisolated(nonsending) (_ updates: ConfigUpdatesAsyncSequence<any ConfigSnapshot, Never>) async throws ->
+            Return
     ) async throws -> Return {
         let (stream, continuation) = AsyncStream<any ConfigSnapshot>.makeStream(bufferingPolicy: .unbounded)
         let id = storage.addWatcher { continuation.yield($0) }
@@ -165,7 +170,9 @@ struct LoupeSnapshot: ConfigSnapshot {
         return LookupResult(encodedKey: encodedKey, value: ConfigValue(content, isSecret: value.isSecret))
     }
 
-    private static func flatten(_ json: JSONValue, at path: [String], isSecret: Bool, into values: inout [[String]: ConfigValue]) {
+    private static func flatten(
+        _ json: JSONValue, at path: [String], isSecret: Bool, into values: inout [[String]: ConfigValue]
+    ) {
         func put(_ content: ConfigContent) { values[path] = ConfigValue(content, isSecret: isSecret) }
         switch json {
         case .null: break
@@ -175,22 +182,30 @@ struct LoupeSnapshot: ConfigSnapshot {
         case .exactNumber(let text):
             // No Int holds a whole number kept as written: as text, so that reading it as an Int fails
             // rather than wraps. A fraction: the nearest Double.
-            if NumberText(text)?.isWhole == true || Double(text)?.isFinite != true { put(.string(text)) } else { put(.double(Double(text)!)) }
+            if NumberText(text)?.isWhole == true || Double(text)?.isFinite != true {
+                put(.string(text))
+            } else {
+                put(.double(Double(text)!))
+            }
         case .string(let value): put(.string(value))
         case .object(let members):
             for (key, member) in members { flatten(member, at: path + [key], isSecret: isSecret, into: &values) }
         case .array(let elements):
-            if let strings = elements.allAs({ if case .string(let s) = $0 { s } else { nil } }) { put(.stringArray(strings)) }
-            else if let ints = elements.allAs({ if case .integer(let i) = $0 { i } else { nil } }) { put(.intArray(ints)) }
-            else if let bools = elements.allAs({ if case .bool(let b) = $0 { b } else { nil } }) { put(.boolArray(bools)) }
-            else if let doubles = elements.allAs({ element -> Double? in
+            if let strings = elements.allAs({ if case .string(let s) = $0 { s } else { nil } }) {
+                put(.stringArray(strings))
+            } else if let ints = elements.allAs({ if case .integer(let i) = $0 { i } else { nil } }) {
+                put(.intArray(ints))
+            } else if let bools = elements.allAs({ if case .bool(let b) = $0 { b } else { nil } }) {
+                put(.boolArray(bools))
+            } else if let doubles = elements.allAs({ element -> Double? in
                 switch element {
                 case .double(let d): d
                 case .integer(let i): Double(i)
                 default: nil
                 }
-            }) { put(.doubleArray(doubles)) }
-            else {
+            }) {
+                put(.doubleArray(doubles))
+            } else {
                 for (index, element) in elements.enumerated() {
                     flatten(element, at: path + [String(index)], isSecret: isSecret, into: &values)
                 }
@@ -203,7 +218,8 @@ struct LoupeSnapshot: ConfigSnapshot {
     private static func convert(_ content: ConfigContent, to type: ConfigType) -> ConfigContent? {
         switch (content, type) {
         case (.string, .string), (.int, .int), (.double, .double), (.bool, .bool),
-            (.stringArray, .stringArray), (.intArray, .intArray), (.doubleArray, .doubleArray), (.boolArray, .boolArray):
+            (.stringArray, .stringArray), (.intArray, .intArray), (.doubleArray, .doubleArray),
+            (.boolArray, .boolArray):
             return content
         case (.int(let value), .double): return .double(Double(value))
         case (.double(let value), .int) where value.rounded() == value && abs(value) < 9e15: return .int(Int(value))
@@ -263,14 +279,19 @@ private final class Storage: Sendable {
     init(source: some SnapshotSource, name: String) {
         self.name = name
         let isSecret = source.holdsSecrets
-        state = Locked(State(snapshot: LoupeSnapshot(
-            providerName: name, json: source.currentDocument, isSecret: isSecret, secretPaths: source.secretPaths)))
+        state = Locked(
+            State(
+                snapshot: LoupeSnapshot(
+                    providerName: name, json: source.currentDocument, isSecret: isSecret,
+                    secretPaths: source.secretPaths)))
         let observation = source.observeDocument { [weak self] document in
-            self?.publish(LoupeSnapshot(providerName: name, json: document, isSecret: isSecret, secretPaths: source.secretPaths))
+            self?.publish(
+                LoupeSnapshot(providerName: name, json: document, isSecret: isSecret, secretPaths: source.secretPaths))
         }
         token.withLock { $0 = observation }
         // A commit between reading the value and observing it would be missed: read once more.
-        let latest = LoupeSnapshot(providerName: name, json: source.currentDocument, isSecret: isSecret, secretPaths: source.secretPaths)
+        let latest = LoupeSnapshot(
+            providerName: name, json: source.currentDocument, isSecret: isSecret, secretPaths: source.secretPaths)
         state.withLock { $0.snapshot = latest }
     }
 

@@ -111,7 +111,9 @@ public final class EtcdStore: DocumentStore, StoreHistory, StoreFleetReport {
             endpoints: normalized, tls: tls, credentials: credentials, connectTimeout: connectTimeout,
             requestTimeout: requestTimeout, storeName: name, logger: logger)
         self.client = client
-        reporter = statusReporting.map { EtcdStatusReporter(client: client, prefix: Self.statusPrefix(of: key), reporting: $0, logger: logger) }
+        reporter = statusReporting.map {
+            EtcdStatusReporter(client: client, prefix: Self.statusPrefix(of: key), reporting: $0, logger: logger)
+        }
     }
 
     deinit {
@@ -143,9 +145,12 @@ public final class EtcdStore: DocumentStore, StoreHistory, StoreFleetReport {
             return (state.modRevision, state.value)
         }) {
             guard let value = delivered.value else { return .empty }
-            return StoredDocument(try codec.parseDocument(value, store: description), token: ChangeToken(delivered.revision))
+            return StoredDocument(
+                try codec.parseDocument(value, store: description), token: ChangeToken(delivered.revision))
         }
-        let response = try client.call("/v3/kv/range", RangeRequest(key: keyBytes), as: RangeResponse.self, repetition: .safe, refusal: .unreadable)
+        let response = try client.call(
+            "/v3/kv/range", RangeRequest(key: keyBytes), as: RangeResponse.self, repetition: .safe, refusal: .unreadable
+        )
         let keyValue = response.kvs?.first
         _ = observe(revision: response.header?.revision?.value ?? 0, keyValue: keyValue)
         state.withLock { $0.handedOut = keyValue?.mod_revision?.value ?? 0 }
@@ -161,7 +166,8 @@ public final class EtcdStore: DocumentStore, StoreHistory, StoreFleetReport {
     /// Puts the document if the key's `mod_revision` is still the token's, in one transaction.
     public func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken {
         let data = try codec.serializeDocument(document, store: description)
-        let revision = try transaction(replacing: token, RequestOp(request_put: PutRequest(key: keyBytes, value: GatewayBytes(data))))
+        let revision = try transaction(
+            replacing: token, RequestOp(request_put: PutRequest(key: keyBytes, value: GatewayBytes(data))))
         _ = observe(revision: revision, modRevision: revision, value: data)
         state.withLock { $0.handedOut = revision }
         logger.debug("saved etcd key", metadata: ["store": "\(description)", "revision": "\(revision)"])
@@ -170,7 +176,8 @@ public final class EtcdStore: DocumentStore, StoreHistory, StoreFleetReport {
 
     /// Deletes the key if its `mod_revision` is still the token's, in one transaction.
     public func remove(replacing token: ChangeToken) throws -> ChangeToken {
-        let revision = try transaction(replacing: token, RequestOp(request_delete_range: DeleteRangeRequest(key: keyBytes)))
+        let revision = try transaction(
+            replacing: token, RequestOp(request_delete_range: DeleteRangeRequest(key: keyBytes)))
         _ = observe(revision: revision, modRevision: 0, value: nil)
         state.withLock { $0.handedOut = 0 }
         logger.debug("deleted etcd key", metadata: ["store": "\(description)"])
@@ -185,12 +192,15 @@ public final class EtcdStore: DocumentStore, StoreHistory, StoreFleetReport {
             compare: [Compare(key: keyBytes, mod_revision: GatewayInt(expected))],
             success: [operation],
             failure: [RequestOp(request_range: RangeRequest(key: keyBytes))])
-        let response = try client.call("/v3/kv/txn", transaction, as: TxnResponse.self, repetition: .once, refusal: .unwritable)
+        let response = try client.call(
+            "/v3/kv/txn", transaction, as: TxnResponse.self, repetition: .once, refusal: .unwritable)
         let revision = response.header?.revision?.value ?? 0
         guard response.succeeded == true else {
             _ = observe(revision: revision, keyValue: response.responses?.first?.response_range?.kvs?.first)
-            logger.debug("etcd key changed since it was read", metadata: ["store": "\(description)", "expected": "\(expected)"])
-            throw SettingsError(.conflict, store: description, reason: "another writer changed the key after revision \(expected)")
+            logger.debug(
+                "etcd key changed since it was read", metadata: ["store": "\(description)", "expected": "\(expected)"])
+            throw SettingsError(
+                .conflict, store: description, reason: "another writer changed the key after revision \(expected)")
         }
         return revision
     }
@@ -200,7 +210,8 @@ public final class EtcdStore: DocumentStore, StoreHistory, StoreFleetReport {
             lastSeenRevision: { [weak self] in self?.state.withLock { $0.revision } ?? 0 },
             apply: { [weak self] events in self?.apply(events) ?? false },
             reload: { [weak self] in try self?.fetch() ?? false })
-        return SharedWatches.process.watch(keyBytes, client: client, logger: logger, .init(source: source, onChange: onChange))
+        return SharedWatches.process.watch(
+            keyBytes, client: client, logger: logger, .init(source: source, onChange: onChange))
     }
 
     // MARK: History
@@ -221,7 +232,8 @@ public final class EtcdStore: DocumentStore, StoreHistory, StoreFleetReport {
             let response: RangeResponse
             do {
                 response = try client.call(
-                    "/v3/kv/range", RangeRequest(key: keyBytes, revision: at.map(GatewayInt.init)), as: RangeResponse.self,
+                    "/v3/kv/range", RangeRequest(key: keyBytes, revision: at.map(GatewayInt.init)),
+                    as: RangeResponse.self,
                     repetition: .safe, refusal: .unreadable)
             } catch let error as SettingsError where at != nil && error.reason.contains("compacted") {
                 break  // etcd keeps nothing older
@@ -233,20 +245,25 @@ public final class EtcdStore: DocumentStore, StoreHistory, StoreFleetReport {
             at = revision - 1
         }
         versions.reverse()
-        guard let oldest = versions.first else { return SettingsHistory(baseRevision: 0, base: nil, changes: [], recordsAuthors: false) }
+        guard let oldest = versions.first else {
+            return SettingsHistory(baseRevision: 0, base: nil, changes: [], recordsAuthors: false)
+        }
         // Before its creation there was no document; else the oldest revision read is the base.
-        let base: (revision: Int, document: JSONValue?) = oldest.created ? (Int(oldest.revision) - 1, nil) : (Int(oldest.revision), oldest.document)
+        let base: (revision: Int, document: JSONValue?) =
+            oldest.created ? (Int(oldest.revision) - 1, nil) : (Int(oldest.revision), oldest.document)
         if !oldest.created { versions.removeFirst() }
         var changes: [SettingsChange] = []
         var previous = base.document
         for version in versions {
-            changes.append(SettingsChange(
-                revision: Int(version.revision), time: nil, author: nil,
-                patch: SettingsHistory.patch(from: previous, to: version.document),
-                reversePatch: SettingsHistory.patch(from: version.document, to: previous)))
+            changes.append(
+                SettingsChange(
+                    revision: Int(version.revision), time: nil, author: nil,
+                    patch: SettingsHistory.patch(from: previous, to: version.document),
+                    reversePatch: SettingsHistory.patch(from: version.document, to: previous)))
             previous = version.document
         }
-        return SettingsHistory(baseRevision: base.revision, base: base.document, changes: changes, recordsAuthors: false)
+        return SettingsHistory(
+            baseRevision: base.revision, base: base.document, changes: changes, recordsAuthors: false)
     }
 
     /// Refuses: the history is the key's own revisions, which etcd keeps and only etcd removes. Compact
@@ -258,7 +275,9 @@ public final class EtcdStore: DocumentStore, StoreHistory, StoreFleetReport {
     public func purgeHistory(of path: ValuePath) throws -> Int {
         throw SettingsError(
             .unavailable, path: path, store: description,
-            reason: "its history is the key's own etcd revisions, which Loupe cannot rewrite: `etcdctl compact REVISION` drops every key's revisions before REVISION (then `etcdctl defrag` frees their space)")
+            reason:
+                "its history is the key's own etcd revisions, which Loupe cannot rewrite: `etcdctl compact REVISION` drops every key's revisions before REVISION (then `etcdctl defrag` frees their space)"
+        )
     }
 
     // MARK: Fleet status
@@ -269,7 +288,8 @@ public final class EtcdStore: DocumentStore, StoreHistory, StoreFleetReport {
         guard let reporter else { return }
         // A plain root's token is the key's `mod_revision`; a layered root's combines its layers'.
         let revision = token.number ?? state.withLock { $0.handedOut }
-        reporter.applied(revision, refused: refusal.map { StatusReport.Refused(revision: revision, reason: Self.reason(of: $0)) })
+        reporter.applied(
+            revision, refused: refusal.map { StatusReport.Refused(revision: revision, reason: Self.reason(of: $0)) })
     }
 
     /// Why a root refused a revision, for its report: the path and what is wrong there, without the store's
@@ -281,14 +301,18 @@ public final class EtcdStore: DocumentStore, StoreHistory, StoreFleetReport {
 
     /// The key's revision now and what each reporting root runs.
     public func appliedStatus() throws -> AppliedStatus {
-        let current = try client.call("/v3/kv/range", RangeRequest(key: keyBytes), as: RangeResponse.self, repetition: .safe, refusal: .unreadable)
+        let current = try client.call(
+            "/v3/kv/range", RangeRequest(key: keyBytes), as: RangeResponse.self, repetition: .safe, refusal: .unreadable
+        )
         let reports = try EtcdStatusReporter.reports(client: client, prefix: Self.statusPrefix(of: key), logger: logger)
         return AppliedStatus(
             currentRevision: Int(current.kvs?.first?.mod_revision?.value ?? 0),
             readers: reports.map { report in
                 AppliedStatus.Reader(
-                    name: report.name, revision: Int(report.revision), time: Date(timeIntervalSince1970: Double(report.time) / 1000),
-                    refusal: report.refused.map { AppliedStatus.Refusal(revision: Int($0.revision), reason: $0.reason) })
+                    name: report.name, revision: Int(report.revision),
+                    time: Date(timeIntervalSince1970: Double(report.time) / 1000),
+                    refusal: report.refused.map { AppliedStatus.Refusal(revision: Int($0.revision), reason: $0.reason) }
+                )
             })
     }
 
@@ -296,7 +320,9 @@ public final class EtcdStore: DocumentStore, StoreHistory, StoreFleetReport {
 
     /// Reads the key and records it, for the watch; returns whether its value changed.
     private func fetch() throws -> Bool {
-        let response = try client.call("/v3/kv/range", RangeRequest(key: keyBytes), as: RangeResponse.self, repetition: .safe, refusal: .unreadable)
+        let response = try client.call(
+            "/v3/kv/range", RangeRequest(key: keyBytes), as: RangeResponse.self, repetition: .safe, refusal: .unreadable
+        )
         return delivered(observe(revision: response.header?.revision?.value ?? 0, keyValue: response.kvs?.first))
     }
 
@@ -321,7 +347,9 @@ public final class EtcdStore: DocumentStore, StoreHistory, StoreFleetReport {
 
     private func observe(revision: Int64, keyValue: KeyValue?) -> Bool {
         guard let keyValue else { return observe(revision: revision, modRevision: 0, value: nil) }
-        return observe(revision: revision, modRevision: keyValue.mod_revision?.value ?? revision, value: keyValue.value?.data ?? Data())
+        return observe(
+            revision: revision, modRevision: keyValue.mod_revision?.value ?? revision,
+            value: keyValue.value?.data ?? Data())
     }
 
     /// Records the key as seen at cluster `revision`, unless the store has already seen a later one

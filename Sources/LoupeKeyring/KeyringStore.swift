@@ -114,9 +114,10 @@ public final class KeyringStore: DocumentStore, StoreExclusiveAccess {
         do {
             return try secret.withBytes { bytes in
                 // An empty secret has no address; it is no document either.
-                let data = bytes.baseAddress.map {
-                    Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: $0), count: bytes.count, deallocator: .none)
-                } ?? Data()
+                let data =
+                    bytes.baseAddress.map {
+                        Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: $0), count: bytes.count, deallocator: .none)
+                    } ?? Data()
                 let document = try Self.codec.parseDocument(data, store: description, revealingValues: false)
                 return StoredDocument(document, token: Self.token(of: bytes))
             }
@@ -125,7 +126,8 @@ public final class KeyringStore: DocumentStore, StoreExclusiveAccess {
             // the item must hold and how to start afresh, never what it holds.
             throw SettingsError(
                 .corrupt, store: description,
-                reason: "its secret is not a JSON document (a plain password another program stored?); Loupe keeps a JSON document in its items: delete this one to start afresh (secret-tool clear service \(service) account \(account))",
+                reason:
+                    "its secret is not a JSON document (a plain password another program stored?); Loupe keeps a JSON document in its items: delete this one to start afresh (secret-tool clear service \(service) account \(account))",
                 cause: error)
         }
     }
@@ -141,7 +143,9 @@ public final class KeyringStore: DocumentStore, StoreExclusiveAccess {
         guard data.count <= Self.maximumSecretSize else {
             throw SettingsError(
                 .unwritable, store: description,
-                reason: "the value is \(data.count) bytes as JSON, more than a keyring item may hold here (\(Self.maximumSecretSize) bytes); keep large data in a file")
+                reason:
+                    "the value is \(data.count) bytes as JSON, more than a keyring item may hold here (\(Self.maximumSecretSize) bytes); keep large data in a file"
+            )
         }
         return try whileUnchanged(since: token) {
             try secretService.store(data, label: label)
@@ -176,7 +180,9 @@ public final class KeyringStore: DocumentStore, StoreExclusiveAccess {
         try withLockFile(at: lockFile(), timeout: timeout, store: description) {
             let current = try secretService.lookup().map { $0.withBytes(Self.token(of:)) } ?? .absent
             guard current == token else {
-                throw SettingsError(.conflict, store: description, reason: "another program changed or deleted the item since it was read")
+                throw SettingsError(
+                    .conflict, store: description,
+                    reason: "another program changed or deleted the item since it was read")
             }
             return try write()
         }
@@ -206,6 +212,8 @@ public final class KeyringStore: DocumentStore, StoreExclusiveAccess {
 
 extension KeyringStore: CustomDebugStringConvertible {
     /// The store's type, place and policy, for a debugger; never its value.
-    public var debugDescription: String { "KeyringStore(service: \(service), account: \(account), collection: \(collection), timeout: \(timeout))" }
+    public var debugDescription: String {
+        "KeyringStore(service: \(service), account: \(account), collection: \(collection), timeout: \(timeout))"
+    }
 }
 #endif

@@ -60,7 +60,8 @@ struct SecretService: Sendable {
         case .found(let secret): return secret
         case .missing: return nil
         case .locked:
-            throw SettingsError(.unavailable, store: storeName, reason: "the item exists but its keyring collection is locked")
+            throw SettingsError(
+                .unavailable, store: storeName, reason: "the item exists but its keyring collection is locked")
         }
     }
 
@@ -83,7 +84,11 @@ struct SecretService: Sendable {
     @discardableResult
     private func call<T: Sendable>(
         _ what: String,
-        _ work: @escaping @Sendable (_ attributes: OpaquePointer, _ cancellable: UnsafeMutablePointer<GCancellable>, _ error: inout UnsafeMutablePointer<GError>?) -> T
+        _ work:
+            @escaping @Sendable (
+                _ attributes: OpaquePointer, _ cancellable: UnsafeMutablePointer<GCancellable>,
+                _ error: inout UnsafeMutablePointer<GError>?
+            ) -> T
     ) throws -> T {
         let cancellable = GObjectReference(g_cancellable_new()!)
         let outcome = Locked<(value: T, error: CallError?)?>(nil)
@@ -119,12 +124,15 @@ struct SecretService: Sendable {
 
     private func storeError(_ what: String, _ error: CallError) -> SettingsError {
         if error.isLocked {
-            return SettingsError(.unavailable, store: storeName, reason: "the keyring collection is locked: \(error.message)")
+            return SettingsError(
+                .unavailable, store: storeName, reason: "the keyring collection is locked: \(error.message)")
         }
         if error.isCancelled {
-            return SettingsError(.timeout, store: storeName, reason: "the Secret Service did not \(what) within \(timeout)")
+            return SettingsError(
+                .timeout, store: storeName, reason: "the Secret Service did not \(what) within \(timeout)")
         }
-        return SettingsError(.unavailable, store: storeName, reason: "cannot \(what) in the Secret Service: \(error.message)")
+        return SettingsError(
+            .unavailable, store: storeName, reason: "cannot \(what) in the Secret Service: \(error.message)")
     }
 }
 

@@ -1,3 +1,5 @@
 #if !ServiceLifecycle
-#error("LoupeServiceLifecycle needs the package trait \"ServiceLifecycle\": depend on Loupe with traits: [\"ServiceLifecycle\"]")
+#error(
+    "LoupeServiceLifecycle needs the package trait \"ServiceLifecycle\": depend on Loupe with traits: [\"ServiceLifecycle\"]"
+)
 #endif

@@ -114,7 +114,10 @@ package final class InMemoryFileSystem: ReadableFileSystem {
             var current = path
             for _ in 0..<40 {
                 let parent = try Self.resolve(FileSystem.directory(of: current), in: state.nodes)
-                guard case .link(let target) = state.nodes[(parent == "/" ? "" : parent) + "/" + FileSystem.fileName(of: current)] else { return current }
+                guard
+                    case .link(let target) = state.nodes[
+                        (parent == "/" ? "" : parent) + "/" + FileSystem.fileName(of: current)]
+                else { return current }
                 current = target.hasPrefix("/") ? target : FileSystem.directory(of: current) + "/" + target
             }
             throw SystemCallError("resolve", path, code: ELOOP)
@@ -131,7 +134,8 @@ package final class InMemoryFileSystem: ReadableFileSystem {
             let target = try Self.resolve(path, in: state.nodes)
             switch state.nodes[target] {
             case .file(_, let identity): return identity
-            case .directory: return FileIdentity(device: 1, inode: 0, size: 0, modifiedSeconds: 0, modifiedNanoseconds: 0)
+            case .directory:
+                return FileIdentity(device: 1, inode: 0, size: 0, modifiedSeconds: 0, modifiedNanoseconds: 0)
             case .link, nil:
                 guard Self.isImplicitDirectory(target, in: state.nodes) else { return nil }
                 return FileIdentity(device: 1, inode: 0, size: 0, modifiedSeconds: 0, modifiedNanoseconds: 0)
@@ -139,9 +143,13 @@ package final class InMemoryFileSystem: ReadableFileSystem {
         }
     }
 
-    package func readSettled<T>(_ path: String, maximumSize: Int, parse: (Data) throws -> T) throws -> (T, FileIdentity)? {
+    package func readSettled<T>(
+        _ path: String, maximumSize: Int, parse: (Data) throws -> T
+    ) throws -> (T, FileIdentity)? {
         let node = try state.withLock { state -> Node? in
-            guard !path.isEmpty else { throw SystemCallError("open", "", code: ENOENT, explanation: "the path is empty; name a file") }
+            guard !path.isEmpty else {
+                throw SystemCallError("open", "", code: ENOENT, explanation: "the path is empty; name a file")
+            }
             let target = try Self.resolve(path, in: state.nodes)
             return state.nodes[target] ?? (Self.isImplicitDirectory(target, in: state.nodes) ? .directory : nil)
         }
@@ -154,7 +162,8 @@ package final class InMemoryFileSystem: ReadableFileSystem {
             guard data.count <= maximumSize else {
                 throw SystemCallError(
                     "read", path, code: EFBIG,
-                    explanation: "it is larger than the maximum document size, \(FileSystem.describe(bytes: maximumSize))")
+                    explanation:
+                        "it is larger than the maximum document size, \(FileSystem.describe(bytes: maximumSize))")
             }
             // Writes here are atomic: there is no writer to wait for.
             return (try parse(data), identity)
@@ -164,7 +173,9 @@ package final class InMemoryFileSystem: ReadableFileSystem {
     package func entries(of directory: String) throws -> [String]? {
         state.withLock { state in
             let target = (try? Self.resolve(directory, in: state.nodes)) ?? directory
-            guard state.nodes[target].map({ if case .directory = $0 { true } else { false } }) ?? Self.isImplicitDirectory(target, in: state.nodes)
+            guard
+                state.nodes[target].map({ if case .directory = $0 { true } else { false } })
+                    ?? Self.isImplicitDirectory(target, in: state.nodes)
             else { return nil }
             let prefix = target + "/"
             let names = state.nodes.keys.compactMap { key -> String? in
@@ -177,7 +188,9 @@ package final class InMemoryFileSystem: ReadableFileSystem {
 
     package func isRegularFile(_ path: String) -> Bool {
         state.withLock { state in
-            guard let target = try? Self.resolve(path, in: state.nodes), case .file = state.nodes[target] else { return false }
+            guard let target = try? Self.resolve(path, in: state.nodes), case .file = state.nodes[target] else {
+                return false
+            }
             return true
         }
     }
@@ -190,7 +203,9 @@ package final class InMemoryFileSystem: ReadableFileSystem {
         }
     }
 
-    package func watch(_ path: String, contents: Bool, onChange: @escaping @Sendable () -> Void) throws -> (watch: any StoreWatch, pollingReason: String?) {
+    package func watch(
+        _ path: String, contents: Bool, onChange: @escaping @Sendable () -> Void
+    ) throws -> (watch: any StoreWatch, pollingReason: String?) {
         let id = state.withLock { state in
             state.nextWatch += 1
             state.watches[state.nextWatch] = Watch(path: path, contents: contents, onChange: onChange)
@@ -217,7 +232,9 @@ package final class InMemoryFileSystem: ReadableFileSystem {
 
     /// `path` resolved, and every path met on the way (the links followed and the resolved path); `loops`
     /// when there were more than 40 links, as the kernel refuses.
-    private static func chain(_ path: String, in nodes: [String: Node]) -> (resolved: String, paths: [String], loops: Bool) {
+    private static func chain(
+        _ path: String, in nodes: [String: Node]
+    ) -> (resolved: String, paths: [String], loops: Bool) {
         var components = path.split(separator: "/").map(String.init)
         var resolved = ""
         var links: [String] = []

@@ -58,7 +58,9 @@ public struct StoreConformanceTest: Sendable {
     private let configuration: Configuration
 
     /// A suite over the stores `makeStore` returns, all over the same place.
-    public init(configuration: Configuration = Configuration(), makeStore: @escaping @Sendable () throws -> any DocumentStore) {
+    public init(
+        configuration: Configuration = Configuration(), makeStore: @escaping @Sendable () throws -> any DocumentStore
+    ) {
         self.makeStore = makeStore
         self.configuration = configuration
     }
@@ -70,7 +72,9 @@ public struct StoreConformanceTest: Sendable {
         let empty = try store.load()
         #expect(empty.document == nil, "an empty place loads no document")
         #expect(try store.load() == empty, "a load changes nothing: a second one reads the same document and token")
-        #expect(try RootLens(default: Sample(), store: store, watch: false).value == Sample(), "a root over an empty place starts from its default")
+        #expect(
+            try RootLens(default: Sample(), store: store, watch: false).value == Sample(),
+            "a root over an empty place starts from its default")
 
         guard writable else { return }
         try checkRoundTrips()
@@ -96,7 +100,9 @@ public struct StoreConformanceTest: Sendable {
         for document in sampleDocuments() {
             try save(document, in: store)
             #expect(try store.load().document == document, "a saved document loads as it was saved")
-            #expect(try makeStore().load().document == document, "another instance over the same place loads what was saved")
+            #expect(
+                try makeStore().load().document == document, "another instance over the same place loads what was saved"
+            )
         }
         // A save replaces the whole document: keys of the previous one do not survive.
         try save(.object(["a": .integer(1), "b": .integer(2)]), in: store)
@@ -159,8 +165,9 @@ public struct StoreConformanceTest: Sendable {
         try root.items.set([9])
         try root.flush()
         let after = try RootLens(default: Sample(), store: makeStore(), watch: false).value
-        #expect(after.name == "the other writer's" && after.items == [9],
-                "a load between another writer's save and an update hides nothing from the update")
+        #expect(
+            after.name == "the other writer's" && after.items == [9],
+            "a load between another writer's save and an update hides nothing from the update")
         #expect(root.value.name == "the other writer's", "the root took the other writer's change")
     }
 
@@ -239,13 +246,16 @@ public struct StoreConformanceTest: Sendable {
         #expect(root.value == Evolving(count: 7), "a key the document lacks takes the default's value")
         #expect(try makeStore().load().document == .object(["count": .integer(7)]), "loading never writes")
         try save(.object([:]), in: store)
-        #expect(try RootLens(default: Evolving(), store: makeStore(), watch: false).value == Evolving(), "{} is the default")
+        #expect(
+            try RootLens(default: Evolving(), store: makeStore(), watch: false).value == Evolving(), "{} is the default"
+        )
 
         // An element that lacks a key takes its type's default; one in the defaults merges with it.
         try save(.object(["labels": .object(["new": .object(["text": .string("n")])])]), in: store)
         root = try RootLens(default: Evolving(), store: makeStore(), watch: false)
-        #expect(root.value.labels == ["keep": Evolving.Label(), "new": Evolving.Label(text: "n", weight: 1)],
-                "an element lacking a key takes its type's default")
+        #expect(
+            root.value.labels == ["keep": Evolving.Label(), "new": Evolving.Label(text: "n", weight: 1)],
+            "an element lacking a key takes its type's default")
 
         // Keys the type does not know survive a write, at their place; so does every key the document held,
         // even one equal to the default (`tags`); of the rest, only differences are written.
@@ -258,23 +268,29 @@ public struct StoreConformanceTest: Sendable {
         root = try RootLens(default: Evolving(), store: makeStore(), watch: false)
         try root.name.set("changed")
         try root.flush()
-        #expect(try makeStore().load().document == .object([
-            "name": .string("changed"),
-            "addedLater": .string("by a newer version"),
-            "labels": .object(["keep": .object(["colour": .string("red")])]),
-            "tags": .array([.string("a")]),
-        ]), "a write keeps unknown keys at their place, keeps the keys the document held, and adds only what differs from the defaults")
+        #expect(
+            try makeStore().load().document
+                == .object([
+                    "name": .string("changed"),
+                    "addedLater": .string("by a newer version"),
+                    "labels": .object(["keep": .object(["colour": .string("red")])]),
+                    "tags": .array([.string("a")]),
+                ]),
+            "a write keeps unknown keys at their place, keeps the keys the document held, and adds only what differs from the defaults"
+        )
 
         // A default changed in a later version reaches a document that never set that part.
         let later = try RootLens(default: Evolving(count: 99), store: makeStore(), watch: false)
-        #expect(later.value.count == 99 && later.value.name == "changed", "a changed default reaches what was never set")
+        #expect(
+            later.value.count == 99 && later.value.name == "changed", "a changed default reaches what was never set")
 
         // A removed entry stays removed, with the unknown keys it held.
         try root.labels.update { $0["keep"] = nil }
         try root.flush()
         let reopened = try RootLens(default: Evolving(), store: makeStore(), watch: false)
         #expect(reopened.value.labels.isEmpty, "a removed entry of the defaults stays removed")
-        #expect(try makeStore().load().document?[path: "labels.keep"] == .null, "its removal is stored as null (RFC 7386)")
+        #expect(
+            try makeStore().load().document?[path: "labels.keep"] == .null, "its removal is stored as null (RFC 7386)")
         #expect(try makeStore().load().document?[path: "addedLater"] == .string("by a newer version"))
 
         // Asked to, a root stores the whole value, still with the unknown keys.
@@ -282,7 +298,8 @@ public struct StoreConformanceTest: Sendable {
         try whole.count.set(8)
         try whole.flush()
         let stored = try makeStore().load().document
-        #expect(stored?[path: "tags"] == .array([.string("a")]) && stored?[path: "name"] == .string("changed")
+        #expect(
+            stored?[path: "tags"] == .array([.string("a")]) && stored?[path: "name"] == .string("changed")
                 && stored?[path: "addedLater"] == .string("by a newer version"), "the whole value, with unknown keys")
         _ = try removeStored()
     }
@@ -294,19 +311,23 @@ public struct StoreConformanceTest: Sendable {
             2: { document in
                 runs.increment()
                 try document.move(from: "title", to: "name")
-            },
+            }
         ]
         // A version 1 document (unstamped) is migrated on load, in memory only.
         try save(.object(["title": .string("old name"), "count": .integer(3)]), in: store)
         let root = try RootLens(default: Evolving(), store: makeStore(), version: 2, migrations: rename, watch: false)
         #expect(root.value.name == "old name" && root.value.count == 3, "a migration runs on load")
-        #expect(try makeStore().load().document?[path: "title"] == .string("old name"), "loading never writes, migrated or not")
+        #expect(
+            try makeStore().load().document?[path: "title"] == .string("old name"),
+            "loading never writes, migrated or not")
         // The next commit writes the upgraded document, stamped.
         try root.count.set(4)
         try root.flush()
-        #expect(try makeStore().load().document == .object([
-            "$version": .integer(2), "name": .string("old name"), "count": .integer(4),
-        ]), "the next commit writes the migrated document, stamped")
+        #expect(
+            try makeStore().load().document
+                == .object([
+                    "$version": .integer(2), "name": .string("old name"), "count": .integer(4),
+                ]), "the next commit writes the migrated document, stamped")
         // Once stamped, the migration never runs again.
         let before = runs.value
         let again = try RootLens(default: Evolving(), store: makeStore(), version: 2, migrations: rename, watch: false)
@@ -331,9 +352,11 @@ public struct StoreConformanceTest: Sendable {
         #expect(older.value.name == "new")
         try older.count.set(2)
         try older.flush()
-        #expect(try makeStore().load().document == .object([
-            "$version": .integer(5), "name": .string("new"), "future": .bool(true), "count": .integer(2),
-        ]), "a newer document keeps its stamp and its unknown keys")
+        #expect(
+            try makeStore().load().document
+                == .object([
+                    "$version": .integer(5), "name": .string("new"), "future": .bool(true), "count": .integer(2),
+                ]), "a newer document keeps its stamp and its unknown keys")
         _ = try removeStored()
     }
 

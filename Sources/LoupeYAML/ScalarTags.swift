@@ -20,7 +20,8 @@ enum ScalarTags {
     static func tag(of node: Node) -> Tag.Name {
         // A tag not yet resolved says "resolve me" (the implicit tag, ""); any other is as written or resolved.
         if case .scalar(let scalar) = node, scalar.tag.description == Tag.Name.implicit.rawValue,
-            let first = scalar.string.utf8.first, !resolvable.contains(first) {
+            let first = scalar.string.utf8.first, !resolvable.contains(first)
+        {
             return .str
         }
         return Tag.Name(rawValue: node.tag.description)

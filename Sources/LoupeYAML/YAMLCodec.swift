@@ -50,10 +50,12 @@ public struct YAMLCodec: DocumentCodec {
         let text = Array(data)
         guard let tree = try? YAMLSyntaxReader.read(text), var node = tree.root else { return nil }
         for component in path.components {
-            let entry: YAMLSyntaxEntry? = switch component {
-            case .key(let key): node.isMapping ? node.member(key) : nil
-            case .index(let index): node.isSequence && node.entries.indices.contains(index) ? node.entries[index] : nil
-            }
+            let entry: YAMLSyntaxEntry? =
+                switch component {
+                case .key(let key): node.isMapping ? node.member(key) : nil
+                case .index(let index):
+                    node.isSequence && node.entries.indices.contains(index) ? node.entries[index] : nil
+                }
             guard let entry else { break }
             node = entry.value
         }
@@ -100,7 +102,9 @@ public struct YAMLCodec: DocumentCodec {
     /// what changed are written; comments, order, quoting, layout and the spelling of
     /// every value that stays are kept. An edit that would change what an alias shows, or a key a merge key
     /// brings in, is refused, naming the path.
-    public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
+    public func serialize(
+        _ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue
+    ) throws -> Data {
         try TextEngine.edit(previous, from: previousDocument, to: document, with: YAMLEditor())
     }
 
@@ -136,7 +140,8 @@ public struct YAMLCodec: DocumentCodec {
                     let sources: [Node] = if case .sequence(let sequence) = value { Array(sequence) } else { [value] }
                     for source in sources {
                         guard case .object(let members) = try document(source, budget: &budget) else {
-                            throw DocumentSyntaxError("a merge key (<<) holds something other than a mapping or a sequence of mappings")
+                            throw DocumentSyntaxError(
+                                "a merge key (<<) holds something other than a mapping or a sequence of mappings")
                         }
                         merged.append(members)
                     }
@@ -159,7 +164,9 @@ public struct YAMLCodec: DocumentCodec {
 
     /// `text` as a JSON number, when it is spelled as one.
     private static func jsonNumber(_ text: String) -> JSONValue? {
-        guard let first = text.first, first == "-" || first.isNumber, let number = try? JSONValue(parsing: text) else { return nil }
+        guard let first = text.first, first == "-" || first.isNumber, let number = try? JSONValue(parsing: text) else {
+            return nil
+        }
         switch number {
         case .integer, .double, .exactNumber: return number
         default: return nil
@@ -172,7 +179,8 @@ public struct YAMLCodec: DocumentCodec {
         case .bool(let value): return Node(value ? "true" : "false", Tag(.bool))
         case .integer(let value): return Node(String(value), Tag(.int))
         case .double(let value): return Node(YAMLValueWriter.double(value), Tag(.float))
-        case .exactNumber(let text): return Node(text, Tag(text.contains(where: { ".eE".contains($0) }) ? .float : .int))
+        case .exactNumber(let text):
+            return Node(text, Tag(text.contains(where: { ".eE".contains($0) }) ? .float : .int))
         case .string(let value):
             // Plain text that would read back as a number, a boolean or null is written in quotes.
             let readsAsString = !value.isEmpty && ScalarTags.readsAsString(value)

@@ -27,7 +27,9 @@ struct YAMLEditor: TextEditor {
         } catch let failure as YAMLSyntaxFailure {
             throw TextEditRefusal(
                 path: [],
-                reason: "Loupe's YAML editor cannot follow line \(lines.line(of: min(failure.offset, max(0, text.count - 1))) + 1) of the file (\(failure.reason)); nothing was written: edit the file by hand")
+                reason:
+                    "Loupe's YAML editor cannot follow line \(lines.line(of: min(failure.offset, max(0, text.count - 1))) + 1) of the file (\(failure.reason)); nothing was written: edit the file by hand"
+            )
         }
         var editor = Splicing(text: text, lines: lines, tree: tree)
         guard tree.root != nil else {
@@ -80,16 +82,21 @@ private struct Splicing {
     /// Refuses an edit of a node aliases share (an alias, or a value with an anchor an alias refers to).
     private func checkNotShared(_ node: YAMLSyntaxNode, at path: some Collection<ValuePath.Component>) throws {
         if node.kind == .alias {
-            throw refuse(path, "it is a YAML alias (\(String(decoding: text[node.range], as: UTF8.self))), which shows the value its anchor holds; change that value, or write this one out in full, by hand")
+            throw refuse(
+                path,
+                "it is a YAML alias (\(String(decoding: text[node.range], as: UTF8.self))), which shows the value its anchor holds; change that value, or write this one out in full, by hand"
+            )
         }
         if let anchor = node.anchor, tree.aliased.contains(anchor) {
-            throw refuse(path, "it is anchored (&\(anchor)) and its aliases (*\(anchor)) show it too; edit the file by hand")
+            throw refuse(
+                path, "it is anchored (&\(anchor)) and its aliases (*\(anchor)) show it too; edit the file by hand")
         }
     }
 
     /// Refuses removing a node that holds an anchor an alias refers to (an alias itself may go: nothing
     /// else shows it).
-    private func checkHoldsNoSharedAnchor(_ node: YAMLSyntaxNode, at path: some Collection<ValuePath.Component>) throws {
+    private func checkHoldsNoSharedAnchor(_ node: YAMLSyntaxNode, at path: some Collection<ValuePath.Component>) throws
+    {
         if node.kind != .alias { try checkNotShared(node, at: path) }
         if let anchor = node.anchorsWithin.first(where: tree.aliased.contains) {
             throw refuse(path, "it holds the anchor &\(anchor), which aliases (*\(anchor)) show; edit the file by hand")
@@ -103,11 +110,16 @@ private struct Splicing {
             guard depth < 8 else { return }
             switch source.kind {
             case .alias:
-                let name = String(decoding: text[(source.range.lowerBound + 1)..<source.range.upperBound], as: UTF8.self)
+                let name = String(
+                    decoding: text[(source.range.lowerBound + 1)..<source.range.upperBound], as: UTF8.self)
                 if let target = tree.anchored[name] { add(target, depth: depth + 1) }
             case .blockMapping, .flowMapping:
                 for entry in source.entries {
-                    if entry.isMerge { add(entry.value, depth: depth + 1) } else if let key = entry.key { keys.insert(key) }
+                    if entry.isMerge {
+                        add(entry.value, depth: depth + 1)
+                    } else if let key = entry.key {
+                        keys.insert(key)
+                    }
                 }
             case .blockSequence, .flowSequence:
                 for entry in source.entries { add(entry.value, depth: depth + 1) }
@@ -129,13 +141,18 @@ private struct Splicing {
             case .key(let key):
                 found = node.isMapping ? node.member(key) : nil
                 if found == nil, node.isMapping, mergedKeys(of: node).contains(key) {
-                    throw refuse(path[...depth], "it comes from a YAML merge key (<<), which an edit here would change for every mapping that merges it; edit the file by hand")
+                    throw refuse(
+                        path[...depth],
+                        "it comes from a YAML merge key (<<), which an edit here would change for every mapping that merges it; edit the file by hand"
+                    )
                 }
             case .index(let index):
                 found = node.isSequence && index < node.entries.count ? node.entries[index] : nil
             }
             guard let found else {
-                throw refuse(path[...depth], "Loupe's YAML editor does not find it in the file as it reads it; nothing was written")
+                throw refuse(
+                    path[...depth],
+                    "Loupe's YAML editor does not find it in the file as it reads it; nothing was written")
             }
             located = Located(node: found.value, entry: found, container: node)
         }
@@ -178,18 +195,27 @@ private struct Splicing {
         switch node.kind {
         case .plain, .singleQuoted, .doubleQuoted:
             if !Self.isCollection(value) {
-                splices.append(TextSplice(start..<node.range.upperBound, YAMLValueWriter.scalar(value, style: scalarStyle(node), flow: inFlow, tagged: stringTag)))
+                splices.append(
+                    TextSplice(
+                        start..<node.range.upperBound,
+                        YAMLValueWriter.scalar(value, style: scalarStyle(node), flow: inFlow, tagged: stringTag)))
                 return
             }
         case .literal, .folded:
             if case .string(let string) = value, try replaceBlockScalar(node, with: string) { return }
             if !Self.isCollection(value) {
-                splices.append(TextSplice(min(start, node.header!.lowerBound)..<node.range.upperBound, YAMLValueWriter.scalar(value, style: .doubleQuoted, flow: false)))
+                splices.append(
+                    TextSplice(
+                        min(start, node.header!.lowerBound)..<node.range.upperBound,
+                        YAMLValueWriter.scalar(value, style: .doubleQuoted, flow: false)))
                 return
             }
         case .empty where !Self.isCollection(value):
             let indicator = located.entry?.bareKey == true ? ":" : ""
-            splices.append(.insert(Array((indicator + " " + YAMLValueWriter.scalar(value, flow: inFlow)).utf8), at: node.range.lowerBound))
+            splices.append(
+                .insert(
+                    Array((indicator + " " + YAMLValueWriter.scalar(value, flow: inFlow)).utf8),
+                    at: node.range.lowerBound))
             return
         default:
             break
@@ -197,21 +223,24 @@ private struct Splicing {
         // A value that becomes a collection or stops being one: written anew in its entry's style.
         if inFlow || node.isFlow {
             let lead = node.kind != .empty ? "" : located.entry?.bareKey == true ? ": " : " "
-            splices.append(TextSplice(node.propertiesStart..<node.range.upperBound, lead + YAMLValueWriter.scalarOrFlow(value)))
+            splices.append(
+                TextSplice(node.propertiesStart..<node.range.upperBound, lead + YAMLValueWriter.scalarOrFlow(value)))
             return
         }
         guard let entry = located.entry, let container = located.container else {
             let written: String
             switch value {
             case .object(let members) where !members.isEmpty: written = YAMLValueWriter.blockMapping(members, indent: 0)
-            case .array(let elements) where !elements.isEmpty: written = YAMLValueWriter.blockSequence(elements, indent: 0)
+            case .array(let elements) where !elements.isEmpty:
+                written = YAMLValueWriter.blockSequence(elements, indent: 0)
             default: written = YAMLValueWriter.scalar(value, flow: false)
             }
             splices.append(TextSplice(node.propertiesStart..<node.range.upperBound, written))
             return
         }
         let end = node.kind == .empty ? entry.slot : node.range.upperBound
-        let written = entry.key == nil
+        let written =
+            entry.key == nil
             ? YAMLValueWriter.afterDash(value, indent: container.column)
             : YAMLValueWriter.afterKey(value, indent: container.column)
         splices.append(TextSplice(entry.slot..<end, written))
@@ -221,7 +250,8 @@ private struct Splicing {
     /// scalar cannot hold it.
     private mutating func replaceBlockScalar(_ node: YAMLSyntaxNode, with string: String) throws -> Bool {
         guard let header = node.header,
-              let written = YAMLValueWriter.blockScalar(string, folded: node.kind == .folded, indent: node.column) else { return false }
+            let written = YAMLValueWriter.blockScalar(string, folded: node.kind == .folded, indent: node.column)
+        else { return false }
         // The header's indentation indicator, if any, goes: the body's indentation is the one written.
         splices.append(TextSplice(header, written.header))
         if let body = node.body {
@@ -261,7 +291,9 @@ private struct Splicing {
             guard case .addMember(let path, let key, let value) = edit, path.isEmpty else {
                 throw refuse(edit.path, "the file holds no YAML document to edit")
             }
-            insertLine(YAMLValueWriter.key(key, flow: false) + ":" + YAMLValueWriter.afterKey(value, indent: 0), at: text.count)
+            insertLine(
+                YAMLValueWriter.key(key, flow: false) + ":" + YAMLValueWriter.afterKey(value, indent: 0), at: text.count
+            )
         }
     }
 
@@ -276,26 +308,37 @@ private struct Splicing {
             switch edit {
             case .removeMember(_, let key):
                 guard let index = node.isMapping ? node.keys[key] : nil else {
-                    throw refuse(path + [.key(key)], merged.contains(key)
-                        ? "it comes from a YAML merge key (<<), which an edit here would change for every mapping that merges it; edit the file by hand"
-                        : "Loupe's YAML editor does not find it in the file as it reads it; nothing was written")
+                    throw refuse(
+                        path + [.key(key)],
+                        merged.contains(key)
+                            ? "it comes from a YAML merge key (<<), which an edit here would change for every mapping that merges it; edit the file by hand"
+                            : "Loupe's YAML editor does not find it in the file as it reads it; nothing was written")
                 }
                 if merged.contains(key) {
-                    throw refuse(path + [.key(key)], "a YAML merge key (<<) brings in this key too, and would show its value if this one went; edit the file by hand")
+                    throw refuse(
+                        path + [.key(key)],
+                        "a YAML merge key (<<) brings in this key too, and would show its value if this one went; edit the file by hand"
+                    )
                 }
                 try checkHoldsNoSharedAnchor(node.entries[index].value, at: path + [.key(key)])
                 removed.append(index)
             case .removeElement(_, let index):
                 guard node.isSequence, index < node.entries.count else {
-                    throw refuse(path + [.index(index)], "Loupe's YAML editor does not find it in the file as it reads it; nothing was written")
+                    throw refuse(
+                        path + [.index(index)],
+                        "Loupe's YAML editor does not find it in the file as it reads it; nothing was written")
                 }
                 try checkHoldsNoSharedAnchor(node.entries[index].value, at: path + [.index(index)])
                 removed.append(index)
             case .addMember(_, let key, let value):
-                guard node.isMapping else { throw refuse(path, "Loupe's YAML editor does not read a mapping here; nothing was written") }
+                guard node.isMapping else {
+                    throw refuse(path, "Loupe's YAML editor does not read a mapping here; nothing was written")
+                }
                 added.append((node.entries.count, value, key))
             case .addElement(_, let before, let value):
-                guard node.isSequence else { throw refuse(path, "Loupe's YAML editor does not read a sequence here; nothing was written") }
+                guard node.isSequence else {
+                    throw refuse(path, "Loupe's YAML editor does not read a sequence here; nothing was written")
+                }
                 added.append((before, value, nil))
             case .replace:
                 break
@@ -312,15 +355,19 @@ private struct Splicing {
     }
 
     /// A container all of whose entries go, written anew with the entries it gains (`{}`, `[]` if none).
-    private mutating func rewrite(_ located: Located, with added: [(before: Int, value: JSONValue, key: String?)]) throws {
+    private mutating func rewrite(
+        _ located: Located, with added: [(before: Int, value: JSONValue, key: String?)]
+    ) throws {
         let node = located.node
-        let value: JSONValue = node.isMapping
+        let value: JSONValue =
+            node.isMapping
             ? .object(Dictionary(added.map { ($0.key!, $0.value) }, uniquingKeysWith: { $1 }))
             : .array(added.map(\.value))
         if node.isFlow || located.container?.isFlow == true {
             splices.append(TextSplice(node.range, YAMLValueWriter.scalarOrFlow(value)))
         } else if let entry = located.entry, let container = located.container {
-            let written = entry.key == nil
+            let written =
+                entry.key == nil
                 ? YAMLValueWriter.afterDash(value, indent: container.column)
                 : YAMLValueWriter.afterKey(value, indent: container.column)
             splices.append(TextSplice(entry.slot..<node.range.upperBound, written))
@@ -328,19 +375,24 @@ private struct Splicing {
             let written: String
             switch value {
             case .object(let members) where !members.isEmpty: written = YAMLValueWriter.blockMapping(members, indent: 0)
-            case .array(let elements) where !elements.isEmpty: written = YAMLValueWriter.blockSequence(elements, indent: 0)
+            case .array(let elements) where !elements.isEmpty:
+                written = YAMLValueWriter.blockSequence(elements, indent: 0)
             default: written = YAMLValueWriter.scalarOrFlow(value)
             }
             splices.append(TextSplice(node.range, written))
         }
     }
 
-    private mutating func editBlock(_ node: YAMLSyntaxNode, removed: Set<Int>, added: [(before: Int, value: JSONValue, key: String?)]) {
+    private mutating func editBlock(
+        _ node: YAMLSyntaxNode, removed: Set<Int>, added: [(before: Int, value: JSONValue, key: String?)]
+    ) {
         let entries = node.entries
         var covered = -1
         for index in removed.sorted() where index > covered {
             let entry = entries[index]
-            if !lines.startsLine(entry.start), let kept = entries.indices.first(where: { $0 > index && !removed.contains($0) }) {
+            if !lines.startsLine(entry.start),
+                let kept = entries.indices.first(where: { $0 > index && !removed.contains($0) })
+            {
                 // The first entry of a compact mapping (`- name: x`): the next kept entry's key (or its
                 // comment) takes its place on the dash's line.
                 let next = entries[kept]
@@ -355,16 +407,22 @@ private struct Splicing {
         for addition in added {
             let line: String
             if let key = addition.key {
-                line = padding + YAMLValueWriter.key(key, flow: false) + ":" + YAMLValueWriter.afterKey(addition.value, indent: node.column)
+                line =
+                    padding + YAMLValueWriter.key(key, flow: false) + ":"
+                    + YAMLValueWriter.afterKey(addition.value, indent: node.column)
             } else {
                 line = padding + "-" + YAMLValueWriter.afterDash(addition.value, indent: node.column)
             }
-            let offset = addition.before < entries.count ? entries[addition.before].span.lowerBound : entries.last!.span.upperBound
+            let offset =
+                addition.before < entries.count
+                ? entries[addition.before].span.lowerBound : entries.last!.span.upperBound
             insertLine(line, at: offset)
         }
     }
 
-    private mutating func editFlow(_ node: YAMLSyntaxNode, removed: Set<Int>, added: [(before: Int, value: JSONValue, key: String?)]) {
+    private mutating func editFlow(
+        _ node: YAMLSyntaxNode, removed: Set<Int>, added: [(before: Int, value: JSONValue, key: String?)]
+    ) {
         let entries = node.entries
         let kept = entries.indices.filter { !removed.contains($0) }
         for index in removed { splices.append(.remove(entries[index].span)) }
@@ -376,7 +434,9 @@ private struct Splicing {
         }
         var wroteFirst = !kept.isEmpty
         for addition in added {
-            let written = (addition.key.map { YAMLValueWriter.key($0, flow: true) + ": " } ?? "") + YAMLValueWriter.scalarOrFlow(addition.value)
+            let written =
+                (addition.key.map { YAMLValueWriter.key($0, flow: true) + ": " } ?? "")
+                + YAMLValueWriter.scalarOrFlow(addition.value)
             if let next = kept.first(where: { $0 >= addition.before }) {
                 splices.append(.insert(Array((written + ", ").utf8), at: entries[next].span.lowerBound))
             } else if let last = kept.last {

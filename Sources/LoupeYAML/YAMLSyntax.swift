@@ -42,7 +42,9 @@ struct YAMLSyntaxNode: Sendable {
         self.propertiesStart = propertiesStart
         self.column = column
         self.entries = entries
-        keys = Dictionary(entries.indices.compactMap { index in entries[index].isMerge ? nil : entries[index].key.map { ($0, index) } }, uniquingKeysWith: { $1 })
+        keys = Dictionary(
+            entries.indices.compactMap { index in entries[index].isMerge ? nil : entries[index].key.map { ($0, index) }
+            }, uniquingKeysWith: { $1 })
     }
 
     /// The member `key` (not one a merge key brings in).
@@ -127,7 +129,9 @@ struct YAMLSyntaxReader {
     private func isBlank(_ offset: Int) -> Bool {
         offset >= text.count || [0x20, 0x09, 0x0A, 0x0D].contains(text[offset])
     }
-    private func isLineBreak(_ offset: Int) -> Bool { offset >= text.count || text[offset] == 0x0A || text[offset] == 0x0D }
+    private func isLineBreak(_ offset: Int) -> Bool {
+        offset >= text.count || text[offset] == 0x0A || text[offset] == 0x0D
+    }
     private func skipSpaces(_ offset: Int) -> Int {
         var offset = offset
         while offset < text.count, Self.isSpace(text[offset]) { offset += 1 }
@@ -136,7 +140,8 @@ struct YAMLSyntaxReader {
     /// Whether nothing but spaces and a comment follow `offset` on its line.
     private func restIsEmpty(_ offset: Int) -> Bool {
         let next = skipSpaces(offset)
-        return isLineBreak(next) || (text[next] == UInt8(ascii: "#") && (next == 0 || Self.isSpace(text[next - 1]) || next == offset))
+        return isLineBreak(next)
+            || (text[next] == UInt8(ascii: "#") && (next == 0 || Self.isSpace(text[next - 1]) || next == offset))
     }
     private func contentStart(ofLine start: Int) -> Int { skipSpaces(start) }
     private func column(_ offset: Int) -> Int { offset - lines.lineStart(of: offset) }
@@ -169,7 +174,9 @@ struct YAMLSyntaxReader {
     }
     private func isDashItem(_ offset: Int) -> Bool { byte(offset) == UInt8(ascii: "-") && isBlank(offset + 1) }
 
-    private func fail(_ offset: Int, _ reason: String) -> YAMLSyntaxFailure { YAMLSyntaxFailure(offset: offset, reason: reason) }
+    private func fail(_ offset: Int, _ reason: String) -> YAMLSyntaxFailure {
+        YAMLSyntaxFailure(offset: offset, reason: reason)
+    }
 
     // MARK: Document
 
@@ -226,7 +233,9 @@ struct YAMLSyntaxReader {
     /// The value after an indicator (`key:`, `-`) ending at `slot`: on its line, on the lines below
     /// indented more than `parentIndent`, an indentless sequence (`indentless`: a mapping's value), or
     /// nothing.
-    private mutating func value(after slot: Int, parentIndent: Int, indentless: Bool, compact: Bool) throws -> YAMLSyntaxNode {
+    private mutating func value(
+        after slot: Int, parentIndent: Int, indentless: Bool, compact: Bool
+    ) throws -> YAMLSyntaxNode {
         let start = skipSpaces(slot)
         if !restIsEmpty(start) {
             return try blockNode(at: start, parentIndent: parentIndent, compact: compact)
@@ -243,13 +252,20 @@ struct YAMLSyntaxReader {
     /// Whether a mapping's key starts at `offset` (`key:` followed by a space or the line's end).
     private func looksLikeKey(_ offset: Int) throws -> Bool {
         let first = byte(offset)
-        if first == UInt8(ascii: "?"), isBlank(offset + 1) { throw fail(offset, "complex keys (`? `) are not supported") }
+        if first == UInt8(ascii: "?"), isBlank(offset + 1) {
+            throw fail(offset, "complex keys (`? `) are not supported")
+        }
         if first == UInt8(ascii: "\"") || first == UInt8(ascii: "'") {
             guard let end = try? quotedEnd(offset) else { return false }
             let colon = skipSpaces(end)
             return byte(colon) == UInt8(ascii: ":") && isBlank(colon + 1)
         }
-        if [UInt8(ascii: "["), UInt8(ascii: "{"), UInt8(ascii: "*"), UInt8(ascii: "|"), UInt8(ascii: ">"), UInt8(ascii: "#")].contains(first) { return false }
+        if [
+            UInt8(ascii: "["), UInt8(ascii: "{"), UInt8(ascii: "*"), UInt8(ascii: "|"), UInt8(ascii: ">"),
+            UInt8(ascii: "#"),
+        ].contains(first) {
+            return false
+        }
         return plainKeyColon(offset) != nil
     }
 
@@ -295,7 +311,9 @@ struct YAMLSyntaxReader {
 
     /// The entry whose text runs from `start` to its value: its line end (after checking that only a
     /// comment follows the value on it) and its span.
-    private func finish(start: Int, slot: Int, key: String?, value: YAMLSyntaxNode, column: Int) throws -> YAMLSyntaxEntry {
+    private func finish(
+        start: Int, slot: Int, key: String?, value: YAMLSyntaxNode, column: Int
+    ) throws -> YAMLSyntaxEntry {
         let contentEnd = value.kind == .empty ? slot : value.range.upperBound
         guard value.isScalar && value.kind != .literal && value.kind != .folded ? restIsEmpty(contentEnd) : true else {
             throw fail(contentEnd, "unexpected text after a value")
@@ -313,7 +331,8 @@ struct YAMLSyntaxReader {
             spanEnd = lines.nextLineStart(after: content)
         }
         return YAMLSyntaxEntry(
-            key: key, isMerge: key == "<<", start: start, slot: slot, value: value, span: spanStart..<spanEnd, lineEnd: lineEnd)
+            key: key, isMerge: key == "<<", start: start, slot: slot, value: value, span: spanStart..<spanEnd,
+            lineEnd: lineEnd)
     }
 
     private mutating func blockMapping(at offset: Int) throws -> YAMLSyntaxNode {
@@ -330,7 +349,9 @@ struct YAMLSyntaxReader {
                 colon = skipSpaces(end)
                 guard byte(colon) == UInt8(ascii: ":") else { throw fail(end, "a key without `:`") }
             } else {
-                guard let found = plainKeyColon(position) else { throw fail(position, "a mapping's entry without `key:`") }
+                guard let found = plainKeyColon(position) else {
+                    throw fail(position, "a mapping's entry without `key:`")
+                }
                 colon = found
                 var keyEnd = colon
                 while keyEnd > position, Self.isSpace(text[keyEnd - 1]) { keyEnd -= 1 }
@@ -348,7 +369,9 @@ struct YAMLSyntaxReader {
             if isDashItem(content) { break }
             position = content
         }
-        return YAMLSyntaxNode(kind: .blockMapping, range: offset..<entries.last!.lineEnd, propertiesStart: offset, entries: entries, column: column)
+        return YAMLSyntaxNode(
+            kind: .blockMapping, range: offset..<entries.last!.lineEnd, propertiesStart: offset, entries: entries,
+            column: column)
     }
 
     private mutating func blockSequence(at offset: Int) throws -> YAMLSyntaxNode {
@@ -365,14 +388,20 @@ struct YAMLSyntaxReader {
             if content - line > column { throw fail(content, "a line indented more than its sequence's dashes") }
             position = content
         }
-        return YAMLSyntaxNode(kind: .blockSequence, range: offset..<entries.last!.lineEnd, propertiesStart: offset, entries: entries, column: column)
+        return YAMLSyntaxNode(
+            kind: .blockSequence, range: offset..<entries.last!.lineEnd, propertiesStart: offset, entries: entries,
+            column: column)
     }
 
     // MARK: Scalars and flow collections
 
     private func tokenEnd(_ offset: Int, flow: Bool = true) -> Int {
         var end = offset + 1
-        while !isBlank(end), !(flow && [UInt8(ascii: ","), UInt8(ascii: "]"), UInt8(ascii: "}"), UInt8(ascii: "["), UInt8(ascii: "{")].contains(text[end])) {
+        while !isBlank(end),
+            !(flow
+                && [UInt8(ascii: ","), UInt8(ascii: "]"), UInt8(ascii: "}"), UInt8(ascii: "["), UInt8(ascii: "{")]
+                    .contains(text[end]))
+        {
             end += 1
         }
         return end
@@ -394,7 +423,9 @@ struct YAMLSyntaxReader {
         case UInt8(ascii: "'"):
             return YAMLSyntaxNode(kind: .singleQuoted, range: offset..<(try quotedEnd(offset)), propertiesStart: offset)
         default:
-            return YAMLSyntaxNode(kind: .plain, range: offset..<plainEnd(offset, parentIndent: parentIndent, flow: flow), propertiesStart: offset)
+            return YAMLSyntaxNode(
+                kind: .plain, range: offset..<plainEnd(offset, parentIndent: parentIndent, flow: flow),
+                propertiesStart: offset)
         }
     }
 
@@ -438,11 +469,20 @@ struct YAMLSyntaxReader {
         while true {
             while !isLineBreak(position) {
                 let current = text[position]
-                if current == UInt8(ascii: ":"), isBlank(position + 1) || (flow && [UInt8(ascii: ","), UInt8(ascii: "]"), UInt8(ascii: "}")].contains(byte(position + 1))) {
+                if current == UInt8(ascii: ":"),
+                    isBlank(position + 1)
+                        || (flow
+                            && [UInt8(ascii: ","), UInt8(ascii: "]"), UInt8(ascii: "}")].contains(byte(position + 1)))
+                {
                     return end
                 }
                 if current == UInt8(ascii: "#"), position > offset, Self.isSpace(text[position - 1]) { return end }
-                if flow, [UInt8(ascii: ","), UInt8(ascii: "]"), UInt8(ascii: "}"), UInt8(ascii: "["), UInt8(ascii: "{")].contains(current) { return end }
+                if flow,
+                    [UInt8(ascii: ","), UInt8(ascii: "]"), UInt8(ascii: "}"), UInt8(ascii: "["), UInt8(ascii: "{")]
+                        .contains(current)
+                {
+                    return end
+                }
                 if !Self.isSpace(current) { end = position + 1 }
                 position += 1
             }
@@ -473,9 +513,13 @@ struct YAMLSyntaxReader {
         var keeps = false
         while !isBlank(position) {
             let current = text[position]
-            if current == UInt8(ascii: "+") { keeps = true } else if current >= UInt8(ascii: "1"), current <= UInt8(ascii: "9") {
+            if current == UInt8(ascii: "+") {
+                keeps = true
+            } else if current >= UInt8(ascii: "1"), current <= UInt8(ascii: "9") {
                 indicator = Int(current - UInt8(ascii: "0"))
-            } else if current != UInt8(ascii: "-") { throw fail(position, "a block scalar's header") }
+            } else if current != UInt8(ascii: "-") {
+                throw fail(position, "a block scalar's header")
+            }
             position += 1
         }
         let headerEnd = position
@@ -498,14 +542,18 @@ struct YAMLSyntaxReader {
                 guard spaces > parentIndent else { break }
                 indent = spaces
             }
-            if spaces < indent! || (lineStart + spaces < text.count && spaces == 0 && isDocumentMarker(line: lineStart)) { break }
+            if spaces < indent! || (lineStart + spaces < text.count && spaces == 0 && isDocumentMarker(line: lineStart))
+            {
+                break
+            }
             lastContentEnd = lines.lineEnd(of: lineStart)
             lastEmptyEnd = nil
             index += 1
         }
         var end = lastContentEnd ?? headerEnd
         if keeps, let lastEmptyEnd, lastContentEnd != nil { end = lastEmptyEnd }
-        var node = YAMLSyntaxNode(kind: text[offset] == UInt8(ascii: "|") ? .literal : .folded, range: offset..<end, propertiesStart: offset)
+        var node = YAMLSyntaxNode(
+            kind: text[offset] == UInt8(ascii: "|") ? .literal : .folded, range: offset..<end, propertiesStart: offset)
         node.column = indent ?? (max(parentIndent, 0) + 2)
         node.header = offset..<headerEnd
         node.body = lastContentEnd == nil ? nil : bodyStart..<end
@@ -530,7 +578,9 @@ struct YAMLSyntaxReader {
 
     /// A node's properties (`&anchor`, `!tag`) from `offset`, and where what follows them starts, after
     /// what `skip` passes over.
-    private func properties(at offset: Int, skippingAfter skip: (Int) -> Int) -> (position: Int, anchor: String?, tag: String?) {
+    private func properties(
+        at offset: Int, skippingAfter skip: (Int) -> Int
+    ) -> (position: Int, anchor: String?, tag: String?) {
         var position = offset
         var anchor: String?
         var tag: String?
@@ -544,7 +594,9 @@ struct YAMLSyntaxReader {
     }
 
     /// `node` with the properties written before it from `offset`; an anchored node is noted by its anchor.
-    private mutating func noting(_ node: YAMLSyntaxNode, properties offset: Int, anchor: String?, tag: String?) -> YAMLSyntaxNode {
+    private mutating func noting(
+        _ node: YAMLSyntaxNode, properties offset: Int, anchor: String?, tag: String?
+    ) -> YAMLSyntaxNode {
         var node = node
         node.propertiesStart = offset
         if let anchor {
@@ -581,7 +633,9 @@ struct YAMLSyntaxReader {
                     keyEnd = try quotedEnd(position)
                     key = try quotedValue(position..<keyEnd)
                 } else {
-                    if byte(position) == UInt8(ascii: "?") || byte(position) == UInt8(ascii: "[") || byte(position) == UInt8(ascii: "{") {
+                    if byte(position) == UInt8(ascii: "?") || byte(position) == UInt8(ascii: "[")
+                        || byte(position) == UInt8(ascii: "{")
+                    {
                         throw fail(position, "a flow mapping's complex key")
                     }
                     keyEnd = plainEnd(position, parentIndent: -1, flow: true)
@@ -590,14 +644,19 @@ struct YAMLSyntaxReader {
                 let afterKey = skipFlowSpace(keyEnd)
                 if byte(afterKey) == UInt8(ascii: ":") {
                     let valueStart = skipFlowSpace(afterKey + 1)
-                    let value: YAMLSyntaxNode = byte(valueStart) == UInt8(ascii: ",") || byte(valueStart) == closing
-                        ? YAMLSyntaxNode(kind: .empty, range: (afterKey + 1)..<(afterKey + 1), propertiesStart: afterKey + 1)
+                    let value: YAMLSyntaxNode =
+                        byte(valueStart) == UInt8(ascii: ",") || byte(valueStart) == closing
+                        ? YAMLSyntaxNode(
+                            kind: .empty, range: (afterKey + 1)..<(afterKey + 1), propertiesStart: afterKey + 1)
                         : try flowNode(at: valueStart)
-                    entry = YAMLSyntaxEntry(key: key, start: start, slot: afterKey + 1, value: value,
-                                            span: start..<max(value.range.upperBound, afterKey + 1), lineEnd: 0)
+                    entry = YAMLSyntaxEntry(
+                        key: key, start: start, slot: afterKey + 1, value: value,
+                        span: start..<max(value.range.upperBound, afterKey + 1), lineEnd: 0)
                 } else {
                     let value = YAMLSyntaxNode(kind: .empty, range: keyEnd..<keyEnd, propertiesStart: keyEnd)
-                    entry = YAMLSyntaxEntry(key: key, start: start, slot: keyEnd, value: value, span: start..<keyEnd, lineEnd: 0, bareKey: true)
+                    entry = YAMLSyntaxEntry(
+                        key: key, start: start, slot: keyEnd, value: value, span: start..<keyEnd, lineEnd: 0,
+                        bareKey: true)
                 }
                 entry.isMerge = key == "<<" && byte(start) != UInt8(ascii: "\"") && byte(start) != UInt8(ascii: "'")
             } else {
@@ -605,7 +664,8 @@ struct YAMLSyntaxReader {
                 if byte(skipFlowSpace(value.range.upperBound)) == UInt8(ascii: ":") {
                     throw fail(position, "a mapping of one pair in a flow sequence")
                 }
-                entry = YAMLSyntaxEntry(key: nil, start: start, slot: start, value: value, span: start..<value.range.upperBound, lineEnd: 0)
+                entry = YAMLSyntaxEntry(
+                    key: nil, start: start, slot: start, value: value, span: start..<value.range.upperBound, lineEnd: 0)
             }
             entry.lineEnd = entry.span.upperBound
             entries.append(entry)
@@ -616,7 +676,9 @@ struct YAMLSyntaxReader {
                 throw fail(position, "a flow collection's entries without a comma between them")
             }
         }
-        var node = YAMLSyntaxNode(kind: isMapping ? .flowMapping : .flowSequence, range: offset..<position, propertiesStart: offset, entries: entries)
+        var node = YAMLSyntaxNode(
+            kind: isMapping ? .flowMapping : .flowSequence, range: offset..<position, propertiesStart: offset,
+            entries: entries)
         node.column = column(offset)
         return node
     }

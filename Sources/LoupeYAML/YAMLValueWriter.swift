@@ -36,16 +36,28 @@ enum YAMLValueWriter {
         if body.count > 2, first == UInt8(ascii: "0") {
             let digits = body.dropFirst(2)
             switch body[body.startIndex + 1] {
-            case UInt8(ascii: "b"): return digits.allSatisfy { $0 == UInt8(ascii: "0") || $0 == UInt8(ascii: "1") || $0 == UInt8(ascii: "_") }
-            case UInt8(ascii: "o"): return digits.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "7")).contains($0) || $0 == UInt8(ascii: "_") }
-            case UInt8(ascii: "x"): return digits.allSatisfy { isDigit($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0 | 0x20) || $0 == UInt8(ascii: "_") }
+            case UInt8(ascii: "b"):
+                return digits.allSatisfy {
+                    $0 == UInt8(ascii: "0") || $0 == UInt8(ascii: "1") || $0 == UInt8(ascii: "_")
+                }
+            case UInt8(ascii: "o"):
+                return digits.allSatisfy {
+                    (UInt8(ascii: "0")...UInt8(ascii: "7")).contains($0) || $0 == UInt8(ascii: "_")
+                }
+            case UInt8(ascii: "x"):
+                return digits.allSatisfy {
+                    isDigit($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0 | 0x20)
+                        || $0 == UInt8(ascii: "_")
+                }
             default: break
             }
         }
         // Decimal, float, sexagesimal: digits, `_` and `:`, one `.`, an exponent.
         var index = body.startIndex
         var digits = 0
-        while index < body.endIndex, isDigit(body[index]) || body[index] == UInt8(ascii: "_") || body[index] == UInt8(ascii: ":") {
+        while index < body.endIndex,
+            isDigit(body[index]) || body[index] == UInt8(ascii: "_") || body[index] == UInt8(ascii: ":")
+        {
             if isDigit(body[index]) { digits += 1 }
             index += 1
         }
@@ -59,7 +71,9 @@ enum YAMLValueWriter {
         guard digits > 0 else { return false }
         if index < body.endIndex, body[index] == UInt8(ascii: "e") || body[index] == UInt8(ascii: "E") {
             index += 1
-            if index < body.endIndex, body[index] == UInt8(ascii: "+") || body[index] == UInt8(ascii: "-") { index += 1 }
+            if index < body.endIndex, body[index] == UInt8(ascii: "+") || body[index] == UInt8(ascii: "-") {
+                index += 1
+            }
             guard index < body.endIndex, body[index...].allSatisfy(isDigit) else { return false }
             return true
         }
@@ -76,8 +90,12 @@ enum YAMLValueWriter {
         if "-?:,[]{}#&*!|>'\"%@`".unicodeScalars.contains(first) { return false }
         if last == ":" { return false }
         for scalar in text.unicodeScalars {
-            if scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value) || scalar.value == 0xFEFF
-                || scalar.value == 0x2028 || scalar.value == 0x2029 { return false }
+            if scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
+                || scalar.value == 0xFEFF
+                || scalar.value == 0x2028 || scalar.value == 0x2029
+            {
+                return false
+            }
             if flow, ",[]{}".unicodeScalars.contains(scalar) { return false }
         }
         if text.contains(": ") || text.contains(" #") || text.contains(":\t") || text.contains("\t#") { return false }
@@ -101,8 +119,10 @@ enum YAMLValueWriter {
             case "\t": output += "\\t"
             case "\r": output += "\\r"
             default:
-                if scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value) || scalar.value == 0xFEFF
-                    || scalar.value == 0x2028 || scalar.value == 0x2029 {
+                if scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
+                    || scalar.value == 0xFEFF
+                    || scalar.value == 0x2028 || scalar.value == 0x2029
+                {
                     output += String(format: "\\u%04X", scalar.value)
                 } else {
                     output.unicodeScalars.append(scalar)
@@ -114,8 +134,10 @@ enum YAMLValueWriter {
 
     /// `text` in single quotes, or nil where single quotes cannot hold it (line breaks, control characters).
     static func singleQuoted(_ text: String) -> String? {
-        for scalar in text.unicodeScalars where scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
-            || scalar.value == 0xFEFF || scalar.value == 0x2028 || scalar.value == 0x2029 {
+        for scalar in text.unicodeScalars
+        where scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
+            || scalar.value == 0xFEFF || scalar.value == 0x2028 || scalar.value == 0x2029
+        {
             return nil
         }
         return "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
@@ -148,7 +170,9 @@ enum YAMLValueWriter {
         case .array(let elements):
             return "[" + elements.map { scalarOrFlow($0) }.joined(separator: ", ") + "]"
         case .object(let members):
-            return "{" + members.keys.sorted().map { key($0, flow: true) + ": " + scalarOrFlow(members[$0]!) }.joined(separator: ", ") + "}"
+            return "{"
+                + members.keys.sorted().map { key($0, flow: true) + ": " + scalarOrFlow(members[$0]!) }.joined(
+                    separator: ", ") + "}"
         }
     }
 
@@ -177,8 +201,11 @@ enum YAMLValueWriter {
     /// it as it is.
     static func blockScalar(_ text: String, folded: Bool, indent: Int) -> (header: String, body: String)? {
         guard !text.isEmpty, text.contains(where: { !$0.isNewline }) else { return nil }
-        for scalar in text.unicodeScalars where (scalar.value < 0x20 && scalar != "\n" && scalar != "\t") || scalar == "\r"
-            || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value) || scalar.value == 0xFEFF || scalar.value == 0x2028 || scalar.value == 0x2029 {
+        for scalar in text.unicodeScalars
+        where (scalar.value < 0x20 && scalar != "\n" && scalar != "\t") || scalar == "\r"
+            || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value) || scalar.value == 0xFEFF
+            || scalar.value == 0x2028 || scalar.value == 0x2029
+        {
             return nil
         }
         var content = Substring(text)
@@ -245,8 +272,10 @@ enum YAMLValueWriter {
     /// A block mapping's lines at column `indent` (keys in order), without a final line break.
     static func blockMapping(_ members: [String: JSONValue], indent: Int) -> String {
         let padding = String(repeating: " ", count: indent)
-        return members.keys.sorted().map { padding + key($0, flow: false) + ":" + afterKey(members[$0]!, indent: indent) }
-            .joined(separator: "\n")
+        return members.keys.sorted().map {
+            padding + key($0, flow: false) + ":" + afterKey(members[$0]!, indent: indent)
+        }
+        .joined(separator: "\n")
     }
 
     /// A block sequence's lines with their dashes at column `indent`, without a final line break.

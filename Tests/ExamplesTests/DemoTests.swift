@@ -8,7 +8,9 @@ import Testing
 struct DemoTests {
     @Test(.enabled(if: keyringAvailable, "the demo keeps its token in the keyring: run under Scripts/with-services"))
     func theDemoRunsAsTheREADMESays() throws {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Scripts/demo").standardized.path
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+            "../../Scripts/demo"
+        ).standardized.path
         var environment = ProcessInfo.processInfo.environment
         environment["LOUPE_DEMO_BIN"] = buildProductsDirectory
         let demo = try run(script, [], environment: environment)

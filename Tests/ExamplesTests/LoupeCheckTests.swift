@@ -15,28 +15,30 @@ struct LoupeCheckTests {
     func checkUnderLayersAndLocks() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
-        let base = directory.file("base.json"), locks = directory.file("locks"), settings = directory.file("settings.toml")
+        let base = directory.file("base.json"), locks = directory.file("locks"),
+            settings = directory.file("settings.toml")
         try #"{"ticker": {"intervalSeconds": 2}}"#.write(toFile: base, atomically: true, encoding: .utf8)
         try "ticker.intervalSeconds\n".write(toFile: locks, atomically: true, encoding: .utf8)
         try """
-            logLevel = "loud"
+        logLevel = "loud"
 
-            [ticker]
-            intervalSeconds = -1
+        [ticker]
+        intervalSeconds = -1
 
-            [upstream]
-            url = "ftp://example.org"
-            timeoutSeconds = 0
-            """.write(toFile: settings, atomically: true, encoding: .utf8)
+        [upstream]
+        url = "ftp://example.org"
+        timeoutSeconds = 0
+        """.write(toFile: settings, atomically: true, encoding: .utf8)
         let text = try loupe(["--schema", "daemon", "--layer", base, "--locks", locks, "check", settings])
         #expect(text.status == 65, "\(text.error)")
-        #expect(text.output == """
-            \(settings):1:12: logLevel: expected one of trace, debug, info, notice, warning, error, critical, found "loud"
-            \(settings):4:19: ticker.intervalSeconds: locked by \(locks) line 1: the value here is ignored, the layers below give it
-            \(settings):7:7: upstream.url: must be an http or https URL, got "ftp://example.org"
-            \(settings):8:18: upstream.timeoutSeconds: must be between 1 and 300, got 0
+        #expect(
+            text.output == """
+                \(settings):1:12: logLevel: expected one of trace, debug, info, notice, warning, error, critical, found "loud"
+                \(settings):4:19: ticker.intervalSeconds: locked by \(locks) line 1: the value here is ignored, the layers below give it
+                \(settings):7:7: upstream.url: must be an http or https URL, got "ftp://example.org"
+                \(settings):8:18: upstream.timeoutSeconds: must be between 1 and 300, got 0
 
-            """, "\(text.output)")
+                """, "\(text.output)")
 
         let json = try loupe(["--schema", "daemon", "check", "--format", "json", settings])
         #expect(json.status == 65, "\(json.error)")
@@ -44,8 +46,9 @@ struct LoupeCheckTests {
             Issue.record("not a JSON array: \(json.output)")
             return
         }
-        #expect(problems.compactMap { if case .string(let code)? = $0[path: "code"] { code } else { nil } }
-            == ["invalid-value", "rule", "rule", "rule"], "without the lock, -1 breaks a rule: \(json.output)")
+        #expect(
+            problems.compactMap { if case .string(let code)? = $0[path: "code"] { code } else { nil } }
+                == ["invalid-value", "rule", "rule", "rule"], "without the lock, -1 breaks a rule: \(json.output)")
 
         try "[ticker]\nintervalSeconds = 5\n".write(toFile: settings, atomically: true, encoding: .utf8)
         #expect(try loupe(["--schema", "daemon", "check", settings]).status == 0)
@@ -56,15 +59,18 @@ struct LoupeCheckTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let base = directory.file("base.json"), settings = directory.file("settings.yaml")
-        try #"{"logLevel": "info", "upstream": {"timeoutSeconds": 5}}"#.write(toFile: base, atomically: true, encoding: .utf8)
-        try "# reviewed\nlogLevel: debug\nticker:\n  greeting: hi\n".write(toFile: settings, atomically: true, encoding: .utf8)
+        try #"{"logLevel": "info", "upstream": {"timeoutSeconds": 5}}"#.write(
+            toFile: base, atomically: true, encoding: .utf8)
+        try "# reviewed\nlogLevel: debug\nticker:\n  greeting: hi\n".write(
+            toFile: settings, atomically: true, encoding: .utf8)
         let diff = try loupe(["--schema", "daemon", "diff", "--files", base, settings])
         #expect(diff.status == 0, "\(diff.error)")
-        #expect(diff.output == """
-            logLevel: "info" -> "debug"
-            ticker.greeting: (none) -> "hi"
-            upstream.timeoutSeconds: 5 -> (none)
+        #expect(
+            diff.output == """
+                logLevel: "info" -> "debug"
+                ticker.greeting: (none) -> "hi"
+                upstream.timeoutSeconds: 5 -> (none)
 
-            """, "\(diff.output)")
+                """, "\(diff.output)")
     }
 }

@@ -20,14 +20,17 @@ struct App {
     }
 
     @discardableResult
-    func callAsFunction(_ arguments: String..., input: String? = nil, environment: [String: String] = [:]) throws -> ProcessOutput {
+    func callAsFunction(
+        _ arguments: String..., input: String? = nil, environment: [String: String] = [:]
+    ) throws -> ProcessOutput {
         try run(myapp, arguments, environment: environment.merging(["MYAPP_SETTINGS": settings]) { $1 }, input: input)
     }
 
     /// The settings file, parsed.
     var stored: [String: Any] {
         get throws {
-            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: settings))) as? [String: Any] ?? [:]
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: settings))) as? [String: Any]
+                ?? [:]
         }
     }
 }
@@ -39,7 +42,8 @@ struct LoupeCommandsTests {
         let app = try App()
         defer { app.directory.cleanUp() }
         for wait in [["--wait-applied", "-1"], ["--wait-applied=-1"], ["--wait-applied=nan"]] {
-            let refused = try run(myapp, ["config", "set", "server.port", "9000"] + wait, environment: ["MYAPP_SETTINGS": app.settings])
+            let refused = try run(
+                myapp, ["config", "set", "server.port", "9000"] + wait, environment: ["MYAPP_SETTINGS": app.settings])
             #expect(refused.status == 64 && refused.error.contains("--wait-applied"), "\(wait): \(refused.error)")
         }
         #expect(!FileManager.default.fileExists(atPath: app.settings), "nothing was written")
@@ -77,7 +81,10 @@ struct LoupeCommandsTests {
         for (arguments, status, message) in [
             (["server.port", "80"], 65, "myapp: server.port: must be at least 1024, got 80"),
             (["server.port", "70000"], 65, "myapp: server.port: expected UInt16 (0 to 65535), found number 70000"),
-            (["server.port", "9000.5"], 65, "myapp: server.port: expected UInt16 (a whole number), found number 9000.5"),
+            (
+                ["server.port", "9000.5"], 65,
+                "myapp: server.port: expected UInt16 (a whole number), found number 9000.5"
+            ),
             (["greeting", #""""#], 65, "myapp: greeting: must not be empty"),
             (["level", "shouting"], 65, #"myapp: level: expected one of quiet, normal, verbose, found "shouting""#),
             (["server.port", "eighty"], 65, #"server.port: expected Int, found String "eighty""#),
@@ -85,7 +92,9 @@ struct LoupeCommandsTests {
             (["server..port", "1"], 64, "server..port"),
         ] as [([String], Int32, String)] {
             let result = try run(myapp, ["config", "set"] + arguments, environment: ["MYAPP_SETTINGS": app.settings])
-            #expect(result.status == status && result.error.contains(message), "\(arguments): \(result.status) \(result.error)")
+            #expect(
+                result.status == status && result.error.contains(message),
+                "\(arguments): \(result.status) \(result.error)")
         }
         #expect(try String(contentsOfFile: app.settings, encoding: .utf8) == before)
     }
@@ -109,17 +118,18 @@ struct LoupeCommandsTests {
         defer { app.directory.cleanUp() }
         try app("config", "set", "features.gamma", "true")
         let listed = try app("config", "list").output
-        #expect(listed == """
-            features.beta = false
-            features.gamma = true
-            greeting = "hello"
-            level = "normal"
-            mirrors = []
-            server.host = "localhost"
-            server.port = 8080
-            shouting = false
+        #expect(
+            listed == """
+                features.beta = false
+                features.gamma = true
+                greeting = "hello"
+                level = "normal"
+                mirrors = []
+                server.host = "localhost"
+                server.port = 8080
+                shouting = false
 
-            """, "\(listed)")
+                """, "\(listed)")
         #expect(try app("config", "list", "server").output == "server.host = \"localhost\"\nserver.port = 8080\n")
     }
 
@@ -127,29 +137,34 @@ struct LoupeCommandsTests {
         let app = try App()
         defer { app.directory.cleanUp() }
         try app("config", "set", "server.port", "9000")
-        #expect(try app("config", "describe", "server.port").output == """
-            path: server.port
-            type: integer
-            default: 8080
-            value: 9000
-            allowed: at least 1024, at most 65535
-            description: The port the program listens on.
+        #expect(
+            try app("config", "describe", "server.port").output == """
+                path: server.port
+                type: integer
+                default: 8080
+                value: 9000
+                allowed: at least 1024, at most 65535
+                description: The port the program listens on.
 
-            """)
-        #expect(try app("config", "describe", "level").output == """
-            path: level
-            type: string
-            default: "normal"
-            value: "normal"
-            allowed: one of "quiet", "normal", "verbose"
-            description: How much the program says.
+                """)
+        #expect(
+            try app("config", "describe", "level").output == """
+                path: level
+                type: string
+                default: "normal"
+                value: "normal"
+                allowed: one of "quiet", "normal", "verbose"
+                description: How much the program says.
 
-            """)
+                """)
         let nickname = try app("config", "describe", "nickname").output
-        #expect(nickname.contains("type: string or null") && nickname.contains("default: none")
+        #expect(
+            nickname.contains("type: string or null") && nickname.contains("default: none")
                 && nickname.contains("value: none (not set)"), "\(nickname)")
         let features = try app("config", "describe", "features").output
-        #expect(features.contains("type: object of boolean") && features.contains("description: Features turned on or off, by name."))
+        #expect(
+            features.contains("type: object of boolean")
+                && features.contains("description: Features turned on or off, by name."))
         #expect(try app("config", "describe", "nope").status == 66)
     }
 
@@ -162,7 +177,9 @@ struct LoupeCommandsTests {
         #expect(try schema.value(at: "$schema") == .string("https://json-schema.org/draft/2020-12/schema"))
         #expect(try schema.value(at: "title") == .string("AppSettings"))
         #expect(try schema.value(at: "properties.server.properties.port.minimum") == .integer(1024))
-        #expect(try schema.value(at: "properties.level.enum") == .array([.string("quiet"), .string("normal"), .string("verbose")]))
+        #expect(
+            try schema.value(at: "properties.level.enum")
+                == .array([.string("quiet"), .string("normal"), .string("verbose")]))
     }
 
     @Test func explainSaysWhereEachValueComesFrom() throws {
@@ -172,7 +189,9 @@ struct LoupeCommandsTests {
         let explained = try app("config", "explain").output
         #expect(explained.contains(#"greeting = "hey" from \#(app.settings) (overrides default)"#), "\(explained)")
         #expect(explained.contains("server.port = 8080 from default"), "\(explained)")
-        #expect(try app("config", "explain", "greeting").output == #"greeting = "hey" from \#(app.settings) (overrides default)"# + "\n")
+        #expect(
+            try app("config", "explain", "greeting").output
+                == #"greeting = "hey" from \#(app.settings) (overrides default)"# + "\n")
     }
 
     @Test func editChecksTheEditAgainstTheTypeAndReopensTheEditor() throws {
@@ -180,7 +199,9 @@ struct LoupeCommandsTests {
         defer { app.directory.cleanUp() }
         let editor = app.directory.file("editor.sh")
         // A bad port first (refused by a rule), then a good one.
-        try writeExecutable(editor, """
+        try writeExecutable(
+            editor,
+            """
             #!/bin/sh
             count=$(cat "\(app.directory.path)/count" 2>/dev/null || echo 0)
             echo $((count + 1)) > "\(app.directory.path)/count"
@@ -192,14 +213,17 @@ struct LoupeCommandsTests {
             """)
         let edited = try app("config", "edit", environment: ["EDITOR": editor, "VISUAL": editor])
         #expect(edited.status == 0, "\(edited.error)")
-        #expect(edited.error.contains("the edit is invalid: server.port: must be at least 1024, got 80"), "\(edited.error)")
+        #expect(
+            edited.error.contains("the edit is invalid: server.port: must be at least 1024, got 80"), "\(edited.error)")
         #expect(try app("config", "get", "server.port").output == "8081\n")
 
         // An editor that always leaves an invalid edit: given up after a few rounds, the file kept.
         let before = try String(contentsOfFile: app.settings, encoding: .utf8)
         let stubborn = app.directory.file("stubborn.sh")
         // Each round a different port, each below the rule's 1024.
-        try writeExecutable(stubborn, """
+        try writeExecutable(
+            stubborn,
+            """
             #!/bin/sh
             count=$(cat "\(app.directory.path)/rounds" 2>/dev/null || echo 0)
             echo $((count + 1)) > "\(app.directory.path)/rounds"
@@ -217,14 +241,18 @@ struct LoupeCommandsTests {
         try app("config", "set", "greeting", "kept")
         let before = try String(contentsOfFile: app.settings, encoding: .utf8)
         let failed = try app("config", "edit", environment: ["EDITOR": "false", "VISUAL": "false"])
-        #expect(failed.status == 69 && failed.error.contains("the editor (false) failed with status 1; nothing was written"), "\(failed.status) \(failed.error)")
+        #expect(
+            failed.status == 69
+                && failed.error.contains("the editor (false) failed with status 1; nothing was written"),
+            "\(failed.status) \(failed.error)")
         #expect(try String(contentsOfFile: app.settings, encoding: .utf8) == before)
     }
 
     @Test func watchPrintsTheValueThenEachChangeAnotherProcessMakes() throws {
         let app = try App()
         defer { app.directory.cleanUp() }
-        let watcher = try ChildProcess(myapp, ["config", "watch", "greeting"], environment: ["MYAPP_SETTINGS": app.settings])
+        let watcher = try ChildProcess(
+            myapp, ["config", "watch", "greeting"], environment: ["MYAPP_SETTINGS": app.settings])
         #expect(eventually { watcher.output == "\"hello\"\n" })
         try app("config", "set", "greeting", "bonjour")
         try app("config", "set", "server.port", "9001")
@@ -234,7 +262,9 @@ struct LoupeCommandsTests {
         #expect(watcher.wait(limit: .seconds(10)) == 0)
     }
 
-    @Test("history --purge PATH takes an unset value out of every record: diff never prints it again, rollback leaves the path as it is")
+    @Test(
+        "history --purge PATH takes an unset value out of every record: diff never prints it again, rollback leaves the path as it is"
+    )
     func historyPurgeTakesAnUnsetValueOutOfTheHistory() throws {
         let app = try App()
         defer { app.directory.cleanUp() }
@@ -247,27 +277,40 @@ struct LoupeCommandsTests {
         #expect(try app("config", "diff", "3").output == "nickname: \"\(token)\" -> (none)\n")
 
         let purge = try app("config", "history", "--purge", "nickname")
-        #expect(purge.status == 0 && purge.error == "myapp: purged the values at nickname from 2 records of the history\n", "\(purge.status) \(purge.error)")
+        #expect(
+            purge.status == 0 && purge.error == "myapp: purged the values at nickname from 2 records of the history\n",
+            "\(purge.status) \(purge.error)")
         #expect(try !String(contentsOfFile: journal, encoding: .utf8).contains(token))
         #expect(try app("config", "diff", "3").output == "nickname: (purged)\n")
         #expect(try app("config", "diff", "1").output == "nickname: (purged)\n")
         let between = try app("config", "diff", "0", "3")
-        #expect(between.status == 0 && !between.output.contains(token) && between.output.contains("nickname: (purged)"), "\(between.output)")
-        #expect(try app("config", "diff", "2").output == "server.port: (none) -> 9000\n", "another path's record is kept")
+        #expect(
+            between.status == 0 && !between.output.contains(token) && between.output.contains("nickname: (purged)"),
+            "\(between.output)")
+        #expect(
+            try app("config", "diff", "2").output == "server.port: (none) -> 9000\n", "another path's record is kept")
         let history = try app("config", "history").output.split(separator: "\n")
-        #expect(history.count == 3 && history[0].hasSuffix("nickname (purged)") && history[1].hasSuffix("server.port"), "\(history)")
+        #expect(
+            history.count == 3 && history[0].hasSuffix("nickname (purged)") && history[1].hasSuffix("server.port"),
+            "\(history)")
 
         let again = try app("config", "history", "--purge", "nickname")
         #expect(again.status == 0 && again.error.contains("nothing was written"), "\(again.error)")
-        for usage in [["history", "--purge"], ["history", "nickname", "--purge", "nickname"], ["history", "--purge", "a..b"]] {
+        for usage in [
+            ["history", "--purge"], ["history", "nickname", "--purge", "nickname"], ["history", "--purge", "a..b"],
+        ] {
             let refused = try run(myapp, ["config"] + usage, environment: ["MYAPP_SETTINGS": app.settings])
             #expect(refused.status == 64, "\(usage): \(refused.status) \(refused.error)")
         }
 
         // Revision 1 set the token; the history no longer knows it, so the rollback leaves nickname unset.
         let rollback = try app("config", "rollback", "1")
-        #expect(rollback.status == 0 && rollback.error.contains("left nickname as it is now"), "\(rollback.status) \(rollback.error)")
-        #expect(try app("config", "get", "server.port").output == "8080\n" && app.stored.isEmpty, "nickname stays unset, the port is restored")
+        #expect(
+            rollback.status == 0 && rollback.error.contains("left nickname as it is now"),
+            "\(rollback.status) \(rollback.error)")
+        #expect(
+            try app("config", "get", "server.port").output == "8080\n" && app.stored.isEmpty,
+            "nickname stays unset, the port is restored")
     }
 
     @Test func eachVerbHasItsOwnHelp() throws {
@@ -291,11 +334,18 @@ struct DeclaredSecretCommandsTests {
         defer { app.directory.cleanUp() }
         #expect(try app("config", "set", "token", "s3cr3t-token").status == 0)
         #expect(try app("config", "get", "token").output == "\"********\"\n")
-        for verb in [["show"], ["show", "--stored"], ["show", "--layers"], ["list"], ["explain"], ["explain", "token"], ["describe", "token"]] {
+        for verb in [
+            ["show"], ["show", "--stored"], ["show", "--layers"], ["list"], ["explain"], ["explain", "token"],
+            ["describe", "token"],
+        ] {
             let printed = try run(myapp, ["config"] + verb, environment: ["MYAPP_SETTINGS": app.settings])
-            #expect(printed.status == 0 && !printed.output.contains("s3cr3t") && printed.output.contains("********"), "\(verb): \(printed.output)")
+            #expect(
+                printed.status == 0 && !printed.output.contains("s3cr3t") && printed.output.contains("********"),
+                "\(verb): \(printed.output)")
         }
-        #expect(try JSONValue(parsing: try app("config", "show").output)[path: "greeting"] == .string("hello"), "other values are shown")
+        #expect(
+            try JSONValue(parsing: try app("config", "show").output)[path: "greeting"] == .string("hello"),
+            "other values are shown")
         let edit = try app("config", "edit", environment: ["EDITOR": "true", "VISUAL": "true"])
         #expect(edit.status == 64 && edit.error.contains("token") && !edit.error.contains("s3cr3t"), "\(edit.error)")
     }
@@ -308,10 +358,14 @@ struct DeclaredSecretCommandsTests {
         let shown = try app("config", "show", environment: environment)
         #expect(shown.status == 0 && !shown.output.contains("env-s3cr3t"), "\(shown.output)")
         let explained = try app("config", "explain", "token", environment: environment)
-        #expect(explained.output.contains("environment variable MYAPP_ENV_TOKEN") && !explained.output.contains("env-s3cr3t"), "\(explained.output)")
+        #expect(
+            explained.output.contains("environment variable MYAPP_ENV_TOKEN")
+                && !explained.output.contains("env-s3cr3t"), "\(explained.output)")
         // A value the type refuses, from the command line or the environment: the error names the path, not the value.
         let refused = try app("config", "set", "token", "987654321")
-        #expect(refused.status == 65 && refused.error.contains("token") && !refused.error.contains("987654321"), "\(refused.error)")
+        #expect(
+            refused.status == 65 && refused.error.contains("token") && !refused.error.contains("987654321"),
+            "\(refused.error)")
     }
 
     @Test func whatAFileThatDoesNotReadHoldsIsPrintedWithItsSecretsMasked() throws {
@@ -319,9 +373,13 @@ struct DeclaredSecretCommandsTests {
         defer { app.directory.cleanUp() }
         try replaceFile(app.settings, with: #"{"token": 31337, "greeting": "hi", "server": {"port": 80}}"#)
         let get = try app("config", "get", "token")
-        #expect(get.status != 0 && get.output == "\"********\"\n" && !get.error.contains("31337"), "\(get.status) \(get.output) \(get.error)")
+        #expect(
+            get.status != 0 && get.output == "\"********\"\n" && !get.error.contains("31337"),
+            "\(get.status) \(get.output) \(get.error)")
         let show = try app("config", "show")
-        #expect(show.status != 0 && !show.output.contains("31337") && show.output.contains("\"hi\""), "\(show.output) \(show.error)")
+        #expect(
+            show.status != 0 && !show.output.contains("31337") && show.output.contains("\"hi\""),
+            "\(show.output) \(show.error)")
         #expect(try app("config", "get", "greeting").output == "\"hi\"\n", "other values are printed")
         #expect(try app("config", "unset", "token").status == 0, "unset repairs it")
         #expect(try app("config", "get", "greeting").output == "\"hi\"\n")

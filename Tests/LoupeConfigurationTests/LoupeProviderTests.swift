@@ -25,7 +25,9 @@ struct ServiceSettings: Codable, Sendable, Equatable {
 final class SecretMemoryStore: DocumentStore {
     private let inner = MemoryStore()
     func load() throws -> StoredDocument { try inner.load() }
-    func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken { try inner.save(document, replacing: token) }
+    func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken {
+        try inner.save(document, replacing: token)
+    }
     func remove(replacing token: ChangeToken) throws -> ChangeToken { try inner.remove(replacing: token) }
     var holdsSecrets: Bool { true }
     var description: String { "secret memory store" }
@@ -69,7 +71,8 @@ struct LoupeProviderTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         // Through a real file, so the values have been through the document pipeline both ways.
-        let writer = try RootLens(default: CompatSettings(), store: FileStore(path: directory.file("compat.json")), watch: false)
+        let writer = try RootLens(
+            default: CompatSettings(), store: FileStore(path: directory.file("compat.json")), watch: false)
         try await writer.async.set(CompatSettings())
         let root = try RootLens(default: CompatSettings(), store: FileStore(path: directory.file("compat.json")))
         try await ProviderCompatTest(provider: LoupeProvider(root)).runTest()
@@ -180,11 +183,14 @@ struct LoupeProviderTests {
     @Test func valuesFromCredentialsAreMarkedSecretAndTheOthersAreNot() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
-        try FileManager.default.createDirectory(atPath: directory.file("credentials"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: directory.file("credentials"), withIntermediateDirectories: true)
         try replaceFile(directory.file("credentials/server.host"), with: "secret-host\n")
         let root = try RootLens(
             default: ServiceSettings(),
-            store: LayeredStore(layers: [.directory(credentials: directory.file("credentials"))], top: FileStore(path: directory.file("settings.json"))))
+            store: LayeredStore(
+                layers: [.directory(credentials: directory.file("credentials"))],
+                top: FileStore(path: directory.file("settings.json"))))
         #expect(!root.holdsSecrets && root.secretPaths == ["server.host"])
         for provider in [LoupeProvider(root), LoupeProvider(root.server.readOnly, name: "server")] {
             let prefix = provider.providerName == "server" ? [String]() : ["server"]
@@ -243,7 +249,8 @@ struct LoupeProviderTests {
             let value = try provider.value(forKey: AbsoluteConfigKey(key), type: .string)
             #expect(value.value?.content == .string(expected) && value.value?.isSecret == true, "\(key)")
         }
-        #expect(try provider.value(forKey: AbsoluteConfigKey(["database", "user"]), type: .string).value?.isSecret == false)
+        #expect(
+            try provider.value(forKey: AbsoluteConfigKey(["database", "user"]), type: .string).value?.isSecret == false)
         let database = LoupeProvider(root.database.readOnly, name: "database")
         #expect(try database.value(forKey: AbsoluteConfigKey(["password"]), type: .string).value?.isSecret == true)
         #expect(try database.value(forKey: AbsoluteConfigKey(["user"]), type: .string).value?.isSecret == false)

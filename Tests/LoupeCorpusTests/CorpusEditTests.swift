@@ -27,7 +27,9 @@ struct CorpusEditTests {
         let files = try CorpusFile.all(of: format)
         #expect(!files.isEmpty, "the corpus has \(format.rawValue) files")
         for file in files {
-            #expect(throws: Never.self, "\(file.name) reads as \(format.rawValue)") { try format.codec.parse(file.data) }
+            #expect(throws: Never.self, "\(file.name) reads as \(format.rawValue)") {
+                try format.codec.parse(file.data)
+            }
         }
     }
 
@@ -36,7 +38,9 @@ struct CorpusEditTests {
         var tally = CorpusTally()
         let files = try CorpusFile.all(of: format)
         // A file the reader refuses is reported by `reads`; there is nothing here to edit.
-        let originals = files.compactMap { file in (try? format.codec.parse(file.data)).map { (file: file, document: $0) } }
+        let originals = files.compactMap { file in
+            (try? format.codec.parse(file.data)).map { (file: file, document: $0) }
+        }
         var written: [WrittenEdit] = []
         for (file, document) in originals {
             written += write(editsOf: file, holding: document, as: format, tally: &tally)
@@ -46,26 +50,36 @@ struct CorpusEditTests {
         // A byte order mark is the encoding's, not the document's: Python's readers take text without it.
         let texts = (originals.map(\.file.text) + written.map(\.text)).map(\.withoutByteOrderMark)
         let readings = try format.independentParser.parse(texts)
-        let otherOriginals = Dictionary(uniqueKeysWithValues: zip(originals.map(\.file.name), readings.prefix(originals.count)))
+        let otherOriginals = Dictionary(
+            uniqueKeysWithValues: zip(originals.map(\.file.name), readings.prefix(originals.count)))
         for (write, reading) in zip(written, readings.dropFirst(originals.count)) {
-            check(write, readBack: reading, otherOld: otherOriginals[write.file.name] ?? nil, format: format, tally: &tally)
+            check(
+                write, readBack: reading, otherOld: otherOriginals[write.file.name] ?? nil, format: format,
+                tally: &tally)
         }
         print("corpus \(format.rawValue): \(files.count) files (\(files.count - originals.count) unread), \(tally)")
     }
 
     /// Makes the seeded edits of `file` through the codec, as a store writes; records and counts those that
     /// throw (a YAML alias refusal is counted, not recorded), and returns those written.
-    private func write(editsOf file: CorpusFile, holding document: JSONValue, as format: CorpusFormat, tally: inout CorpusTally) -> [WrittenEdit] {
+    private func write(
+        editsOf file: CorpusFile, holding document: JSONValue, as format: CorpusFormat, tally: inout CorpusTally
+    ) -> [WrittenEdit] {
         var generator = SeededGenerator(seed: file.seed)
         var written: [WrittenEdit] = []
         for number in 0..<CorpusEdits.editsPerFile {
-            guard let edit = CorpusEdit.random(in: document, number: number, format: format, using: &generator) else { continue }
+            guard let edit = CorpusEdit.random(in: document, number: number, format: format, using: &generator) else {
+                continue
+            }
             tally.edits += 1
             do {
                 let data = try format.codec.serializeDocument(
                     edit.document, editing: (text: file.data, document: document), store: "corpus file \(file.name)")
-                written.append(WrittenEdit(file: file, old: document, edit: edit, text: String(decoding: data, as: UTF8.self)))
-            } catch let error as SettingsError where format.refusesAliases && CorpusEdits.isAliasRefusal(error, of: edit, in: file) {
+                written.append(
+                    WrittenEdit(file: file, old: document, edit: edit, text: String(decoding: data, as: UTF8.self)))
+            } catch let error as SettingsError
+                where format.refusesAliases && CorpusEdits.isAliasRefusal(error, of: edit, in: file)
+            {
                 tally.refused += 1
             } catch {
                 tally.failed += 1
@@ -78,11 +92,16 @@ struct CorpusEditTests {
     }
 
     /// Judges one written edit: what the other reader read of it (nil where it refused the text), and its lines.
-    private func check(_ write: WrittenEdit, readBack reading: JSONValue?, otherOld: JSONValue?, format: CorpusFormat, tally: inout CorpusTally) {
+    private func check(
+        _ write: WrittenEdit, readBack reading: JSONValue?, otherOld: JSONValue?, format: CorpusFormat,
+        tally: inout CorpusTally
+    ) {
         let change = LineChange(old: write.file.text, new: write.text)
-        let wrongValue = reading.map { CorpusEdits.readBackProblem($0, of: write, loupeOld: write.old, otherOld: otherOld) }
+        let wrongValue =
+            reading.map { CorpusEdits.readBackProblem($0, of: write, loupeOld: write.old, otherOld: otherOld) }
             ?? "the other reader refuses the written text"
-        let otherBytes = write.text.hasByteOrderMark != write.file.text.hasByteOrderMark
+        let otherBytes =
+            write.text.hasByteOrderMark != write.file.text.hasByteOrderMark
             ? "the byte order mark is \(write.file.text.hasByteOrderMark ? "lost" : "added")"
             : change.judge(write.edit, of: write.old, markers: format.commentMarkers)
         if let problem = wrongValue ?? otherBytes {

@@ -13,45 +13,70 @@ struct CorpusHarnessTests {
         _ old: String, _ new: String, _ kind: CorpusEdit.Kind, at path: String, _ before: String, _ after: String,
         markers: [String] = ["#"]
     ) throws -> String? {
-        let edit = CorpusEdit(kind: kind, path: try ValuePath(parsing: path).components, document: try JSONValue(parsing: after))
+        let edit = CorpusEdit(
+            kind: kind, path: try ValuePath(parsing: path).components, document: try JSONValue(parsing: after))
         return LineChange(old: old, new: new).judge(edit, of: try JSONValue(parsing: before), markers: markers)
     }
 
-    @Test("removing the first entry of a compact sequence element moves the next entry up onto its dash, and nothing more")
+    @Test(
+        "removing the first entry of a compact sequence element moves the next entry up onto its dash, and nothing more"
+    )
     func compactElementsFirstEntry() throws {
         let old = "steps:\n  - name: Build\n    run: make\n    shell: bash\n  - run: test\n"
         let (before, after) = (
             #"{"steps": [{"name": "Build", "run": "make", "shell": "bash"}, {"run": "test"}]}"#,
-            #"{"steps": [{"run": "make", "shell": "bash"}, {"run": "test"}]}"#)
+            #"{"steps": [{"run": "make", "shell": "bash"}, {"run": "test"}]}"#
+        )
         let moved = "steps:\n  - run: make\n    shell: bash\n  - run: test\n"
         #expect(try verdict(old, moved, .removeMember, at: "steps[0].name", before, after) == nil)
         let notMovedUp = "steps:\n  -\n    run: make\n    shell: sh\n  - run: test\n"
-        #expect(try verdict(old, notMovedUp, .removeMember, at: "steps[0].name", before, after) != nil, "a sibling changed")
+        #expect(
+            try verdict(old, notMovedUp, .removeMember, at: "steps[0].name", before, after) != nil, "a sibling changed")
         let otherLine = "steps:\n  - run: make\n    shell: bash\n  - run: tests\n"
-        #expect(try verdict(old, otherLine, .removeMember, at: "steps[0].name", before, after) != nil, "another element changed")
+        #expect(
+            try verdict(old, otherLine, .removeMember, at: "steps[0].name", before, after) != nil,
+            "another element changed")
     }
 
     @Test("a set passes where it changes its one line and keeps the line's comment")
     func sets() throws {
         let old = "# top\n[a]\nx = 1 # one\ny = 2\n"
         let (before, after) = (#"{"a": {"x": 1, "y": 2}}"#, #"{"a": {"x": 5, "y": 2}}"#)
-        #expect(try verdict(old, old.replacingOccurrences(of: "x = 1", with: "x = 5"), .replaceSame, at: "a.x", before, after) == nil)
-        #expect(try verdict(old, old.replacingOccurrences(of: "x = 1 # one", with: "x = 5"), .replaceSame, at: "a.x", before, after) != nil,
+        #expect(
+            try verdict(
+                old, old.replacingOccurrences(of: "x = 1", with: "x = 5"), .replaceSame, at: "a.x", before, after)
+                == nil)
+        #expect(
+            try verdict(
+                old, old.replacingOccurrences(of: "x = 1 # one", with: "x = 5"), .replaceSame, at: "a.x", before, after)
+                != nil,
             "its end-of-line comment lost")
-        let twoLines = old.replacingOccurrences(of: "# top\n", with: "").replacingOccurrences(of: "x = 1", with: "x = 5")
+        let twoLines = old.replacingOccurrences(of: "# top\n", with: "").replacingOccurrences(
+            of: "x = 1", with: "x = 5")
         #expect(try verdict(old, twoLines, .replaceSame, at: "a.x", before, after) != nil, "another line changed")
 
         let yaml = "a:\n  b: x # c\n  d: 1\n"
         let (yamlBefore, yamlAfter) = (#"{"a": {"b": "x", "d": 1}}"#, #"{"a": {"b": [1], "d": 1}}"#)
-        #expect(try verdict(yaml, "a:\n  b: # c\n  - 1\n  d: 1\n", .replaceOther, at: "a.b", yamlBefore, yamlAfter) == nil)
-        #expect(try verdict(yaml, "a:\n  b:\n  - 1\n  d: 1\n", .replaceOther, at: "a.b", yamlBefore, yamlAfter) != nil, "its comment lost")
-        #expect(try verdict(yaml, "a:\n  b:\n  - 1 # c\n  d: 2\n", .replaceOther, at: "a.b", yamlBefore, yamlAfter) != nil, "a sibling changed")
+        #expect(
+            try verdict(yaml, "a:\n  b: # c\n  - 1\n  d: 1\n", .replaceOther, at: "a.b", yamlBefore, yamlAfter) == nil)
+        #expect(
+            try verdict(yaml, "a:\n  b:\n  - 1\n  d: 1\n", .replaceOther, at: "a.b", yamlBefore, yamlAfter) != nil,
+            "its comment lost")
+        #expect(
+            try verdict(yaml, "a:\n  b:\n  - 1 # c\n  d: 2\n", .replaceOther, at: "a.b", yamlBefore, yamlAfter) != nil,
+            "a sibling changed")
 
         let folded = "a: >-\n  one\n  two\nd: 1\n"
         let (foldedBefore, foldedAfter) = (#"{"a": "one two", "d": 1}"#, #"{"a": "three", "d": 1}"#)
-        #expect(try verdict(folded, "a: >-\n  three\nd: 1\n", .replaceSame, at: "a", foldedBefore, foldedAfter) == nil, "a folded string kept folded")
-        #expect(try verdict(folded, "a: three\nd: 1\n", .replaceSame, at: "a", foldedBefore, foldedAfter) == nil, "a folded string made plain")
-        #expect(try verdict(folded, "a: three\nd: 2\n", .replaceSame, at: "a", foldedBefore, foldedAfter) != nil, "a sibling changed")
+        #expect(
+            try verdict(folded, "a: >-\n  three\nd: 1\n", .replaceSame, at: "a", foldedBefore, foldedAfter) == nil,
+            "a folded string kept folded")
+        #expect(
+            try verdict(folded, "a: three\nd: 1\n", .replaceSame, at: "a", foldedBefore, foldedAfter) == nil,
+            "a folded string made plain")
+        #expect(
+            try verdict(folded, "a: three\nd: 2\n", .replaceSame, at: "a", foldedBefore, foldedAfter) != nil,
+            "a sibling changed")
     }
 
     @Test("a removal passes where it takes its lines (and a separator comma) or changes a one-line container")
@@ -59,14 +84,25 @@ struct CorpusHarnessTests {
         let old = "y = [1, 2]\nz = [\n  1,\n  2,\n]\n"
         let before = #"{"y": [1, 2], "z": [1, 2]}"#
         let removeZ1 = #"{"y": [1, 2], "z": [1]}"#
-        #expect(try verdict(old, old.replacingOccurrences(of: "  2,\n", with: ""), .removeElement, at: "z[1]", before, removeZ1) == nil)
+        #expect(
+            try verdict(
+                old, old.replacingOccurrences(of: "  2,\n", with: ""), .removeElement, at: "z[1]", before, removeZ1)
+                == nil)
         let collapsed = old.replacingOccurrences(of: "z = [\n  1,\n  2,\n]", with: "z = [1]")
-        #expect(try verdict(old, collapsed, .removeElement, at: "z[1]", before, removeZ1) != nil, "a multi-line array collapsed")
+        #expect(
+            try verdict(old, collapsed, .removeElement, at: "z[1]", before, removeZ1) != nil,
+            "a multi-line array collapsed")
         let removeY1 = #"{"y": [1], "z": [1, 2]}"#
-        #expect(try verdict(old, old.replacingOccurrences(of: "[1, 2]", with: "[1]"), .removeElement, at: "y[1]", before, removeY1) == nil)
+        #expect(
+            try verdict(
+                old, old.replacingOccurrences(of: "[1, 2]", with: "[1]"), .removeElement, at: "y[1]", before, removeY1)
+                == nil)
 
         let json = "{\n  \"a\": 1,\n  \"b\": 2\n}\n"
-        #expect(try verdict(json, "{\n  \"a\": 1\n}\n", .removeMember, at: "b", #"{"a": 1, "b": 2}"#, #"{"a": 1}"#, markers: []) == nil,
+        #expect(
+            try verdict(
+                json, "{\n  \"a\": 1\n}\n", .removeMember, at: "b", #"{"a": 1, "b": 2}"#, #"{"a": 1}"#, markers: [])
+                == nil,
             "the comma before goes with it")
     }
 
@@ -76,31 +112,47 @@ struct CorpusHarnessTests {
         let (before, after) = (#"{"a": {"x": 1, "y": [1, 2]}}"#, #"{"a": {"x": 1, "y": [1, 2], "w": "new"}}"#)
         #expect(try verdict(old, old + "w = \"new\"\n", .addMember, at: "a.w", before, after) == nil)
         let moved = old.replacingOccurrences(of: "x = 1 # one\n", with: "w = \"new\"\nx = 1\n")
-        #expect(try verdict(old, moved, .addMember, at: "a.w", before, after) != nil, "an end-of-line comment dropped on the way")
+        #expect(
+            try verdict(old, moved, .addMember, at: "a.w", before, after) != nil,
+            "an end-of-line comment dropped on the way")
 
         let json = "{\n  \"a\": 1,\n  \"b\": 2\n}\n"
         let (jsonBefore, jsonAfter) = (#"{"a": 1, "b": 2}"#, #"{"a": 1, "b": 2, "c": 3}"#)
         let appended = "{\n  \"a\": 1,\n  \"b\": 2,\n  \"c\": 3\n}\n"
-        #expect(try verdict(json, appended, .addMember, at: "c", jsonBefore, jsonAfter, markers: []) == nil, "a comma after the last")
+        #expect(
+            try verdict(json, appended, .addMember, at: "c", jsonBefore, jsonAfter, markers: []) == nil,
+            "a comma after the last")
         let oneLine = "{\"a\": 1, \"b\": 2, \"c\": 3}\n"
-        #expect(try verdict(json, oneLine, .addMember, at: "c", jsonBefore, jsonAfter, markers: []) != nil, "the object rewritten on one line")
+        #expect(
+            try verdict(json, oneLine, .addMember, at: "c", jsonBefore, jsonAfter, markers: []) != nil,
+            "the object rewritten on one line")
     }
 
     @Test("lines split at LF in CRLF text; comments taken from or copied onto other entries are seen")
     func comments() throws {
         let old = "# a's\r\na = 1\r\n# b's\r\nb = 2\r\n"
         let before = #"{"a": 1, "b": 2}"#
-        #expect(try verdict(old, old.replacingOccurrences(of: "a = 1", with: "a = 5"), .replaceSame, at: "a", before, #"{"a": 5, "b": 2}"#) == nil)
+        #expect(
+            try verdict(
+                old, old.replacingOccurrences(of: "a = 1", with: "a = 5"), .replaceSame, at: "a", before,
+                #"{"a": 5, "b": 2}"#) == nil)
         #expect(try verdict(old, "# b's\r\nb = 2\r\n", .removeMember, at: "a", before, #"{"b": 2}"#) == nil)
-        #expect(try verdict(old, "# a's\r\nb = 2\r\n", .removeMember, at: "a", before, #"{"b": 2}"#) != nil,
+        #expect(
+            try verdict(old, "# a's\r\nb = 2\r\n", .removeMember, at: "a", before, #"{"b": 2}"#) != nil,
             "the comment of b taken, a's left on b")
-        #expect(try verdict(old, "# a's\r\n# b's\r\nb = 2\r\n", .removeMember, at: "a", before, #"{"b": 2}"#) != nil,
+        #expect(
+            try verdict(old, "# a's\r\n# b's\r\nb = 2\r\n", .removeMember, at: "a", before, #"{"b": 2}"#) != nil,
             "a's own comment left behind")
-        #expect(try verdict("# c\nx = 1\n# c\ny = 2\n", "# c\ny = 2\n", .removeMember, at: "x", #"{"x": 1, "y": 2}"#, #"{"y": 2}"#) == nil,
+        #expect(
+            try verdict(
+                "# c\nx = 1\n# c\ny = 2\n", "# c\ny = 2\n", .removeMember, at: "x", #"{"x": 1, "y": 2}"#, #"{"y": 2}"#)
+                == nil,
             "a run that can shift to end on its entry")
         let added = #"{"a": 1, "b": 2, "c": 3}"#
         #expect(try verdict(old, old + "c = 3\r\n", .addMember, at: "c", before, added) == nil)
-        #expect(try verdict(old, old + "# b's\r\nc = 3\r\n", .addMember, at: "c", before, added) != nil, "a neighbour's comment copied")
+        #expect(
+            try verdict(old, old + "# b's\r\nc = 3\r\n", .addMember, at: "c", before, added) != nil,
+            "a neighbour's comment copied")
     }
 
     @Test("the other readers see a document as Loupe means it, and a wrong value is told")
@@ -113,10 +165,12 @@ struct CorpusHarnessTests {
 
         let file = CorpusFile(name: "json/a.json", format: .json, data: Data(#"{"a": 1, "on": true}"#.utf8))
         let old = try JSONValue(parsing: #"{"a": 1, "on": true}"#)
-        let edit = CorpusEdit(kind: .replaceSame, path: [.key("a")], document: try JSONValue(parsing: #"{"a": 2, "on": true}"#))
+        let edit = CorpusEdit(
+            kind: .replaceSame, path: [.key("a")], document: try JSONValue(parsing: #"{"a": 2, "on": true}"#))
         func problem(_ text: String, otherOld: JSONValue) throws -> String? {
             CorpusEdits.readBackProblem(
-                try JSONValue(parsing: text), of: WrittenEdit(file: file, old: old, edit: edit, text: text), loupeOld: old, otherOld: otherOld)
+                try JSONValue(parsing: text), of: WrittenEdit(file: file, old: old, edit: edit, text: text),
+                loupeOld: old, otherOld: otherOld)
         }
         #expect(try problem(#"{"a": 2.0, "on": true}"#, otherOld: old) == nil)
         #expect(try problem(#"{"a": 3, "on": true}"#, otherOld: old) != nil)

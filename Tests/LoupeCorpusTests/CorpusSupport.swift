@@ -74,10 +74,15 @@ struct CorpusFile: Sendable {
 
     /// Every file of `format`, by name.
     static func all(of format: CorpusFormat) throws -> [CorpusFile] {
-        let folder = try #require(Bundle.module.url(forResource: "Corpus", withExtension: nil)).appendingPathComponent(format.rawValue)
-        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix("." + format.rawValue) }.sorted()
+        let folder = try #require(Bundle.module.url(forResource: "Corpus", withExtension: nil)).appendingPathComponent(
+            format.rawValue)
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter {
+            $0.hasSuffix("." + format.rawValue)
+        }.sorted()
         return try names.map { name in
-            CorpusFile(name: format.rawValue + "/" + name, format: format, data: try Data(contentsOf: folder.appendingPathComponent(name)))
+            CorpusFile(
+                name: format.rawValue + "/" + name, format: format,
+                data: try Data(contentsOf: folder.appendingPathComponent(name)))
         }
     }
 }
@@ -96,7 +101,8 @@ struct CorpusTally: CustomStringConvertible {
     var description: String {
         let kinds = CorpusEdit.Kind.allCases.compactMap { kind in notKept[kind].map { "\(kind.rawValue) \($0)" } }
         return "edits \(edits), kept \(kept), changed-other-bytes \(changedOtherBytes), wrong-value \(wrongValue), "
-            + "refused \(refused) (allowed), failed \(failed)" + (kinds.isEmpty ? "" : "; not kept: " + kinds.joined(separator: ", "))
+            + "refused \(refused) (allowed), failed \(failed)"
+            + (kinds.isEmpty ? "" : "; not kept: " + kinds.joined(separator: ", "))
     }
 }
 
@@ -132,7 +138,9 @@ struct CorpusEdit: CustomStringConvertible {
 
     /// Edit number `number` of a file: the kinds take turns (a kind with no place in the document gives its
     /// turn to the next), at a random place of that kind.
-    static func random(in document: JSONValue, number: Int, format: CorpusFormat, using generator: inout SeededGenerator) -> CorpusEdit? {
+    static func random(
+        in document: JSONValue, number: Int, format: CorpusFormat, using generator: inout SeededGenerator
+    ) -> CorpusEdit? {
         var places = Places()
         places.collect(document, at: [])
         let kinds = Kind.allCases
@@ -144,7 +152,8 @@ struct CorpusEdit: CustomStringConvertible {
     }
 
     private static func make(
-        _ kind: Kind, in document: JSONValue, places: Places, format: CorpusFormat, using generator: inout SeededGenerator
+        _ kind: Kind, in document: JSONValue, places: Places, format: CorpusFormat,
+        using generator: inout SeededGenerator
     ) -> CorpusEdit? {
         switch kind {
         case .replaceSame:
@@ -153,7 +162,8 @@ struct CorpusEdit: CustomStringConvertible {
             else { return nil }
             return CorpusEdit(kind: kind, path: path, document: document.setting(value, at: path))
         case .replaceOther:
-            guard let path = places.scalars.randomElement(using: &generator), let old = document.valueIfAny(at: path) else { return nil }
+            guard let path = places.scalars.randomElement(using: &generator), let old = document.valueIfAny(at: path)
+            else { return nil }
             let value = CorpusValues.otherType(than: old, format: format, using: &generator)
             return CorpusEdit(kind: kind, path: path, document: document.setting(value, at: path))
         case .removeMember:
@@ -163,23 +173,30 @@ struct CorpusEdit: CustomStringConvertible {
             guard let path = places.elements.randomElement(using: &generator) else { return nil }
             return CorpusEdit(kind: kind, path: path, document: document.removing(at: path))
         case .addMember:
-            guard let object = places.objects.randomElement(using: &generator), case .object(let members)? = document.valueIfAny(at: object) else {
+            guard let object = places.objects.randomElement(using: &generator),
+                case .object(let members)? = document.valueIfAny(at: object)
+            else {
                 // An empty file: its document is nothing yet, and takes a first key.
                 guard document == .null || document == .object([:]) else { return nil }
                 let key = CorpusValues.newKey(avoiding: [], using: &generator)
-                return CorpusEdit(kind: kind, path: [.key(key)], document: .object([key: CorpusValues.newScalar(format: format, using: &generator)]))
+                return CorpusEdit(
+                    kind: kind, path: [.key(key)],
+                    document: .object([key: CorpusValues.newScalar(format: format, using: &generator)]))
             }
             let key = CorpusValues.newKey(avoiding: Set(members.keys), using: &generator)
             let value = CorpusValues.newScalar(format: format, using: &generator)
             let path = object + [.key(key)]
             return CorpusEdit(kind: kind, path: path, document: document.setting(value, at: path))
         case .addElement:
-            guard let array = places.arrays.randomElement(using: &generator), case .array(let elements)? = document.valueIfAny(at: array) else { return nil }
+            guard let array = places.arrays.randomElement(using: &generator),
+                case .array(let elements)? = document.valueIfAny(at: array)
+            else { return nil }
             let index = Int.random(in: 0...elements.count, using: &generator)
             let value = CorpusValues.newElement(like: elements, format: format, using: &generator)
             var grown = elements
             grown.insert(value, at: index)
-            return CorpusEdit(kind: kind, path: array + [.index(index)], document: document.setting(.array(grown), at: array))
+            return CorpusEdit(
+                kind: kind, path: array + [.index(index)], document: document.setting(.array(grown), at: array))
         }
     }
 }
@@ -216,14 +233,18 @@ struct Places {
 /// The values the random edits write.
 enum CorpusValues {
     /// Strings a reader may take for another type, or that need quoting, beside plain ones.
-    static let trickyStrings = ["yes", "no", "on", "1", "3.5", "null", "true", "", "a: b", "a #b", "- x", "[x]", "{x}", "it's \"quoted\"", "naïve 日本"]
+    static let trickyStrings = [
+        "yes", "no", "on", "1", "3.5", "null", "true", "", "a: b", "a #b", "- x", "[x]", "{x}", "it's \"quoted\"",
+        "naïve 日本",
+    ]
 
     static func newString(using generator: inout SeededGenerator) -> String {
         if Int.random(in: 0..<4, using: &generator) == 0 { return trickyStrings.randomElement(using: &generator)! }
         return "corpus edit \(Int.random(in: 100...999, using: &generator))"
     }
 
-    static func sameType(as old: JSONValue, format: CorpusFormat, using generator: inout SeededGenerator) -> JSONValue? {
+    static func sameType(as old: JSONValue, format: CorpusFormat, using generator: inout SeededGenerator) -> JSONValue?
+    {
         switch old {
         case .bool(let value): return .bool(!value)
         case .integer(let value):
@@ -241,7 +262,9 @@ enum CorpusValues {
         }
     }
 
-    static func otherType(than old: JSONValue, format: CorpusFormat, using generator: inout SeededGenerator) -> JSONValue {
+    static func otherType(
+        than old: JSONValue, format: CorpusFormat, using generator: inout SeededGenerator
+    ) -> JSONValue {
         var choices: [JSONValue] = [
             .integer(Int.random(in: 0...9999, using: &generator)), .bool(Bool.random(using: &generator)),
             .string(newString(using: &generator)), .double(12.5), .array([.string("corpus"), .integer(7)]),
@@ -263,17 +286,22 @@ enum CorpusValues {
 
     /// An element for an array: an object for an array of objects (a table, a task), else a scalar of the
     /// first element's type.
-    static func newElement(like elements: [JSONValue], format: CorpusFormat, using generator: inout SeededGenerator) -> JSONValue {
+    static func newElement(
+        like elements: [JSONValue], format: CorpusFormat, using generator: inout SeededGenerator
+    ) -> JSONValue {
         switch elements.first {
         case .object?: return .object(["name": .string(newString(using: &generator))])
         case .array?: return .array([.string(newString(using: &generator))])
-        case let first?: return sameType(as: first, format: format, using: &generator) ?? newScalar(format: format, using: &generator)
+        case let first?:
+            return sameType(as: first, format: format, using: &generator)
+                ?? newScalar(format: format, using: &generator)
         case nil: return .string(newString(using: &generator))
         }
     }
 
     static func newKey(avoiding keys: Set<String>, using generator: inout SeededGenerator) -> String {
-        let candidates = Int.random(in: 0..<5, using: &generator) == 0
+        let candidates =
+            Int.random(in: 0..<5, using: &generator) == 0
             ? ["yes", "1", "on", "key with space", "dotted.key", "null"]
             : ["corpus_key_\(Int.random(in: 100...999, using: &generator))"]
         let key = candidates.randomElement(using: &generator)!
@@ -292,7 +320,8 @@ enum CorpusEdits {
     static func isAliasRefusal(_ error: SettingsError, of edit: CorpusEdit, in file: CorpusFile) -> Bool {
         let reason = error.reason.lowercased()
         guard ["alias", "anchor", "merge"].contains(where: reason.contains), !reason.contains("does not read back"),
-            file.text.range(of: #"(^|[\s\[{,:-])[&*][A-Za-z0-9_.-]+"#, options: .regularExpression) != nil || file.text.contains("<<:")
+            file.text.range(of: #"(^|[\s\[{,:-])[&*][A-Za-z0-9_.-]+"#, options: .regularExpression) != nil
+                || file.text.contains("<<:")
         else { return false }
         guard let path = error.path?.components else { return true }
         return path.starts(with: edit.path) || edit.path.starts(with: path)
@@ -303,13 +332,16 @@ enum CorpusEdits {
     /// Where the other reader sees the original as Loupe does, it must see the written text as the new
     /// document. Where they differ on the original (YAML 1.1's `on:` key, a date), the written text must differ
     /// from the other reader's original only by the edit.
-    static func readBackProblem(_ reading: JSONValue, of write: WrittenEdit, loupeOld: JSONValue, otherOld: JSONValue?) -> String? {
+    static func readBackProblem(
+        _ reading: JSONValue, of write: WrittenEdit, loupeOld: JSONValue, otherOld: JSONValue?
+    ) -> String? {
         // An empty YAML file: no document to PyYAML (None), an empty mapping to Loupe, which a write fills.
         let emptyToBoth = otherOld == .null && loupeOld == .object([:])
         if let otherOld, otherOld.isSameValue(as: loupeOld) || emptyToBoth {
             if reading.isSameValue(as: write.edit.document) { return nil }
             let path = reading.firstDifferingPath(from: write.edit.document) ?? []
-            return "the other reader sees another value at \(ValuePath(path)): \(reading.valueIfAny(at: path).map { "\($0)" } ?? "nothing") for \(write.edit.document.valueIfAny(at: path).map { "\($0)" } ?? "nothing")"
+            return
+                "the other reader sees another value at \(ValuePath(path)): \(reading.valueIfAny(at: path).map { "\($0)" } ?? "nothing") for \(write.edit.document.valueIfAny(at: path).map { "\($0)" } ?? "nothing")"
         }
         guard let otherOld else { return nil }
         // The readers disagree on the original: apply the edit to the other reader's view of it.
@@ -320,18 +352,21 @@ enum CorpusEdits {
             expected = otherOld.removing(at: write.edit.path)
         case .addElement:
             let array = Array(write.edit.path.dropLast())
-            guard case .array(var elements)? = otherOld.valueIfAny(at: array), case .index(let index)? = write.edit.path.last,
+            guard case .array(var elements)? = otherOld.valueIfAny(at: array),
+                case .index(let index)? = write.edit.path.last,
                 index <= elements.count, let value = write.edit.newValue
             else { return nil }
             elements.insert(value, at: index)
             expected = otherOld.setting(.array(elements), at: array)
         default:
-            guard otherOld.valueIfAny(at: Array(write.edit.path.dropLast())) != nil, let value = write.edit.newValue else { return nil }
+            guard otherOld.valueIfAny(at: Array(write.edit.path.dropLast())) != nil, let value = write.edit.newValue
+            else { return nil }
             expected = otherOld.setting(value, at: write.edit.path)
         }
         if reading.isSameValue(as: expected) { return nil }
         let path = reading.firstDifferingPath(from: expected) ?? []
-        return "the other reader sees another value at \(ValuePath(path)) (its reading of the original differs from Loupe's)"
+        return
+            "the other reader sees another value at \(ValuePath(path)) (its reading of the original differs from Loupe's)"
     }
 }
 
@@ -350,7 +385,9 @@ struct LineChange {
         oldLines = Self.lines(of: old)
         newLines = Self.lines(of: new)
         var prefix = 0
-        while prefix < oldLines.count, prefix < newLines.count, equal(oldLines[prefix], newLines[prefix]) { prefix += 1 }
+        while prefix < oldLines.count, prefix < newLines.count, equal(oldLines[prefix], newLines[prefix]) {
+            prefix += 1
+        }
         var suffix = 0
         while suffix < oldLines.count - prefix, suffix < newLines.count - prefix,
             equal(oldLines[oldLines.count - 1 - suffix], newLines[newLines.count - 1 - suffix])
@@ -363,7 +400,9 @@ struct LineChange {
 
     /// The lines of `text`, each with its "\r" where the text has CRLF line ends.
     static func lines(of text: String) -> [String] {
-        text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map {
+            String(decoding: $0, as: UTF8.self)
+        }
     }
 
     /// The old lines the write replaced.
@@ -375,7 +414,9 @@ struct LineChange {
     /// (`- name: x` over `  run: y`): the removed lines go, and the entry after them moves up onto the dash,
     /// as the element's first entry (`- run: y`).
     var movesUpToItsDash: Bool {
-        guard removed.count >= 2, inserted.count == 1, let first = removed.first, let last = removed.last else { return false }
+        guard removed.count >= 2, inserted.count == 1, let first = removed.first, let last = removed.last else {
+            return false
+        }
         let indentation = first.prefix { $0 == " " }
         guard first.dropFirst(indentation.count).hasPrefix("- ") else { return false }
         return inserted.first == indentation + "- " + last.drop { $0 == " " }
@@ -384,7 +425,8 @@ struct LineChange {
     /// Lines compared without the commas that separate entries: removing the last entry of a JSON object
     /// takes the comma off the line before, and adding one after it puts one there.
     static func sameButSeparators(_ a: String, _ b: String) -> Bool {
-        a.filter { $0 != "," }.trimmingCharacters(in: .whitespacesAndNewlines) == b.filter { $0 != "," }.trimmingCharacters(in: .whitespacesAndNewlines)
+        a.filter { $0 != "," }.trimmingCharacters(in: .whitespacesAndNewlines)
+            == b.filter { $0 != "," }.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Why this change is more than `edit` of `old` needs, or nil when it is no more:
@@ -400,37 +442,56 @@ struct LineChange {
         case .replaceSame, .replaceOther:
             let oldValue = old.valueIfAny(at: edit.path)
             // A YAML string with no line break may still be written over several lines, as a folded block (`>-`).
-            let oneLineOld = oldValue.map { !$0.isContainer && !($0.stringValue?.contains("\n") ?? false) } ?? false && !replacesBlockScalar
-            let oneLineNew = edit.newValue.map { !$0.isContainer && !($0.stringValue?.contains("\n") ?? false) } ?? false
+            let oneLineOld =
+                oldValue.map { !$0.isContainer && !($0.stringValue?.contains("\n") ?? false) } ?? false
+                && !replacesBlockScalar
+            let oneLineNew =
+                edit.newValue.map { !$0.isContainer && !($0.stringValue?.contains("\n") ?? false) } ?? false
             if oneLineOld && oneLineNew {
                 guard removed.count == 1, inserted.count == 1 else {
                     return "a one-line set changed \(removed.count) line(s) into \(inserted.count)"
                 }
-                if let comment = lostTrailingComment(markers: markers) { return "the end-of-line comment \"\(comment)\" is lost" }
+                if let comment = lostTrailingComment(markers: markers) {
+                    return "the end-of-line comment \"\(comment)\" is lost"
+                }
             } else if oneLineOld {
                 guard removed.count == 1 else { return "setting a one-line value changed \(removed.count) line(s)" }
-                if let comment = lostTrailingComment(markers: markers) { return "the end-of-line comment \"\(comment)\" is lost" }
+                if let comment = lostTrailingComment(markers: markers) {
+                    return "the end-of-line comment \"\(comment)\" is lost"
+                }
             }
         case .removeMember, .removeElement:
-            let loose = LineChange(old: oldLines.joined(separator: "\n"), new: newLines.joined(separator: "\n"), equal: Self.sameButSeparators)
+            let loose = LineChange(
+                old: oldLines.joined(separator: "\n"), new: newLines.joined(separator: "\n"),
+                equal: Self.sameButSeparators)
             let emptied = edit.document.valueIfAny(at: Array(edit.path.dropLast()))?.isEmptyContainer ?? false
-            if !(loose.inserted.isEmpty || (loose.inserted.count == 1 && (loose.removed.count == 1 || emptied)) || loose.movesUpToItsDash) {
+            if !(loose.inserted.isEmpty || (loose.inserted.count == 1 && (loose.removed.count == 1 || emptied))
+                || loose.movesUpToItsDash)
+            {
                 return "a removal replaced \(loose.removed.count) line(s) by \(loose.inserted.count)"
             }
             // A container left empty on the line of its one entry (`- uses: x # v1` made `- {}`) loses the
             // entry's own comment with it.
-            if loose.removed.count == 1, loose.inserted.count == 1, !emptied, let comment = loose.lostTrailingComment(markers: markers) {
+            if loose.removed.count == 1, loose.inserted.count == 1, !emptied,
+                let comment = loose.lostTrailingComment(markers: markers)
+            {
                 return "the end-of-line comment \"\(comment)\" is lost"
             }
         case .addMember, .addElement:
-            let loose = LineChange(old: oldLines.joined(separator: "\n"), new: newLines.joined(separator: "\n"), equal: Self.sameButSeparators)
+            let loose = LineChange(
+                old: oldLines.joined(separator: "\n"), new: newLines.joined(separator: "\n"),
+                equal: Self.sameButSeparators)
             if !(loose.removed.isEmpty || loose.removed.count == 1) {
                 return "an addition replaced \(loose.removed.count) line(s) by \(loose.inserted.count)"
             }
-            if let comment = loose.lostTrailingComment(markers: markers) { return "the end-of-line comment \"\(comment)\" is lost" }
+            if let comment = loose.lostTrailingComment(markers: markers) {
+                return "the end-of-line comment \"\(comment)\" is lost"
+            }
         }
         let isRemoval = edit.kind == .removeMember || edit.kind == .removeElement
-        let kept = Self.commentLines(of: isRemoval ? Array(oldLines[..<prefix] + oldLines[(oldLines.count - suffix)...]) : oldLines, markers: markers)
+        let kept = Self.commentLines(
+            of: isRemoval ? Array(oldLines[..<prefix] + oldLines[(oldLines.count - suffix)...]) : oldLines,
+            markers: markers)
         var left = Self.commentLines(of: newLines, markers: markers)
         for comment in kept {
             guard let index = left.firstIndex(of: comment) else { return "the comment line \"\(comment)\" is gone" }
@@ -454,9 +515,13 @@ struct LineChange {
         while true {
             let last = oldLines[start..<end].last { !$0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }
             if let last, isComment(last) {
-                problem = problem ?? "the removal took the comment line \"\(last.trimmingCharacters(in: .whitespacesAndNewlines))\" of what follows"
+                problem =
+                    problem
+                    ?? "the removal took the comment line \"\(last.trimmingCharacters(in: .whitespacesAndNewlines))\" of what follows"
             } else if start > 0, isComment(oldLines[start - 1]), !isComment(oldLines[start]) {
-                problem = problem ?? "the removal left its own comment line \"\(oldLines[start - 1].trimmingCharacters(in: .whitespacesAndNewlines))\" behind"
+                problem =
+                    problem
+                    ?? "the removal left its own comment line \"\(oldLines[start - 1].trimmingCharacters(in: .whitespacesAndNewlines))\" behind"
             } else {
                 return nil
             }
@@ -483,7 +548,9 @@ struct LineChange {
             return false
         }
         return !body.isEmpty
-            && body.allSatisfy { $0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || indentation($0) > indentation(header) }
+            && body.allSatisfy {
+                $0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || indentation($0) > indentation(header)
+            }
     }
 
     /// An end-of-line comment of the replaced lines that none of the lines put in their place holds.
@@ -511,7 +578,9 @@ struct LineChange {
 
     /// The lines that are comments alone (after indentation), trimmed, CR dropped.
     static func commentLines(of lines: [String], markers: [String]) -> [String] {
-        lines.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { line in markers.contains { line.hasPrefix($0) } }
+        lines.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { line in
+            markers.contains { line.hasPrefix($0) }
+        }
     }
 
     /// The comment after a value on a line (` # c`, `// c`, `/* c */`), when the line has one outside quotes.
@@ -521,11 +590,16 @@ struct LineChange {
         while index < line.endIndex {
             let character = line[index]
             if let open = quote {
-                if character == "\\" && open == "\"" { index = line.index(after: index) } else if character == open { quote = nil }
+                if character == "\\" && open == "\"" {
+                    index = line.index(after: index)
+                } else if character == open {
+                    quote = nil
+                }
             } else if character == "\"" || character == "'" {
                 quote = character
             } else if let marker = markers.first(where: { line[index...].hasPrefix($0) }),
-                marker != "#" || index == line.startIndex || line[line.index(before: index)] == " " || line[line.index(before: index)] == "\t"
+                marker != "#" || index == line.startIndex || line[line.index(before: index)] == " "
+                    || line[line.index(before: index)] == "\t"
             {
                 let comment = line[index...].trimmingCharacters(in: .whitespacesAndNewlines)
                 return line[..<index].trimmingCharacters(in: .whitespaces).isEmpty ? nil : comment
@@ -562,7 +636,8 @@ extension JSONValue {
         guard let first = path.first else { return self }
         switch (self, first) {
         case (.object(let members), .key(let key)): return members[key]?.valueIfAny(at: path.dropFirst())
-        case (.array(let values), .index(let index)) where values.indices.contains(index): return values[index].valueIfAny(at: path.dropFirst())
+        case (.array(let values), .index(let index)) where values.indices.contains(index):
+            return values[index].valueIfAny(at: path.dropFirst())
         default: return nil
         }
     }
@@ -586,10 +661,18 @@ extension JSONValue {
         guard let first = path.first else { return self }
         switch (self, first) {
         case (.object(var members), .key(let key)):
-            if path.count == 1 { members[key] = nil } else if let member = members[key] { members[key] = member.removing(at: path.dropFirst()) }
+            if path.count == 1 {
+                members[key] = nil
+            } else if let member = members[key] {
+                members[key] = member.removing(at: path.dropFirst())
+            }
             return .object(members)
         case (.array(var values), .index(let index)) where values.indices.contains(index):
-            if path.count == 1 { values.remove(at: index) } else { values[index] = values[index].removing(at: path.dropFirst()) }
+            if path.count == 1 {
+                values.remove(at: index)
+            } else {
+                values[index] = values[index].removing(at: path.dropFirst())
+            }
             return .array(values)
         default: return self
         }

@@ -10,7 +10,8 @@ struct EtcdHistoryTests {
     @Test func theKeysRevisionsAreItsHistoryAndARollbackWritesOneAgain() throws {
         let etcd = try SharedEtcd()
         let key = uniqueKey()
-        let root = try RootLens(default: FleetSettings(), store: EtcdStore(endpoints: etcd.endpoints, key: key), watch: false)
+        let root = try RootLens(
+            default: FleetSettings(), store: EtcdStore(endpoints: etcd.endpoints, key: key), watch: false)
         try root.server.port.set(9000)
         try root.server.host.set("example.org")
         try etcd.put(key, #"{"server": {"port": 9001, "host": "example.org"}}"#)
@@ -27,7 +28,9 @@ struct EtcdHistoryTests {
         try root.rollback(to: first)
         #expect(root.value.server == FleetSettings.Server(host: "localhost", port: 9000))
         #expect(try root.history().changes.count == 4)
-        #expect(try etcd.value(of: key).map { try JSONValue(parsing: $0) } == JSONValue(parsing: #"{"server": {"port": 9000}}"#))
+        #expect(
+            try etcd.value(of: key).map { try JSONValue(parsing: $0) }
+                == JSONValue(parsing: #"{"server": {"port": 9000}}"#))
         let missing = #expect(throws: SettingsError.self) { try root.rollback(to: first - 5) }
         #expect(missing?.code == .notFound, "\(String(describing: missing))")
     }

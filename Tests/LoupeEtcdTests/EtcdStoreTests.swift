@@ -354,7 +354,9 @@ struct EtcdSecurityTests {
         #expect {
             try RootLens(
                 default: Counter(),
-                store: EtcdStore(endpoints: cluster.endpoints, key: key, credentials: EtcdCredentials(username: "root", password: "wrong-\(password)")))
+                store: EtcdStore(
+                    endpoints: cluster.endpoints, key: key,
+                    credentials: EtcdCredentials(username: "root", password: "wrong-\(password)")))
         } throws: { error in
             "\(error)".contains("did not accept the credentials of user root") && !"\(error)".contains(password)
         }
@@ -380,11 +382,14 @@ struct EtcdSecurityTests {
                 "--cert-file", pki.serverCertificate, "--key-file", pki.serverKey, "--client-cert-auth",
                 "--trusted-ca-file", pki.authority,
             ],
-            scheme: "https", etcdctlArguments: ["--cacert", pki.authority, "--cert", pki.clientCertificate, "--key", pki.clientKey])
+            scheme: "https",
+            etcdctlArguments: ["--cacert", pki.authority, "--cert", pki.clientCertificate, "--key", pki.clientKey])
         defer { cluster.stop() }
         let key = uniqueKey()
 
-        let tls = EtcdTLS(certificateAuthorityFile: pki.authority, certificateFile: pki.clientCertificate, privateKeyFile: pki.clientKey)
+        let tls = EtcdTLS(
+            certificateAuthorityFile: pki.authority, certificateFile: pki.clientCertificate,
+            privateKeyFile: pki.clientKey)
         let root = try RootLens(default: Counter(), store: EtcdStore(endpoints: cluster.endpoints, key: key, tls: tls))
         try root.count.set(3)
         #expect(try cluster.value(of: key) == #"{"count":3}"#)
@@ -397,14 +402,16 @@ struct EtcdSecurityTests {
         // Without a client certificate, or trusting the wrong authority, the handshake fails, clearly.
         let withoutCertificate = EtcdTLS(certificateAuthorityFile: pki.authority)
         #expect {
-            try RootLens(default: Counter(), store: EtcdStore(endpoints: cluster.endpoints, key: key, tls: withoutCertificate))
+            try RootLens(
+                default: Counter(), store: EtcdStore(endpoints: cluster.endpoints, key: key, tls: withoutCertificate))
         } throws: { ($0 as? SettingsError)?.code == .unavailable && "\($0)".contains("cannot reach etcd") }
         #expect {
             try RootLens(default: Counter(), store: EtcdStore(endpoints: cluster.endpoints, key: key))
         } throws: { "\($0)".contains("TLS") || "\($0)".contains("certificate") }
         #expect {
             try EtcdStore(
-                endpoints: cluster.endpoints, key: key, tls: EtcdTLS(certificateAuthorityFile: directory.file("missing.pem")))
+                endpoints: cluster.endpoints, key: key,
+                tls: EtcdTLS(certificateAuthorityFile: directory.file("missing.pem")))
         } throws: { "\($0)".contains("cannot read the CA certificate \(directory.file("missing.pem"))") }
     }
 }
@@ -420,25 +427,33 @@ struct TestPKI {
     init(in directory: TemporaryDirectory) throws {
         func openssl(_ arguments: [String]) throws {
             let result = try run("/usr/bin/env", ["openssl"] + arguments)
-            guard result.status == 0 else { throw EtcdTestError(message: "openssl \(arguments.first ?? ""): \(result.error)") }
+            guard result.status == 0 else {
+                throw EtcdTestError(message: "openssl \(arguments.first ?? ""): \(result.error)")
+            }
         }
         let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
         let authority = directory.file("ca.pem")
         self.authority = authority
-        try openssl(["req", "-x509"] + key + ["-keyout", directory.file("ca.key"), "-out", authority, "-days", "2", "-subj", "/CN=Loupe test CA"])
+        try openssl(
+            ["req", "-x509"] + key + [
+                "-keyout", directory.file("ca.key"), "-out", authority, "-days", "2", "-subj", "/CN=Loupe test CA",
+            ])
         func issue(_ name: String, extensions: String) throws -> (String, String) {
             let certificate = directory.file("\(name).pem")
             let privateKey = directory.file("\(name).key")
             try extensions.write(toFile: directory.file("\(name).ext"), atomically: true, encoding: .utf8)
-            try openssl(["req"] + key + ["-keyout", privateKey, "-out", directory.file("\(name).csr"), "-subj", "/CN=\(name)"])
+            try openssl(
+                ["req"] + key + ["-keyout", privateKey, "-out", directory.file("\(name).csr"), "-subj", "/CN=\(name)"])
             try openssl([
-                "x509", "-req", "-in", directory.file("\(name).csr"), "-CA", authority, "-CAkey", directory.file("ca.key"),
+                "x509", "-req", "-in", directory.file("\(name).csr"), "-CA", authority, "-CAkey",
+                directory.file("ca.key"),
                 "-CAcreateserial", "-out", certificate, "-days", "2", "-extfile", directory.file("\(name).ext"),
             ])
             return (certificate, privateKey)
         }
         // etcd's gateway calls its own gRPC server with the server certificate, so that one needs clientAuth too.
-        let server = try issue("server", extensions: "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n")
+        let server = try issue(
+            "server", extensions: "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n")
         let client = try issue("root", extensions: "extendedKeyUsage=clientAuth\n")
         serverCertificate = server.0
         serverKey = server.1

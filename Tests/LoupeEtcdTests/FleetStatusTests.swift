@@ -32,12 +32,18 @@ struct FleetStatusTests {
         try root.port.set(8)
         let revision = try #require(writer.load().token.number)
         var readers: [RootLens<Strict>] = try ["a", "b"].map { name in
-            try RootLens(default: Strict(), store: EtcdStore(
-                endpoints: etcd.endpoints, key: key, statusReporting: EtcdStatusReporting(name: name, lease: .seconds(2))))
+            try RootLens(
+                default: Strict(),
+                store: EtcdStore(
+                    endpoints: etcd.endpoints, key: key,
+                    statusReporting: EtcdStatusReporting(name: name, lease: .seconds(2))))
         }
         var status = try status(of: writer) { $0.readers.count == 2 }
         #expect(status.currentRevision == Int(revision) && status.readers.map(\.name) == ["a", "b"])
-        #expect(status.readers.allSatisfy { $0.revision == Int(revision) && $0.refusal == nil && abs($0.time.timeIntervalSinceNow) < 10 })
+        #expect(
+            status.readers.allSatisfy {
+                $0.revision == Int(revision) && $0.refusal == nil && abs($0.time.timeIntervalSinceNow) < 10
+            })
         #expect(status.readers(behind: Int(revision)).isEmpty)
 
         // A value the readers' rule refuses, written past the type (as etcdctl would).
@@ -45,8 +51,11 @@ struct FleetStatusTests {
         let refused = try #require(writer.load().token.number)
         status = try self.status(of: writer) { $0.readers.allSatisfy { $0.refusal != nil } }
         #expect(status.readers(behind: Int(refused)).count == 2)
-        #expect(status.readers.allSatisfy { $0.revision == Int(revision) && $0.refusal?.revision == Int(refused) }, "\(status.readers)")
-        #expect(status.readers.first?.refusal?.reason == "port: must be between 1 and 1024, got 5000", "\(status.readers)")
+        #expect(
+            status.readers.allSatisfy { $0.revision == Int(revision) && $0.refusal?.revision == Int(refused) },
+            "\(status.readers)")
+        #expect(
+            status.readers.first?.refusal?.reason == "port: must be between 1 and 1024, got 5000", "\(status.readers)")
         try etcd.put(key, #"{"port": 443}"#)
         let fixed = try #require(writer.load().token.number)
         status = try self.status(of: writer) { $0.readers.allSatisfy { $0.revision == Int(fixed) } }
@@ -67,11 +76,15 @@ struct FleetStatusTests {
         // More roots than a cluster's shared queues, each renewing a lease of 1 s: once the cluster hangs,
         // every one of its queues waits in a call that only the request timeout (20 s) ends.
         var stuck: [RootLens<Strict>] = try (0..<20).map { index in
-            try RootLens(default: Strict(), store: EtcdStore(
-                endpoints: hung.endpoints, key: hungKey, requestTimeout: .seconds(20),
-                statusReporting: EtcdStatusReporting(name: "stuck-\(index)", lease: .seconds(1))))
+            try RootLens(
+                default: Strict(),
+                store: EtcdStore(
+                    endpoints: hung.endpoints, key: hungKey, requestTimeout: .seconds(20),
+                    statusReporting: EtcdStatusReporting(name: "stuck-\(index)", lease: .seconds(1))))
         }
-        let hungStatus = try status(of: EtcdStore(endpoints: hung.endpoints, key: hungKey)) { $0.readers.count == stuck.count }
+        let hungStatus = try status(of: EtcdStore(endpoints: hung.endpoints, key: hungKey)) {
+            $0.readers.count == stuck.count
+        }
         #expect(hungStatus.readers.count == stuck.count)
         hung.freeze(0)
         Thread.sleep(forTimeInterval: 1)
@@ -81,12 +94,17 @@ struct FleetStatusTests {
         let key = uniqueKey()
         let writer = try EtcdStore(endpoints: etcd.endpoints, key: key)
         let root = try RootLens(default: Strict(), store: writer, watch: false)
-        let reader = try RootLens(default: Strict(), store: EtcdStore(
-            endpoints: etcd.endpoints, key: key, statusReporting: EtcdStatusReporting(name: "live", lease: .seconds(2))))
+        let reader = try RootLens(
+            default: Strict(),
+            store: EtcdStore(
+                endpoints: etcd.endpoints, key: key,
+                statusReporting: EtcdStatusReporting(name: "live", lease: .seconds(2))))
         try root.port.set(8)
         let revision = try #require(writer.load().token.number)
         let status = try status(of: writer) { $0.readers.first?.revision == Int(revision) }
-        #expect(status.readers.map(\.name) == ["live"] && status.readers.first?.revision == Int(revision), "\(status.readers)")
+        #expect(
+            status.readers.map(\.name) == ["live"] && status.readers.first?.revision == Int(revision),
+            "\(status.readers)")
         #expect(reader.port.value == 8)
 
         // Killed, the hung member refuses connections: the stuck roots' calls end, and so do their releases.
@@ -102,14 +120,23 @@ struct FleetStatusTests {
         let store = try EtcdStore(endpoints: etcd.endpoints, key: key, logger: Logger(label: "test") { _ in logs })
         let status = try store.appliedStatus()
         #expect(status.readers.isEmpty && status.currentRevision == 0)
-        #expect(logs.entries.contains { "\($0.message)".contains("not a Loupe status report") && "\($0.metadata)".contains("intruder") })
+        #expect(
+            logs.entries.contains {
+                "\($0.message)".contains("not a Loupe status report") && "\($0.metadata)".contains("intruder")
+            })
 
         // A root over a key that holds nothing yet runs revision 0, and says so.
-        let reader = try RootLens(default: Strict(), store: EtcdStore(
-            endpoints: etcd.endpoints, key: key, statusReporting: EtcdStatusReporting(name: "early")))
+        let reader = try RootLens(
+            default: Strict(),
+            store: EtcdStore(
+                endpoints: etcd.endpoints, key: key, statusReporting: EtcdStatusReporting(name: "early")))
         let reported = try self.status(of: store) { !$0.readers.isEmpty }
-        #expect(reported.readers.map(\.name) == ["early"] && reported.readers.first?.revision == 0 && reported.readers(behind: 0).isEmpty)
+        #expect(
+            reported.readers.map(\.name) == ["early"] && reported.readers.first?.revision == 0
+                && reported.readers(behind: 0).isEmpty)
         _ = reader
-        #expect(try RootLens(default: Strict(), store: FileStore(path: "/tmp/loupe-none-\(UUID()).json")).appliedStatus() == nil)
+        #expect(
+            try RootLens(default: Strict(), store: FileStore(path: "/tmp/loupe-none-\(UUID()).json")).appliedStatus()
+                == nil)
     }
 }

@@ -22,11 +22,13 @@ private func secretTool(_ arguments: [String], input: String? = nil) throws -> P
     try run("/usr/bin/env", ["secret-tool"] + arguments, input: input)
 }
 
-@Suite("KeyringStore: the real Secret Service", .enabled(if: keyringAvailable, "run Scripts/test, which starts a keyring"))
+@Suite(
+    "KeyringStore: the real Secret Service", .enabled(if: keyringAvailable, "run Scripts/test, which starts a keyring"))
 struct KeyringStoreTests {
     @Test func passesTheStoreConformanceSuite() async throws {
         let service = uniqueService()
-        try await StoreConformanceTest { KeyringStore(service: service, account: "conformance", collection: .session) }.run()
+        try await StoreConformanceTest { KeyringStore(service: service, account: "conformance", collection: .session) }
+            .run()
     }
 
     /// A long-running root must never write over what `secret-tool` stored meanwhile, nor write back what
@@ -36,17 +38,22 @@ struct KeyringStoreTests {
         let root = try RootLens(default: Credentials(), store: KeyringStore(service: service, account: "a"))
         try root.set(Credentials(user: "alice", token: "hunter2-first"))
 
-        _ = try secretTool(["store", "--label=by hand", "service", service, "account", "a"], input: #"{"user":"bob","token":"hunter2-by-hand"}"#)
+        _ = try secretTool(
+            ["store", "--label=by hand", "service", service, "account", "a"],
+            input: #"{"user":"bob","token":"hunter2-by-hand"}"#)
         try root.user.set("carol")
         let afterChange = try secretTool(["lookup", "service", service, "account", "a"]).output
-        #expect(try JSONValue(parsing: afterChange) == JSONValue(parsing: #"{"token":"hunter2-by-hand","user":"carol"}"#),
-                "the update ran on secret-tool's item")
+        #expect(
+            try JSONValue(parsing: afterChange) == JSONValue(parsing: #"{"token":"hunter2-by-hand","user":"carol"}"#),
+            "the update ran on secret-tool's item")
         #expect(root.value == Credentials(user: "carol", token: "hunter2-by-hand"))
 
         _ = try secretTool(["clear", "service", service, "account", "a"])
         try root.user.set("dave")
         let afterDelete = try secretTool(["lookup", "service", service, "account", "a"]).output
-        #expect(try JSONValue(parsing: afterDelete) == JSONValue(parsing: #"{"user":"dave"}"#), "the deleted token was not written back")
+        #expect(
+            try JSONValue(parsing: afterDelete) == JSONValue(parsing: #"{"user":"dave"}"#),
+            "the deleted token was not written back")
         #expect(root.value == Credentials(user: "dave", token: ""))
         try root.remove()
     }
@@ -82,10 +89,12 @@ struct KeyringStoreTests {
 
         try root.token.set("rotated")
         let search = try secretTool(["search", "--all", "service", service, "account", "a"])
-        #expect(search.output.components(separatedBy: "\n").filter { $0.hasPrefix("[/") }.count == 1, "one item, replaced")
+        #expect(
+            search.output.components(separatedBy: "\n").filter { $0.hasPrefix("[/") }.count == 1, "one item, replaced")
 
         // And the other way: secret-tool replaces Loupe's item, and Loupe reads it.
-        _ = try secretTool(["store", "--label=again", "service", service, "account", "a"], input: #"{"user": "carol", "token": "t"}"#)
+        _ = try secretTool(
+            ["store", "--label=again", "service", service, "account", "a"], input: #"{"user": "carol", "token": "t"}"#)
         try root.reload()
         #expect(root.user.value == "carol")
         try root.remove()
@@ -93,7 +102,8 @@ struct KeyringStoreTests {
 
     @Test func anItemHoldingAPlainPasswordIsNamedForWhatItIsAndCanBeStartedAfresh() throws {
         let service = uniqueService()
-        let stored = try secretTool(["store", "--label=a password", "service", service, "account", "a"], input: "hunter2-plain")
+        let stored = try secretTool(
+            ["store", "--label=a password", "service", service, "account", "a"], input: "hunter2-plain")
         #expect(stored.status == 0, "\(stored.error)")
         let store = KeyringStore(service: service, account: "a")
         #expect {
@@ -141,7 +151,9 @@ struct KeyringStoreTests {
         let service = uniqueService()
         let store = KeyringStore(service: service, account: "a", collection: .session)
         try store.overwrite(with: DocumentCoding().encode(Credentials(user: "erin", token: "t")))
-        #expect(try KeyringStore(service: service, account: "a", collection: .session).storedDocument() == DocumentCoding().encode(Credentials(user: "erin", token: "t")))
+        #expect(
+            try KeyringStore(service: service, account: "a", collection: .session).storedDocument()
+                == DocumentCoding().encode(Credentials(user: "erin", token: "t")))
         try store.removeWhateverIsStored()
         #expect(try store.storedDocument() == nil)
     }
@@ -158,7 +170,8 @@ struct KeyringStoreTests {
             _ = try RootLens(default: Credentials(), store: KeyringStore(service: service, account: "a"))
         } throws: { error in
             let message = "\(error) \(String(reflecting: error)) \(error.localizedDescription)"
-            return (error as? SettingsError)?.code == .corrupt && message.contains("service=\(service)") && !message.contains("hunter2")
+            return (error as? SettingsError)?.code == .corrupt && message.contains("service=\(service)")
+                && !message.contains("hunter2")
         }
         #expect(try secretTool(["lookup", "service", service, "account", "a"]).output == secret, "left as it was")
         _ = try secretTool(["clear", "service", service, "account", "a"])
@@ -175,7 +188,9 @@ struct KeyringStoreTests {
 @Suite("KeyringStore: failures", .enabled(if: keyringAvailable, "run Scripts/test, which installs the keyring"))
 struct KeyringFailureTests {
     @Test func noSessionBus() throws {
-        let result = try run("/usr/bin/env", ["-u", "DBUS_SESSION_BUS_ADDRESS", "-u", "DISPLAY", testHelper, "keyring-save", "s", "a", "3"])
+        let result = try run(
+            "/usr/bin/env",
+            ["-u", "DBUS_SESSION_BUS_ADDRESS", "-u", "DISPLAY", testHelper, "keyring-save", "s", "a", "3"])
         #expect(result.status == 1)
         #expect(result.output.contains("unavailable: keyring item service=s account=a"))
         #expect(result.output.contains("Cannot autolaunch D-Bus"))
@@ -187,7 +202,8 @@ struct KeyringFailureTests {
         let home = try TemporaryDirectory()
         defer { home.cleanUp() }
         let config = home.file("bus.conf")
-        try Data("""
+        try Data(
+            """
             <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
              "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
             <busconfig>
@@ -200,11 +216,14 @@ struct KeyringFailureTests {
                 <allow own="*"/>
               </policy>
             </busconfig>
-            """.utf8).write(to: URL(fileURLWithPath: config))
-        let result = try run("/usr/bin/env", [
-            "-u", "DISPLAY", "HOME=\(home.path)", "XDG_DATA_HOME=\(home.path)",
-            "dbus-run-session", "--config-file=\(config)", "--", testHelper, "keyring-save", "s", "a", "3",
-        ])
+            """.utf8
+        ).write(to: URL(fileURLWithPath: config))
+        let result = try run(
+            "/usr/bin/env",
+            [
+                "-u", "DISPLAY", "HOME=\(home.path)", "XDG_DATA_HOME=\(home.path)",
+                "dbus-run-session", "--config-file=\(config)", "--", testHelper, "keyring-save", "s", "a", "3",
+            ])
         #expect(result.status == 1)
         #expect(result.output.contains("error: unavailable: keyring item service=s account=a"))
         #expect(result.output.contains("org.freedesktop.secrets was not provided by any .service files"))
@@ -226,17 +245,22 @@ struct KeyringFailureTests {
             "$0" keyring-load s a 3
             "$0" keyring-save s a 3
             """
-        let result = try run("/usr/bin/env", [
-            "-u", "DISPLAY", "HOME=\(home.path)", "XDG_DATA_HOME=\(home.path)",
-            "dbus-run-session", "--", "sh", "-c", script, testHelper,
-        ])
+        let result = try run(
+            "/usr/bin/env",
+            [
+                "-u", "DISPLAY", "HOME=\(home.path)", "XDG_DATA_HOME=\(home.path)",
+                "dbus-run-session", "--", "sh", "-c", script, testHelper,
+            ])
         // Depending on whether the daemon can try an unlock prompt, a call fails as "locked" at once or
         // waits for the prompt until the timeout: either way a typed error, never "nothing stored".
-        let lines = result.output.components(separatedBy: "\n").filter { $0 == "saved" || $0.hasPrefix("error:") || $0 == "nothing" || $0.hasPrefix("user ") }
+        let lines = result.output.components(separatedBy: "\n").filter {
+            $0 == "saved" || $0.hasPrefix("error:") || $0 == "nothing" || $0.hasPrefix("user ")
+        }
         #expect(lines.count == 3, "\(result.output)\(result.error)")
         #expect(lines.first == "saved")
         for line in lines.dropFirst() {
-            let typed = line.contains("error: unavailable: keyring item service=s account=a")
+            let typed =
+                line.contains("error: unavailable: keyring item service=s account=a")
                 || line.contains("error: timed out waiting for keyring item service=s account=a")
             #expect(typed, "\(line)")
             #expect(line.contains("locked") || line.contains("prompt"), "\(line)")

@@ -17,13 +17,16 @@ struct AgeTests {
         #expect(try AgeRecipient(generated.recipient.description) == generated.recipient)
         #expect(!"\(generated)".contains("AGE-SECRET-KEY"))
         // Kinds Loupe does not open are passed over (sops's own test key of the post-quantum kind).
-        let mixed = "AGE-SECRET-KEY-PQ-1JPDDEMSK6G9MG0VNJRSA0QKZ05CF4H6TK50YZGDKZKTRGC5Z7KEQUDUPG6\n\(generated.secretKeyString)\n"
+        let mixed =
+            "AGE-SECRET-KEY-PQ-1JPDDEMSK6G9MG0VNJRSA0QKZ05CF4H6TK50YZGDKZKTRGC5Z7KEQUDUPG6\n\(generated.secretKeyString)\n"
         #expect(try AgeIdentity.parseIdentities(mixed).map(\.recipient) == [generated.recipient])
         // A checksum that does not match, mixed case, the wrong prefix.
         var broken = Array(identities[0].secretKeyString)
         broken[20] = broken[20] == "Q" ? "P" : "Q"
         #expect(throws: AgeError.self) { try AgeIdentity(String(broken)) }
-        #expect(throws: AgeError.self) { try AgeRecipient("Age1yt3tfqlfrwdwx0z0ynwplcr6qxcxfaqycuprpmy89nr83ltx74tqdpszlw") }
+        #expect(throws: AgeError.self) {
+            try AgeRecipient("Age1yt3tfqlfrwdwx0z0ynwplcr6qxcxfaqycuprpmy89nr83ltx74tqdpszlw")
+        }
         #expect(throws: AgeError.self) { try AgeRecipient(identities[0].secretKeyString) }
     }
 
@@ -60,13 +63,20 @@ struct AgeTests {
         try identity.secretKeyString.write(toFile: directory.file("key.txt"), atomically: true, encoding: .utf8)
         let secret = "the data key, 32 bytes: 0123456"
         for armored in [false, true] {
-            let sealed = try run("/usr/bin/age", ["-r", identity.recipient.description] + (armored ? ["-a"] : []) + ["-o", directory.file("sealed.age")], input: secret)
+            let sealed = try run(
+                "/usr/bin/age",
+                ["-r", identity.recipient.description] + (armored ? ["-a"] : []) + [
+                    "-o", directory.file("sealed.age"),
+                ], input: secret)
             #expect(sealed.status == 0, "\(sealed.error)")
             let opened = try AgeFile.decrypt(Fixture.dataAt(directory.file("sealed.age")), with: [identity])
             #expect(String(decoding: opened, as: UTF8.self) == secret)
         }
         for armored in [false, true] {
-            let data = armored ? Data(try AgeFile.encryptArmored(Data(secret.utf8), to: [identity.recipient]).utf8) : try AgeFile.encrypt(Data(secret.utf8), to: [identity.recipient])
+            let data =
+                armored
+                ? Data(try AgeFile.encryptArmored(Data(secret.utf8), to: [identity.recipient]).utf8)
+                : try AgeFile.encrypt(Data(secret.utf8), to: [identity.recipient])
             try data.write(to: URL(fileURLWithPath: directory.file("loupe.age")))
             let opened = try run("/usr/bin/age", ["-d", "-i", directory.file("key.txt"), directory.file("loupe.age")])
             #expect(opened.status == 0, "\(opened.error)")

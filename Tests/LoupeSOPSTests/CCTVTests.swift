@@ -21,7 +21,8 @@ struct CCTVTests {
         return try FileManager.default.contentsOfDirectory(atPath: directory).sorted().map { name in
             let data = try Data(contentsOf: URL(fileURLWithPath: directory + "/" + name))
             let split = data.firstRange(of: Data("\n\n".utf8))!
-            var vector = Vector(name: name, expect: "", payload: nil, identities: [], armored: false, file: data[split.upperBound...])
+            var vector = Vector(
+                name: name, expect: "", payload: nil, identities: [], armored: false, file: data[split.upperBound...])
             for line in String(decoding: data[..<split.lowerBound], as: UTF8.self).split(separator: "\n") {
                 guard let colon = line.range(of: ": ") else { continue }
                 let value = String(line[colon.upperBound...])

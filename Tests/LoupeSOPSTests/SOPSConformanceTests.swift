@@ -17,7 +17,8 @@ struct SOPSConformanceTests {
         let path = directory.file("settings.\(format)")
         let codec: any DocumentCodec = format == "yaml" ? YAMLCodec() : JSONCodec()
         try await StoreConformanceTest {
-            SOPSFileStore(path: path, format: codec, identities: .identities([identity]), recipients: [identity.recipient])
+            SOPSFileStore(
+                path: path, format: codec, identities: .identities([identity]), recipients: [identity.recipient])
         }.run()
     }
 }

@@ -28,22 +28,29 @@ struct SOPSInteropTests {
             let path = directory.file(name)
             let format: any DocumentCodec = name.hasSuffix("yaml") ? YAMLCodec() : JSONCodec()
             // Loupe seals; sops opens, after a write in place too.
-            let store = SOPSFileStore(path: path, format: format, identities: .identities([identity]), recipients: [identity.recipient], history: .off)
+            let store = SOPSFileStore(
+                path: path, format: format, identities: .identities([identity]), recipients: [identity.recipient],
+                history: .off)
             let document: JSONValue = .object([
                 "token": .string("l0upe-t0ken"), "port": .integer(8443), "ratio": .double(0.5), "debug": .bool(false),
-                "hosts": .array([.string("a.example"), .string("b.example")]), "labels_unencrypted": .object(["team": .string("core")]),
+                "hosts": .array([.string("a.example"), .string("b.example")]),
+                "labels_unencrypted": .object(["team": .string("core")]),
             ])
             var token = try store.save(document, replacing: .absent)
             var opened = try Self.sops(["-d", "--output-type", "json", path], keyFile: keyFile)
             #expect(opened.status == 0, "\(opened.error)")
-            #expect(try JSONSerialization.jsonObject(with: Data(opened.output.utf8)) as? NSDictionary == document.foundationObject as? NSDictionary)
+            #expect(
+                try JSONSerialization.jsonObject(with: Data(opened.output.utf8)) as? NSDictionary == document
+                    .foundationObject as? NSDictionary)
             var changed = document
             try changed.set(.string("n3w-t0ken"), at: "token")
             try changed.set(.string("c.example"), at: "extra")
             token = try store.save(changed, replacing: token)
             opened = try Self.sops(["-d", "--output-type", "json", path], keyFile: keyFile)
             #expect(opened.status == 0, "\(opened.error)")
-            #expect(try JSONSerialization.jsonObject(with: Data(opened.output.utf8)) as? NSDictionary == changed.foundationObject as? NSDictionary)
+            #expect(
+                try JSONSerialization.jsonObject(with: Data(opened.output.utf8)) as? NSDictionary == changed
+                    .foundationObject as? NSDictionary)
 
             // sops seals; Loupe opens, updates, and sops opens Loupe's update.
             let plain = directory.file("plain-" + name)
@@ -52,13 +59,16 @@ struct SOPSInteropTests {
             #expect(sealed.status == 0, "\(sealed.error)")
             let sopsPath = directory.file("sops-" + name)
             try sealed.output.write(toFile: sopsPath, atomically: true, encoding: .utf8)
-            let sopsStore = SOPSFileStore(path: sopsPath, format: format, identities: .identities([identity]), history: .off)
+            let sopsStore = SOPSFileStore(
+                path: sopsPath, format: format, identities: .identities([identity]), history: .off)
             let stored = try sopsStore.load()
             #expect(stored.document?.isSameValue(as: document) == true)  // sops 3 seals JSON numbers as floats
             _ = try sopsStore.save(changed, replacing: stored.token)
             opened = try Self.sops(["-d", "--output-type", "json", sopsPath], keyFile: keyFile)
             #expect(opened.status == 0, "\(opened.error)")
-            #expect(try JSONSerialization.jsonObject(with: Data(opened.output.utf8)) as? NSDictionary == changed.foundationObject as? NSDictionary)
+            #expect(
+                try JSONSerialization.jsonObject(with: Data(opened.output.utf8)) as? NSDictionary == changed
+                    .foundationObject as? NSDictionary)
         }
     }
 }

@@ -35,7 +35,8 @@ struct SOPSOperationsTests {
         var text: String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
 
         func store(_ identities: [AgeIdentity]? = nil) -> SOPSFileStore {
-            SOPSFileStore(path: path, format: YAMLCodec(), identities: .identities(identities ?? [identity]), history: .off)
+            SOPSFileStore(
+                path: path, format: YAMLCodec(), identities: .identities(identities ?? [identity]), history: .off)
         }
     }
 
@@ -53,7 +54,9 @@ struct SOPSOperationsTests {
         #expect((independent["database"] as? [String: Any])?["password"] as? String == "hunter2-s3cret")
         let decrypted = String(decoding: try setup.store().decryptedText(), as: UTF8.self)
         #expect(decrypted == Self.plaintextYAML)
-        #expect(throws: SettingsError.self) { try SOPSFileStore.encrypt(path: setup.path, format: YAMLCodec(), recipients: [setup.identity.recipient]) }
+        #expect(throws: SettingsError.self) {
+            try SOPSFileStore.encrypt(path: setup.path, format: YAMLCodec(), recipients: [setup.identity.recipient])
+        }
     }
 
     @Test("rotate seals every value again under a new data key; the values stay")
@@ -77,16 +80,17 @@ struct SOPSOperationsTests {
         defer { setup.directory.cleanUp() }
         let newcomer = AgeIdentity.generate()
         try """
-            creation_rules:
-              - path_regex: \\.yaml$
-                age: >-
-                  \(setup.identity.recipient),
-                  \(newcomer.recipient)
-                encrypted_regex: ^(password|host)$
-            """.write(toFile: setup.directory.file(".sops.yaml"), atomically: true, encoding: .utf8)
+        creation_rules:
+          - path_regex: \\.yaml$
+            age: >-
+              \(setup.identity.recipient),
+              \(newcomer.recipient)
+            encrypted_regex: ^(password|host)$
+        """.write(toFile: setup.directory.file(".sops.yaml"), atomically: true, encoding: .utf8)
         let rule = try #require(try SOPSConfiguration.nearest(to: setup.path)?.rule(for: setup.path))
         #expect(rule.recipients == [setup.identity.recipient, newcomer.recipient])
-        try SOPSFileStore.encrypt(path: setup.path, format: YAMLCodec(), recipients: [setup.identity.recipient], rules: rule.rules)
+        try SOPSFileStore.encrypt(
+            path: setup.path, format: YAMLCodec(), recipients: [setup.identity.recipient], rules: rule.rules)
         #expect(setup.text.contains("port: 8443"))  // encrypted_regex: only password and host
         #expect(!setup.text.contains("hunter2"))
         #expect(throws: SettingsError.self) { try setup.store([newcomer]).load() }
@@ -95,8 +99,10 @@ struct SOPSOperationsTests {
         try setup.store().updateRecipients([newcomer.recipient])
         let error = try #require(throws: SettingsError.self) { try setup.store([setup.identity]).load() }
         #expect(error.description.contains(newcomer.recipient.description))
-        try newcomer.secretKeyString.write(toFile: setup.directory.file("newcomer.txt"), atomically: true, encoding: .utf8)
-        let independent = try #require(try IndependentReader.open(setup.path, keyFile: setup.directory.file("newcomer.txt")))
+        try newcomer.secretKeyString.write(
+            toFile: setup.directory.file("newcomer.txt"), atomically: true, encoding: .utf8)
+        let independent = try #require(
+            try IndependentReader.open(setup.path, keyFile: setup.directory.file("newcomer.txt")))
         #expect((independent["server"] as? [String: Any])?["port"] as? Int == 8443)
     }
 

@@ -10,7 +10,9 @@ import Testing
 struct SOPSReadTests {
     @Test("sops's example.yaml, sealed for its test identity, opens: values, types, lists, MAC")
     func exampleYAML() throws {
-        let store = SOPSFileStore(path: Fixture.path("sops/example.yaml"), format: YAMLCodec(), identities: .identities(try Fixture.sopsIdentities()), history: .off)
+        let store = SOPSFileStore(
+            path: Fixture.path("sops/example.yaml"), format: YAMLCodec(),
+            identities: .identities(try Fixture.sopsIdentities()), history: .off)
         let document = try #require(try store.load().document)
         #expect(document[path: "myapp1"] == .string("t00m4nys3cr3tzupdated"))
         #expect(document[path: "app2.db.user"] == .string("eve"))
@@ -27,7 +29,8 @@ struct SOPSReadTests {
     @Test("sops's example.json opens, with the other identity of keys.txt alone")
     func exampleJSON() throws {
         let identity = try Fixture.sopsIdentities()[1]
-        let store = SOPSFileStore(path: Fixture.path("sops/example.json"), identities: .identities([identity]), history: .off)
+        let store = SOPSFileStore(
+            path: Fixture.path("sops/example.json"), identities: .identities([identity]), history: .off)
         let document = try #require(try store.load().document)
         #expect(document[path: "firstName"] == .string("John"))
         #expect(document[path: "address.city"] == .string("New York"))
@@ -37,7 +40,9 @@ struct SOPSReadTests {
 
     @Test("A file no identity opens names the recipients it was sealed for")
     func noIdentity() throws {
-        let store = SOPSFileStore(path: Fixture.path("sops/example.yaml"), format: YAMLCodec(), identities: .identities([.generate()]), history: .off)
+        let store = SOPSFileStore(
+            path: Fixture.path("sops/example.yaml"), format: YAMLCodec(), identities: .identities([.generate()]),
+            history: .off)
         let error = try #require(throws: SettingsError.self) { try store.load() }
         #expect(error.code == .unavailable)
         #expect(error.description.contains("age1yt3tfqlfrwdwx0z0ynwplcr6qxcxfaqycuprpmy89nr83ltx74tqdpszlw"))

@@ -27,7 +27,9 @@ struct SOPSTamperTests {
             let root = try RootLens(default: Settings(), store: store)
             try root.update { $0.firstName = "Mallory" }
         }
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { !$0.hasPrefix(".loupe") && !$0.hasSuffix(".lock") }
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+            !$0.hasPrefix(".loupe") && !$0.hasSuffix(".lock")
+        }
         return (error, try String(contentsOfFile: path, encoding: .utf8) == tampered && names == ["settings.json"])
     }
 
@@ -65,7 +67,8 @@ struct SOPSTamperTests {
         let (error, unchanged) = try Self.refusal { text in
             let first = Self.value(of: "firstName", in: text)
             let last = Self.value(of: "lastName", in: text)
-            return text.replacingOccurrences(of: first, with: "@@").replacingOccurrences(of: last, with: first).replacingOccurrences(of: "@@", with: last)
+            return text.replacingOccurrences(of: first, with: "@@").replacingOccurrences(of: last, with: first)
+                .replacingOccurrences(of: "@@", with: last)
         }
         #expect(error.code == .corrupt)
         #expect(error.path == "firstName" || error.path == "lastName")
@@ -86,7 +89,8 @@ struct SOPSTamperTests {
     @Test("A changed MAC is a MAC mismatch")
     func changedMAC() throws {
         let (error, unchanged) = try Self.refusal { text in
-            text.replacingOccurrences(of: "\"lastmodified\": \"2022-03-15T22:12:12Z\"", with: "\"lastmodified\": \"2022-03-15T22:12:13Z\"")
+            text.replacingOccurrences(
+                of: "\"lastmodified\": \"2022-03-15T22:12:12Z\"", with: "\"lastmodified\": \"2022-03-15T22:12:13Z\"")
         }
         #expect(error.description.contains("MAC mismatch"))
         #expect(unchanged)

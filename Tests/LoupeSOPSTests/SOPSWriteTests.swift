@@ -27,7 +27,9 @@ struct SOPSWriteTests {
 
     static func lines(_ text: String) -> [Substring] { text.split(separator: "\n", omittingEmptySubsequences: false) }
 
-    @Test("A changed sealed value in sops's example.yaml rewrites its line, lastmodified and mac, and nothing else; sops's format reader opens it")
+    @Test(
+        "A changed sealed value in sops's example.yaml rewrites its line, lastmodified and mac, and nothing else; sops's format reader opens it"
+    )
     func oneValueInPlace() throws {
         let copy = try Copy("sops/example.yaml")
         defer { copy.directory.cleanUp() }
@@ -47,11 +49,15 @@ struct SOPSWriteTests {
         #expect(changed.contains { $0.hasPrefix("    lastmodified: ") })
         #expect(changed.contains { $0.hasPrefix("    mac: ENC[AES256_GCM,") })
 
-        let reopened = try SOPSFileStore(path: copy.path, format: YAMLCodec(), identities: .file(copy.keyFile), history: .off).load()
+        let reopened = try SOPSFileStore(
+            path: copy.path, format: YAMLCodec(), identities: .file(copy.keyFile), history: .off
+        ).load()
         #expect(reopened.document?[path: "app2.db.password"] == .string("n3w-p4ss"))
         #expect(reopened.document?[path: "myapp1"] == document[path: "myapp1"])
         let independent = try #require(try IndependentReader.open(copy.path, keyFile: copy.keyFile))
-        #expect((independent["app2"] as? [String: Any]).flatMap { $0["db"] as? [String: String] }?["password"] == "n3w-p4ss")
+        #expect(
+            (independent["app2"] as? [String: Any]).flatMap { $0["db"] as? [String: String] }?["password"] == "n3w-p4ss"
+        )
         let bySOPS = try SOPSInteropTests.sops(["-d", copy.path], keyFile: copy.keyFile)
         #expect(bySOPS.status == 0 && bySOPS.output.contains("password: n3w-p4ss"), "\(bySOPS.error)")
 
@@ -64,7 +70,9 @@ struct SOPSWriteTests {
         }
     }
 
-    @Test("A new value at a path the rules encrypt is written encrypted, one under *_unencrypted in clear; the MAC takes the file's new order")
+    @Test(
+        "A new value at a path the rules encrypt is written encrypted, one under *_unencrypted in clear; the MAC takes the file's new order"
+    )
     func newValues() throws {
         let copy = try Copy("sops/example.json")
         defer { copy.directory.cleanUp() }
@@ -93,18 +101,25 @@ struct SOPSWriteTests {
         try identity.secretKeyString.write(toFile: directory.file("key.txt"), atomically: true, encoding: .utf8)
         for name in ["settings.json", "settings.yaml"] {
             let format: any DocumentCodec = name.hasSuffix("yaml") ? YAMLCodec() : JSONCodec()
-            let store = SOPSFileStore(path: directory.file(name), format: format, identities: .identities([identity]), recipients: [identity.recipient])
+            let store = SOPSFileStore(
+                path: directory.file(name), format: format, identities: .identities([identity]),
+                recipients: [identity.recipient])
             let document: JSONValue = .object([
-                "token": .string("s3cr3t-t0k3n"), "port": .integer(8080), "debug": .bool(true), "ratio": .double(0.25), "empty": .string(""),
-                "name_unencrypted": .string("visible"), "servers": .array([.string("alpha-host"), .string("beta-host")]),
+                "token": .string("s3cr3t-t0k3n"), "port": .integer(8080), "debug": .bool(true), "ratio": .double(0.25),
+                "empty": .string(""),
+                "name_unencrypted": .string("visible"),
+                "servers": .array([.string("alpha-host"), .string("beta-host")]),
                 "nested": .object(["deep": .object(["key": .string("v4lue")])]),
             ])
             _ = try store.save(document, replacing: .absent)
             let text = try String(contentsOfFile: directory.file(name), encoding: .utf8)
-            for secret in ["s3cr3t-t0k3n", "alpha-host", "v4lue", "8080"] { #expect(!text.contains(secret), "\(name) shows \(secret)") }
+            for secret in ["s3cr3t-t0k3n", "alpha-host", "v4lue", "8080"] {
+                #expect(!text.contains(secret), "\(name) shows \(secret)")
+            }
             #expect(text.contains("visible"))
             #expect(try store.load().document == document)
-            let independent = try #require(try IndependentReader.open(directory.file(name), keyFile: directory.file("key.txt")))
+            let independent = try #require(
+                try IndependentReader.open(directory.file(name), keyFile: directory.file("key.txt")))
             #expect(independent["token"] as? String == "s3cr3t-t0k3n")
             #expect(independent["port"] as? Int == 8080)
             #expect(independent["debug"] as? Bool == true)
@@ -118,7 +133,9 @@ struct SOPSWriteTests {
         var port = 80
     }
 
-    @Test("A root over the store reads the sealed token and updates it; the journal's history opens, and a rollback seals again")
+    @Test(
+        "A root over the store reads the sealed token and updates it; the journal's history opens, and a rollback seals again"
+    )
     func rootLens() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
@@ -147,11 +164,15 @@ struct SOPSWriteTests {
         try root.reload()
         try root.rollback(to: first.revision)
         #expect(root.value.token == "first-t0ken")
-        let again = try SOPSFileStore(path: path, format: YAMLCodec(), identities: .identities([identity]), history: .off).load()
+        let again = try SOPSFileStore(
+            path: path, format: YAMLCodec(), identities: .identities([identity]), history: .off
+        ).load()
         #expect(again.document?[path: "token"] == .string("first-t0ken"))
         let rolledBack = try String(contentsOfFile: path, encoding: .utf8)
         #expect(stanza(rolledBack) == stanza(rotated))
-        let journal = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".history") }
+        let journal = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+            $0.hasSuffix(".history")
+        }
         #expect(!journal.isEmpty)
         for name in journal {
             #expect(!(try String(contentsOfFile: directory.file(name), encoding: .utf8)).contains("t0ken"))

@@ -22,13 +22,15 @@ struct RootServiceTests {
         try await root.count.async.set(7)
         #expect(!FileManager.default.fileExists(atPath: path), "a coalesced write waits for its interval")
 
-        let group = ServiceGroup(services: [root], gracefulShutdownSignals: [], cancellationSignals: [], logger: Logger(label: "test"))
+        let group = ServiceGroup(
+            services: [root], gracefulShutdownSignals: [], cancellationSignals: [], logger: Logger(label: "test"))
         async let running: Void = group.run()
         // At once: whether the root is already waiting or not yet started, the shutdown reaches it.
         await group.triggerGracefulShutdown()
         try await running
 
-        let written = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any]
+        let written =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any]
         #expect(written?["count"] as? Int == 7, "graceful shutdown flushed the pending write")
     }
 

@@ -22,7 +22,9 @@ struct BrowserTests {
 
     @Test(
         "load, provenance, an edit in place, a refused value, a lock, an outside edit, rollback, the token",
-        .enabled(if: browserInstalled || inCI, "needs chromium and Playwright for Python (Scripts/install-dependencies); skipped outside CI only"),
+        .enabled(
+            if: browserInstalled || inCI,
+            "needs chromium and Playwright for Python (Scripts/install-dependencies); skipped outside CI only"),
         .timeLimit(.minutes(3)))
     func browser() async throws {
         let fixture = try PageFixture(configuration: SettingsPage.Configuration())
@@ -31,16 +33,20 @@ struct BrowserTests {
         let server = SettingsPageServer(page: fixture.page, address: .loopback(port: 0)) { url in address.append(url) }
         let serving = Task { try await server.run() }
         defer { serving.cancel() }
-        #expect(await eventually { address.count == 1 })
+        #expect(await eventually(deadline: pageDeadline) { address.count == 1 })
         let url = try #require(address.all.first)
 
-        let script = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent().deletingLastPathComponent()
+        let script = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()
+            .deletingLastPathComponent()
             .appendingPathComponent("Browser/settings_page.py").path
         // Screenshots go where LOUPE_SCREENSHOTS says (the README's comes from there), else the temporary directory.
         let shots = ProcessInfo.processInfo.environment["LOUPE_SCREENSHOTS"] ?? fixture.directory.file("screenshots")
         let browser = try ChildProcess(
             "python3",
-            [script, url, fixture.settingsFile, fixture.lockFile, fixture.directory.file("vendor.json"), refused, shots],
+            [
+                script, url, fixture.settingsFile, fixture.lockFile, fixture.directory.file("vendor.json"), refused,
+                shots,
+            ],
             environment: ["LOUPE_CHROMIUM": Self.chromium])
         #expect(await eventually(deadline: .seconds(150)) { browser.wait(limit: .zero) != nil })
         let status = browser.wait(limit: .zero)

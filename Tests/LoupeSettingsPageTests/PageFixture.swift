@@ -36,9 +36,12 @@ struct PageFixture: Sendable {
         lockFile = directory.file("locks")
         try #"{"upstream": {"timeoutSeconds": 7, "url": "https://vendor.example"}}"#.write(
             toFile: directory.file("vendor.json"), atomically: true, encoding: .utf8)
-        try "# The site decides where the upstream is.\nupstream.url\n".write(toFile: lockFile, atomically: true, encoding: .utf8)
-        try FileManager.default.createDirectory(atPath: directory.file("credentials"), withIntermediateDirectories: true)
-        try "s3cret-upstream-token".write(toFile: directory.file("credentials/upstream.token"), atomically: true, encoding: .utf8)
+        try "# The site decides where the upstream is.\nupstream.url\n".write(
+            toFile: lockFile, atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(
+            atPath: directory.file("credentials"), withIntermediateDirectories: true)
+        try "s3cret-upstream-token".write(
+            toFile: directory.file("credentials/upstream.token"), atomically: true, encoding: .utf8)
         try Self.userFile.write(toFile: settingsFile, atomically: true, encoding: .utf8)
         let store = LayeredStore(
             layers: [.file(directory.file("vendor.json")), .directory(credentials: directory.file("credentials"))],
@@ -84,3 +87,8 @@ extension JSONValue {
     }
 }
 #endif
+
+/// How long a page test waits for its server and its streams. The server runs on Swift's cooperative pool,
+/// which the whole suite shares on a 2-core machine: while other suites' synchronous tests hold the pool's
+/// threads, the server waits for one. A bound on waiting, never a timing assertion.
+let pageDeadline: Duration = .seconds(120)

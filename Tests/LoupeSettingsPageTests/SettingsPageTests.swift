@@ -33,7 +33,8 @@ struct SettingsPageTests {
                 #expect(response.status == .unauthorized)
                 #expect(response.json[path: "error"] != nil)
             }
-            try await client.execute(uri: "/settings/api/events", method: .get, headers: pageHeaders(token: "nope")) { response in
+            try await client.execute(uri: "/settings/api/events", method: .get, headers: pageHeaders(token: "nope")) {
+                response in
                 #expect(response.status == .unauthorized)
             }
         }
@@ -41,12 +42,17 @@ struct SettingsPageTests {
 
     @Test("an application's authenticator decides instead of the token")
     func authenticator() async throws {
-        let fixture = try PageFixture(configuration: SettingsPage.Configuration(authenticator: { request in
-            request.headers[HTTPField.Name("X-User")!] == "admin"
-        }))
+        let fixture = try PageFixture(
+            configuration: SettingsPage.Configuration(authenticator: { request in
+                request.headers[HTTPField.Name("X-User")!] == "admin"
+            }))
         try await fixture.withClient { client in
-            try await client.execute(uri: "/settings/api/settings", method: .get) { #expect($0.status == .unauthorized) }
-            try await client.execute(uri: "/settings/api/settings", method: .get, headers: [HTTPField.Name("X-User")!: "admin"]) {
+            try await client.execute(uri: "/settings/api/settings", method: .get) {
+                #expect($0.status == .unauthorized)
+            }
+            try await client.execute(
+                uri: "/settings/api/settings", method: .get, headers: [HTTPField.Name("X-User")!: "admin"]
+            ) {
                 #expect($0.status == .ok)
             }
         }
@@ -59,7 +65,10 @@ struct SettingsPageTests {
             try await client.execute(uri: "/settings/api/settings?token=test-token", method: .get) { response in
                 #expect(response.status == .ok)
                 let model = response.json
-                let paths = ["logLevel", "ticker.intervalSeconds", "ticker.greeting", "upstream.url", "upstream.timeoutSeconds", "upstream.token"]
+                let paths = [
+                    "logLevel", "ticker.intervalSeconds", "ticker.greeting", "upstream.url", "upstream.timeoutSeconds",
+                    "upstream.token",
+                ]
                 for path in paths { #expect(model.setting(path) != nil, "missing \(path)") }
                 #expect(model.setting("$version") == nil)
 
@@ -69,7 +78,9 @@ struct SettingsPageTests {
                 #expect(logLevel[path: "default"] == .string("info"))
                 #expect(logLevel[path: "description"] == .string("How much the daemon logs."))
                 #expect(logLevel[path: "source.name"] == .string(fixture.settingsFile))
-                if case .array(let choices)? = logLevel[path: "choices"] { #expect(choices.contains(.string("warning"))) } else {
+                if case .array(let choices)? = logLevel[path: "choices"] {
+                    #expect(choices.contains(.string("warning")))
+                } else {
                     Issue.record("logLevel has no choices")
                 }
 
@@ -82,7 +93,9 @@ struct SettingsPageTests {
                 let timeout = try #require(model.setting("upstream.timeoutSeconds"))
                 #expect(timeout[path: "value"] == .integer(7))
                 #expect(timeout[path: "source.name"] == .string(fixture.directory.file("vendor.json")))
-                #expect(timeout[path: "overrides"] == .array([.object(["kind": .string("default"), "name": .string("default")])]))
+                #expect(
+                    timeout[path: "overrides"]
+                        == .array([.object(["kind": .string("default"), "name": .string("default")])]))
 
                 let url = try #require(model.setting("upstream.url"))
                 #expect(url[path: "editable"] == .bool(false))
@@ -110,14 +123,18 @@ struct SettingsPageTests {
                 #expect(token[path: "value"] == .string("********"))
                 #expect(token[path: "source.kind"] == .string("override"))
             }
-            try await client.execute(uri: "/settings/api/reveal?path=upstream.token&token=test-token", method: .get) { response in
+            try await client.execute(uri: "/settings/api/reveal?path=upstream.token&token=test-token", method: .get) {
+                response in
                 #expect(response.status == .forbidden)
                 #expect(!response.text.contains("s3cret"))
             }
         }
-        let revealing = try PageFixture(configuration: SettingsPage.Configuration(token: "test-token", allowsReveal: true))
+        let revealing = try PageFixture(
+            configuration: SettingsPage.Configuration(token: "test-token", allowsReveal: true))
         try await revealing.withClient { client in
-            try await client.execute(uri: "/settings/api/reveal?path=upstream.token", method: .get, headers: pageHeaders()) { response in
+            try await client.execute(
+                uri: "/settings/api/reveal?path=upstream.token", method: .get, headers: pageHeaders()
+            ) { response in
                 #expect(response.status == .ok)
                 #expect(response.json[path: "value"] == .string("s3cret-upstream-token"))
             }
@@ -132,7 +149,9 @@ struct SettingsPageTests {
         let fixture = try PageFixture()
         try await fixture.withClient { client in
             let body = #"{"path": "ticker.greeting", "value": "bonjour", "expected": "hi"}"#
-            try await client.execute(uri: "/settings/api/value", method: .put, headers: pageHeaders(), body: ByteBuffer(string: body)) { response in
+            try await client.execute(
+                uri: "/settings/api/value", method: .put, headers: pageHeaders(), body: ByteBuffer(string: body)
+            ) { response in
                 #expect(response.status == .ok, "\(response.text)")
                 #expect(response.json.setting("ticker.greeting")?[path: "value"] == .string("bonjour"))
             }
@@ -150,12 +169,16 @@ struct SettingsPageTests {
         let expected = try refusal { try fixture.root.erased.set(atPath: "ticker.intervalSeconds", to: .integer(-1)) }
         try await fixture.withClient { client in
             let body = #"{"path": "ticker.intervalSeconds", "value": -1}"#
-            try await client.execute(uri: "/settings/api/value", method: .put, headers: pageHeaders(), body: ByteBuffer(string: body)) { response in
+            try await client.execute(
+                uri: "/settings/api/value", method: .put, headers: pageHeaders(), body: ByteBuffer(string: body)
+            ) { response in
                 #expect(response.status == .unprocessableContent)
                 #expect(response.json[path: "error"] == .string(expected))
             }
             let wrongType = #"{"path": "upstream.timeoutSeconds", "value": "soon"}"#
-            try await client.execute(uri: "/settings/api/value", method: .put, headers: pageHeaders(), body: ByteBuffer(string: wrongType)) { response in
+            try await client.execute(
+                uri: "/settings/api/value", method: .put, headers: pageHeaders(), body: ByteBuffer(string: wrongType)
+            ) { response in
                 #expect(response.status == .unprocessableContent)
                 #expect(response.json[path: "error"] != nil)
             }
@@ -168,7 +191,9 @@ struct SettingsPageTests {
         let fixture = try PageFixture()
         try await fixture.withClient { client in
             let body = #"{"path": "upstream.url", "value": "https://elsewhere.example"}"#
-            try await client.execute(uri: "/settings/api/value", method: .put, headers: pageHeaders(), body: ByteBuffer(string: body)) { response in
+            try await client.execute(
+                uri: "/settings/api/value", method: .put, headers: pageHeaders(), body: ByteBuffer(string: body)
+            ) { response in
                 #expect(response.status.code == 423)
                 let message = response.json[path: "error"]
                 #expect(message.map { "\($0)".contains(fixture.lockFile) } == true)
@@ -185,22 +210,32 @@ struct SettingsPageTests {
             // The token in the address (a link, a form's action) is not enough for a write.
             var queryOnly = pageHeaders()
             queryOnly[HTTPField.Name("X-Loupe-Token")!] = nil
-            try await client.execute(uri: "/settings/api/value?token=test-token", method: .put, headers: queryOnly, body: ByteBuffer(string: body)) {
+            try await client.execute(
+                uri: "/settings/api/value?token=test-token", method: .put, headers: queryOnly,
+                body: ByteBuffer(string: body)
+            ) {
                 #expect($0.status == .unauthorized)
             }
-            try await client.execute(uri: "/settings/api/value", method: .put, headers: pageHeaders(origin: "http://evil.example"), body: ByteBuffer(string: body)) {
+            try await client.execute(
+                uri: "/settings/api/value", method: .put, headers: pageHeaders(origin: "http://evil.example"),
+                body: ByteBuffer(string: body)
+            ) {
                 #expect($0.status == .forbidden)
                 #expect($0.text.contains("cross-origin"))
             }
             var crossSite = pageHeaders(origin: nil)
             crossSite[HTTPField.Name("Sec-Fetch-Site")!] = "cross-site"
-            try await client.execute(uri: "/settings/api/value", method: .put, headers: crossSite, body: ByteBuffer(string: body)) {
+            try await client.execute(
+                uri: "/settings/api/value", method: .put, headers: crossSite, body: ByteBuffer(string: body)
+            ) {
                 #expect($0.status == .forbidden)
             }
             // A form's body (which another site may post without asking) is not taken.
             var form = pageHeaders()
             form[.contentType] = "application/x-www-form-urlencoded"
-            try await client.execute(uri: "/settings/api/value", method: .put, headers: form, body: ByteBuffer(string: body)) {
+            try await client.execute(
+                uri: "/settings/api/value", method: .put, headers: form, body: ByteBuffer(string: body)
+            ) {
                 #expect($0.status == .unsupportedMediaType)
             }
         }
@@ -209,24 +244,38 @@ struct SettingsPageTests {
 
     @Test("request bodies are bounded; malformed requests get a status and a message")
     func badRequests() async throws {
-        let fixture = try PageFixture(configuration: SettingsPage.Configuration(token: "test-token", maxBodyBytes: 1024))
+        let fixture = try PageFixture(
+            configuration: SettingsPage.Configuration(token: "test-token", maxBodyBytes: 1024))
         try await fixture.withClient { client in
             let large = #"{"path": "ticker.greeting", "value": "\#(String(repeating: "x", count: 4096))"}"#
-            try await client.execute(uri: "/settings/api/value", method: .put, headers: pageHeaders(), body: ByteBuffer(string: large)) {
+            try await client.execute(
+                uri: "/settings/api/value", method: .put, headers: pageHeaders(), body: ByteBuffer(string: large)
+            ) {
                 #expect($0.status == .contentTooLarge)
                 #expect($0.json[path: "error"] == .string("the request body is larger than 1024 bytes"))
             }
-            try await client.execute(uri: "/settings/api/value", method: .put, headers: pageHeaders(), body: ByteBuffer(string: "{nope")) {
+            try await client.execute(
+                uri: "/settings/api/value", method: .put, headers: pageHeaders(), body: ByteBuffer(string: "{nope")
+            ) {
                 #expect($0.status == .badRequest)
             }
-            try await client.execute(uri: "/settings/api/value", method: .put, headers: pageHeaders(), body: ByteBuffer(string: #"{"path": "a..b", "value": 1}"#)) {
+            try await client.execute(
+                uri: "/settings/api/value", method: .put, headers: pageHeaders(),
+                body: ByteBuffer(string: #"{"path": "a..b", "value": 1}"#)
+            ) {
                 #expect($0.status == .badRequest)
             }
-            try await client.execute(uri: "/settings/api/value", method: .put, headers: pageHeaders(), body: ByteBuffer(string: #"{"path": "nothing.here", "value": 1}"#)) {
+            try await client.execute(
+                uri: "/settings/api/value", method: .put, headers: pageHeaders(),
+                body: ByteBuffer(string: #"{"path": "nothing.here", "value": 1}"#)
+            ) {
                 #expect($0.status.code >= 400 && $0.status.code < 500)
                 #expect($0.json[path: "error"] != nil)
             }
-            try await client.execute(uri: "/settings/api/rollback", method: .post, headers: pageHeaders(), body: ByteBuffer(string: #"{"revision": "x"}"#)) {
+            try await client.execute(
+                uri: "/settings/api/rollback", method: .post, headers: pageHeaders(),
+                body: ByteBuffer(string: #"{"revision": "x"}"#)
+            ) {
                 #expect($0.status == .badRequest)
             }
         }
@@ -243,10 +292,13 @@ struct SettingsPageTests {
                 #expect(response.json[path: "readOnly"] == .bool(true))
             }
             let body = #"{"path": "ticker.greeting", "value": "no"}"#
-            try await client.execute(uri: "/settings/api/value", method: .put, headers: pageHeaders(), body: ByteBuffer(string: body)) {
+            try await client.execute(
+                uri: "/settings/api/value", method: .put, headers: pageHeaders(), body: ByteBuffer(string: body)
+            ) {
                 #expect($0.status == .forbidden)
             }
-            try await client.execute(uri: "/settings/api/value?path=logLevel", method: .delete, headers: pageHeaders()) {
+            try await client.execute(uri: "/settings/api/value?path=logLevel", method: .delete, headers: pageHeaders())
+            {
                 #expect($0.status == .forbidden)
             }
         }
@@ -259,7 +311,9 @@ struct SettingsPageTests {
         try await fixture.root.ticker.greeting.async.set("changed elsewhere")
         try await fixture.withClient { client in
             let body = #"{"path": "ticker.greeting", "value": "mine", "expected": "hi"}"#
-            try await client.execute(uri: "/settings/api/value", method: .put, headers: pageHeaders(), body: ByteBuffer(string: body)) { response in
+            try await client.execute(
+                uri: "/settings/api/value", method: .put, headers: pageHeaders(), body: ByteBuffer(string: body)
+            ) { response in
                 #expect(response.status == .conflict)
                 let json = response.json
                 #expect(json[path: "current"] == .string("changed elsewhere"))
@@ -276,8 +330,11 @@ struct SettingsPageTests {
         try await fixture.root.ticker.greeting.async.set("first")
         try await fixture.root.ticker.greeting.async.set("second")
         try await fixture.withClient { client in
-            let history = try await client.execute(uri: "/settings/api/history", method: .get, headers: pageHeaders()) { $0.json }
-            guard case .array(let changes)? = history[path: "changes"], let newest = changes.first, changes.count >= 2 else {
+            let history = try await client.execute(uri: "/settings/api/history", method: .get, headers: pageHeaders()) {
+                $0.json
+            }
+            guard case .array(let changes)? = history[path: "changes"], let newest = changes.first, changes.count >= 2
+            else {
                 Issue.record("no history: \(history)")
                 return
             }
@@ -286,7 +343,10 @@ struct SettingsPageTests {
             #expect(newest[path: "paths[0].new"] == .string("second"))
             #expect(newest[path: "author"] != nil)
             let earlier = try #require(changes[1][path: "revision"])
-            try await client.execute(uri: "/settings/api/rollback", method: .post, headers: pageHeaders(), body: ByteBuffer(string: #"{"revision": \#(earlier)}"#)) {
+            try await client.execute(
+                uri: "/settings/api/rollback", method: .post, headers: pageHeaders(),
+                body: ByteBuffer(string: #"{"revision": \#(earlier)}"#)
+            ) {
                 #expect($0.status == .ok, "\($0.text)")
             }
         }
@@ -301,27 +361,28 @@ struct SettingsPageTests {
         let server = SettingsPageServer(page: fixture.page, address: .loopback(port: 0)) { url in address.append(url) }
         let serving = Task { try await server.run() }
         defer { serving.cancel() }
-        #expect(await eventually { address.count == 1 })
+        #expect(await eventually(deadline: pageDeadline) { address.count == 1 })
         let url = try #require(address.all.first)
         #expect(url.hasPrefix("http://127.0.0.1:") && url.hasSuffix("/?token=test-token"))
-        let events = try ChildProcess("curl", ["-sN", "--max-time", "30", url.replacingOccurrences(of: "/?token=", with: "/api/events?token=")])
+        let events = try ChildProcess(
+            "curl", ["-sN", "--max-time", "30", url.replacingOccurrences(of: "/?token=", with: "/api/events?token=")])
         defer { events.kill(SIGTERM) }
         // The stream opens with the settings as they are.
-        #expect(await eventually { events.output.contains("event: settings") && events.output.contains("\"hi\"") })
+        #expect(await eventually(deadline: pageDeadline) { events.output.contains("event: settings") && events.output.contains("\"hi\"") })
         // An editor's save: the file replaced whole.
         let edited = PageFixture.userFile.replacingOccurrences(of: "\"hi\"", with: "\"from an editor\"")
         try edited.write(toFile: fixture.settingsFile, atomically: true, encoding: .utf8)
-        #expect(await eventually { events.output.contains("from an editor") }, "\(events.output)")
+        #expect(await eventually(deadline: pageDeadline) { events.output.contains("from an editor") }, "\(events.output)")
         // And a write through the root.
         try await fixture.root.logLevel.async.set(.warning)
-        #expect(await eventually { events.output.contains("\"warning\"") })
+        #expect(await eventually(deadline: pageDeadline) { events.output.contains("\"warning\"") })
         // An edit the root cannot take is reported to the page, not applied.
         try "{ broken".write(toFile: fixture.settingsFile, atomically: true, encoding: .utf8)
-        #expect(await eventually { events.output.contains("event: problem") }, "\(events.output)")
+        #expect(await eventually(deadline: pageDeadline) { events.output.contains("event: problem") }, "\(events.output)")
         #expect(fixture.root.logLevel.value == .warning)
         #expect(!events.output.contains("s3cret"))
         serving.cancel()
-        #expect(await eventually { fixture.page.openEventStreams == 0 })
+        #expect(await eventually(deadline: pageDeadline) { fixture.page.openEventStreams == 0 })
     }
 }
 
@@ -355,7 +416,9 @@ struct SettingsPageEditorTests {
             #expect(model.setting("enabled")?[path: "editor"] == .string("toggle"))
             #expect(model.setting("endpoints")?[path: "editor"] == .string("json"))
             let body = #"{"path": "limits", "value": {"x": 2, "y": 3}}"#
-            try await client.execute(uri: "/api/value", method: .put, headers: pageHeaders(token: "t"), body: ByteBuffer(string: body)) {
+            try await client.execute(
+                uri: "/api/value", method: .put, headers: pageHeaders(token: "t"), body: ByteBuffer(string: body)
+            ) {
                 #expect($0.status == .ok)
             }
             try await client.execute(uri: "/api/value?path=limits", method: .delete, headers: pageHeaders(token: "t")) {
@@ -372,12 +435,19 @@ struct SettingsPageEditorTests {
         let socket = directory.file("page.sock")
         let page = SettingsPage(RootLens(EveryKind()), configuration: SettingsPage.Configuration(token: "t"))
         let ready = Recorder<String>()
-        let serving = Task { try await SettingsPageServer(page: page, address: .unixSocket(socket)) { ready.append($0) }.run() }
+        let serving = Task {
+            try await SettingsPageServer(page: page, address: .unixSocket(socket)) { ready.append($0) }.run()
+        }
         defer { serving.cancel() }
-        #expect(await eventually { ready.count == 1 })
+        #expect(await eventually(deadline: pageDeadline) { ready.count == 1 })
         #expect(ready.all.first == "unix:\(socket) /?token=t")
-        let answer = try ChildProcess("curl", ["-s", "--max-time", "10", "--unix-socket", socket, "-H", "X-Loupe-Token: t", "http://localhost/api/settings"])
-        #expect(await eventually { answer.wait(limit: .zero) != nil })
+        let answer = try ChildProcess(
+            "curl",
+            [
+                "-s", "--max-time", "10", "--unix-socket", socket, "-H", "X-Loupe-Token: t",
+                "http://localhost/api/settings",
+            ])
+        #expect(await eventually(deadline: pageDeadline) { answer.wait(limit: .zero) != nil })
         #expect(answer.output.contains("\"path\":\"tags\""), "\(answer.output)")
     }
 }

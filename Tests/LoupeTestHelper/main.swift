@@ -204,7 +204,8 @@ case "keyring-save", "keyring-load":
     do {
         if arguments[1] == "keyring-save" {
             let token = try store.load().token
-            _ = try store.save(.object(["user": .string("helper"), "token": .string("hunter2-helper-secret")]), replacing: token)
+            _ = try store.save(
+                .object(["user": .string("helper"), "token": .string("hunter2-helper-secret")]), replacing: token)
             print("saved")
         } else {
             let credentials = try store.load().document.map { try DocumentCoding().decode(Credentials.self, from: $0) }

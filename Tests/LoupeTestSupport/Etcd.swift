@@ -36,7 +36,9 @@ public final class EtcdCluster: EtcdControl, @unchecked Sendable {
     /// - Parameter extraArguments: Added to every member's command line (`--auth-token`, TLS flags, ...).
     /// - Parameter scheme: `http`, or `https` when `extraArguments` set up TLS.
     /// - Parameter etcdctlArguments: Added to every `etcdctl` command line (TLS files).
-    public init(size: Int = 1, extraArguments: [String] = [], scheme: String = "http", etcdctlArguments: [String] = []) throws {
+    public init(
+        size: Int = 1, extraArguments: [String] = [], scheme: String = "http", etcdctlArguments: [String] = []
+    ) throws {
         directory = try TemporaryDirectory()
         clientArguments = Locked(etcdctlArguments)
         self.extraArguments = extraArguments
@@ -49,7 +51,8 @@ public final class EtcdCluster: EtcdControl, @unchecked Sendable {
             members = (0..<size).map { index in
                 Member(
                     name: "member\(index)", clientURL: "\(scheme)://127.0.0.1:\(ports[2 * index])",
-                    peerURL: "http://127.0.0.1:\(ports[2 * index + 1])", dataDirectory: directory.file("attempt\(attempt)-member\(index)"))
+                    peerURL: "http://127.0.0.1:\(ports[2 * index + 1])",
+                    dataDirectory: directory.file("attempt\(attempt)-member\(index)"))
             }
             for index in members.indices { try start(index) }
             do {
@@ -76,7 +79,8 @@ public final class EtcdCluster: EtcdControl, @unchecked Sendable {
                 "etcd", "--name", member.name, "--data-dir", member.dataDirectory,
                 "--listen-client-urls", member.clientURL, "--advertise-client-urls", member.clientURL,
                 "--listen-peer-urls", member.peerURL, "--initial-advertise-peer-urls", member.peerURL,
-                "--initial-cluster", cluster, "--initial-cluster-token", "loupe-tests-\(ObjectIdentifier(self).hashValue)",
+                "--initial-cluster", cluster, "--initial-cluster-token",
+                "loupe-tests-\(ObjectIdentifier(self).hashValue)",
                 "--logger", "zap", "--log-level", "error",
             ] + extraArguments)
         processes.withLock { $0[index] = process }
@@ -165,7 +169,8 @@ public struct SharedEtcd: EtcdControl {
 @discardableResult
 public func etcdctl(endpoints: [String], _ arguments: [String], input: String? = nil) throws -> ProcessOutput {
     try run(
-        "/usr/bin/env", ["etcdctl", "--endpoints=\(endpoints.joined(separator: ","))", "--command-timeout=5s"] + arguments,
+        "/usr/bin/env",
+        ["etcdctl", "--endpoints=\(endpoints.joined(separator: ","))", "--command-timeout=5s"] + arguments,
         environment: ["ETCDCTL_API": "3"], input: input, limit: .seconds(30))
 }
 

@@ -59,7 +59,9 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Starts `executable` with `arguments`, the test's environment plus `environment`, and `input` as
     /// its standard input (none by default).
-    public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, input: String? = nil) throws {
+    public init(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil, input: String? = nil
+    ) throws {
         directory = try TemporaryDirectory()
         let inPath = directory.file("in")
         _ = FileManager.default.createFile(atPath: inPath, contents: Data((input ?? "").utf8))
@@ -91,7 +93,9 @@ public final class ChildProcess: @unchecked Sendable {
         var pid: pid_t = 0
         let status = posix_spawnp(&pid, executable, &actions, &attributes, argv, envp)
         guard status == 0 else {
-            throw NSError(domain: NSPOSIXErrorDomain, code: Int(status), userInfo: [NSLocalizedDescriptionKey: "cannot start \(executable)"])
+            throw NSError(
+                domain: NSPOSIXErrorDomain, code: Int(status),
+                userInfo: [NSLocalizedDescriptionKey: "cannot start \(executable)"])
         }
         self.pid = pid
     }
@@ -136,7 +140,8 @@ public final class ChildProcess: @unchecked Sendable {
 
 /// The directory the test binary was built into, where the package's executables are too.
 public let buildProductsDirectory: String = {
-    let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+    let executable =
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
         ?? CommandLine.arguments[0]
     return URL(fileURLWithPath: executable).deletingLastPathComponent().path
 }()
@@ -180,7 +185,7 @@ public func concurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void
 public func processUmask() throws -> mode_t {
     let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
     guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Umask:") }),
-          let mask = mode_t(line.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces), radix: 8)
+        let mask = mode_t(line.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces), radix: 8)
     else { throw CocoaError(.fileReadCorruptFile) }
     return mask
 }

@@ -6,7 +6,8 @@ import Foundation
 public func decodeStored<Value: Codable>(over defaultValue: Value, _ document: JSONValue) throws -> Value {
     var patch = document
     patch[path: ValuePath([.key("$version")])] = nil
-    return try DocumentCoding().decode(Value.self, from: try DocumentCoding().encode(defaultValue).merging(patch: patch))
+    return try DocumentCoding().decode(
+        Value.self, from: try DocumentCoding().encode(defaultValue).merging(patch: patch))
 }
 
 /// The JSON text `data` read as a root reads it; see `decodeStored(over:_:)`.

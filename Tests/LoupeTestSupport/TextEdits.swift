@@ -25,7 +25,8 @@ public func editedText(
     var document = previous
     try change(&document)
     let data = try codec.serialize(document, editing: Data(text.utf8), holding: previous)
-    #expect(same(try codec.parse(data), document), "the edited text holds the new document", sourceLocation: sourceLocation)
+    #expect(
+        same(try codec.parse(data), document), "the edited text holds the new document", sourceLocation: sourceLocation)
     return String(decoding: data, as: UTF8.self)
 }
 
@@ -34,7 +35,8 @@ public func editedText(
 /// where the two write different bytes, or where the text does not hold the step's document (as `same`
 /// compares documents). Returns the last text.
 public func editsOfRememberedText<Codec: DocumentCodec>(
-    _ make: () -> Codec, from text: String, changes: [(ValuePath, JSONValue)], same: (JSONValue, JSONValue) -> Bool = (==),
+    _ make: () -> Codec, from text: String, changes: [(ValuePath, JSONValue)],
+    same: (JSONValue, JSONValue) -> Bool = (==),
     sourceLocation: SourceLocation = #_sourceLocation
 ) throws -> String {
     let remembering = make()
@@ -118,33 +120,36 @@ public enum IndependentParser: String, Sendable {
 
     /// What the parser reads from each of `texts`, or why it refuses it, from one Python process.
     public func answers(_ texts: [String]) throws -> [Result<JSONValue, Refusal>] {
-        let load = switch self {
-        case .json: "json.loads(text)"
-        case .json5: "json5.loads(text)"
-        case .yaml: "yaml.safe_load(text)"
-        case .tomllib: "tomllib.loads(text)"
-        }
+        let load =
+            switch self {
+            case .json: "json.loads(text)"
+            case .json5: "json5.loads(text)"
+            case .yaml: "yaml.safe_load(text)"
+            case .tomllib: "tomllib.loads(text)"
+            }
         let script = """
-        import sys, json, math, datetime, importlib
-        for name in ("json5", "yaml", "tomllib"):
-            if name in sys.argv[1]: globals()[name] = importlib.import_module(name)
-        def convert(v):
-            if isinstance(v, dict): return {k: convert(x) for k, x in v.items()}
-            if isinstance(v, list): return [convert(x) for x in v]
-            if isinstance(v, float) and (math.isnan(v) or math.isinf(v)): return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
-            if isinstance(v, (datetime.datetime, datetime.date, datetime.time)):
-                text = v.isoformat()
-                return text[:-6] + "Z" if text.endswith("+00:00") else text
-            return v
-        answers = []
-        for text in json.loads(sys.stdin.read()):
-            try:
-                answers.append({"document": convert(eval(sys.argv[1]))})
-            except Exception as e:
-                answers.append({"refused": str(e)})
-        print(json.dumps(answers))
-        """
-        let result = try run("/usr/bin/env", ["python3", "-c", script, load], input: JSONValue.array(texts.map(JSONValue.string)).jsonText())
+            import sys, json, math, datetime, importlib
+            for name in ("json5", "yaml", "tomllib"):
+                if name in sys.argv[1]: globals()[name] = importlib.import_module(name)
+            def convert(v):
+                if isinstance(v, dict): return {k: convert(x) for k, x in v.items()}
+                if isinstance(v, list): return [convert(x) for x in v]
+                if isinstance(v, float) and (math.isnan(v) or math.isinf(v)): return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+                if isinstance(v, (datetime.datetime, datetime.date, datetime.time)):
+                    text = v.isoformat()
+                    return text[:-6] + "Z" if text.endswith("+00:00") else text
+                return v
+            answers = []
+            for text in json.loads(sys.stdin.read()):
+                try:
+                    answers.append({"document": convert(eval(sys.argv[1]))})
+                except Exception as e:
+                    answers.append({"refused": str(e)})
+            print(json.dumps(answers))
+            """
+        let result = try run(
+            "/usr/bin/env", ["python3", "-c", script, load],
+            input: JSONValue.array(texts.map(JSONValue.string)).jsonText())
         guard result.status == 0, case .array(let answers) = try JSONValue(parsing: result.output) else {
             throw Refusal(reason: "python3 (\(rawValue)) failed: \(result.error)")
         }

@@ -32,7 +32,9 @@ struct AnyRootLensTests {
         #expect(try erased.storedDocument() == .object(["upstream": .object(["timeoutSeconds": .integer(30)])]))
         // Delivered by the updating thread, or by one already delivering (the file's watcher, which drains
         // after it looks at the write), so waited for.
-        #expect(eventually { typed.withLock { $0 } == [30] }, "the typed root's observers see a write through the erased face")
+        #expect(
+            eventually { typed.withLock { $0 } == [30] },
+            "the typed root's observers see a write through the erased face")
         #expect(eventually { documents.withLock { $0 }.count == 1 })
         #expect(try documents.withLock { $0 } == [erased.document])
 
@@ -41,7 +43,9 @@ struct AnyRootLensTests {
             try erased.set(atPath: "upstream.timeoutSeconds", to: .string("soon"))
         }
         #expect(wrongType != nil)
-        let broken = #expect(throws: SettingsError.self) { try erased.set(atPath: "upstream.timeoutSeconds", to: .integer(0)) }
+        let broken = #expect(throws: SettingsError.self) {
+            try erased.set(atPath: "upstream.timeoutSeconds", to: .integer(0))
+        }
         #expect(broken?.code == .outOfRange && broken?.cause is RuleViolation)
         #expect(root.upstream.timeoutSeconds.value == 30, "a refused write changes nothing")
 

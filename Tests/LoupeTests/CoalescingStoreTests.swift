@@ -46,7 +46,9 @@ struct CoalescingStoreTests {
         try await root.async.flush()
         #expect(base.saves == 1)
         #expect(try base.load(over: Counter()) == Counter(count: 1))
-        #expect(await eventually(deadline: .seconds(120)) { clock.waitingSleeps == 1 }, "the interval's write is still scheduled")
+        #expect(
+            await eventually(deadline: .seconds(120)) { clock.waitingSleeps == 1 },
+            "the interval's write is still scheduled")
         try await root.count.async.set(2)
         #expect(base.saves == 1, "a save after the flush waits for the interval again")
         clock.advance(by: .seconds(10))
@@ -63,7 +65,10 @@ struct CoalescingStoreTests {
         // Another writer writes the label underneath, before our interval ends.
         _ = try base.save(.object(["label": .string("theirs")]), replacing: base.load().token)
         clock.advance(by: .seconds(10))
-        #expect(await eventually(deadline: .seconds(120)) { (try? base.load(over: Counter())) == Counter(count: 5, label: "theirs") },
+        #expect(
+            await eventually(deadline: .seconds(120)) {
+                (try? base.load(over: Counter())) == Counter(count: 5, label: "theirs")
+            },
             "our pending change went over theirs, and theirs stayed")
     }
 

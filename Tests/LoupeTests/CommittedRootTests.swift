@@ -18,7 +18,8 @@ struct CommittedRootTests {
     }
 
     static let first = Pair(name: "first", numbers: [1, 2, 3], inner: .init(flag: true, value: 1.5))
-    static let second = Pair(name: String(repeating: "second", count: 10), numbers: Array(0..<100), inner: .init(flag: false, value: -2))
+    static let second = Pair(
+        name: String(repeating: "second", count: 10), numbers: Array(0..<100), inner: .init(flag: false, value: -2))
 
     @Test func aPartReadAtItsOffsetIsThePartTheKeyPathReads() throws {
         let committed = CommittedRoot(Self.first)

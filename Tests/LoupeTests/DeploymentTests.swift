@@ -58,20 +58,27 @@ struct DeploymentTests {
         try Self.write(1, to: path)
         chmod(path, 0o644)
         let helper = try Self.installHelper(in: bin)
-        let reader = try ChildProcess("/usr/bin/setpriv", [
-            "--reuid=65534", "--regid=65534", "--clear-groups", "--", helper, "follow", path, "4",
-        ])
+        let reader = try ChildProcess(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=65534", "--regid=65534", "--clear-groups", "--", helper, "follow", path, "4",
+            ])
         #expect(eventually { reader.output.contains("started 1") }, "\(reader.output) \(reader.errorOutput)")
         for (count, inPlace) in [(2, false), (3, true), (4, false), (5, false)] {
             try Self.write(count, to: path, inPlace: inPlace)
             chmod(path, 0o644)
-            #expect(eventually { reader.output.contains("count \(count)") }, "edit \(count): \(reader.output) \(reader.errorOutput)")
+            #expect(
+                eventually { reader.output.contains("count \(count)") },
+                "edit \(count): \(reader.output) \(reader.errorOutput)")
         }
         #expect(reader.wait(limit: .seconds(30)) == 0, "\(reader.output) \(reader.errorOutput)")
         #expect(reader.output.contains("reloaded 5"), "reload() needs no lock either")
-        #expect(!reader.output.contains("error") && !reader.errorOutput.contains("Permission denied"), "\(reader.output) \(reader.errorOutput)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: etc.path) == ["settings.json"],
-                "a reader leaves nothing in a directory it only reads")
+        #expect(
+            !reader.output.contains("error") && !reader.errorOutput.contains("Permission denied"),
+            "\(reader.output) \(reader.errorOutput)")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: etc.path) == ["settings.json"],
+            "a reader leaves nothing in a directory it only reads")
     }
 
     @Test(.enabled(if: getuid() == 0, "running a reader as an unprivileged user takes root (setpriv)"))
@@ -93,24 +100,34 @@ struct DeploymentTests {
         try publish(#"{"count": 1}"#, "settings.json")
         try publish("payload\n", "locks/admin")
         let helper = try Self.installHelper(in: bin)
-        let reader = try ChildProcess("/usr/bin/setpriv", [
-            "--reuid=65534", "--regid=65534", "--clear-groups", "--", helper, "follow-layers", etc.path,
-            home.file("settings.json"), "3",
-        ])
+        let reader = try ChildProcess(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=65534", "--regid=65534", "--clear-groups", "--", helper, "follow-layers", etc.path,
+                home.file("settings.json"), "3",
+            ])
         #expect(eventually { reader.output.contains("started 1") }, "\(reader.output) \(reader.errorOutput)")
         try publish(#"{"count": 2}"#, "settings.d/10-site.json")  // a new drop-in
         #expect(eventually { reader.output.contains("count 2") }, "\(reader.output) \(reader.errorOutput)")
         try publish(#"{"count": 3}"#, "settings.d/20-later.json")  // a later one overrides it
         #expect(eventually { reader.output.contains("count 3") }, "\(reader.output) \(reader.errorOutput)")
         #expect(unlink(etc.file("settings.d/20-later.json")) == 0)  // removed: the earlier one again
-        #expect(eventually { reader.output.contains("count 2\n") && reader.output.components(separatedBy: "count 2").count == 3 },
-                "\(reader.output) \(reader.errorOutput)")
+        #expect(
+            eventually {
+                reader.output.contains("count 2\n") && reader.output.components(separatedBy: "count 2").count == 3
+            },
+            "\(reader.output) \(reader.errorOutput)")
         #expect(reader.wait(limit: .seconds(30)) == 0, "\(reader.output) \(reader.errorOutput)")
         #expect(reader.output.contains("locked write refused: cannot write payload"), "\(reader.output)")
         #expect(reader.output.contains("wrote \(home.file("settings.json"))"), "the user's own file takes the write")
-        #expect(!reader.output.contains("error") && !reader.errorOutput.contains("Permission denied"), "\(reader.output) \(reader.errorOutput)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: etc.path).sorted() == ["locks", "settings.d", "settings.json"],
-                "a reader leaves nothing in a directory it only reads")
+        #expect(
+            !reader.output.contains("error") && !reader.errorOutput.contains("Permission denied"),
+            "\(reader.output) \(reader.errorOutput)")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: etc.path).sorted() == [
+                "locks", "settings.d", "settings.json",
+            ],
+            "a reader leaves nothing in a directory it only reads")
     }
 
     @Test func everyConfigMapSwapIsSeen() throws {

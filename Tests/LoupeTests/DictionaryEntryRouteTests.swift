@@ -63,11 +63,16 @@ struct DictionaryEntryRouteTests {
         #expect(direct.dictionary == \Settings.groups)
         // Only the root's own stored properties are searched (see `DictionaryEntryRoute.of(_:in:)`): a deeper
         // dictionary is walked by the encoder.
-        #expect(DictionaryEntryRoute.of(\Settings.inner.table["t39"], in: settings) == nil, "a dictionary below the root's own properties")
-        #expect(DictionaryEntryRoute.of(\Settings.groups["absent"], in: settings) == nil, "a key the dictionary does not hold")
+        #expect(
+            DictionaryEntryRoute.of(\Settings.inner.table["t39"], in: settings) == nil,
+            "a dictionary below the root's own properties")
+        #expect(
+            DictionaryEntryRoute.of(\Settings.groups["absent"], in: settings) == nil,
+            "a key the dictionary does not hold")
         #expect(DictionaryEntryRoute.of(\Settings.observed["o1"], in: settings) == nil, "a property with observers")
         #expect(DictionaryEntryRoute.of(\Settings.port, in: settings) == nil, "stored properties alone")
-        #expect(DictionaryEntryRoute.of(\Settings.groups["g1"]?.limit, in: settings) == nil, "a key path beyond the entry")
+        #expect(
+            DictionaryEntryRoute.of(\Settings.groups["g1"]?.limit, in: settings) == nil, "a key path beyond the entry")
 
         // The lens subscript that names its key makes a key path with the same route.
         let root = RootLens(settings)
@@ -93,9 +98,12 @@ struct DictionaryEntryRouteTests {
         after.groups["g1"]?.limit = -1
         after.groups["g2"]?.limit = -2
         let named = DictionaryEntryWrite(before: before.groups, after: after.groups, key: "g1")
-        let trusting = try #require(try DocumentEncoder.encodeNotingLast(after, coding: coding, memo: memo, entryWrite: named)?.document)
+        let trusting = try #require(
+            try DocumentEncoder.encodeNotingLast(after, coding: coding, memo: memo, entryWrite: named)?.document)
         #expect(trusting[path: ValuePath([.key("groups"), .key("g1"), .key("limit")])] == .integer(-1))
-        #expect(trusting[path: ValuePath([.key("groups"), .key("g2"), .key("limit")])] == .integer(2), "the entry the write did not name is not looked at")
+        #expect(
+            trusting[path: ValuePath([.key("groups"), .key("g2"), .key("limit")])] == .integer(2),
+            "the entry the write did not name is not looked at")
 
         // Named on another dictionary (not the one encoded last): the dictionary is walked.
         let memo2 = DocumentEncoder.Memo()
@@ -104,12 +112,14 @@ struct DictionaryEntryRouteTests {
         var other = before.groups
         other["g1"]?.limit = 5
         let elsewhere = DictionaryEntryWrite(before: before.groups, after: other, key: "g1")
-        let walked = try #require(try DocumentEncoder.encodeNotingLast(after, coding: coding, memo: memo2, entryWrite: elsewhere)?.document)
+        let walked = try #require(
+            try DocumentEncoder.encodeNotingLast(after, coding: coding, memo: memo2, entryWrite: elsewhere)?.document)
         #expect(walked == (try coding.encodeWithJSONEncoder(after)))
     }
 
-    @Test("writes through entries, added, changed and removed, among other writes, always store the value",
-          arguments: [(false, "json"), (true, "json"), (false, "toml"), (true, "toml")])
+    @Test(
+        "writes through entries, added, changed and removed, among other writes, always store the value",
+        arguments: [(false, "json"), (true, "json"), (false, "toml"), (true, "toml")])
     func writesThroughEntriesStoreTheValue(named: Bool, format: String) throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
@@ -131,7 +141,10 @@ struct DictionaryEntryRouteTests {
             case 2: try root[\.inner.table["t\(number % 45)"]].update { $0?.limit = number }
             case 3: try root[\.observed["o\(number % 45)"]].set(Group(limit: number))
             case 4: try root[\.shouted.table["s\(number % 45)"]].update { $0?.label = "s\(number)" }
-            case 5: try root.update { $0.groups["g\(number % 50)"]?.limit = -number; $0.port = number }
+            case 5:
+                try root.update {
+                    $0.groups["g\(number % 50)"]?.limit = -number; $0.port = number
+                }
             default: try entry(key).update { $0?.limit = number }
             }
             let reread = try RootLens(default: Settings(), store: FileStore(path: path, format: codec), watch: false)
@@ -139,7 +152,8 @@ struct DictionaryEntryRouteTests {
             if reread.value != root.value { break }
         }
         #expect(root.value.writes > 0, "writes through the observed dictionary ran its observer")
-        #expect(try String(contentsOfFile: path, encoding: .utf8).contains(format == "toml" ? "[groups." : "\"groups\""))
+        #expect(
+            try String(contentsOfFile: path, encoding: .utf8).contains(format == "toml" ? "[groups." : "\"groups\""))
     }
 
     @Test("a walk of an object beside the one it was made from visits the keys that differ, in either order")

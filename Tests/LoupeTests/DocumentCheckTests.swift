@@ -35,29 +35,43 @@ struct DocumentCheckTests {
     @Test("several parts that do not fit are all reported, then every rule the rest breaks")
     func everyDecodingErrorThenEveryRule() throws {
         let root = RootLens(Checked())
-        let problems = root.problems(in: try document("""
-            {"mode": "slow", "server": {"host": 5, "port": 80}, "retries": 11, "names": ["a", 2, "c"], "unknown": true}
-            """), named: "settings.json")
-        #expect(problems == [
-            SettingsProblem(path: "mode", message: #"expected one of fast, safe, found "slow""#, kind: .invalidValue),
-            SettingsProblem(path: "server.host", message: "expected String, found number 5", kind: .invalidValue),
-            SettingsProblem(path: "names[1]", message: "expected String, found number 2", kind: .invalidValue),
-            SettingsProblem(path: "server.port", message: "must be at least 1024, got 80", kind: .rule),
-            SettingsProblem(path: "retries", message: "must be between 0 and 10, got 11", kind: .rule),
-        ], "a key the type does not know is kept, not a problem: \(problems)")
-        #expect(problems.suffix(2).allSatisfy { $0.kind == SettingsProblem.Kind.rule }, "the rules are checked once the document decodes")
-        #expect(root.problems(in: try document(#"{"mode": "fast", "retries": 0, "server": {"port": 9000}}"#), named: "settings.json").isEmpty)
-        #expect(root.problems(in: try document(#"{"mode": "fast"}"#), named: "settings.json")
-            == [SettingsProblem(path: "retries", message: "must be 0 in fast mode", kind: .rule)], "validate() too")
+        let problems = root.problems(
+            in: try document(
+                """
+                {"mode": "slow", "server": {"host": 5, "port": 80}, "retries": 11, "names": ["a", 2, "c"], "unknown": true}
+                """), named: "settings.json")
+        #expect(
+            problems == [
+                SettingsProblem(
+                    path: "mode", message: #"expected one of fast, safe, found "slow""#, kind: .invalidValue),
+                SettingsProblem(path: "server.host", message: "expected String, found number 5", kind: .invalidValue),
+                SettingsProblem(path: "names[1]", message: "expected String, found number 2", kind: .invalidValue),
+                SettingsProblem(path: "server.port", message: "must be at least 1024, got 80", kind: .rule),
+                SettingsProblem(path: "retries", message: "must be between 0 and 10, got 11", kind: .rule),
+            ], "a key the type does not know is kept, not a problem: \(problems)")
+        #expect(
+            problems.suffix(2).allSatisfy { $0.kind == SettingsProblem.Kind.rule },
+            "the rules are checked once the document decodes")
+        #expect(
+            root.problems(
+                in: try document(#"{"mode": "fast", "retries": 0, "server": {"port": 9000}}"#), named: "settings.json"
+            ).isEmpty)
+        #expect(
+            root.problems(in: try document(#"{"mode": "fast"}"#), named: "settings.json")
+                == [SettingsProblem(path: "retries", message: "must be 0 in fast mode", kind: .rule)], "validate() too")
     }
 
     @Test("a secret the type declares is never quoted, whether it does not fit or breaks a rule")
     func declaredSecretsAreNotQuoted() throws {
         let root = RootLens(Checked())
         let wrongType = root.problems(in: try document(#"{"password": 12345}"#), named: "settings.json")
-        #expect(wrongType == [SettingsProblem(path: "password", message: "expected String", kind: .invalidValue)], "\(wrongType)")
+        #expect(
+            wrongType == [SettingsProblem(path: "password", message: "expected String", kind: .invalidValue)],
+            "\(wrongType)")
         let short = root.problems(in: try document(#"{"password": "hunter2"}"#), named: "settings.json")
-        #expect(short == [SettingsProblem(path: "password", message: "must be 8 characters or more", kind: .rule)], "\(short)")
+        #expect(
+            short == [SettingsProblem(path: "password", message: "must be 8 characters or more", kind: .rule)],
+            "\(short)")
     }
 
     @Test("a locked path the document sets to another value is a problem; the value the layers below give is not")
@@ -69,10 +83,19 @@ struct DocumentCheckTests {
         let base = directory.file("base.json")
         try #"{"server": {"port": 9000}}"#.write(toFile: base, atomically: true, encoding: .utf8)
         let root = try RootLens(
-            default: Checked(), store: LayeredStore(layers: [.file(base)], top: MemoryStore(), locks: [locks]), watch: false)
-        #expect(root.problems(in: try document(#"{"server": {"port": 9100}}"#), named: "user.json")
-            == [SettingsProblem(path: "server.port", message: "locked by \(locks) line 2: the value here is ignored, the layers below give it", kind: .locked)])
-        #expect(root.problems(in: try document(#"{"server": {"port": 9000}}"#), named: "user.json").isEmpty, "the layer below gives 9000")
+            default: Checked(), store: LayeredStore(layers: [.file(base)], top: MemoryStore(), locks: [locks]),
+            watch: false)
+        #expect(
+            root.problems(in: try document(#"{"server": {"port": 9100}}"#), named: "user.json")
+                == [
+                    SettingsProblem(
+                        path: "server.port",
+                        message: "locked by \(locks) line 2: the value here is ignored, the layers below give it",
+                        kind: .locked)
+                ])
+        #expect(
+            root.problems(in: try document(#"{"server": {"port": 9000}}"#), named: "user.json").isEmpty,
+            "the layer below gives 9000")
         #expect(root.problems(in: try document(#"{"server": {"host": "example.org"}}"#), named: "user.json").isEmpty)
     }
 
@@ -80,13 +103,19 @@ struct DocumentCheckTests {
     func stampsAndSecretReferences() throws {
         let root = RootLens(Checked())
         #expect(root.problems(in: try document(#"{"$version": 1, "retries": 2}"#), named: "settings.json").isEmpty)
-        #expect(root.problems(in: try document(#"{"$version": "two"}"#), named: "settings.json").map(\.path) == ["$version"])
-        #expect(root.problems(in: try document(#"{"password": {"$secret": "file:/run/secrets/password"}}"#), named: "settings.json").isEmpty)
+        #expect(
+            root.problems(in: try document(#"{"$version": "two"}"#), named: "settings.json").map(\.path) == ["$version"]
+        )
+        #expect(
+            root.problems(
+                in: try document(#"{"password": {"$secret": "file:/run/secrets/password"}}"#), named: "settings.json"
+            ).isEmpty)
     }
 
     @Test("JSON and JSONC: the line and column of a value, in characters, or of the nearest part above it")
     func jsonPositions() throws {
-        let text = Data("""
+        let text = Data(
+            """
             {
               // a comment
               "naïve": "é", "server": {"port": 80},
@@ -100,15 +129,19 @@ struct DocumentCheckTests {
         #expect(codec.position(of: "server.port", in: text) == TextPosition(line: 3, column: 36))
         #expect(codec.position(of: "server", in: text) == TextPosition(line: 3, column: 27))
         #expect(codec.position(of: "names[1]", in: text) == TextPosition(line: 6, column: 7))
-        #expect(codec.position(of: "server.host", in: text) == TextPosition(line: 3, column: 27), "not written: its object")
+        #expect(
+            codec.position(of: "server.host", in: text) == TextPosition(line: 3, column: 27), "not written: its object")
         #expect(codec.position(of: ValuePath([]), in: text) == TextPosition(line: 1, column: 1))
         #expect(JSONCodec().position(of: "server", in: text) == nil, "comments are not JSON")
-        #expect(JSONCodec().position(of: "a", in: Data(#"{"x": 1, "a": [true]}"#.utf8)) == TextPosition(line: 1, column: 15))
+        #expect(
+            JSONCodec().position(of: "a", in: Data(#"{"x": 1, "a": [true]}"#.utf8)) == TextPosition(line: 1, column: 15)
+        )
     }
 
     @Test("TOML: values in sections, dotted keys, inline tables, arrays and arrays of tables")
     func tomlPositions() throws {
-        let text = Data("""
+        let text = Data(
+            """
             title = "x"
             owner.name = "ann"
 
@@ -129,7 +162,8 @@ struct DocumentCheckTests {
         #expect(codec.position(of: "server.limits.depth", in: text) == TextPosition(line: 6, column: 20))
         #expect(codec.position(of: "server.limits.width[1]", in: text) == TextPosition(line: 6, column: 35))
         #expect(codec.position(of: "server", in: text) == TextPosition(line: 4, column: 1), "a table: its header")
-        #expect(codec.position(of: "server.host", in: text) == TextPosition(line: 4, column: 1), "not written: its table")
+        #expect(
+            codec.position(of: "server.host", in: text) == TextPosition(line: 4, column: 1), "not written: its table")
         #expect(codec.position(of: "plugins[1].name", in: text) == TextPosition(line: 12, column: 8))
         #expect(codec.position(of: "nothing", in: text) == TextPosition(line: 1, column: 1))
     }

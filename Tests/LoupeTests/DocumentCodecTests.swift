@@ -57,9 +57,11 @@ struct DocumentCodecTests {
         var floats: [Float] = [1, -0.0, 1e7, 16_777_216, 3.4028235e38, 1.1754944e-38, 0.5, 123.456]
         // 2^53 + 1 is not representable: converted at run time it rounds to 2^53, as a literal would (with a
         // compiler warning).
-        var doubles: [Double] = [0, -0.0, 1, -1, 0.1, 1e-7, 1e14, 1e15, 1e16, 1e20, 123_456_789_012_345,
-                                 Double(Int64(9_007_199_254_740_993)), .pi, -.pi, .greatestFiniteMagnitude,
-                                 .leastNonzeroMagnitude, 100, 1_000_000, 4_503_599_627_370_496.5]
+        var doubles: [Double] = [
+            0, -0.0, 1, -1, 0.1, 1e-7, 1e14, 1e15, 1e16, 1e20, 123_456_789_012_345,
+            Double(Int64(9_007_199_254_740_993)), .pi, -.pi, .greatestFiniteMagnitude,
+            .leastNonzeroMagnitude, 100, 1_000_000, 4_503_599_627_370_496.5,
+        ]
         var level = Level.debug
         var date = Date(timeIntervalSinceReferenceDate: 123_456.789)
         var data = Data([0, 1, 2, 250, 251, 252, 253, 254, 255])
@@ -85,8 +87,9 @@ struct DocumentCodecTests {
 
     // MARK: Tests
 
-
-    static let codecs: [any DocumentCodec] = [JSONCodec(), JSONCodec(prettyPrinted: false), PropertyListCodec(), PropertyListCodec(format: .binary)]
+    static let codecs: [any DocumentCodec] = [
+        JSONCodec(), JSONCodec(prettyPrinted: false), PropertyListCodec(), PropertyListCodec(format: .binary),
+    ]
 
     /// `value` through the pipeline and `codec`'s bytes, back to a value.
     func roundTrip<T: Codable>(_ value: T, _ codec: any DocumentCodec) throws -> T {
@@ -101,7 +104,8 @@ struct DocumentCodecTests {
             #expect(try roundTrip(Flat(), codec) == Flat(), "\(codec.formatName)")
             // [Int?] holds a null, which a property list writes as the string $null.
             #expect(try roundTrip(Nested(), codec) == Nested(), "\(codec.formatName)")
-            let modes: [Mode] = codec is PropertyListCodec
+            let modes: [Mode] =
+                codec is PropertyListCodec
                 ? [.off, .fixed(rate: 3, label: "x"), .pair(1, 2.5), .nested(nil)]
                 : [.off, .fixed(rate: 3, label: "x"), .pair(1, 2.5), .nested(Nested()), .nested(nil)]
             for mode in modes {
@@ -113,7 +117,9 @@ struct DocumentCodecTests {
     @Test("strings with quotes, backslashes, control characters and Unicode survive every codec")
     func stringsRoundTrip() throws {
         #expect(try roundTrip(Self.awkwardKeys, JSONCodec()) == Self.awkwardKeys)
-        let strings = ["", "plain", "quote \" and backslash \\", "tab\tnew\nline\r", "grüße 世界 🔍", "\u{1}\u{1f}", "/slashes/"]
+        let strings = [
+            "", "plain", "quote \" and backslash \\", "tab\tnew\nline\r", "grüße 世界 🔍", "\u{1}\u{1f}", "/slashes/",
+        ]
         for codec in Self.codecs {
             #expect(try roundTrip(strings, codec) == strings, "\(codec.formatName)")
         }
@@ -127,13 +133,14 @@ struct DocumentCodecTests {
         await propertyCheck(count: 200, input: entry.array(of: 0...24)) { entries in
             var document = JSONValue.object([:])
             for (path, kind, integer, number, text) in entries {
-                let leaf: JSONValue = switch kind {
-                case 0: .integer(integer)
-                case 1: number.rounded() == number ? .integer(Int(number)) : .double(number)
-                case 2: .string(text)
-                case 3: .bool(integer % 2 == 0)
-                default: .array([.integer(integer), .string(text)])
-                }
+                let leaf: JSONValue =
+                    switch kind {
+                    case 0: .integer(integer)
+                    case 1: number.rounded() == number ? .integer(Int(number)) : .double(number)
+                    case 2: .string(text)
+                    case 3: .bool(integer % 2 == 0)
+                    default: .array([.integer(integer), .string(text)])
+                    }
                 try? document.set(leaf, at: ValuePath(path.map { .key($0) }))
             }
             for codec in Self.codecs {
@@ -167,7 +174,8 @@ struct DocumentCodecTests {
         let root = try RootLens(default: Forgiving(), store: FileStore(path: path), watch: false)
         try root.name.set("written")
         let text = try String(contentsOfFile: path, encoding: .utf8)
-        #expect(try JSONSerialization.jsonObject(with: Data(text.utf8)) is [String: Any], "the file is valid JSON: \(text)")
+        #expect(
+            try JSONSerialization.jsonObject(with: Data(text.utf8)) is [String: Any], "the file is valid JSON: \(text)")
         let reopened = try RootLens(default: Forgiving(), store: FileStore(path: path), watch: false)
         #expect(reopened.value.name == "written")
     }
@@ -221,7 +229,8 @@ struct DocumentCodecTests {
             _ = try RootLens(default: Flat(), store: FileStore(path: path))
         } throws: { error in
             guard let error = error as? SettingsError else { return false }
-            return error.code == .corrupt && "\(error)".hasPrefix("invalid data in JSON file \(path): it is not a valid JSON document")
+            return error.code == .corrupt
+                && "\(error)".hasPrefix("invalid data in JSON file \(path): it is not a valid JSON document")
         }
     }
 }

@@ -46,7 +46,8 @@ struct DocumentDecoderTests {
 
     @Test("snake-case keys convert a type's keys, never a dictionary's, as JSONDecoder does")
     func snakeCase() throws {
-        let text = #"{"first_name": "a", "retry_count": 2, "by_name": {"some_key": 1, "other": 2}, "nested": {"inner_value": true}, "_private_": 1}"#
+        let text =
+            #"{"first_name": "a", "retry_count": 2, "by_name": {"some_key": 1, "other": 2}, "nested": {"inner_value": true}, "_private_": 1}"#
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         let theirs = try decoder.decode(Snake.self, from: Data(text.utf8))
@@ -89,7 +90,9 @@ struct DocumentDecoderTests {
         for text in cases {
             var theirs = "", ours = ""
             do { _ = try JSONDecoder().decode(Shape.self, from: Data(text.utf8)) } catch { theirs = summary(error) }
-            do { _ = try DocumentCoding().decode(Shape.self, from: JSONValue(parsing: text)) } catch { ours = summary(error) }
+            do { _ = try DocumentCoding().decode(Shape.self, from: JSONValue(parsing: text)) } catch {
+                ours = summary(error)
+            }
             // JSONDecoder names no path for a fraction where an integer belongs; this decoder names it.
             let same = ours == theirs || (theirs == "dataCorrupted <root>" && ours == "dataCorrupted list[0].port")
             #expect(!ours.isEmpty && same, "\(text): \(ours) vs \(theirs)")
@@ -106,10 +109,11 @@ struct DocumentDecoderTests {
 
     @Test("what the type did not read is found at its place, and nothing else")
     func unknownKeysAreFound() throws {
-        let document = try JSONValue(parsing: """
-            {"name": "n", "extra": [1], "inner": {"value": 2, "colour": "red"},
-             "list": [{"value": 1}, {"value": 2, "note": "x"}], "table": {"a": {"value": 3, "deep": {"k": 1}}}}
-            """)
+        let document = try JSONValue(
+            parsing: """
+                {"name": "n", "extra": [1], "inner": {"value": 2, "colour": "red"},
+                 "list": [{"value": 1}, {"value": 2, "note": "x"}], "table": {"a": {"value": 3, "deep": {"k": 1}}}}
+                """)
         let reads = ReadKeys()
         _ = try DocumentCoding().decode(Known.self, from: document, reads: reads)
         let unknown = try #require(UnknownKeys(in: document, reads: reads))
@@ -118,10 +122,13 @@ struct DocumentDecoderTests {
         var kept = unknown
         let full = try DocumentCoding().encode(try DocumentCoding().decode(Known.self, from: document))
         #expect(kept.restore(into: &patch, full: full).isEmpty)
-        #expect(patch == (try JSONValue(parsing: """
-            {"extra": [1], "inner": {"colour": "red"}, "list": [{"value": 1}, {"value": 2, "note": "x"}],
-             "table": {"a": {"deep": {"k": 1}}}}
-            """)))
+        #expect(
+            patch
+                == (try JSONValue(
+                    parsing: """
+                        {"extra": [1], "inner": {"colour": "red"}, "list": [{"value": 1}, {"value": 2, "note": "x"}],
+                         "table": {"a": {"deep": {"k": 1}}}}
+                        """)))
         // Everything read: nothing unknown.
         let plain = try DocumentCoding().encode(Known())
         let plainReads = ReadKeys()
@@ -149,13 +156,17 @@ struct DocumentDecoderTests {
 
     @Test("elements take what they lack from their type's default; without one, the error names the element")
     func elementDefaults() throws {
-        let routes = try DocumentCoding().decode(Routes.self, from: JSONValue(parsing: """
-            {"upstreams": {"eu": {"url": "https://eu.example"}}, "fallbacks": [{"timeoutSeconds": 5}]}
-            """))
+        let routes = try DocumentCoding().decode(
+            Routes.self,
+            from: JSONValue(
+                parsing: """
+                    {"upstreams": {"eu": {"url": "https://eu.example"}}, "fallbacks": [{"timeoutSeconds": 5}]}
+                    """))
         #expect(routes.upstreams["eu"] == Upstream(url: "https://eu.example", timeoutSeconds: 30))
         #expect(routes.fallbacks == [Upstream(url: "http://localhost", timeoutSeconds: 5)])
         #expect {
-            _ = try DocumentCoding().decode(Known.self, from: JSONValue(parsing: #"{"name": "n", "inner": {}, "list": [], "table": {}}"#))
+            _ = try DocumentCoding().decode(
+                Known.self, from: JSONValue(parsing: #"{"name": "n", "inner": {}, "list": [], "table": {}}"#))
         } throws: { error in
             guard case .keyNotFound(let key, let context)? = error as? DecodingError else { return false }
             return ValuePath(codingPath: context.codingPath + [key]).description == "inner.value"
@@ -201,7 +212,8 @@ struct DocumentDecoderTests {
         let spelled = try JSONValue(parsing: #"{"a": 2.0, "b": {"c": 1.0, "d": 1}, "e": [1.0, 2]}"#)
         let encoded = try JSONValue(parsing: #"{"a": 2, "b": {"c": 1, "d": 1}, "e": [1, 2.0]}"#)
         #expect(spelled.mergePatch(to: encoded) == .object([:]))
-        #expect(spelled.mergePatch(to: try JSONValue(parsing: #"{"a": 2.5, "b": {"c": 1, "d": 1}, "e": [1, 2]}"#))
+        #expect(
+            spelled.mergePatch(to: try JSONValue(parsing: #"{"a": 2.5, "b": {"c": 1, "d": 1}, "e": [1, 2]}"#))
                 == (try JSONValue(parsing: #"{"a": 2.5}"#)))
     }
 
@@ -217,12 +229,17 @@ struct DocumentDecoderTests {
         try document.setValue(.string("eu"), at: "region.name", ifAbsent: true)
         try document.setValue(.string("us"), at: "region.name", ifAbsent: true)
         document[path: "greeting"] = .string("hi")
-        #expect(document == (try JSONValue(parsing: #"{"ticker": {"intervalSeconds": 5000}, "region": {"name": "eu"}, "greeting": "hi"}"#)))
+        #expect(
+            document
+                == (try JSONValue(
+                    parsing: #"{"ticker": {"intervalSeconds": 5000}, "region": {"name": "eu"}, "greeting": "hi"}"#)))
     }
 
     @Test("a property list writes RFC 7386's null as $null, and strings that look like it escaped")
     func propertyListNull() throws {
-        let document: JSONValue = .object(["gone": .null, "text": .string("$null"), "more": .string("$$null"), "plain": .string("null")])
+        let document: JSONValue = .object([
+            "gone": .null, "text": .string("$null"), "more": .string("$$null"), "plain": .string("null"),
+        ])
         let codec = PropertyListCodec()
         let bytes = try codec.serialize(document)
         #expect(String(decoding: bytes, as: UTF8.self).contains("<string>$null</string>"))

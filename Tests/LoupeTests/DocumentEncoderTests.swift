@@ -126,12 +126,14 @@ struct DocumentEncoderTests {
             }
         }
         let coding = DocumentCoding()
-        #expect(try DocumentEncoder.encode(Unusual(), coding: coding, memo: nil) == coding.encodeWithJSONEncoder(Unusual()))
+        #expect(
+            try DocumentEncoder.encode(Unusual(), coding: coding, memo: nil) == coding.encodeWithJSONEncoder(Unusual()))
         for value in [JSONValue.integer(3), .string("text"), .double(2.5), .bool(true), .null] {
             #expect(try DocumentEncoder.encode(value, coding: coding, memo: nil) == coding.encodeWithJSONEncoder(value))
         }
-        #expect(try DocumentEncoder.encode(Date(timeIntervalSince1970: 0), coding: coding, memo: nil)
-            == coding.encodeWithJSONEncoder(Date(timeIntervalSince1970: 0)))
+        #expect(
+            try DocumentEncoder.encode(Date(timeIntervalSince1970: 0), coding: coding, memo: nil)
+                == coding.encodeWithJSONEncoder(Date(timeIntervalSince1970: 0)))
     }
 
     /// Counts how often elements are encoded.
@@ -139,7 +141,11 @@ struct DocumentEncoderTests {
         private let lock = NSLock()
         private var value = 0
         func increment() { lock.withLock { value += 1 } }
-        func take() -> Int { lock.withLock { defer { value = 0 }; return value } }
+        func take() -> Int {
+            lock.withLock {
+                defer { value = 0 }; return value
+            }
+        }
     }
 
     static let encodes = Counter()
@@ -161,7 +167,9 @@ struct DocumentEncoderTests {
         var small = (0..<3).map(Counted.init(value:))
     }
 
-    @Test("a part that has not changed is not encoded again; in a collection that changed, only the elements that did are")
+    @Test(
+        "a part that has not changed is not encoded again; in a collection that changed, only the elements that did are"
+    )
     func unchangedPartsAreReused() throws {
         let memo = DocumentEncoder.Memo()
         let coding = DocumentCoding()
@@ -233,7 +241,9 @@ struct DocumentEncoderTests {
         #expect(third == (try coding.encodeWithJSONEncoder(groups)))
     }
 
-    @Test("a dictionary changed in place is walked beside the last one's members: only those that changed are encoded, through growing and shrinking")
+    @Test(
+        "a dictionary changed in place is walked beside the last one's members: only those that changed are encoded, through growing and shrinking"
+    )
     func dictionariesChangedInPlace() throws {
         let memo = DocumentEncoder.Memo()
         let coding = DocumentCoding()
@@ -279,7 +289,8 @@ struct DocumentEncoderTests {
         var counter = 0
         var server = Server()
         var servers = (0..<40).map { Server(host: "host-\($0)", port: $0, mode: .off) }
-        var table = Dictionary(uniqueKeysWithValues: (0..<20).map { ("key \($0)", Server(host: "\($0)", port: $0, mode: .pair($0, 0.5))) })
+        var table = Dictionary(
+            uniqueKeysWithValues: (0..<20).map { ("key \($0)", Server(host: "\($0)", port: $0, mode: .pair($0, 0.5))) })
         var few = Dictionary(uniqueKeysWithValues: (0..<3).map { ("key \($0)", Server(host: "\($0)", port: $0)) })
         var tags: [String] = ["a", "b"]
         var maybe: Server? = nil
@@ -298,20 +309,25 @@ struct DocumentEncoderTests {
                 case 0: graph.counter = number
                 case 1: graph.server.port = number
                 case 2: graph.servers[index].mode = .fixed(rate: number, label: "rate \(number)")
-                case 3: graph.table["key \(index % 25)"] = Nested.Server(host: "\(number)", port: index, mode: .off)
+                case 3:
+                    graph.table["key \(index % 25)"] = Nested.Server(host: "\(number)", port: index, mode: .off)
                     graph.few["key \(index % 5)"] = number % 3 == 0 ? nil : Nested.Server(port: number)
                 case 4: graph.tags.append("\(number)")
                 case 5: graph.maybe = number % 2 == 0 ? nil : Nested.Server(host: "maybe", port: number)
-                case 6: graph.servers.remove(at: index % graph.servers.count); graph.servers.append(Nested.Server(port: number))
+                case 6:
+                    graph.servers.remove(at: index % graph.servers.count);
+                    graph.servers.append(Nested.Server(port: number))
                 case 7: graph.names["name \(index % 35)"] = number % 3 == 0 ? nil : "\(number)"
                 default: break  // the same value again
                 }
-                let (remembered, last) = try #require(try DocumentEncoder.encodeNotingLast(graph, coding: coding, memo: memo))
+                let (remembered, last) = try #require(
+                    try DocumentEncoder.encodeNotingLast(graph, coding: coding, memo: memo))
                 #expect(try remembered == coding.encodeWithJSONEncoder(graph))
                 // The document shares the last one's storage exactly when it is the same (what the core's
                 // commit takes for no change of the document).
                 if let last {
-                    #expect(remembered.isShared(with: last) == (remembered.jsonText() == last.jsonText()), "edit \(kind)")
+                    #expect(
+                        remembered.isShared(with: last) == (remembered.jsonText() == last.jsonText()), "edit \(kind)")
                 }
             }
         }
@@ -392,7 +408,9 @@ struct DocumentEncoderTests {
         #expect(try coding.encode(Named()) == .object(["server_port": .integer(80)]))
     }
 
-    @Test("a Double encodes as the pipeline reads its text back: fractions, whole numbers, subnormals, the largest and smallest", .tags(.property))
+    @Test(
+        "a Double encodes as the pipeline reads its text back: fractions, whole numbers, subnormals, the largest and smallest",
+        .tags(.property))
     func doublesEncodeAsTheirTextReads() async throws {
         func expectReadBack(_ value: Double) throws {
             var text = value.description

@@ -25,7 +25,10 @@ struct EvolvingSettingsTests {
         try replaceFile(path, with: #"{"server": {"port": 81, "weight": 3}, "addedLater": true}"#)
         #expect(eventually { ports.all.last == 81 })
         try root.server.host.set("example.org")
-        #expect(try document(path) == (try JSONValue(parsing: #"{"server": {"host": "example.org", "port": 81, "weight": 3}, "addedLater": true}"#)))
+        #expect(
+            try document(path)
+                == (try JSONValue(
+                    parsing: #"{"server": {"host": "example.org", "port": 81, "weight": 3}, "addedLater": true}"#)))
         try root.reload()
         #expect(root.value.server == Server(host: "example.org", port: 81))
     }
@@ -65,13 +68,21 @@ struct EvolvingSettingsTests {
         let path = directory.file("fleet.json")
         try replaceFile(path, with: #"{"hosts": [{"name": "a", "zone": "eu"}, {"name": "b"}]}"#)
         let logs = InMemoryLogHandler()
-        let root = try RootLens(default: Fleet(), store: FileStore(path: path), watch: false,
-                                logger: Logger(label: "test") { _ in logs })
+        let root = try RootLens(
+            default: Fleet(), store: FileStore(path: path), watch: false,
+            logger: Logger(label: "test") { _ in logs })
         try root.hosts.update { $0[1].name = "c" }
-        #expect(try document(path) == (try JSONValue(parsing: #"{"hosts": [{"name": "a", "zone": "eu"}, {"name": "c"}]}"#)))
+        #expect(
+            try document(path) == (try JSONValue(parsing: #"{"hosts": [{"name": "a", "zone": "eu"}, {"name": "c"}]}"#)))
         try root.hosts.update { $0.remove(at: 0) }
-        #expect(try document(path) == (try JSONValue(parsing: #"{"hosts": [{"name": "c"}]}"#)), "never put on the wrong element")
-        #expect(logs.entries.contains { "\($0.message)".contains("dropped keys this program does not know, with the parts that held them") && "\($0.metadata)".contains("hosts[0]") })
+        #expect(
+            try document(path) == (try JSONValue(parsing: #"{"hosts": [{"name": "c"}]}"#)),
+            "never put on the wrong element")
+        #expect(
+            logs.entries.contains {
+                "\($0.message)".contains("dropped keys this program does not know, with the parts that held them")
+                    && "\($0.metadata)".contains("hosts[0]")
+            })
     }
 
     /// A program at version 2 reading a document stamped 3 says so, once, and tells the program; it keeps the
@@ -83,23 +94,28 @@ struct EvolvingSettingsTests {
         let path = directory.file("settings.json")
         try replaceFile(path, with: #"{"$version": 3, "port": 9090, "movedHere": {"host": "x"}}"#)
         let logs = InMemoryLogHandler()
-        let root = try RootLens(default: Versioned(), store: FileStore(path: path), version: 2, watch: false,
-                                logger: Logger(label: "test") { _ in logs })
+        let root = try RootLens(
+            default: Versioned(), store: FileStore(path: path), version: 2, watch: false,
+            logger: Logger(label: "test") { _ in logs })
         #expect(root.version == 2 && root.storedVersion == 3 && root.storedDocumentIsNewer)
         #expect(root.value.port == 9090)
         try root.port.set(9091)
         try root.reload()
         let warnings = logs.entries.filter { "\($0.message)".contains("from a newer version of the settings") }
         #expect(warnings.count == 1, "once per root: \(logs.entries.map(\.message))")
-        #expect(warnings.first.map { "\($0.metadata)".contains(path) && "\($0.metadata)".contains("3") && "\($0.metadata)".contains("2") } == true)
+        #expect(
+            warnings.first.map {
+                "\($0.metadata)".contains(path) && "\($0.metadata)".contains("3") && "\($0.metadata)".contains("2")
+            } == true)
         #expect(try document(path)[path: "$version"] == .integer(3), "the stamp is never lowered")
         #expect(try document(path)[path: "movedHere.host"] == .string("x"))
         // A document at the program's version says nothing.
         let current = directory.file("current.json")
         try replaceFile(current, with: #"{"$version": 2, "port": 1}"#)
         let quiet = InMemoryLogHandler()
-        let same = try RootLens(default: Versioned(), store: FileStore(path: current), version: 2, watch: false,
-                                logger: Logger(label: "test") { _ in quiet })
+        let same = try RootLens(
+            default: Versioned(), store: FileStore(path: current), version: 2, watch: false,
+            logger: Logger(label: "test") { _ in quiet })
         #expect(!same.storedDocumentIsNewer && quiet.entries.isEmpty)
     }
 
@@ -111,7 +127,8 @@ struct EvolvingSettingsTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let path = directory.file("items.json")
-        let original = #"{"items": [{"name": "alpha", "priority": "HIGH"}, {"name": "beta"}, {"name": "gamma", "owner": "ops"}]}"#
+        let original =
+            #"{"items": [{"name": "alpha", "priority": "HIGH"}, {"name": "beta"}, {"name": "gamma", "owner": "ops"}]}"#
         func element(_ name: String) throws -> JSONValue? {
             guard case .array(let items)? = try document(path)[path: "items"] else { return nil }
             return items.first { $0[path: "name"] == .string(name) }
@@ -132,7 +149,9 @@ struct EvolvingSettingsTests {
         #expect(try element("alpha2") == JSONValue(parsing: #"{"name": "alpha2", "priority": "HIGH"}"#))
         // The first removed and a new one appended: the new one gets nothing; gamma keeps its owner.
         root = try fresh()
-        try root.items.update { $0.removeFirst(); $0.append(Item(name: "delta")) }
+        try root.items.update {
+            $0.removeFirst(); $0.append(Item(name: "delta"))
+        }
         #expect(try element("delta") == JSONValue(parsing: #"{"name": "delta"}"#))
         #expect(try element("gamma") == JSONValue(parsing: #"{"name": "gamma", "owner": "ops"}"#))
         // The last removed: alpha, untouched, keeps its priority.
@@ -141,7 +160,9 @@ struct EvolvingSettingsTests {
         #expect(try element("alpha") == JSONValue(parsing: #"{"name": "alpha", "priority": "HIGH"}"#))
         // The first removed and the second changed: nobody can tell which changed, so nothing moves onto it.
         root = try fresh()
-        try root.items.update { $0.removeFirst(); $0[0].name = "beta2" }
+        try root.items.update {
+            $0.removeFirst(); $0[0].name = "beta2"
+        }
         #expect(try element("beta2") == JSONValue(parsing: #"{"name": "beta2"}"#))
         #expect(try element("gamma") == JSONValue(parsing: #"{"name": "gamma", "owner": "ops"}"#))
     }

@@ -42,13 +42,17 @@ struct FileStoreProcessTests {
             #expect(record == Record.written(record.count), "after kill \(kills)")
             #expect(record.count >= highest, "a committed update was lost after kill \(kills)")
             highest = record.count
-            let temporaries = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains(".tmp-") }
+            let temporaries = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+                $0.contains(".tmp-")
+            }
             #expect(temporaries.count <= 1, "temporary files pile up: \(temporaries)")
         }
         #expect(highest > 0, "the writer never committed")
         // The next writer clears what the last killed one left.
         try RootLens(default: Record(), store: FileStore(path: path), watch: false).count.update { $0 += 1 }
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains(".tmp-") }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+            $0.contains(".tmp-")
+        }
         #expect(leftovers.isEmpty)
     }
 
@@ -73,12 +77,16 @@ struct FileStoreProcessTests {
         let root = try RootLens(default: Record(), store: FileStore(path: path), watch: false)
         try root.count.update { $0 += 1 }
         let history = try root.history()
-        #expect(history.changes.count >= 10 && history.changes.allSatisfy { !$0.isOutsideEdit }, "\(history.changes.count) changes")
+        #expect(
+            history.changes.count >= 10 && history.changes.allSatisfy { !$0.isOutsideEdit },
+            "\(history.changes.count) changes")
         #expect(zip(history.changes, history.changes.dropFirst()).allSatisfy { $0.revision + 1 == $1.revision })
         let last = try #require(history.changes.last?.revision)
         #expect(try history.document(after: last) == root.storedDocument())
         // Each change the killed writers made added one to the count.
-        let counts = try history.changes.map { try history.document(after: $0.revision).map { try decodeStored(over: Record(), $0).count } ?? 0 }
+        let counts = try history.changes.map {
+            try history.document(after: $0.revision).map { try decodeStored(over: Record(), $0).count } ?? 0
+        }
         #expect(zip(counts, counts.dropFirst()).allSatisfy { $0 + 1 == $1 }, "\(counts)")
     }
 
@@ -131,7 +139,8 @@ struct FileStoreProcessTests {
 
         // An editor's save: write a new file, rename it over the old one.
         let replacement = directory.file(".settings.json.swp")
-        try Data(#"{"server": {"host": "a", "port": 2}, "features": {}}"#.utf8).write(to: URL(fileURLWithPath: replacement))
+        try Data(#"{"server": {"host": "a", "port": 2}, "features": {}}"#.utf8).write(
+            to: URL(fileURLWithPath: replacement))
         #expect(rename(replacement, path) == 0)
         #expect(eventually { ports.all == [2] })
 
@@ -162,9 +171,11 @@ struct FileStoreProcessTests {
             root.server.port.observe { ports.append($0) },
             root.observeErrors { errors.append("\($0)") },
         ]
-        try Data(#"{"server": {"host": "a", "port": "eighty"}, "features": {}}"#.utf8).write(to: URL(fileURLWithPath: path))
+        try Data(#"{"server": {"host": "a", "port": "eighty"}, "features": {}}"#.utf8).write(
+            to: URL(fileURLWithPath: path))
         #expect(eventually { !errors.all.isEmpty })
-        #expect(eventually { errors.all.contains { $0.contains(#"server.port: expected Int, found String "eighty""#) } })
+        #expect(
+            eventually { errors.all.contains { $0.contains(#"server.port: expected Int, found String "eighty""#) } })
         #expect(root.server.port.value == 1, "the good in-memory value stays")
         #expect(ports.all.isEmpty)
 
@@ -207,23 +218,32 @@ struct CoalescedWriteTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let path = directory.file("settings.json")
-        let root = try RootLens(default: Settings(), store: FileStore(path: path, writePolicy: .coalesced(.milliseconds(20))))
+        let root = try RootLens(
+            default: Settings(), store: FileStore(path: path, writePolicy: .coalesced(.milliseconds(20))))
         for port in 1...50 { try root.server.port.set(port) }
-        #expect(eventually {
-            (try? decodeStored(over: Settings(), Data(contentsOf: URL(fileURLWithPath: path))))?.server.port == 50
-        })
+        #expect(
+            eventually {
+                (try? decodeStored(over: Settings(), Data(contentsOf: URL(fileURLWithPath: path))))?.server.port == 50
+            })
     }
 
     @Test func outsideChangesStillReachACoalescingStoreThroughItsWatch() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let path = directory.file("settings.json")
-        let root = try RootLens(default: Settings(), store: FileStore(path: path, writePolicy: .coalesced(.seconds(30))))
+        let root = try RootLens(
+            default: Settings(), store: FileStore(path: path, writePolicy: .coalesced(.seconds(30))))
         try root.server.host.set("local")
         try root.update { $0.features["beta"] = true }
         let ports = Recorder<Int>()
         let token = root.server.port.observe { ports.append($0) }
-        let result = try run("/usr/bin/env", ["python3", "-c", "import json,sys; json.dump({'server': {'host': 'h', 'port': 7}, 'features': {}}, open(sys.argv[1], 'w'))", path])
+        let result = try run(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                "import json,sys; json.dump({'server': {'host': 'h', 'port': 7}, 'features': {}}, open(sys.argv[1], 'w'))",
+                path,
+            ])
         #expect(result.status == 0)
         #expect(eventually { ports.all == [7] })
         // Local changes not yet written are applied again over the outside one, never dropped; where both
@@ -241,7 +261,8 @@ struct CoalescedWriteTests {
         defer { directory.cleanUp() }
         let path = directory.file("settings.json")
         do {
-            let root = try RootLens(default: Settings(), store: FileStore(path: path, writePolicy: .coalesced(.seconds(60))))
+            let root = try RootLens(
+                default: Settings(), store: FileStore(path: path, writePolicy: .coalesced(.seconds(60))))
             try root.server.port.set(42)
         }
         #expect(try decodeStored(over: Settings(), Data(contentsOf: URL(fileURLWithPath: path))).server.port == 42)
@@ -256,7 +277,10 @@ struct DefaultsStoreTests {
         let file = try DefaultsStore(suite: suite, key: "settings").suiteFile
         defer {
             file.map { try? FileManager.default.removeItem(at: $0) }
-            file.map { try? FileManager.default.removeItem(at: $0.deletingLastPathComponent().appendingPathComponent("." + $0.lastPathComponent + ".lock")) }
+            file.map {
+                try? FileManager.default.removeItem(
+                    at: $0.deletingLastPathComponent().appendingPathComponent("." + $0.lastPathComponent + ".lock"))
+            }
         }
         try body(suite, file)
     }
@@ -267,7 +291,9 @@ struct DefaultsStoreTests {
             for writer in writers {
                 #expect(writer.wait(limit: .seconds(120)) == 0, "\(writer.errorOutput)")
             }
-            #expect(try DefaultsStore(suite: suite, key: "counter").storedDocument() == JSONValue(parsing: #"{"count": 300}"#))
+            #expect(
+                try DefaultsStore(suite: suite, key: "counter").storedDocument()
+                    == JSONValue(parsing: #"{"count": 300}"#))
         }
     }
 
@@ -278,19 +304,24 @@ struct DefaultsStoreTests {
             let store = try DefaultsStore(suite: suite, key: "settings")
             let root = try RootLens(default: JSONValue.object([:]), store: store, watch: false)
             try root.set(atPath: "big", to: .exactNumber("18446744073709551615"))
-            #expect(try DefaultsStore(suite: suite, key: "settings").storedDocument()?[path: "big"] == .exactNumber("18446744073709551615"))
+            #expect(
+                try DefaultsStore(suite: suite, key: "settings").storedDocument()?[path: "big"]
+                    == .exactNumber("18446744073709551615"))
             // Data and a date written by another program (here, Python's plistlib) into the suite.
             let path = try #require(file).path
-            _ = try python("""
+            _ = try python(
+                """
                 import plistlib, sys, datetime
                 p = plistlib.load(open(sys.argv[1], 'rb'))
                 p['settings']['blob'] = b'hello'
                 p['settings']['when'] = datetime.datetime(2020, 1, 1)
                 plistlib.dump(p, open(sys.argv[1], 'wb'))
                 """, [path])
-            let again = try RootLens(default: JSONValue.object([:]), store: try DefaultsStore(suite: suite, key: "settings"), watch: false)
+            let again = try RootLens(
+                default: JSONValue.object([:]), store: try DefaultsStore(suite: suite, key: "settings"), watch: false)
             try again.set(atPath: "other", to: .integer(1))
-            let types = try python("""
+            let types = try python(
+                """
                 import plistlib, sys
                 d = plistlib.load(open(sys.argv[1], 'rb'))['settings']
                 print(type(d['blob']).__name__, type(d['when']).__name__, d['big'])
@@ -311,7 +342,8 @@ struct DefaultsStoreTests {
             #expect(again.value == root.value)
             let path = try #require(file).path
             let fromPython = try python(
-                "import plistlib,sys; d=plistlib.load(open(sys.argv[1],'rb'))['settings']; print(d['server']['port'], d['features']['beta'])", [path])
+                "import plistlib,sys; d=plistlib.load(open(sys.argv[1],'rb'))['settings']; print(d['server']['port'], d['features']['beta'])",
+                [path])
             #expect(fromPython == "7070 True")
             try root.remove()
             #expect(try DefaultsStore(suite: suite, key: "settings").storedDocument() == nil)
@@ -326,7 +358,8 @@ struct DefaultsStoreTests {
             #expect {
                 _ = try RootLens(default: Settings(), store: try DefaultsStore(suite: suite, key: "settings"))
             } throws: { error in
-                "\(error)".contains("defaults \(suite) key settings") && "\(error)".contains(#"server.port: expected Int, found String "80a""#)
+                "\(error)".contains("defaults \(suite) key settings")
+                    && "\(error)".contains(#"server.port: expected Int, found String "80a""#)
             }
             #expect((defaults.dictionary(forKey: "settings")?["server"] as? [String: Any])?["port"] as? String == "80a")
         }
@@ -335,7 +368,8 @@ struct DefaultsStoreTests {
     @Test func aCorruptSuiteFileIsRefusedNotOverwritten() throws {
         try withSuite { suite, file in
             let url = try #require(file)
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try Data("<plist><dict><key>settings".utf8).write(to: url)
             let store = try DefaultsStore(suite: suite, key: "settings")
             #expect(throws: SettingsError.self) { _ = try RootLens(default: Settings(), store: store) }

@@ -37,7 +37,8 @@ struct FileStoreTests {
         #expect(text.contains("\n  \"features\" : {"))
         #expect(text.firstRange(of: "features")!.lowerBound < text.firstRange(of: "server")!.lowerBound)
         let fromPython = try python(
-            "import json,sys; d=json.load(open(sys.argv[1])); print(d['server']['port'], d['features']['beta'])", [path])
+            "import json,sys; d=json.load(open(sys.argv[1])); print(d['server']['port'], d['features']['beta'])", [path]
+        )
         #expect(fromPython == "81 True")
     }
 
@@ -105,9 +106,12 @@ struct FileStoreTests {
 
     @Test func descriptionNamesFormatAndPath() {
         #expect(FileStore(path: "/etc/app/settings.json").description == "JSON file /etc/app/settings.json")
-        #expect(FileStore(url: URL(fileURLWithPath: "/x/s.plist"), format: .propertyList).description == "property list file /x/s.plist")
-        #expect(String(reflecting: FileStore(path: "/x/s.json", writePolicy: .coalesced(.seconds(1))))
-            == "FileStore(JSON, /x/s.json, coalesced(1.0 seconds), recovery: fail)")
+        #expect(
+            FileStore(url: URL(fileURLWithPath: "/x/s.plist"), format: .propertyList).description
+                == "property list file /x/s.plist")
+        #expect(
+            String(reflecting: FileStore(path: "/x/s.json", writePolicy: .coalesced(.seconds(1))))
+                == "FileStore(JSON, /x/s.json, coalesced(1.0 seconds), recovery: fail)")
         #expect(MemoryStore().description == "memory store")
     }
 
@@ -128,17 +132,21 @@ struct FileStoreBadInputTests {
     }
 
     static let cases: [Case] = [
-        Case(name: "wrong type", bytes: Array(#"{"server": {"host": "h", "port": "80a"}, "features": {}}"#.utf8),
-             message: #"server.port: expected Int, found String "80a""#),
-        Case(name: "corrupt", bytes: Array(#"{"server": {"host": "h", "port": 80} "features": {}}"#.utf8),
-             message: "not a valid JSON document"),
-        Case(name: "truncated", bytes: Array(#"{"server": {"host": "h", "po"#.utf8),
-             message: "(it may be truncated)"),
+        Case(
+            name: "wrong type", bytes: Array(#"{"server": {"host": "h", "port": "80a"}, "features": {}}"#.utf8),
+            message: #"server.port: expected Int, found String "80a""#),
+        Case(
+            name: "corrupt", bytes: Array(#"{"server": {"host": "h", "port": 80} "features": {}}"#.utf8),
+            message: "not a valid JSON document"),
+        Case(
+            name: "truncated", bytes: Array(#"{"server": {"host": "h", "po"#.utf8),
+            message: "(it may be truncated)"),
         Case(name: "empty", bytes: [], message: "it is empty"),
         Case(name: "non-UTF-8", bytes: [0x7B, 0x22, 0xFF, 0xFE, 0x22, 0x3A, 0x31, 0x7D], message: "not UTF-8 text"),
         // Missing keys take the default's value; an optional part the default lacks has no defaults to take.
-        Case(name: "missing key", bytes: Array(#"{"protection": {"passcode": "1234"}}"#.utf8),
-             message: "protection.enabled: missing (a required key)"),
+        Case(
+            name: "missing key", bytes: Array(#"{"protection": {"passcode": "1234"}}"#.utf8),
+            message: "protection.enabled: missing (a required key)"),
     ]
 
     @Test(arguments: cases)
@@ -167,9 +175,14 @@ struct FileStoreBadInputTests {
         let store = FileStore(path: path, recovery: .moveAside, logger: Logger(label: "test") { _ in logs })
         let root = try RootLens(default: Settings(), store: store)
         #expect(root.value == Settings())
-        #expect(logs.entries.contains { $0.level == .warning && "\($0.message)".contains("does not parse: starting from the default") })
+        #expect(
+            logs.entries.contains {
+                $0.level == .warning && "\($0.message)".contains("does not parse: starting from the default")
+            })
         func aside() throws -> [String] {
-            try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("settings.json.corrupt-") }
+            try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+                $0.hasPrefix("settings.json.corrupt-")
+            }
         }
         #expect(try aside().isEmpty, "a load changes nothing: the file stays where it is until something is written")
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "{ not json")
@@ -178,8 +191,12 @@ struct FileStoreBadInputTests {
         let moved = try aside()
         #expect(moved.count == 1, "the first write moved the bad file aside")
         #expect(try moved.first.map { try String(contentsOfFile: directory.file($0), encoding: .utf8) } == "{ not json")
-        #expect(try decodeStored(over: Settings(), Data(contentsOf: URL(fileURLWithPath: path))).server.host == "written")
-        #expect(logs.entries.contains { $0.level == .warning && "\($0.message)".contains("moved an unreadable settings file aside") })
+        #expect(
+            try decodeStored(over: Settings(), Data(contentsOf: URL(fileURLWithPath: path))).server.host == "written")
+        #expect(
+            logs.entries.contains {
+                $0.level == .warning && "\($0.message)".contains("moved an unreadable settings file aside")
+            })
     }
 
     /// A bad outside edit is logged without its values (a token typed into the wrong key, a URL with
@@ -189,18 +206,22 @@ struct FileStoreBadInputTests {
         defer { directory.cleanUp() }
         let path = directory.file("settings.json")
         let logs = InMemoryLogHandler()
-        let root = try RootLens(default: Settings(), store: FileStore(path: path), logger: Logger(label: "test") { _ in logs })
+        let root = try RootLens(
+            default: Settings(), store: FileStore(path: path), logger: Logger(label: "test") { _ in logs })
         let errors = Recorder<String>()
         let token = AnyRootLens(root).observeErrors { errors.append("\($0)") }
         defer { token.cancel() }
-        try replaceFile(path, with: #"{"server": {"port": "hunter2-PASSWORD", "host": "https://user:s3cret@example.org"}}"#)
+        try replaceFile(
+            path, with: #"{"server": {"port": "hunter2-PASSWORD", "host": "https://user:s3cret@example.org"}}"#)
         #expect(eventually { logs.entries.contains { "\($0.message)".contains("ignored an outside change") } })
         for entry in logs.entries {
             let line = "\(entry.message) \(entry.metadata)"
             #expect(!line.contains("hunter2") && !line.contains("s3cret"), "\(line)")
         }
         #expect(logs.entries.contains { "\($0.metadata)".contains("server.port") }, "the log line names where")
-        #expect(eventually { errors.all.contains { $0.contains("hunter2-PASSWORD") } }, "the error, for the program, says what was found")
+        #expect(
+            eventually { errors.all.contains { $0.contains("hunter2-PASSWORD") } },
+            "the error, for the program, says what was found")
     }
 
     @Test func anUnreadableDirectoryFailsTheUpdateCleanly() throws {
@@ -228,7 +249,9 @@ struct FileStoreBadInputTests {
         let result = try run(testHelper, ["fsize-update", path, "8192"])
         #expect(result.status == 0, "\(result.output)\(result.error)")
         #expect(result.output.contains("File too large"))
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains(".tmp-") }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+            $0.contains(".tmp-")
+        }
         #expect(leftovers.isEmpty)
     }
 }

@@ -33,7 +33,8 @@ struct HardeningTests {
     func loadError(_ path: String, maximumSize: Int = 16 << 20) -> String? {
         withinLimit {
             do {
-                _ = try RootLens(default: Settings(), store: FileStore(path: path, maximumDocumentSize: maximumSize), watch: false)
+                _ = try RootLens(
+                    default: Settings(), store: FileStore(path: path, maximumDocumentSize: maximumSize), watch: false)
                 return "opened"
             } catch {
                 return "\(error)"
@@ -47,8 +48,10 @@ struct HardeningTests {
         let path = directory.file("settings.json")
         #expect(mkfifo(path, 0o644) == 0)
         let error = loadError(path)
-        #expect(error?.contains("\(path)") == true && error?.contains("it is a FIFO (named pipe), not a regular file") == true,
-                "\(error ?? "no answer in 10 s: open() waited for a writer")")
+        #expect(
+            error?.contains("\(path)") == true
+                && error?.contains("it is a FIFO (named pipe), not a regular file") == true,
+            "\(error ?? "no answer in 10 s: open() waited for a writer")")
 
         // A write is refused too, and leaves the FIFO as it was.
         let written = withinLimit { () -> String in
@@ -59,7 +62,9 @@ struct HardeningTests {
                 return "\(error)"
             }
         }
-        #expect(written?.contains("it is a FIFO (named pipe), not a regular file") == true, "\(written ?? "no answer in 10 s")")
+        #expect(
+            written?.contains("it is a FIFO (named pipe), not a regular file") == true,
+            "\(written ?? "no answer in 10 s")")
         var info = stat()
         #expect(stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO)
     }
@@ -73,7 +78,9 @@ struct HardeningTests {
         var info = stat()
         #expect(stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFSOCK, "a socket was made")
         let error = loadError(path)
-        #expect(error?.contains("\(path)") == true && error?.contains("it is a socket, not a regular file") == true, "\(error ?? "no answer")")
+        #expect(
+            error?.contains("\(path)") == true && error?.contains("it is a socket, not a regular file") == true,
+            "\(error ?? "no answer")")
         #expect(error?.contains("No such device or address") == false)
     }
 
@@ -95,21 +102,31 @@ struct HardeningTests {
         let large = directory.file("large.json")
         try Data(#"{"name": "\#(String(repeating: "x", count: 2_000))"}"#.utf8).write(to: URL(fileURLWithPath: large))
         let error = loadError(large, maximumSize: 1024)
-        #expect(error?.contains("it is larger than the maximum document size, 1 KiB") == true, "\(error ?? "no answer")")
+        #expect(
+            error?.contains("it is larger than the maximum document size, 1 KiB") == true, "\(error ?? "no answer")")
         #expect(loadError(large) == "opened", "within the default maximum")
 
         // A file another process keeps appending to: read up to the bound, then refused.
         let growing = directory.file("growing.json")
         try Data("{\"name\": \"".utf8).write(to: URL(fileURLWithPath: growing))
-        let writer = try ChildProcess("/bin/sh", ["-c", "while :; do printf 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'; done >> '\(growing)'"])
+        let writer = try ChildProcess(
+            "/bin/sh",
+            [
+                "-c",
+                "while :; do printf 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'; done >> '\(growing)'",
+            ])
         defer {
             writer.kill(SIGKILL)
             _ = writer.wait(limit: .seconds(10))
         }
         // Given time: on a loaded machine (the whole suite at once, under a sanitizer) the shell writes slowly.
-        #expect(eventually(deadline: .seconds(60)) { ((try? FileManager.default.attributesOfItem(atPath: growing)[.size] as? Int) ?? 0) > 2 << 20 })
+        #expect(
+            eventually(deadline: .seconds(60)) {
+                ((try? FileManager.default.attributesOfItem(atPath: growing)[.size] as? Int) ?? 0) > 2 << 20
+            })
         let grown = loadError(growing, maximumSize: 1 << 20)
-        #expect(grown?.contains("it is larger than the maximum document size, 1 MiB") == true, "\(grown ?? "no answer")")
+        #expect(
+            grown?.contains("it is larger than the maximum document size, 1 MiB") == true, "\(grown ?? "no answer")")
     }
 
     /// A write that every later read would refuse (over the read limit) is refused before anything is
@@ -118,7 +135,8 @@ struct HardeningTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let path = directory.file("settings.json")
-        let root = try RootLens(default: Settings(), store: FileStore(path: path, maximumDocumentSize: 1024), watch: false)
+        let root = try RootLens(
+            default: Settings(), store: FileStore(path: path, maximumDocumentSize: 1024), watch: false)
         try root.count.set(1)
         let before = try String(contentsOfFile: path, encoding: .utf8)
         #expect {
@@ -130,7 +148,9 @@ struct HardeningTests {
         }
         #expect(try String(contentsOfFile: path, encoding: .utf8) == before)
         #expect(root.value.name == Settings().name, "nothing was applied")
-        #expect(try RootLens(default: Settings(), store: FileStore(path: path, maximumDocumentSize: 1024), watch: false).value.count == 1)
+        #expect(
+            try RootLens(default: Settings(), store: FileStore(path: path, maximumDocumentSize: 1024), watch: false)
+                .value.count == 1)
     }
 
     /// The kernel's protected_symlinks rule, applied by Loupe (which follows links itself): another user's
@@ -147,14 +167,18 @@ struct HardeningTests {
         try replaceFile(target, with: #"{"name": "root only", "count": 7}"#)
         chmod(target, 0o600)
         let planted = shared.file("settings.json")
-        let link = try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", "/bin/ln", "-s", target, planted])
+        let link = try run(
+            "/usr/bin/setpriv",
+            ["--reuid=65534", "--regid=65534", "--clear-groups", "--", "/bin/ln", "-s", target, planted])
         #expect(link.status == 0, "\(link.error)")
         #expect {
             try RootLens(default: Settings(), store: FileStore(path: planted), watch: false)
         } throws: { error in
             "\(error)".contains("owned by another user (uid 65534)") && "\(error)".contains("protected_symlinks")
         }
-        #expect(throws: SettingsError.self) { try FileStore(path: planted).overwrite(with: JSONValue(parsing: #"{"count": 1}"#)) }
+        #expect(throws: SettingsError.self) {
+            try FileStore(path: planted).overwrite(with: JSONValue(parsing: #"{"count": 1}"#))
+        }
         #expect(try String(contentsOfFile: target, encoding: .utf8) == #"{"name": "root only", "count": 7}"#)
         // A link the writer made itself is followed.
         let own = shared.file("own.json")
@@ -171,17 +195,28 @@ struct HardeningTests {
         defer { etc.cleanUp() }
         chmod(etc.path, 0o755)
         let path = etc.file("settings.json")
-        let root = try RootLens(default: Settings(), store: FileStore(path: path, permissions: 0o644, lockTimeout: .seconds(2)), watch: false)
+        let root = try RootLens(
+            default: Settings(), store: FileStore(path: path, permissions: 0o644, lockTimeout: .seconds(2)),
+            watch: false)
         try root.count.set(1)
         let lockFile = etc.file(".settings.json.lock")
         var info = stat()
         #expect(stat(lockFile, &info) == 0 && info.st_mode & 0o077 == 0, "the lock file is its owner's alone")
         // As nobody: a shared lock on the directory, held while root writes.
-        let holder = try ChildProcess("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", "/usr/bin/flock", "-s", etc.path, "sleep", "30"])
+        let holder = try ChildProcess(
+            "/usr/bin/setpriv",
+            ["--reuid=65534", "--regid=65534", "--clear-groups", "--", "/usr/bin/flock", "-s", etc.path, "sleep", "30"])
         defer { holder.kill(SIGKILL); _ = holder.wait(limit: .seconds(10)) }
-        let lockFileHolder = try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", "/usr/bin/flock", "-n", "-s", lockFile, "true"])
+        let lockFileHolder = try run(
+            "/usr/bin/setpriv",
+            ["--reuid=65534", "--regid=65534", "--clear-groups", "--", "/usr/bin/flock", "-n", "-s", lockFile, "true"])
         #expect(lockFileHolder.status != 0, "nobody cannot open the lock file: \(lockFileHolder.error)")
-        let privateHolder = try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", "/usr/bin/flock", "-n", "-s", etc.file(".loupe.lock.d"), "true"])
+        let privateHolder = try run(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=65534", "--regid=65534", "--clear-groups", "--", "/usr/bin/flock", "-n", "-s",
+                etc.file(".loupe.lock.d"), "true",
+            ])
         #expect(privateHolder.status != 0, "nor the writers' private lock directory: \(privateHolder.error)")
         // Once nobody holds the directory's lock, a write must not wait for it: one that did would time
         // out (the store's lock timeout is 2 s) and throw.
@@ -255,19 +290,28 @@ struct HardeningTests {
         chmod(path, 0o644)
         let helper = try DeploymentTests.installHelper(in: bin)
         // A user no other test runs as.
-        let reader = try ChildProcess("/usr/bin/setpriv", [
-            "--reuid=64990", "--regid=64990", "--clear-groups", "--", helper, "follow-past-inotify-limit", path, "2",
-        ])
+        let reader = try ChildProcess(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=64990", "--regid=64990", "--clear-groups", "--", helper, "follow-past-inotify-limit", path,
+                "2",
+            ])
         defer {
             reader.kill(SIGKILL)
             _ = reader.wait(limit: .seconds(10))
         }
-        #expect(eventually(deadline: .seconds(30)) { reader.output.contains("started 1") }, "\(reader.output) \(reader.errorOutput)")
-        #expect(reader.errorOutput.contains("checking it every 100 ms instead"), "the fallback is logged: \(reader.errorOutput)")
+        #expect(
+            eventually(deadline: .seconds(30)) { reader.output.contains("started 1") },
+            "\(reader.output) \(reader.errorOutput)")
+        #expect(
+            reader.errorOutput.contains("checking it every 100 ms instead"),
+            "the fallback is logged: \(reader.errorOutput)")
         for count in [2, 3] {
             try replaceFile(path, with: #"{"count": \#(count)}"#)
             chmod(path, 0o644)
-            #expect(eventually { reader.output.contains("count \(count)") }, "the root still follows its file: \(reader.output)")
+            #expect(
+                eventually { reader.output.contains("count \(count)") },
+                "the root still follows its file: \(reader.output)")
         }
         #expect(reader.wait(limit: .seconds(30)) == 0, "\(reader.output) \(reader.errorOutput)")
     }
@@ -276,13 +320,15 @@ struct HardeningTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let path = directory.file("settings.json")
-        let holder = try ChildProcess("/usr/bin/flock", [directory.file(".settings.json.lock"), "-c", "echo held; sleep 30"])
+        let holder = try ChildProcess(
+            "/usr/bin/flock", [directory.file(".settings.json.lock"), "-c", "echo held; sleep 30"])
         defer {
             holder.kill(SIGKILL)
             _ = holder.wait(limit: .seconds(10))
         }
         #expect(eventually { holder.output == "held\n" })
-        let root = try RootLens(default: Settings(), store: FileStore(path: path, lockTimeout: .milliseconds(300)), watch: false)
+        let root = try RootLens(
+            default: Settings(), store: FileStore(path: path, lockTimeout: .milliseconds(300)), watch: false)
         #expect {
             try root.count.set(1)
         } throws: { error in
@@ -312,11 +358,15 @@ struct HardeningTests {
         #expect(info.st_uid == 65534 && info.st_gid == 65534, "the file keeps its owner and group")
         #expect(info.st_mode & 0o7777 == 0o640, "and its mode")
         var lock = stat()
-        #expect(stat(service.file(".record.json.lock"), &lock) == 0 && lock.st_uid == 65534, "the lock file is the service's")
+        #expect(
+            stat(service.file(".record.json.lock"), &lock) == 0 && lock.st_uid == 65534,
+            "the lock file is the service's")
 
         // The service, as its own user, still reads and writes its settings.
         let helper = try DeploymentTests.installHelper(in: bin)
-        let update = try ChildProcess("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", helper, "increment", path, "3"])
+        let update = try ChildProcess(
+            "/usr/bin/setpriv",
+            ["--reuid=65534", "--regid=65534", "--clear-groups", "--", helper, "increment", path, "3"])
         #expect(update.wait(limit: .seconds(30)) == 0, "\(update.output) \(update.errorOutput)")
         let record = try decodeStored(over: Record(), Data(contentsOf: URL(fileURLWithPath: path)))
         #expect(record.count == 5)

@@ -49,7 +49,9 @@ struct HistoryTests {
         let before = Date()
         try root.port.set(9000)
         try root.upstream.url.set("https://eu.example")
-        try root.update { $0.features["beta"] = true; $0.port = 9001 }
+        try root.update {
+            $0.features["beta"] = true; $0.port = 9001
+        }
 
         let history = try root.history()
         #expect(history.baseRevision == 0 && history.base == nil, "the file did not exist before the first write")
@@ -61,7 +63,8 @@ struct HistoryTests {
         let author = try #require(first.author)
         #expect(author.userID == UInt32(geteuid()) && author.processID == getpid())
         #expect(!author.host.isEmpty && !author.program.isEmpty && author.userName != nil)
-        #expect(history.changes.allSatisfy { $0.time.map { $0 >= before.addingTimeInterval(-1) && $0 <= Date() } == true })
+        #expect(
+            history.changes.allSatisfy { $0.time.map { $0 >= before.addingTimeInterval(-1) && $0 <= Date() } == true })
         #expect(try history.document(after: 2) == json(#"{"port": 9000, "upstream": {"url": "https://eu.example"}}"#))
         #expect(try history.document(after: 3) == root.storedDocument())
         #expect(try history.document(after: 0) == nil)
@@ -86,7 +89,9 @@ struct HistoryTests {
 
         let changes = try root.history().changes
         #expect(changes.map(\.revision) == [1, 2, 3])
-        #expect(changes[1].isOutsideEdit && changes[1].patch == json(#"{"logLevel": "debug"}"#) && changes[1].reversePatch == json(#"{"logLevel": null}"#))
+        #expect(
+            changes[1].isOutsideEdit && changes[1].patch == json(#"{"logLevel": "debug"}"#)
+                && changes[1].reversePatch == json(#"{"logLevel": null}"#))
         #expect(!changes[2].isOutsideEdit && changes[2].patch == json(#"{"upstream": {"timeoutSeconds": 30}}"#))
         #expect(try root.history().document(after: 3) == root.storedDocument())
     }
@@ -122,7 +127,9 @@ struct HistoryTests {
         try replaceFile(path, with: #"{"port": 9000, "logLevel": "debug"}"#)
         #expect(eventually { watching.value.logLevel == "debug" && other.value.logLevel == "debug" })
         let changes = try writer.history().changes
-        #expect(changes.map(\.revision) == [1, 2] && changes[1].isOutsideEdit && changes[1].patch == json(#"{"logLevel": "debug"}"#), "\(changes)")
+        #expect(
+            changes.map(\.revision) == [1, 2] && changes[1].isOutsideEdit
+                && changes[1].patch == json(#"{"logLevel": "debug"}"#), "\(changes)")
     }
 
     @Test("rollback writes the document a revision left as a new change, editing the file in place")
@@ -130,7 +137,8 @@ struct HistoryTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let path = directory.file("settings.toml")
-        try Data("""
+        try Data(
+            """
             # The site's settings.
             port = 9000   # the public port
 
@@ -138,7 +146,8 @@ struct HistoryTests {
             # Where requests go.
             url = "https://eu.example"
 
-            """.utf8).write(to: URL(fileURLWithPath: path))
+            """.utf8
+        ).write(to: URL(fileURLWithPath: path))
         let root = try RootLens(default: Settings(), store: FileStore(path: path, format: TOMLCodec()), watch: false)
         let observed = Locked<[Int]>([])
         let token = root.port.observe { port in observed.withLock { $0.append(port) } }
@@ -150,18 +159,21 @@ struct HistoryTests {
         try root.rollback(to: 0)
         #expect(root.value.port == 9000 && root.value.upstream.url == "https://eu.example")
         let text = try String(contentsOfFile: path, encoding: .utf8)
-        #expect(text == """
-            # The site's settings.
-            port = 9000   # the public port
+        #expect(
+            text == """
+                # The site's settings.
+                port = 9000   # the public port
 
-            [upstream]
-            # Where requests go.
-            url = "https://eu.example"
+                [upstream]
+                # Where requests go.
+                url = "https://eu.example"
 
-            """, "the comments, the order and the spacing are the file's own")
+                """, "the comments, the order and the spacing are the file's own")
         let changes = try root.history().changes
         #expect(changes.map(\.revision) == [1, 2, 3], "a rollback is a change of its own")
-        #expect(changes[2].patch == json(#"{"port": 9000, "upstream": {"url": "https://eu.example"}}"#) && changes[2].author != nil)
+        #expect(
+            changes[2].patch == json(#"{"port": 9000, "upstream": {"url": "https://eu.example"}}"#)
+                && changes[2].author != nil)
         #expect(observed.withLock { $0 } == [9443, 9000])
 
         // And forward again: to what revision 1 left.
@@ -191,7 +203,9 @@ struct HistoryTests {
         let locks = directory.file("locks")
         try FileManager.default.createDirectory(atPath: locks, withIntermediateDirectories: true)
         try Data("port\n".utf8).write(to: URL(fileURLWithPath: locks + "/00-admin"))
-        let locked = try RootLens(default: Settings(), store: LayeredStore(layers: [], top: FileStore(path: path), locks: [locks]), watch: false)
+        let locked = try RootLens(
+            default: Settings(), store: LayeredStore(layers: [], top: FileStore(path: path), locks: [locks]),
+            watch: false)
         let refused = #expect(throws: SettingsError.self) { try locked.rollback(to: 1) }
         #expect(refused?.code == .locked, "\(String(describing: refused))")
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == stored)
@@ -202,7 +216,8 @@ struct HistoryTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let path = directory.file("settings.json")
-        let root = try RootLens(default: Settings(), store: FileStore(path: path, history: .kept(changes: 8, bytes: 1 << 20)), watch: false)
+        let root = try RootLens(
+            default: Settings(), store: FileStore(path: path, history: .kept(changes: 8, bytes: 1 << 20)), watch: false)
         var documents: [Int: JSONValue?] = [:]
         for port in 1...30 {
             try root.port.set(port)
@@ -211,12 +226,16 @@ struct HistoryTests {
         var history = try root.history()
         #expect((6...8).contains(history.changes.count), "\(history.changes.count)")
         #expect(history.changes.last?.revision == 30 && history.baseRevision == history.changes[0].revision - 1)
-        for change in history.changes { #expect(try history.document(after: change.revision) == documents[change.revision]!) }
+        for change in history.changes {
+            #expect(try history.document(after: change.revision) == documents[change.revision]!)
+        }
         #expect(throws: SettingsError.self) { try history.document(after: 3) }
 
         // By size: records of about 2 KB each, in at most 8 KB.
         let sized = directory.file("sized.json")
-        let large = try RootLens(default: Settings(), store: FileStore(path: sized, history: .kept(changes: 100, bytes: 8 << 10)), watch: false)
+        let large = try RootLens(
+            default: Settings(), store: FileStore(path: sized, history: .kept(changes: 100, bytes: 8 << 10)),
+            watch: false)
         for index in 0..<20 { try large.logLevel.set(String(repeating: "\(index % 10)", count: 1_000)) }
         history = try large.history()
         let size = try FileManager.default.attributesOfItem(atPath: Self.journal(of: sized))[.size] as? Int ?? 0
@@ -224,7 +243,9 @@ struct HistoryTests {
         #expect(try history.document(after: 20) == large.storedDocument())
     }
 
-    @Test("a journal read back from its file is compacted with its records as they were written; a file saved again in other bytes is no outside edit")
+    @Test(
+        "a journal read back from its file is compacted with its records as they were written; a file saved again in other bytes is no outside edit"
+    )
     func readBackThenCompacted() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
@@ -248,7 +269,9 @@ struct HistoryTests {
         }
         let lines = try String(contentsOfFile: journal, encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 7, "a header and revisions 4 to 9: \(lines)")
-        #expect(Array(lines[1...2]) == Array(firstLines[4...5]), "revisions 4 and 5 byte for byte as the first store wrote them")
+        #expect(
+            Array(lines[1...2]) == Array(firstLines[4...5]),
+            "revisions 4 and 5 byte for byte as the first store wrote them")
 
         // The same document saved again in other bytes, by hand: the next record follows the last with no
         // outside edit between them.
@@ -257,16 +280,21 @@ struct HistoryTests {
         let third = try RootLens(default: Settings(), store: FileStore(path: path, history: policy), watch: false)
         try third.port.set(10)
         documents[10] = try third.storedDocument()
-        let history = try RootLens(default: Settings(), store: FileStore(path: path, history: policy), watch: false).history()
+        let history = try RootLens(default: Settings(), store: FileStore(path: path, history: policy), watch: false)
+            .history()
         #expect(history.changes.map(\.revision) == Array(4...10) && history.changes.allSatisfy { !$0.isOutsideEdit })
-        for change in history.changes { #expect(try history.document(after: change.revision) == documents[change.revision]!) }
+        for change in history.changes {
+            #expect(try history.document(after: change.revision) == documents[change.revision]!)
+        }
         // A fourth store finds the journal as the third left it, and records one change more.
         let fourth = try RootLens(default: Settings(), store: FileStore(path: path, history: policy), watch: false)
         try fourth.port.set(11)
         #expect(try fourth.history().changes.map(\.revision) == Array(4...11))
     }
 
-    @Test("a journal written whole is in place before the file changes: a write that fails leaves no trace, and an outside edit's compaction with no write of its own lands")
+    @Test(
+        "a journal written whole is in place before the file changes: a write that fails leaves no trace, and an outside edit's compaction with no write of its own lands"
+    )
     func journalWrittenWhole() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
@@ -276,7 +304,8 @@ struct HistoryTests {
         func names() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() }
 
         // The first write makes the journal, written whole; the settings file's write fails after it began.
-        let small = try RootLens(default: Settings(), store: FileStore(path: path, maximumDocumentSize: 200, history: policy), watch: false)
+        let small = try RootLens(
+            default: Settings(), store: FileStore(path: path, maximumDocumentSize: 200, history: policy), watch: false)
         #expect(throws: SettingsError.self) { try small.logLevel.set(String(repeating: "x", count: 300)) }
         #expect(!FileManager.default.fileExists(atPath: journal) && !FileManager.default.fileExists(atPath: path))
         let left = try names()
@@ -287,7 +316,9 @@ struct HistoryTests {
         // Past the bound (three changes), the oldest are folded away and the journal is written whole.
         try small.port.set(9001)
         try small.port.set(9002)
-        #expect(try RootLens(default: Settings(), store: FileStore(path: path, history: policy), watch: false).history().changes.map(\.revision) == [3])
+        #expect(
+            try RootLens(default: Settings(), store: FileStore(path: path, history: policy), watch: false).history()
+                .changes.map(\.revision) == [3])
         try small.port.set(9003)
 
         // An edit by hand that a watching root records, past the bound: the journal is written whole with no
@@ -296,11 +327,14 @@ struct HistoryTests {
         try replaceFile(path, with: #"{"port": 9003, "logLevel": "debug"}"#)
         var changes: [SettingsChange] = []
         _ = try eventually {
-            changes = try RootLens(default: Settings(), store: FileStore(path: path, history: policy), watch: false).history().changes
+            changes = try RootLens(default: Settings(), store: FileStore(path: path, history: policy), watch: false)
+                .history().changes
             return changes.last?.isOutsideEdit == true
         }
         #expect(watching.value.logLevel == "debug")
-        #expect(changes.map(\.revision) == [5] && changes[0].isOutsideEdit && changes[0].patch == json(#"{"logLevel": "debug"}"#), "\(changes)")
+        #expect(
+            changes.map(\.revision) == [5] && changes[0].isOutsideEdit
+                && changes[0].patch == json(#"{"logLevel": "debug"}"#), "\(changes)")
         let now = try names()
         #expect(now.allSatisfy { !$0.contains(".tmp-") }, "no temporary file is left: \(now)")
     }
@@ -323,18 +357,25 @@ struct HistoryTests {
         #expect(try fresh.history().changes.map(\.revision) == [1, 2])
         try fresh.port.set(9002)
         #expect(try fresh.history().changes.map(\.revision) == [1, 2, 3])
-        let lines = try String(contentsOfFile: journal, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        let lines = try String(contentsOfFile: journal, encoding: .utf8).split(
+            separator: "\n", omittingEmptySubsequences: false)
         #expect(lines.count == 5 && lines.last == "", "a header, three records, and nothing torn left: \(lines)")
 
         // Corrupt (or a format this version does not know): a warning naming it; the settings are untouched.
         try Data("not a journal\n".utf8).write(to: URL(fileURLWithPath: journal))
         let logs = InMemoryLogHandler()
-        let reader = try RootLens(default: Settings(), store: FileStore(path: path, logger: Logger(label: "test") { _ in logs }), watch: false)
+        let reader = try RootLens(
+            default: Settings(), store: FileStore(path: path, logger: Logger(label: "test") { _ in logs }), watch: false
+        )
         #expect(try reader.history().changes.isEmpty && reader.value.port == 9002)
-        #expect(logs.entries.contains { "\($0.message)".contains("does not read") && "\($0.metadata)".contains(journal) }, "\(logs.entries)")
+        #expect(
+            logs.entries.contains { "\($0.message)".contains("does not read") && "\($0.metadata)".contains(journal) },
+            "\(logs.entries)")
         try reader.port.set(9003)
         let history = try reader.history()
-        #expect(history.changes.map(\.revision) == [1] && history.base == json(#"{"port": 9002}"#), "started afresh from what the file held")
+        #expect(
+            history.changes.map(\.revision) == [1] && history.base == json(#"{"port": 9002}"#),
+            "started afresh from what the file held")
     }
 
     @Test("the journal has the settings file's mode; none is kept when the store is told so")
@@ -363,10 +404,12 @@ struct HistoryTests {
         let path = directory.file("settings.json")
         let credentials = directory.file("credentials")
         try FileManager.default.createDirectory(atPath: credentials, withIntermediateDirectories: true)
-        try Data("https://user:hunter2@internal.example".utf8).write(to: URL(fileURLWithPath: credentials + "/upstream.url"))
+        try Data("https://user:hunter2@internal.example".utf8).write(
+            to: URL(fileURLWithPath: credentials + "/upstream.url"))
         let root = try RootLens(
             default: Settings(),
-            store: LayeredStore(layers: [.directory(credentials: credentials)], top: FileStore(path: path)), watch: false)
+            store: LayeredStore(layers: [.directory(credentials: credentials)], top: FileStore(path: path)),
+            watch: false)
         #expect(root.value.upstream.url.contains("hunter2"))
         try root.port.set(9000)
         try root.upstream.timeoutSeconds.set(9)
@@ -386,7 +429,9 @@ struct HistoryTests {
         #expect(stat(journal, &info) == 0 && info.st_mode & 0o777 == 0o644)
         #expect(chmod(path, 0o600) == 0)
         try root.upstream.url.set("https://token@upstream.example")
-        #expect(stat(journal, &info) == 0 && info.st_mode & 0o777 == 0o600, "mode \(String(info.st_mode & 0o777, radix: 8))")
+        #expect(
+            stat(journal, &info) == 0 && info.st_mode & 0o777 == 0o600, "mode \(String(info.st_mode & 0o777, radix: 8))"
+        )
         #expect(try root.history().changes.count == 2, "appended, not started afresh")
     }
 
@@ -401,20 +446,34 @@ struct HistoryTests {
         #expect(chmod(shared, 0o1777) == 0)
         let path = shared + "/s.json"
         let journal = Self.journal(of: path)
-        let planted = try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", "/bin/sh", "-c", ": > \"$0\"; chmod 666 \"$0\"", journal])
+        let planted = try run(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=65534", "--regid=65534", "--clear-groups", "--", "/bin/sh", "-c",
+                ": > \"$0\"; chmod 666 \"$0\"", journal,
+            ])
         #expect(planted.status == 0, "\(planted.error)")
         let logs = InMemoryLogHandler()
-        let root = try RootLens(default: Settings(), store: FileStore(path: path, logger: Logger(label: "test") { _ in logs }), watch: false)
+        let root = try RootLens(
+            default: Settings(), store: FileStore(path: path, logger: Logger(label: "test") { _ in logs }), watch: false
+        )
         try root.upstream.url.set("https://s3cr3t@upstream.example")
         var info = stat()
-        #expect(lstat(journal, &info) == 0 && info.st_uid == 0, "the journal at the path is root's own now (owner \(info.st_uid))")
-        let asNobody = try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", "/bin/cat", journal])
+        #expect(
+            lstat(journal, &info) == 0 && info.st_uid == 0,
+            "the journal at the path is root's own now (owner \(info.st_uid))")
+        let asNobody = try run(
+            "/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", "/bin/cat", journal])
         #expect(!asNobody.output.contains("s3cr3t"), "nobody reads nothing of root's record")
-        #expect(logs.entries.contains { "\($0.message)".contains("another user") && "\($0.metadata)".contains(journal) }, "\(logs.entries)")
+        #expect(
+            logs.entries.contains { "\($0.message)".contains("another user") && "\($0.metadata)".contains(journal) },
+            "\(logs.entries)")
         #expect(try root.history().changes.count == 1)
     }
 
-    @Test("a journal too large to read is named as the journal, and the history starts afresh (the settings file is not blamed)")
+    @Test(
+        "a journal too large to read is named as the journal, and the history starts afresh (the settings file is not blamed)"
+    )
     func anOversizedJournalStartsAfresh() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
@@ -425,9 +484,13 @@ struct HistoryTests {
         // 20 MB: past the bound a journal is read up to (its own bound and 16 MiB more).
         try Data(repeating: UInt8(ascii: "x"), count: 20 << 20).write(to: URL(fileURLWithPath: journal))
         let logs = InMemoryLogHandler()
-        let reader = try RootLens(default: Settings(), store: FileStore(path: path, logger: Logger(label: "test") { _ in logs }), watch: false)
+        let reader = try RootLens(
+            default: Settings(), store: FileStore(path: path, logger: Logger(label: "test") { _ in logs }), watch: false
+        )
         #expect(try reader.history().changes.isEmpty && reader.value.port == 9000)
-        #expect(logs.entries.contains { "\($0.message)".contains("too large") && "\($0.metadata)".contains(journal) }, "\(logs.entries)")
+        #expect(
+            logs.entries.contains { "\($0.message)".contains("too large") && "\($0.metadata)".contains(journal) },
+            "\(logs.entries)")
         try reader.port.set(9001)
         #expect(try reader.history().changes.map(\.revision) == [1], "started afresh, and history goes on")
         #expect(try Data(contentsOf: URL(fileURLWithPath: journal)).count < 4096)
@@ -439,7 +502,9 @@ extension HistoryTests {
     /// The token the tests set, unset and purge.
     static let token = "tok-7f3a9c"
 
-    @Test("a purge takes an unset value out of every record and out of the journal's bytes; the other records, the mode and the owner stay")
+    @Test(
+        "a purge takes an unset value out of every record and out of the journal's bytes; the other records, the mode and the owner stay"
+    )
     func purgeTakesAnUnsetValueOutOfEveryRecord() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
@@ -452,7 +517,9 @@ extension HistoryTests {
         let journal = Self.journal(of: path)
         // What the issue found: the unset value stays readable in the history.
         #expect(try String(contentsOfFile: journal, encoding: .utf8).contains(Self.token))
-        #expect(try root.history().changes[3].reversePatch[path: "upstream.url"] == .string("https://ci:\(Self.token)@upstream.example"))
+        #expect(
+            try root.history().changes[3].reversePatch[path: "upstream.url"]
+                == .string("https://ci:\(Self.token)@upstream.example"))
         #expect(chmod(path, 0o600) == 0, "the settings file made private since")
         let before = try root.history()
 
@@ -460,13 +527,19 @@ extension HistoryTests {
         #expect(try !String(contentsOfFile: journal, encoding: .utf8).contains(Self.token))
         var info = stat(), settings = stat()
         #expect(stat(journal, &info) == 0 && stat(path, &settings) == 0)
-        #expect(info.st_mode & 0o777 == 0o600 && info.st_uid == settings.st_uid && info.st_gid == settings.st_gid, "mode \(String(info.st_mode & 0o777, radix: 8))")
-        #expect(!(try FileManager.default.contentsOfDirectory(atPath: directory.path).contains { $0.contains(".tmp-") }), "no temporary file left")
+        #expect(
+            info.st_mode & 0o777 == 0o600 && info.st_uid == settings.st_uid && info.st_gid == settings.st_gid,
+            "mode \(String(info.st_mode & 0o777, radix: 8))")
+        #expect(
+            !(try FileManager.default.contentsOfDirectory(atPath: directory.path).contains { $0.contains(".tmp-") }),
+            "no temporary file left")
 
         let history = try root.history()
         #expect(history.changes.map(\.revision) == [1, 2, 3, 4])
         #expect(history.changes.map(\.purgedPaths) == [[], ["upstream.url"], [], ["upstream.url"]])
-        #expect(history.changes[0] == before.changes[0] && history.changes[2] == before.changes[2], "the other records are as they were")
+        #expect(
+            history.changes[0] == before.changes[0] && history.changes[2] == before.changes[2],
+            "the other records are as they were")
         #expect(history.changes[1].changedPaths == ["upstream.url"] && history.changes[1].touches("upstream.url"))
         #expect(history.changes[3].changedPaths == ["upstream", "upstream.url"], "\(history.changes[3])")
         for revision in 0...4 {
@@ -482,7 +555,9 @@ extension HistoryTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: journal)) == bytes)
         // The next write appends to the purged journal.
         try root.port.set(9001)
-        #expect(try root.history().changes.map(\.revision) == [1, 2, 3, 4, 5] && root.history().document(after: 5) == root.storedDocument())
+        #expect(
+            try root.history().changes.map(\.revision) == [1, 2, 3, 4, 5]
+                && root.history().document(after: 5) == root.storedDocument())
     }
 
     @Test("a rollback leaves a purged path as it is now, rather than restoring it as nothing")
@@ -491,7 +566,8 @@ extension HistoryTests {
         defer { directory.cleanUp() }
         let path = directory.file("settings.json")
         // The file held the token before the history began: the journal's first line holds it too.
-        try Data(#"{"upstream": {"url": "https://ci:\#(Self.token)@upstream.example"}}"#.utf8).write(to: URL(fileURLWithPath: path))
+        try Data(#"{"upstream": {"url": "https://ci:\#(Self.token)@upstream.example"}}"#.utf8).write(
+            to: URL(fileURLWithPath: path))
         let root = try RootLens(default: Settings(), store: FileStore(path: path), watch: false)
         try root.port.set(9000)
         try root.upstream.url.set("https://rotated.example")
@@ -511,34 +587,48 @@ extension HistoryTests {
         #expect(try !String(contentsOfFile: path, encoding: .utf8).contains("upstream"))
     }
 
-    @Test("the root path purges every value; a compaction keeps what was purged; a store without history, or a journal that does not read, says so")
+    @Test(
+        "the root path purges every value; a compaction keeps what was purged; a store without history, or a journal that does not read, says so"
+    )
     func purgeEverythingAndRefusals() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let path = directory.file("settings.json")
-        let root = try RootLens(default: Settings(), store: FileStore(path: path, history: .kept(changes: 4)), watch: false)
+        let root = try RootLens(
+            default: Settings(), store: FileStore(path: path, history: .kept(changes: 4)), watch: false)
         try root.upstream.url.set("https://ci:\(Self.token)@upstream.example")
         for port in 9000..<9004 { try root.port.set(port) }
         let compacted = try root.history()
-        #expect(try root.purgeHistory(of: "upstream.url") == 1, "the first line, which the change that set it was folded into: \(compacted)")
+        #expect(
+            try root.purgeHistory(of: "upstream.url") == 1,
+            "the first line, which the change that set it was folded into: \(compacted)")
         for port in 9004..<9008 { try root.port.set(port) }
-        #expect(try root.history().basePurgedPaths == ["upstream.url"], "a change folded into the first line takes what was purged from it along")
+        #expect(
+            try root.history().basePurgedPaths == ["upstream.url"],
+            "a change folded into the first line takes what was purged from it along")
         #expect(try !String(contentsOfFile: Self.journal(of: path), encoding: .utf8).contains(Self.token))
 
         #expect(try root.purgeHistory(of: "") > 0)
         let history = try root.history()
-        #expect(history.changes.allSatisfy { $0.patch == .object([:]) && $0.purgedPaths == [""] } && history.base == .object([:]))
+        #expect(
+            history.changes.allSatisfy { $0.patch == .object([:]) && $0.purgedPaths == [""] }
+                && history.base == .object([:]))
         #expect(try !String(contentsOfFile: Self.journal(of: path), encoding: .utf8).contains("9007"))
         try root.rollback(to: history.baseRevision)
         #expect(root.value.port == 9007, "every path was purged: the settings stay as they are")
 
-        let off = try RootLens(default: Settings(), store: FileStore(path: directory.file("off.json"), history: .off), watch: false)
+        let off = try RootLens(
+            default: Settings(), store: FileStore(path: directory.file("off.json"), history: .off), watch: false)
         #expect(throws: SettingsError.self) { try off.purgeHistory(of: "port") }
         #expect((try? RootLens(Settings()).purgeHistory(of: "port")) == nil)
-        #expect(try RootLens(default: Settings(), store: FileStore(path: directory.file("new.json")), watch: false).purgeHistory(of: "port") == 0, "no journal yet")
+        #expect(
+            try RootLens(default: Settings(), store: FileStore(path: directory.file("new.json")), watch: false)
+                .purgeHistory(of: "port") == 0, "no journal yet")
 
         try Data("not a journal\n".utf8).write(to: URL(fileURLWithPath: Self.journal(of: path)))
         let error = #expect(throws: SettingsError.self) { try root.purgeHistory(of: "port") }
-        #expect(error?.code == .corrupt && error?.description.contains(Self.journal(of: path)) == true, "\(String(describing: error))")
+        #expect(
+            error?.code == .corrupt && error?.description.contains(Self.journal(of: path)) == true,
+            "\(String(describing: error))")
     }
 }

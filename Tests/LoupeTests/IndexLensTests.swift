@@ -48,7 +48,9 @@ struct IndexLensTests {
         }
         #expect(outOfRange?.description == "cannot write items[4]: the array has 2 elements, so there is no index 4")
         #expect(throws: SettingsError.self) { try root.items[index: 4].name.set("far") }
-        #expect(throws: SettingsError.self, "an element is removed through the array") { try root.items[index: 0].set(nil) }
+        #expect(throws: SettingsError.self, "an element is removed through the array") {
+            try root.items[index: 0].set(nil)
+        }
         #expect(root.value == Inventory())
         try root.items[index: 1].set(Item(name: "B", weight: 2))
         try root.items[index: 0].withDefault(Item(name: "unused")).weight.set(7)

@@ -25,7 +25,10 @@ struct JSONEditPropertyTests {
 
     /// Makes `files` random texts, and of each `editsPerFile` random one-path edits and as many writes of a
     /// few independent edits at once; checks each.
-    func check(codec: some DocumentCodec, parser: IndependentParser, comments: Bool, seed: UInt64, files: Int, editsPerFile: Int) throws {
+    func check(
+        codec: some DocumentCodec, parser: IndependentParser, comments: Bool, seed: UInt64, files: Int,
+        editsPerFile: Int
+    ) throws {
         var random = SeededGenerator(seed: seed)
         var texts: [String] = []
         var expected: [JSONValue] = []
@@ -40,15 +43,21 @@ struct JSONEditPropertyTests {
             for _ in 0..<editsPerFile {
                 counter += 1
                 guard let edit = file.randomEdit(using: &random, fresh: counter) else { continue }
-                guard let new = write(edit.document, over: file, holding: old, codec: codec, edits: [edit]) else { continue }
+                guard let new = write(edit.document, over: file, holding: old, codec: codec, edits: [edit]) else {
+                    continue
+                }
                 texts.append(String(decoding: new.trimmingPrefix(TextEngine.byteOrderMark), as: UTF8.self))
                 expected.append(edit.document)
                 // The bytes outside the region the edit may change are the old text's, at the start and the end.
                 let (low, high) = (edit.allowed.lowerBound, edit.allowed.upperBound)
-                #expect(new.count >= low + file.text.count - high && new.starts(with: file.text[..<low]) && new.reversed().starts(with: file.text[high...].reversed()),
-                        "bytes outside \(edit.allowed) changed: \(describe([edit], file, new))")
+                #expect(
+                    new.count >= low + file.text.count - high && new.starts(with: file.text[..<low])
+                        && new.reversed().starts(with: file.text[high...].reversed()),
+                    "bytes outside \(edit.allowed) changed: \(describe([edit], file, new))")
                 if edit.staysOnLines {
-                    #expect(new.count { $0 == UInt8(ascii: "\n") } == file.text.count { $0 == UInt8(ascii: "\n") }, "lines changed: \(describe([edit], file, new))")
+                    #expect(
+                        new.count { $0 == UInt8(ascii: "\n") } == file.text.count { $0 == UInt8(ascii: "\n") },
+                        "lines changed: \(describe([edit], file, new))")
                 }
             }
             // A few edits at once, each of a part the others leave alone.
@@ -56,7 +65,9 @@ struct JSONEditPropertyTests {
                 var edits: [GeneratedJSONText.Edit] = []
                 for _ in 0..<Int.random(in: 2...4, using: &random) {
                     counter += 1
-                    if let edit = file.randomEdit(using: &random, fresh: counter), edits.allSatisfy({ $0.isIndependent(of: edit) }) {
+                    if let edit = file.randomEdit(using: &random, fresh: counter),
+                        edits.allSatisfy({ $0.isIndependent(of: edit) })
+                    {
                         edits.append(edit)
                     }
                 }
@@ -76,7 +87,10 @@ struct JSONEditPropertyTests {
 
     /// `document` written over the generated file by `codec`; records an issue where the write fails, a
     /// byte-order mark comes or goes, or a comment the edits do not take is lost or one they take is kept.
-    func write(_ document: JSONValue, over file: GeneratedJSONText, holding old: JSONValue, codec: some DocumentCodec, edits: [GeneratedJSONText.Edit]) -> [UInt8]? {
+    func write(
+        _ document: JSONValue, over file: GeneratedJSONText, holding old: JSONValue, codec: some DocumentCodec,
+        edits: [GeneratedJSONText.Edit]
+    ) -> [UInt8]? {
         let new: [UInt8]
         do {
             new = Array(try codec.serializeDocument(document, editing: (Data(file.text), old), store: "test"))
@@ -84,7 +98,9 @@ struct JSONEditPropertyTests {
             Issue.record("\(error): \(describe(edits, file, nil))")
             return nil
         }
-        #expect(new.starts(with: TextEngine.byteOrderMark) == file.text.starts(with: TextEngine.byteOrderMark), "the byte-order mark: \(describe(edits, file, new))")
+        #expect(
+            new.starts(with: TextEngine.byteOrderMark) == file.text.starts(with: TextEngine.byteOrderMark),
+            "the byte-order mark: \(describe(edits, file, new))")
         let text = String(decoding: new, as: UTF8.self)
         var wrong: [String] = []
         for comment in file.comments {
@@ -101,7 +117,8 @@ struct JSONEditPropertyTests {
 
     func describe(_ edits: [GeneratedJSONText.Edit], _ file: GeneratedJSONText, _ new: [UInt8]?) -> String {
         let what = edits.map { "\($0.kind) at \(ValuePath($0.path))" }.joined(separator: ", ")
-        return "\(what) in:\n\(String(decoding: file.text, as: UTF8.self))" + (new.map { "\nwrote:\n\(String(decoding: $0, as: UTF8.self))" } ?? "")
+        return "\(what) in:\n\(String(decoding: file.text, as: UTF8.self))"
+            + (new.map { "\nwrote:\n\(String(decoding: $0, as: UTF8.self))" } ?? "")
     }
 }
 
@@ -153,8 +170,10 @@ struct GeneratedJSONText {
         /// Whether the text keeps its number of lines (an entry gained or lost in a one-line container).
         var staysOnLines = false
 
-        init(_ kind: String, at path: [ValuePath.Component], scope: [ValuePath.Component], in document: JSONValue,
-             change: @escaping (inout JSONValue) -> Void, allowed: ClosedRange<Int>, owned: Range<Int> = 0..<0) {
+        init(
+            _ kind: String, at path: [ValuePath.Component], scope: [ValuePath.Component], in document: JSONValue,
+            change: @escaping (inout JSONValue) -> Void, allowed: ClosedRange<Int>, owned: Range<Int> = 0..<0
+        ) {
             self.kind = kind
             self.path = path
             self.change = change
@@ -195,39 +214,52 @@ struct GeneratedJSONText {
             case (.bool(let flag), 0...1): value = .bool(!flag)
             default: value = freshValue()
             }
-            return Edit("set", at: path, scope: path, in: document, change: { $0[path: ValuePath(path)] = value },
-                        allowed: entry.value.lowerBound...entry.value.upperBound, owned: entry.value)
+            return Edit(
+                "set", at: path, scope: path, in: document, change: { $0[path: ValuePath(path)] = value },
+                allowed: entry.value.lowerBound...entry.value.upperBound, owned: entry.value)
         case 3:  // remove a member or an element
             guard let path = entryPaths.randomElement(using: &random), let entry = entries[path] else { return nil }
             let parentPath = Array(path.dropLast())
             let container = containers[parentPath]!
             let position = container.entries.firstIndex(of: path)!
             let low = position > 0 ? entries[container.entries[position - 1]]!.value.upperBound : container.open + 1
-            let high = position < container.entries.count - 1 ? entries[container.entries[position + 1]]!.start : container.close
-            var edit = Edit("remove", at: path, scope: container.isObject ? path : parentPath, in: document,
-                            change: { try? $0.remove(at: ValuePath(path)) }, allowed: low...high, owned: entry.ownStart..<entry.tailEnd)
+            let high =
+                position < container.entries.count - 1
+                ? entries[container.entries[position + 1]]!.start : container.close
+            var edit = Edit(
+                "remove", at: path, scope: container.isObject ? path : parentPath, in: document,
+                change: { try? $0.remove(at: ValuePath(path)) }, allowed: low...high,
+                owned: entry.ownStart..<entry.tailEnd)
             edit.ownedGo = true
             edit.staysOnLines = container.oneLine
             return edit
         default:  // add a member or an element
-            guard let path = containerPaths.randomElement(using: &random), let container = containers[path] else { return nil }
+            guard let path = containerPaths.randomElement(using: &random), let container = containers[path] else {
+                return nil
+            }
             let value = freshValue(scalarOnly: container.oneLine)
             let end = container.entries.last.map { entries[$0]!.value.upperBound } ?? container.open + 1
             var edit: Edit
             if container.isObject {
                 let member = path + [.key("new\(fresh)")]
-                edit = Edit("add a member", at: path, scope: member, in: document, change: { $0[path: ValuePath(member)] = value },
-                            allowed: end...container.close)
+                edit = Edit(
+                    "add a member", at: path, scope: member, in: document,
+                    change: { $0[path: ValuePath(member)] = value },
+                    allowed: end...container.close)
             } else {
                 let before = Int.random(in: 0...container.entries.count, using: &random)
-                let allowed = before == container.entries.count
+                let allowed =
+                    before == container.entries.count
                     ? end...container.close
-                    : (before > 0 ? entries[container.entries[before - 1]]!.value.upperBound : container.open + 1)...entries[container.entries[before]]!.start
-                edit = Edit("add an element before \(before)", at: path, scope: path, in: document, change: { document in
-                    guard case .array(var elements)? = document[path: ValuePath(path)] else { return }
-                    elements.insert(value, at: before)
-                    document[path: ValuePath(path)] = .array(elements)
-                }, allowed: allowed)
+                    : (before > 0 ? entries[container.entries[before - 1]]!.value.upperBound : container.open + 1)...entries[
+                        container.entries[before]]!.start
+                edit = Edit(
+                    "add an element before \(before)", at: path, scope: path, in: document,
+                    change: { document in
+                        guard case .array(var elements)? = document[path: ValuePath(path)] else { return }
+                        elements.insert(value, at: before)
+                        document[path: ValuePath(path)] = .array(elements)
+                    }, allowed: allowed)
             }
             edit.staysOnLines = container.oneLine && !container.entries.isEmpty
             return edit
@@ -300,7 +332,9 @@ struct GeneratedJSONText {
             }
         }
 
-        private mutating func value(at path: [ValuePath.Component], indentation: String, depth: Int, root: Bool, oneLine: Bool, inArray: Bool) -> JSONValue {
+        private mutating func value(
+            at path: [ValuePath.Component], indentation: String, depth: Int, root: Bool, oneLine: Bool, inArray: Bool
+        ) -> JSONValue {
             let kind = root ? 0 : depth >= 4 ? 2 : Int.random(in: 0..<5, using: &random)
             guard kind < 2 else {
                 let (value, text) = scalar(inArray: inArray)
@@ -343,7 +377,9 @@ struct GeneratedJSONText {
                 let start = file.text.count
                 if isObject { emit("\"\(key)\"" + separator) }
                 let valueStart = file.text.count
-                let value = value(at: entryPath, indentation: inner, depth: depth + 1, root: false, oneLine: isOneLine, inArray: !isObject)
+                let value = value(
+                    at: entryPath, indentation: inner, depth: depth + 1, root: false, oneLine: isOneLine,
+                    inArray: !isObject)
                 let valueEnd = file.text.count
                 let comma = index < count - 1 || (trailingCommas && !isOneLine)
                 if !isOneLine, comments, chance(0.3) {
@@ -364,7 +400,8 @@ struct GeneratedJSONText {
                 } else if comma {
                     emit(",")
                 }
-                file.entries[entryPath] = Entry(ownStart: ownStart, start: start, value: valueStart..<valueEnd, tailEnd: file.text.count)
+                file.entries[entryPath] = Entry(
+                    ownStart: ownStart, start: start, value: valueStart..<valueEnd, tailEnd: file.text.count)
                 paths.append(entryPath)
                 file.entryPaths.append(entryPath)
                 if isObject { members[key] = value } else { elements.append(value) }
@@ -377,7 +414,8 @@ struct GeneratedJSONText {
                 emit(newline + indentation)
             }
             emit(isObject ? "}" : "]")
-            file.containers[path] = Container(open: open, close: file.text.count - 1, isObject: isObject, oneLine: isOneLine, entries: paths)
+            file.containers[path] = Container(
+                open: open, close: file.text.count - 1, isObject: isObject, oneLine: isOneLine, entries: paths)
             file.containerPaths.append(path)
             return isObject ? .object(members) : .array(elements)
         }

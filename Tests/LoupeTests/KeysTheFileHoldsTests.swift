@@ -43,7 +43,12 @@ struct KeysTheFileHoldsTests {
         defer { site.directory.cleanUp() }
         let root = try site.root()
         try root.greeting.set("bonjour")
-        #expect(try site.stored == JSONValue(parsing: #"{"logLevel": "info", "server": {"port": 8080}, "features": {"beta": false}, "greeting": "bonjour"}"#))
+        #expect(
+            try site.stored
+                == JSONValue(
+                    parsing:
+                        #"{"logLevel": "info", "server": {"port": 8080}, "features": {"beta": false}, "greeting": "bonjour"}"#
+                ))
     }
 
     @Test func aKeyNobodyWroteIsNotWrittenForEqualingTheDefault() throws {
@@ -51,7 +56,9 @@ struct KeysTheFileHoldsTests {
         defer { site.directory.cleanUp() }
         let root = try site.root()
         try root.server.port.set(8080)  // the default: nothing changed, nothing written
-        try root.update { $0.server.host = "example.org"; $0.server.host = "localhost" }
+        try root.update {
+            $0.server.host = "example.org"; $0.server.host = "localhost"
+        }
         #expect(try site.stored == JSONValue(parsing: #"{"greeting": "hi"}"#))
         try root.logLevel.set("debug")
         #expect(try site.stored == JSONValue(parsing: #"{"greeting": "hi", "logLevel": "debug"}"#))
@@ -62,7 +69,9 @@ struct KeysTheFileHoldsTests {
         defer { site.directory.cleanUp() }
         let root = try site.root()
         try root.logLevel.set("info")
-        #expect(try site.stored == JSONValue(parsing: #"{"logLevel": "info"}"#), "the file says what the value is, as written")
+        #expect(
+            try site.stored == JSONValue(parsing: #"{"logLevel": "info"}"#),
+            "the file says what the value is, as written")
         #expect(try site.root().value.logLevel == "info")
     }
 
@@ -75,7 +84,9 @@ struct KeysTheFileHoldsTests {
         defer { token.cancel() }
 
         try root.reset(atPath: "logLevel")
-        #expect(try site.stored == JSONValue(parsing: #"{"server": {"host": "localhost", "port": 9090}, "greeting": "hi"}"#))
+        #expect(
+            try site.stored == JSONValue(parsing: #"{"server": {"host": "localhost", "port": 9090}, "greeting": "hi"}"#)
+        )
         #expect(seen.withLock { $0 } == 0, "the value did not change: nothing to observe")
 
         // A reset of a table releases every key under it.
@@ -109,7 +120,8 @@ struct KeysTheFileHoldsTests {
         // Another program pins the log level at the default, after this root read the file.
         try replaceFile(site.path, with: #"{"greeting": "hi", "logLevel": "info"}"#)
         try root.server.port.set(9090)
-        #expect(try site.stored == JSONValue(parsing: #"{"greeting": "hi", "logLevel": "info", "server": {"port": 9090}}"#))
+        #expect(
+            try site.stored == JSONValue(parsing: #"{"greeting": "hi", "logLevel": "info", "server": {"port": 9090}}"#))
     }
 
     @Test func overLayersTheUsersPinAtTheAdministratorsValueStaysInTheUsersFile() throws {
@@ -119,15 +131,20 @@ struct KeysTheFileHoldsTests {
         let user = directory.file("user.json")
         try replaceFile(admin, with: #"{"logLevel": "warning"}"#)
         try replaceFile(user, with: #"{"logLevel": "warning"}"#)
-        let root = try RootLens(default: Settings(), store: LayeredStore(layers: [.file(admin)], top: FileStore(path: user)), watch: false)
+        let root = try RootLens(
+            default: Settings(), store: LayeredStore(layers: [.file(admin)], top: FileStore(path: user)), watch: false)
         try root.greeting.set("mine")
-        #expect(try JSONValue(parsing: String(contentsOfFile: user, encoding: .utf8)) == JSONValue(parsing: #"{"logLevel": "warning", "greeting": "mine"}"#))
+        #expect(
+            try JSONValue(parsing: String(contentsOfFile: user, encoding: .utf8))
+                == JSONValue(parsing: #"{"logLevel": "warning", "greeting": "mine"}"#))
         // When the administrator changes theirs, the user's pin still decides.
         try replaceFile(admin, with: #"{"logLevel": "error"}"#)
         try root.reload()
         #expect(root.value.logLevel == "warning")
         try root.reset(atPath: "logLevel")
         #expect(root.value.logLevel == "error")
-        #expect(try JSONValue(parsing: String(contentsOfFile: user, encoding: .utf8)) == JSONValue(parsing: #"{"greeting": "mine"}"#))
+        #expect(
+            try JSONValue(parsing: String(contentsOfFile: user, encoding: .utf8))
+                == JSONValue(parsing: #"{"greeting": "mine"}"#))
     }
 }

@@ -33,7 +33,8 @@ struct LayerLogicTests {
         func dropIn(_ name: String) -> String { dropIns + "/" + name }
 
         func root(watch: Bool = true) throws -> RootLens<Settings> {
-            let store = LayeredStore(layers: [.file(admin), .directory(dropIns)], top: top, locks: [locks], fileSystem: files)
+            let store = LayeredStore(
+                layers: [.file(admin), .directory(dropIns)], top: top, locks: [locks], fileSystem: files)
             return try RootLens(default: Settings(), store: store, watch: watch)
         }
 
@@ -53,13 +54,16 @@ struct LayerLogicTests {
             site.files.write(#"{"greeting": "\#(name)"}"#, to: site.dropIn(name))
         }
         site.files.write(#"{"greeting": "hidden"}"#, to: site.dropIn(".hidden.json"))  // editors' and Loupe's own
-        site.files.write(#"{"greeting": "text"}"#, to: site.dropIn("notes.txt"))        // another extension
+        site.files.write(#"{"greeting": "text"}"#, to: site.dropIn("notes.txt"))  // another extension
         site.files.write(#"{"greeting": "nested"}"#, to: site.dropIn("30-folder.json/inner.json"))  // a directory
 
         let root = try site.root(watch: false)
         // Bytewise, as systemd orders drop-ins: digits, then capitals, then small letters, then what is
         // past ASCII ("é" is 0xC3 0xA9).
-        #expect(try site.layerSources(root) == [site.admin] + ["10-first.json", "20-second.json", "9-last.json", "Zeta.json", "alpha.json", "é.json"].map(site.dropIn))
+        #expect(
+            try site.layerSources(root) == [site.admin]
+                + ["10-first.json", "20-second.json", "9-last.json", "Zeta.json", "alpha.json", "é.json"].map(
+                    site.dropIn))
         #expect(root.value.greeting == "é.json")
         #expect(try root.provenance(ofPath: "greeting").overrides.first == .layer(site.dropIn("alpha.json")))
     }
@@ -124,7 +128,8 @@ struct LayerLogicTests {
         // Parses but does not decode: reported naming the file and the path.
         site.files.write(#"{"timeoutSeconds": "soon"}"#, to: site.admin)
         #expect(errors.withLock { $0.count } == 2, "\(errors.withLock { $0 })")
-        #expect(errors.withLock { $0.last } == failure(.corrupt, at: "timeoutSeconds", store: "JSON file \(site.admin)"))
+        #expect(
+            errors.withLock { $0.last } == failure(.corrupt, at: "timeoutSeconds", store: "JSON file \(site.admin)"))
         #expect(root.value.timeoutSeconds == 5)
 
         // Updates work over the last good layers, and store only the top's patch.
@@ -186,7 +191,8 @@ struct InMemoryFileSystemTests {
         Changeable(
             readable: LocalFileSystem(), root: directory.path,
             write: { text, path in
-                try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(
+                    atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
                 try replaceFile(path, with: text)
             },
             link: { path, target in
@@ -213,18 +219,26 @@ struct InMemoryFileSystemTests {
         try system.link("\(base)/d/settings.d", "data")
         var answers: [String] = []
         func ask(_ path: String) {
-            let read = Result { try files.readSettled(path, maximumSize: 1 << 20) { String(decoding: $0, as: UTF8.self) }?.0 }
-            let readAnswer = switch read {
-            case .success(let text): text ?? "no file"
-            case .failure(let error): "\((error as? SettingsError)?.code.description ?? "\(error)")"
+            let read = Result {
+                try files.readSettled(path, maximumSize: 1 << 20) { String(decoding: $0, as: UTF8.self) }?.0
             }
-            answers.append([
-                String(describing: try? files.resolvingSymlinks(path)).replacingOccurrences(of: base, with: "BASE"),
-                "\((try? files.entries(of: path))??.sorted() ?? [])", "\(files.isRegularFile(path))", "\(files.isDirectory(path))",
-                "\((try? files.identity(of: path)) != nil)", readAnswer.replacingOccurrences(of: base, with: "BASE"),
-            ].joined(separator: " | "))
+            let readAnswer =
+                switch read {
+                case .success(let text): text ?? "no file"
+                case .failure(let error): "\((error as? SettingsError)?.code.description ?? "\(error)")"
+                }
+            answers.append(
+                [
+                    String(describing: try? files.resolvingSymlinks(path)).replacingOccurrences(of: base, with: "BASE"),
+                    "\((try? files.entries(of: path))??.sorted() ?? [])", "\(files.isRegularFile(path))",
+                    "\(files.isDirectory(path))",
+                    "\((try? files.identity(of: path)) != nil)",
+                    readAnswer.replacingOccurrences(of: base, with: "BASE"),
+                ].joined(separator: " | "))
         }
-        for path in ["\(base)/d/settings.d", "\(base)/d/settings.d/10-a.json", "\(base)/d/missing.json", "\(base)/d/data"] { ask(path) }
+        for path in [
+            "\(base)/d/settings.d", "\(base)/d/settings.d/10-a.json", "\(base)/d/missing.json", "\(base)/d/data",
+        ] { ask(path) }
         let before = try files.identity(of: "\(base)/d/settings.d/10-a.json")
         try system.write(#"{"a": 3}"#, "\(base)/d/v2/10-a.json")
         try system.link("\(base)/d/data", "v2")

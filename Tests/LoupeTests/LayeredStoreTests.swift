@@ -38,7 +38,8 @@ struct LayeredStoreTests {
         init() throws {
             directory = try TemporaryDirectory()
             for folder in ["usr/share/app", "etc/app/settings.d", "etc/app/locks", "home"] {
-                try FileManager.default.createDirectory(atPath: directory.file(folder), withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(
+                    atPath: directory.file(folder), withIntermediateDirectories: true)
             }
         }
 
@@ -69,7 +70,9 @@ struct LayeredStoreTests {
     @Test func theValueIsTheDefaultsMergedWithEveryLayerInOrder() throws {
         let site = try Deployment()
         defer { site.cleanUp() }
-        try Self.write(#"{"greeting": "vendor", "logLevel": "notice", "upstream": {"timeoutSeconds": 30}, "features": {"a": true, "b": true}}"#, to: site.vendor)
+        try Self.write(
+            #"{"greeting": "vendor", "logLevel": "notice", "upstream": {"timeoutSeconds": 30}, "features": {"a": true, "b": true}}"#,
+            to: site.vendor)
         try Self.write(#"{"greeting": "admin", "upstream": {"url": "https://admin.example"}}"#, to: site.admin)
         // Name order, bytewise: 10 before 20 before 9; hidden and other extensions are not layers.
         try Self.write(#"{"logLevel": "debug"}"#, to: site.dropIn("10-first.json"))
@@ -103,10 +106,11 @@ struct LayeredStoreTests {
         #expect(try root.provenance(ofPath: "features.a").overrides == [])
 
         let layers = try root.layers()
-        #expect(layers.map(\.source) == [
-            .defaultValue, .layer(site.vendor), .layer(site.admin), .layer(site.dropIn("10-first.json")),
-            .layer(site.dropIn("20-second.json")), .layer(site.dropIn("9-last.json")), .layer(site.user),
-        ])
+        #expect(
+            layers.map(\.source) == [
+                .defaultValue, .layer(site.vendor), .layer(site.admin), .layer(site.dropIn("10-first.json")),
+                .layer(site.dropIn("20-second.json")), .layer(site.dropIn("9-last.json")), .layer(site.user),
+            ])
         #expect(layers.map(\.isWritable) == [false, false, false, false, false, false, true])
         #expect(layers.last?.document == (try JSONValue(parsing: #"{"upstream": {"timeoutSeconds": 7}}"#)))
     }
@@ -122,7 +126,8 @@ struct LayeredStoreTests {
         try root.upstream.timeoutSeconds.set(30)
         #expect(try Self.stored(site.user) == JSONValue(parsing: #"{"greeting": "mine"}"#))
 
-        try Self.write(#"{"upstream": {"url": "https://two.example", "timeoutSeconds": 9}, "greeting": "admin"}"#, to: site.admin)
+        try Self.write(
+            #"{"upstream": {"url": "https://two.example", "timeoutSeconds": 9}, "greeting": "admin"}"#, to: site.admin)
         try root.reload()
         #expect(root.value.upstream == .init(url: "https://two.example", timeoutSeconds: 9))
         #expect(root.value.greeting == "mine")
@@ -150,7 +155,9 @@ struct LayeredStoreTests {
         try Self.write(#"{"features": {"beta": true, "gamma": true}}"#, to: site.vendor)
         try root.reload()
         try root.update { $0.features["beta"] = nil }
-        #expect(try Self.stored(site.user) == JSONValue(parsing: #"{"mine": "kept", "greeting": "changed", "features": {"beta": null}}"#))
+        #expect(
+            try Self.stored(site.user)
+                == JSONValue(parsing: #"{"mine": "kept", "greeting": "changed", "features": {"beta": null}}"#))
         #expect(root.value.features == ["gamma": true])
     }
 
@@ -183,25 +190,30 @@ struct LayeredStoreTests {
         let site = try Deployment()
         defer { site.cleanUp() }
         try Self.write(#"{"upstream": {"url": "https://admin.example"}}"#, to: site.admin)
-        try Self.write(#"{"upstream": {"url": "https://mine.example", "timeoutSeconds": 2}, "greeting": "mine"}"#, to: site.user)
-        try Self.write("# the administrator's locks\n\nupstream.url   # users keep ours\n/logLevel\n", to: site.locks + "/00-admin")
+        try Self.write(
+            #"{"upstream": {"url": "https://mine.example", "timeoutSeconds": 2}, "greeting": "mine"}"#, to: site.user)
+        try Self.write(
+            "# the administrator's locks\n\nupstream.url   # users keep ours\n/logLevel\n", to: site.locks + "/00-admin"
+        )
         try Self.write("upstream.url\n", to: site.locks + "/.hidden")
 
         let root = try site.root()
         // The value the user's file held at the locked path is ignored; the rest of it applies.
         #expect(root.value.upstream == .init(url: "https://admin.example", timeoutSeconds: 2))
         #expect(root.value.greeting == "mine")
-        #expect(root.locks == [
-            SettingsLock(path: "upstream.url", file: site.locks + "/00-admin", line: 3),
-            SettingsLock(path: "logLevel", file: site.locks + "/00-admin", line: 4),
-        ])
+        #expect(
+            root.locks == [
+                SettingsLock(path: "upstream.url", file: site.locks + "/00-admin", line: 3),
+                SettingsLock(path: "logLevel", file: site.locks + "/00-admin", line: 4),
+            ])
 
         let before = try String(contentsOfFile: site.user, encoding: .utf8)
         #expect {
             try root.upstream.url.set("https://other.example")
         } throws: { error in
             guard let error = error as? SettingsError, error.code == .locked else { return false }
-            return error.path == "upstream.url" && error.reason.contains(site.locks + "/00-admin") && error.reason.contains("line 3")
+            return error.path == "upstream.url" && error.reason.contains(site.locks + "/00-admin")
+                && error.reason.contains("line 3")
         }
         #expect(throws: SettingsError.self) { try root.update { $0.upstream = .init(url: "x", timeoutSeconds: 1) } }
         #expect(throws: SettingsError.self) { try root.set(atPath: "logLevel", to: .string("debug")) }
@@ -252,13 +264,16 @@ struct LayeredStoreTests {
     @Test func crlfAndCRLockFilesLockEveryLine() throws {
         let site = try Deployment()
         defer { site.cleanUp() }
-        try Self.write(#"{"upstream": {"url": "https://mine.example"}, "greeting": "mine", "logLevel": "debug"}"#, to: site.user)
+        try Self.write(
+            #"{"upstream": {"url": "https://mine.example"}, "greeting": "mine", "logLevel": "debug"}"#, to: site.user)
         try Self.write("# the administrator's locks\r\nupstream.url\r\ngreeting\r\n", to: site.locks + "/00-crlf")
         try Self.write("# old Mac\rlogLevel\r", to: site.locks + "/10-cr")
         let root = try site.root(watch: false)
         #expect(root.locks.map(\.path) == ["upstream.url", "greeting", "logLevel"])
         #expect(root.locks.map(\.line) == [2, 3, 2])
-        #expect(root.value.upstream.url == Settings().upstream.url && root.value.greeting == "hello" && root.value.logLevel == "info")
+        #expect(
+            root.value.upstream.url == Settings().upstream.url && root.value.greeting == "hello"
+                && root.value.logLevel == "info")
     }
 
     /// A lock line that names no setting of the type (a misspelled path) locks nothing: a warning names its
@@ -268,11 +283,15 @@ struct LayeredStoreTests {
         defer { site.cleanUp() }
         try Self.write("upstream.url\nupstraem.url\nfeatures.beta\n/\n", to: site.locks + "/admin")
         let logs = InMemoryLogHandler()
-        let root = try RootLens(default: Settings(), store: site.store, watch: false, logger: Logger(label: "test") { _ in logs })
+        let root = try RootLens(
+            default: Settings(), store: site.store, watch: false, logger: Logger(label: "test") { _ in logs })
         try root.reload()
         let warnings = logs.entries.filter { "\($0.message)".contains("a lock names no setting") }
         #expect(warnings.count == 1, "\(logs.entries.map(\.message))")
-        #expect(warnings.first.map { "\($0.metadata)".contains(site.locks + "/admin:2") && "\($0.metadata)".contains("upstraem.url") } == true)
+        #expect(
+            warnings.first.map {
+                "\($0.metadata)".contains(site.locks + "/admin:2") && "\($0.metadata)".contains("upstraem.url")
+            } == true)
     }
 
     /// dconf's root lock, `/`, locks the whole document: the user's file is ignored, and every write refused.
@@ -361,7 +380,10 @@ struct LayeredStoreTests {
             default: Settings(), store: site.store, version: 2,
             migrations: [2: { try $0.move(from: "hello", to: "greeting") }], watch: false)
         #expect(root.value.greeting == "mine")
-        #expect(try root.provenance(ofPath: "greeting").overrides == [.layer(site.admin), .layer(site.vendor), .defaultValue])
+        #expect(
+            try root.provenance(ofPath: "greeting").overrides == [
+                .layer(site.admin), .layer(site.vendor), .defaultValue,
+            ])
         // Lower layers are never written.
         #expect(try String(contentsOfFile: site.vendor, encoding: .utf8) == #"{"hello": "vendor"}"#)
     }

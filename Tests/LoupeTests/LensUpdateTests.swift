@@ -38,7 +38,8 @@ struct LensUpdateTests {
             }
         } throws: { error in
             guard let error = error as? SettingsError, error.code == .conflict else { return false }
-            return error.path == "server.port" && "\(error)".contains("256 times") && (error.cause as? SettingsError)?.code == .conflict
+            return error.path == "server.port" && "\(error)".contains("256 times")
+                && (error.cause as? SettingsError)?.code == .conflict
         }
         #expect(runs.withLock { $0 } == 256)
         #expect(root.value == Settings())
@@ -202,7 +203,11 @@ struct LensUpdateTests {
             let lens = lenses[worker % lenses.count]
             for _ in 0..<increments {
                 try! lens.update { $0 += 1 }
-                if worker % 2 == 0 { try! root.update { $0.server.port += 1; $0.server.port -= 1 } }
+                if worker % 2 == 0 {
+                    try! root.update {
+                        $0.server.port += 1; $0.server.port -= 1
+                    }
+                }
             }
         }
         #expect(root.server.port.value == threads * increments)
@@ -297,9 +302,12 @@ struct LensUpdateTests {
     @Test func settingsErrorsCompareByCodePathAndStoreNotByTheirWords() {
         let error = SettingsError(.corrupt, path: "server.port", store: "file /tmp/s.json", reason: "expected Int")
         #expect(error == SettingsError(.corrupt, path: "server.port", store: "file /tmp/s.json", reason: "other words"))
-        #expect(error != SettingsError(.unreadable, path: "server.port", store: "file /tmp/s.json", reason: "expected Int"))
-        #expect(error != SettingsError(.corrupt, path: "server.host", store: "file /tmp/s.json", reason: "expected Int"))
-        #expect(error != SettingsError(.corrupt, path: "server.port", store: "file /tmp/t.json", reason: "expected Int"))
+        #expect(
+            error != SettingsError(.unreadable, path: "server.port", store: "file /tmp/s.json", reason: "expected Int"))
+        #expect(
+            error != SettingsError(.corrupt, path: "server.host", store: "file /tmp/s.json", reason: "expected Int"))
+        #expect(
+            error != SettingsError(.corrupt, path: "server.port", store: "file /tmp/t.json", reason: "expected Int"))
         #expect(error != SettingsError(.corrupt, store: "file /tmp/s.json", reason: "expected Int"))
     }
 
@@ -310,7 +318,8 @@ struct LensUpdateTests {
         }
         #expect(error?.code == .reentrantUpdate)
         #expect(error?.path == nil, "a subscript key path is not a path of stored parts")
-        #expect(error?.description == "cannot update […] from inside another update of the same settings on this thread")
+        #expect(
+            error?.description == "cannot update […] from inside another update of the same settings on this thread")
     }
 }
 
@@ -386,7 +395,10 @@ struct DefaultTests {
         }
         #expect(root.value == Settings())
         #expect(store.saves == 0)
-        #expect(error?.description == "cannot write protection.enabled: protection is nil and has no default (use withDefault(_:) or set protection first)")
+        #expect(
+            error?.description
+                == "cannot write protection.enabled: protection is nil and has no default (use withDefault(_:) or set protection first)"
+        )
         try enabled.set(nil)  // nothing to write: no error
         try root.protection.set(Protection())
         try enabled.set(true)

@@ -41,8 +41,12 @@ struct LockTests {
             settings.server.port = 1
             try second.server.port.set(2)
         }
-        #expect(try RootLens(default: Settings(), store: FileStore(path: directory.file("first.json"))).server.port.value == 1)
-        #expect(try RootLens(default: Settings(), store: FileStore(path: directory.file("second.json"))).server.port.value == 2)
+        #expect(
+            try RootLens(default: Settings(), store: FileStore(path: directory.file("first.json"))).server.port.value
+                == 1)
+        #expect(
+            try RootLens(default: Settings(), store: FileStore(path: directory.file("second.json"))).server.port.value
+                == 2)
     }
 
     @Test func anUpdateInsideAnUpdateOfTheSameRootIsRefused() throws {
@@ -52,7 +56,9 @@ struct LockTests {
         let refused = #expect(throws: failure(.reentrantUpdate, at: "server.port")) {
             try root.update { _ in try root.server.port.set(2) }
         }
-        #expect(refused?.description == "cannot update server.port from inside another update of the same settings on this thread")
+        #expect(
+            refused?.description
+                == "cannot update server.port from inside another update of the same settings on this thread")
         #expect(root.server.port.value == Settings().server.port, "neither update landed")
     }
 }

@@ -44,7 +44,8 @@ struct LostUpdateTests {
 
         let increments = 600
         let early = try ChildProcess(testHelper, ["increment", link, "\(increments)"])
-        #expect(eventually(deadline: .seconds(60)) { count(first) >= 50 }, "the first writer is writing through the link")
+        #expect(
+            eventually(deadline: .seconds(60)) { count(first) >= 50 }, "the first writer is writing through the link")
         // Retargeted as `ln -sfn` does it: a new link renamed over the old one.
         #expect(symlink(second, link + ".new") == 0)
         #expect(rename(link + ".new", link) == 0)
@@ -53,7 +54,9 @@ struct LostUpdateTests {
         #expect(early.wait(limit: .seconds(300)) == 0, "\(early.errorOutput)")
         #expect(late.wait(limit: .seconds(300)) == 0, "\(late.errorOutput)")
         let landed = count(first) + count(second)
-        #expect(landed == 2 * increments, "every increment landed in one of the files (a: \(count(first)), b: \(count(second)))")
+        #expect(
+            landed == 2 * increments,
+            "every increment landed in one of the files (a: \(count(first)), b: \(count(second)))")
         #expect(count(second) > increments, "both writers wrote through the retargeted link")
     }
 

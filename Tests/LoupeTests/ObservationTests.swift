@@ -119,10 +119,11 @@ struct ObservationTests {
         for _ in 0..<200 {
             let start = root.server.port.value
             let highest = Atomic<Int>(start)
-            tokens.append(root.server.port.observe { value in
-                if value < highest.load(ordering: .relaxed) { stale.add(1, ordering: .relaxed) }
-                highest.store(value, ordering: .relaxed)
-            })
+            tokens.append(
+                root.server.port.observe { value in
+                    if value < highest.load(ordering: .relaxed) { stale.add(1, ordering: .relaxed) }
+                    highest.store(value, ordering: .relaxed)
+                })
         }
         try await writer.value
         #expect(stale.load(ordering: .relaxed) == 0)

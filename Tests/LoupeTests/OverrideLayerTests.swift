@@ -45,7 +45,8 @@ struct OverrideLayerTests {
 
         init(file text: String = #"{"logLevel": "notice"}"#) throws {
             directory = try TemporaryDirectory()
-            try FileManager.default.createDirectory(atPath: directory.file("credentials"), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: directory.file("credentials"), withIntermediateDirectories: true)
             try replaceFile(file, with: text)
         }
 
@@ -70,21 +71,24 @@ struct OverrideLayerTests {
     }
 
     @Test func variablesNameEveryKindOfPartAndAreTypedByTheSettingsType() throws {
-        let site = try Site(file: #"{"features": {"Beta": false, "old-look": true}, "mirrors": [{"url": "https://m0.example"}]}"#)
+        let site = try Site(
+            file: #"{"features": {"Beta": false, "old-look": true}, "mirrors": [{"url": "https://m0.example"}]}"#)
         defer { site.directory.cleanUp() }
-        let root = try site.root([Self.environment([
-            "MYAPP_UPSTREAM__TIMEOUT_SECONDS": "30",  // words to camelCase, text to Int
-            "MYAPP_TICKER__INTERVAL_SECONDS": "2.5",
-            "MYAPP_TICKER__GREETING": "true",  // a String stays a string
-            "MYAPP_VERBOSE": "TRUE",
-            "MYAPP_FEATURES__BETA": "true",  // an existing key regardless of case
-            "MYAPP_FEATURES__NEW_UI": "true",  // a new key, in lower case
-            "MYAPP_FEATURES__OLD_LOOK": "false",  // an existing key, regardless of case, _ and -
-            "MYAPP_MIRRORS__0__WEIGHT": "9",  // into an array element
-            "MYAPP_MIRRORS__1": #"{"url": "https://m1.example"}"#,  // one past the end adds an element
-            "MYAPP_TAGS": #"["a", "b"]"#,  // JSON for a structured part
-            "OTHER_LOG_LEVEL": "debug",  // not under the prefix
-        ])])
+        let root = try site.root([
+            Self.environment([
+                "MYAPP_UPSTREAM__TIMEOUT_SECONDS": "30",  // words to camelCase, text to Int
+                "MYAPP_TICKER__INTERVAL_SECONDS": "2.5",
+                "MYAPP_TICKER__GREETING": "true",  // a String stays a string
+                "MYAPP_VERBOSE": "TRUE",
+                "MYAPP_FEATURES__BETA": "true",  // an existing key regardless of case
+                "MYAPP_FEATURES__NEW_UI": "true",  // a new key, in lower case
+                "MYAPP_FEATURES__OLD_LOOK": "false",  // an existing key, regardless of case, _ and -
+                "MYAPP_MIRRORS__0__WEIGHT": "9",  // into an array element
+                "MYAPP_MIRRORS__1": #"{"url": "https://m1.example"}"#,  // one past the end adds an element
+                "MYAPP_TAGS": #"["a", "b"]"#,  // JSON for a structured part
+                "OTHER_LOG_LEVEL": "debug",  // not under the prefix
+            ])
+        ])
         let value = root.value
         #expect(value.upstream.timeoutSeconds == 30)
         #expect(value.ticker.intervalSeconds == 2.5)
@@ -96,9 +100,17 @@ struct OverrideLayerTests {
         #expect(value.tags == ["a", "b"])
         // Each override as a layer, a merge patch: one inside an array replaces the array.
         let layers = try root.layers().filter { if case .override = $0.source { true } else { false } }
-        #expect(layers.first { $0.source == .override("environment variable MYAPP_MIRRORS__1") }?.document
-                == .object(["mirrors": .array([.object(["url": .string("https://m0.example"), "weight": .integer(9)]), .object(["url": .string("https://m1.example")])])]))
-        #expect(layers.first { $0.source == .override("environment variable MYAPP_VERBOSE") }?.document == .object(["verbose": .bool(true)]))
+        #expect(
+            layers.first { $0.source == .override("environment variable MYAPP_MIRRORS__1") }?.document
+                == .object([
+                    "mirrors": .array([
+                        .object(["url": .string("https://m0.example"), "weight": .integer(9)]),
+                        .object(["url": .string("https://m1.example")]),
+                    ])
+                ]))
+        #expect(
+            layers.first { $0.source == .override("environment variable MYAPP_VERBOSE") }?.document
+                == .object(["verbose": .bool(true)]))
         #expect(value.logLevel == "info")
     }
 
@@ -121,15 +133,22 @@ struct OverrideLayerTests {
             let root = try RootLens(
                 default: SameWords(),
                 store: LayeredStore(
-                    layers: [.environment(prefix: "MYAPP_", variables: { ["MYAPP_LOG_LEVEL": "debug", "MYAPP_INNER__RETRY_COUNT": "3"] })],
+                    layers: [
+                        .environment(
+                            prefix: "MYAPP_",
+                            variables: { ["MYAPP_LOG_LEVEL": "debug", "MYAPP_INNER__RETRY_COUNT": "3"] })
+                    ],
                     top: FileStore(path: directory.file("settings.json"))),
                 watch: false)
-            #expect(root.value == SameWords(logLevel: "debug", log_level: "info", loglevel: "info", inner: .init(retry_count: 3)))
+            #expect(
+                root.value
+                    == SameWords(logLevel: "debug", log_level: "info", loglevel: "info", inner: .init(retry_count: 3)))
         }
     }
 
     @Test func overridesAreNeverWrittenAndTheFileKeepsItsOwnValues() throws {
-        let text = #"{"logLevel": "notice", "upstream": {"timeoutSeconds": 7}, "mirrors": [{"url": "https://m0.example"}]}"#
+        let text =
+            #"{"logLevel": "notice", "upstream": {"timeoutSeconds": 7}, "mirrors": [{"url": "https://m0.example"}]}"#
         let site = try Site(file: text)
         defer { site.directory.cleanUp() }
         let root = try site.root([
@@ -139,7 +158,12 @@ struct OverrideLayerTests {
         #expect(root.value.upstream.timeoutSeconds == 30 && root.value.mirrors.count == 2 && root.value.tags == ["x"])
         try root.logLevel.set("debug")
         let stored = try JSONValue(parsing: site.text())
-        #expect(stored == (try JSONValue(parsing: #"{"logLevel": "debug", "upstream": {"timeoutSeconds": 7}, "mirrors": [{"url": "https://m0.example"}]}"#)))
+        #expect(
+            stored
+                == (try JSONValue(
+                    parsing:
+                        #"{"logLevel": "debug", "upstream": {"timeoutSeconds": 7}, "mirrors": [{"url": "https://m0.example"}]}"#
+                )))
         #expect(root.value.upstream.timeoutSeconds == 30, "the override still applies")
         // Another process's later root without the overrides sees the file's values.
         let plain = try RootLens(default: Settings(), store: FileStore(path: site.file), watch: false)
@@ -156,24 +180,37 @@ struct OverrideLayerTests {
         #expect(try JSONValue(parsing: site.text())[path: "logLevel"] == .string("error"), "stored in the top layer")
         #expect(root.value.logLevel == "debug", "the override still wins")
         let warning = logs.entries.first { "\($0.message)".contains("an override still wins over") }
-        #expect(warning.map { "\($0.metadata)".contains("environment variable MYAPP_LOG_LEVEL") } == true, "\(logs.entries.map(\.message))")
+        #expect(
+            warning.map { "\($0.metadata)".contains("environment variable MYAPP_LOG_LEVEL") } == true,
+            "\(logs.entries.map(\.message))")
         let origin = try root.provenance(ofPath: "logLevel")
         #expect(origin.source == .override("environment variable MYAPP_LOG_LEVEL"))
         #expect(origin.overrides == [.layer(site.file), .defaultValue])
-        #expect("\(origin)" == "logLevel = \"debug\" from environment variable MYAPP_LOG_LEVEL (overrides \(site.file), default)")
+        #expect(
+            "\(origin)"
+                == "logLevel = \"debug\" from environment variable MYAPP_LOG_LEVEL (overrides \(site.file), default)")
     }
 
     @Test func aVariableThatNamesNoSettingIsAWarningNamingItAndTheClosestSetting() throws {
         let site = try Site()
         defer { site.directory.cleanUp() }
         let logs = InMemoryLogHandler()
-        let root = try site.root([Self.environment(["MYAPP_UPSTREAM__TIMEOUT": "3", "MYAPP_UPSTREAM__TIMEOUT_SECONDS": "4", "MYAPP_": "the prefix alone names nothing"])], logs: logs)
+        let root = try site.root(
+            [
+                Self.environment([
+                    "MYAPP_UPSTREAM__TIMEOUT": "3", "MYAPP_UPSTREAM__TIMEOUT_SECONDS": "4",
+                    "MYAPP_": "the prefix alone names nothing",
+                ])
+            ], logs: logs)
         #expect(root.value.upstream.timeoutSeconds == 4)
         try root.logLevel.set("debug")  // what a load reads is what a write checks: no endless conflict
         let warnings = logs.entries.filter { "\($0.message)".contains("an override names no setting") }
         #expect(warnings.count == 1)
-        #expect(warnings.first.map { "\($0.metadata)".contains("MYAPP_UPSTREAM__TIMEOUT") && "\($0.metadata)".contains("upstream") } == true,
-                "\(warnings.map(\.metadata))")
+        #expect(
+            warnings.first.map {
+                "\($0.metadata)".contains("MYAPP_UPSTREAM__TIMEOUT") && "\($0.metadata)".contains("upstream")
+            } == true,
+            "\(warnings.map(\.metadata))")
     }
 
     @Test func variablesOfThisProcessUnderThePrefixAreReadAndNoOthers() throws {
@@ -191,7 +228,9 @@ struct OverrideLayerTests {
         let root = try site.root([.environment(prefix: prefix)], logs: logs)
         #expect(root.value.upstream.timeoutSeconds == 7 && root.value.logLevel == "debug" && !root.value.verbose)
         #expect(try root.provenance(ofPath: "logLevel").source == .override("environment variable \(prefix)LOG_LEVEL"))
-        #expect(!logs.entries.contains { "\($0.message)".contains("an override names no setting") }, "\(logs.entries.map(\.message))")
+        #expect(
+            !logs.entries.contains { "\($0.message)".contains("an override names no setting") },
+            "\(logs.entries.map(\.message))")
     }
 
     @Test func textTheTypeRefusesFailsTheLoadNamingTheVariableAndThePathAndWritesNothing() throws {
@@ -199,20 +238,40 @@ struct OverrideLayerTests {
         defer { site.directory.cleanUp() }
         let before = try site.text()
         for (variables, named, reason) in [
-            (["MYAPP_UPSTREAM__TIMEOUT_SECONDS": "90a"], "environment variable MYAPP_UPSTREAM__TIMEOUT_SECONDS: upstream.timeoutSeconds", "expected a whole number, found \"90a\""),
+            (
+                ["MYAPP_UPSTREAM__TIMEOUT_SECONDS": "90a"],
+                "environment variable MYAPP_UPSTREAM__TIMEOUT_SECONDS: upstream.timeoutSeconds",
+                "expected a whole number, found \"90a\""
+            ),
             (["MYAPP_VERBOSE": "maybe"], "environment variable MYAPP_VERBOSE: verbose", "expected true or false"),
             (["MYAPP_TAGS": "a,b"], "environment variable MYAPP_TAGS: tags", "expected a JSON array"),
-            (["MYAPP_MIRRORS__3__URL": "https://x.example"], "environment variable MYAPP_MIRRORS__3__URL: mirrors[3].url", "index 3 is past the end of mirrors (0 elements"),
-            (["MYAPP_MIRRORS__0__WEIGHT": "2"], "environment variable MYAPP_MIRRORS__0__WEIGHT: mirrors[0].url", "missing"),
+            (
+                ["MYAPP_MIRRORS__3__URL": "https://x.example"],
+                "environment variable MYAPP_MIRRORS__3__URL: mirrors[3].url",
+                "index 3 is past the end of mirrors (0 elements"
+            ),
+            (
+                ["MYAPP_MIRRORS__0__WEIGHT": "2"], "environment variable MYAPP_MIRRORS__0__WEIGHT: mirrors[0].url",
+                "missing"
+            ),
         ] {
             let error = #expect(throws: SettingsError.self) { try site.root([Self.environment(variables)]) }
             #expect(error?.code == .invalidValue, "\(message(error))")
             #expect(message(error).contains(named) && message(error).contains(reason), "\(message(error))")
         }
-        let argument = #expect(throws: SettingsError.self) { try site.root([.arguments(["upstream.timeoutSeconds=soon"])]) }
-        #expect(message(argument).contains("--set upstream.timeoutSeconds: upstream.timeoutSeconds: expected a whole number"), "\(message(argument))")
+        let argument = #expect(throws: SettingsError.self) {
+            try site.root([.arguments(["upstream.timeoutSeconds=soon"])])
+        }
+        #expect(
+            message(argument).contains(
+                "--set upstream.timeoutSeconds: upstream.timeoutSeconds: expected a whole number"),
+            "\(message(argument))")
         let typo = #expect(throws: SettingsError.self) { try site.root([.arguments(["upstream.timeout=3"])]) }
-        #expect(typo?.code == .invalidPath && message(typo).contains("--set upstream.timeout: upstream.timeout names no setting (the closest is upstream)"), "\(message(typo))")
+        #expect(
+            typo?.code == .invalidPath
+                && message(typo).contains(
+                    "--set upstream.timeout: upstream.timeout names no setting (the closest is upstream)"),
+            "\(message(typo))")
         let malformed = #expect(throws: SettingsError.self) { try site.root([.arguments(["logLevel"])]) }
         #expect(message(malformed).contains("--set logLevel: expected path=value"), "\(message(malformed))")
         #expect(try site.text() == before, "nothing written")
@@ -238,11 +297,18 @@ struct OverrideLayerTests {
         try replaceFile(site.credentials + "/upstream.timeoutSeconds", with: "12\n\n")
         try replaceFile(site.credentials + "/.hidden", with: "x")
         // A directory in it is no credential: skipped, as hidden names are.
-        try FileManager.default.createDirectory(atPath: site.credentials + "/logLevel", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: site.credentials + "/logLevel", withIntermediateDirectories: true)
         let logs = InMemoryLogHandler()
         var root: RootLens<Settings>? = nil
-        let error = #expect(throws: SettingsError.self) { root = try site.root([.directory(credentials: site.credentials)], logs: logs) }
-        #expect(root == nil && message(error).contains("credential upstream.timeoutSeconds: upstream.timeoutSeconds: expected a whole number"), "\(message(error))")
+        let error = #expect(throws: SettingsError.self) {
+            root = try site.root([.directory(credentials: site.credentials)], logs: logs)
+        }
+        #expect(
+            root == nil
+                && message(error).contains(
+                    "credential upstream.timeoutSeconds: upstream.timeoutSeconds: expected a whole number"),
+            "\(message(error))")
         #expect(!message(error).contains("12"), "a secret's text is never quoted: \(error)")
         try replaceFile(site.credentials + "/upstream.timeoutSeconds", with: "12\n")
         let loaded = try site.root([.directory(credentials: site.credentials)], logs: logs)
@@ -296,13 +362,19 @@ struct OverrideLayerTests {
         try replaceFile(tokenFile, with: "s3cr3t-from-file\n")
         try replaceFile(site.credentials + "/timeout", with: "12")
         let reference = #"{"$secret": "file:\#(tokenFile)"}"#
-        try replaceFile(site.file, with: #"{"logLevel": "notice", "upstream": {"token": \#(reference), "timeoutSeconds": {"$secret": "file:\#(site.credentials)/timeout"}}}"#)
+        try replaceFile(
+            site.file,
+            with:
+                #"{"logLevel": "notice", "upstream": {"token": \#(reference), "timeoutSeconds": {"$secret": "file:\#(site.credentials)/timeout"}}}"#
+        )
         let logs = InMemoryLogHandler()
         let root = try site.root([], logs: logs)
         #expect(root.value.upstream.token == "s3cr3t-from-file" && root.value.upstream.timeoutSeconds == 12)
         #expect(Set(root.secretPaths) == ["upstream.token", "upstream.timeoutSeconds"])
         let origin = try root.provenance(ofPath: "upstream.token")
-        #expect(origin.source == .override("file:\(tokenFile)") && origin.isSecret && !"\(origin)".contains("s3cr3t"), "\(origin)")
+        #expect(
+            origin.source == .override("file:\(tokenFile)") && origin.isSecret && !"\(origin)".contains("s3cr3t"),
+            "\(origin)")
         // A write elsewhere keeps the references as they are, and never the secrets.
         try root.logLevel.set("debug")
         try root.upstream.url.set("https://b.example")
@@ -313,7 +385,10 @@ struct OverrideLayerTests {
         // A write of the value itself is refused, naming the reference; nothing is written.
         let before = try site.text()
         let refused = #expect(throws: SettingsError.self) { try root.upstream.token.set("typed-over") }
-        #expect(refused?.code == .invalidValue && message(refused).contains("upstream.token is the secret reference file:\(tokenFile)"), "\(message(refused))")
+        #expect(
+            refused?.code == .invalidValue
+                && message(refused).contains("upstream.token is the secret reference file:\(tokenFile)"),
+            "\(message(refused))")
         #expect(try site.text() == before && root.value.upstream.token == "s3cr3t-from-file")
         // A reset takes the reference out of the file.
         try root.reset(atPath: "upstream.token")
@@ -345,13 +420,19 @@ struct OverrideLayerTests {
         ] {
             try replaceFile(site.file, with: #"{"upstream": {"token": {"$secret": "\#(reference)"}}}"#)
             let error = #expect(throws: SettingsError.self) { try site.root([]) }
-            #expect(message(error).contains("secret reference \(reference)") && message(error).contains("upstream.token") && message(error).contains(reason), "\(message(error))")
+            #expect(
+                message(error).contains("secret reference \(reference)") && message(error).contains("upstream.token")
+                    && message(error).contains(reason), "\(message(error))")
         }
         // Text the type refuses: named, never quoted.
         try replaceFile(site.credentials + "/timeout", with: "hunter2")
-        try replaceFile(site.file, with: #"{"upstream": {"timeoutSeconds": {"$secret": "file:\#(site.credentials)/timeout"}}}"#)
+        try replaceFile(
+            site.file, with: #"{"upstream": {"timeoutSeconds": {"$secret": "file:\#(site.credentials)/timeout"}}}"#)
         let refused = #expect(throws: SettingsError.self) { try site.root([]) }
-        #expect(message(refused).contains("secret reference file:\(site.credentials)/timeout: upstream.timeoutSeconds: expected a whole number"), "\(message(refused))")
+        #expect(
+            message(refused).contains(
+                "secret reference file:\(site.credentials)/timeout: upstream.timeoutSeconds: expected a whole number"),
+            "\(message(refused))")
         #expect(!message(refused).contains("hunter2"))
     }
 

@@ -6,13 +6,18 @@ import Testing
 /// `#if os(Linux)` / `#if canImport(Glibc)` (or Musl) branch, or the `#else` of a `canImport(Darwin)` one.
 @Suite("The core is portable")
 struct PortabilityTests {
-    static let linuxOnly = ["import Glibc", "Glibc.", "inotify_", "IN_NONBLOCK", "IN_CLOEXEC", "epoll_", "st_mtim.", "explicit_bzero"]
+    static let linuxOnly = [
+        "import Glibc", "Glibc.", "inotify_", "IN_NONBLOCK", "IN_CLOEXEC", "epoll_", "st_mtim.", "explicit_bzero",
+    ]
     static let linuxConditions = ["os(Linux)", "canImport(Glibc)", "canImport(Musl)", "not Darwin"]
 
     @Test func linuxOnlyCodeInTheCoreIsGuarded() throws {
         let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Sources/Loupe")
-        let files = FileManager.default.enumerator(atPath: sources.path)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") } ?? []
+            .deletingLastPathComponent().appendingPathComponent("Sources/Loupe").resolvingSymlinksInPath()
+        let files =
+            FileManager.default.enumerator(atPath: sources.path)?.compactMap { $0 as? String }.filter {
+                $0.hasSuffix(".swift")
+            } ?? []
         #expect(files.count > 10)
         var unguarded: [String] = []
         for file in files {
@@ -39,6 +44,8 @@ struct PortabilityTests {
                 }
             }
         }
-        #expect(unguarded.isEmpty, "Linux-only code outside #if os(Linux) / canImport(Glibc):\n\(unguarded.joined(separator: "\n"))")
+        #expect(
+            unguarded.isEmpty,
+            "Linux-only code outside #if os(Linux) / canImport(Glibc):\n\(unguarded.joined(separator: "\n"))")
     }
 }

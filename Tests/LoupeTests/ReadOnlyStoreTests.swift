@@ -12,7 +12,8 @@ final class ReadOnlyFile: DocumentStore {
         guard let data = FileManager.default.contents(atPath: path) else { return .empty }
         var hasher = Hasher()
         hasher.combine(data)
-        return StoredDocument(try JSONCodec().parseDocument(data, store: description), token: ChangeToken(Int64(hasher.finalize())))
+        return StoredDocument(
+            try JSONCodec().parseDocument(data, store: description), token: ChangeToken(Int64(hasher.finalize())))
     }
     var description: String { "read-only file \(path)" }
 }
@@ -23,7 +24,8 @@ struct ReadOnlyStoreTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let path = directory.file("vendor.json")
-        try Data(#"{"server": {"host": "vendor", "port": 7}, "features": {"beta": true}}"#.utf8).write(to: URL(fileURLWithPath: path))
+        try Data(#"{"server": {"host": "vendor", "port": 7}, "features": {"beta": true}}"#.utf8).write(
+            to: URL(fileURLWithPath: path))
         let root = try RootLens(default: Settings(), store: ReadOnlyFile(path: path))
         #expect(root.server.host.value == "vendor")
         #expect(root.features["beta"].value == true)
@@ -48,7 +50,8 @@ struct OutsideChangeErrorTests {
         let root = try RootLens(default: Settings(), store: FileStore(path: path))
         try await root.server.port.async.set(1)
         var iterator = root.errors.makeAsyncIterator()
-        try Data(#"{"server": {"host": "h", "port": "eighty"}, "features": {}}"#.utf8).write(to: URL(fileURLWithPath: path))
+        try Data(#"{"server": {"host": "h", "port": "eighty"}, "features": {}}"#.utf8).write(
+            to: URL(fileURLWithPath: path))
         let error = await iterator.next()
         #expect((error as? SettingsError)?.code == .corrupt)
         #expect("\(error.map { "\($0)" } ?? "")".contains(#"server.port: expected Int, found String "eighty""#))
@@ -80,7 +83,9 @@ struct JSONReaderTests {
 
     @Test func numbersKeepTheirExactValue() throws {
         #expect(try JSONValue(parsing: "1.0000000000000002e-06") == .double(1.0000000000000002e-06))
-        #expect(try JSONValue(parsing: "[9007199254740993, -0.5, 1e2, 0]") == .array([.integer(9_007_199_254_740_993), .double(-0.5), .double(100), .integer(0)]))
+        #expect(
+            try JSONValue(parsing: "[9007199254740993, -0.5, 1e2, 0]")
+                == .array([.integer(9_007_199_254_740_993), .double(-0.5), .double(100), .integer(0)]))
         #expect(try JSONValue(parsing: #""\u00e9\ud83d\udd0d\n""#) == .string("é🔍\n"))
         for number in [0.1, 1.0 / 3.0, 1e-300, 123_456.789, -2.5e15] {
             #expect(try JSONValue(parsing: JSONValue.double(number).jsonText()) == .double(number))

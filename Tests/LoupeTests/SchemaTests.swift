@@ -163,12 +163,19 @@ struct SchemaTests {
                 var container = encoder.singleValueContainer()
                 try container.encode(date.timeIntervalSince1970)
             },
-            dateDecodingStrategy: .custom { decoder in Date(timeIntervalSince1970: try decoder.singleValueContainer().decode(Double.self)) })
+            dateDecodingStrategy: .custom { decoder in
+                Date(timeIntervalSince1970: try decoder.singleValueContainer().decode(Double.self))
+            })
         func root(_ value: Settings, _ coding: DocumentCoding = DocumentCoding()) throws -> RootLens<Settings> {
-            try RootLens(default: value, store: FileStore(path: directory.file("settings.json"), format: JSONCodec(coding: coding)), watch: false)
+            try RootLens(
+                default: value,
+                store: FileStore(path: directory.file("settings.json"), format: JSONCodec(coding: coding)), watch: false
+            )
         }
         for _ in 0..<2 {
-            for (value, coding) in [(Settings(), DocumentCoding()), (other, DocumentCoding()), (Settings(), snakeCase), (other, closures)] {
+            for (value, coding) in [
+                (Settings(), DocumentCoding()), (other, DocumentCoding()), (Settings(), snakeCase), (other, closures),
+            ] {
                 let expected = try SettingsSchema(for: Settings.self, default: value, coding: coding)
                 #expect(try root(value, coding).schema() == expected)
                 #expect(try root(value, coding).schema() == expected, "the second root of the same default and coding")

@@ -66,7 +66,9 @@ struct SecretReferenceTrustTests {
         // nobody's file naming root's secret: refused, naming the reference and the file, never the content.
         try site.write(reference: "file:\(rootOnly)", owner: Self.nobody)
         var message = loadError(site)
-        #expect(message.contains("secret reference file:\(rootOnly) in \(site.file)") && message.contains("uid 65534") && message.contains("may not read"), "\(message)")
+        #expect(
+            message.contains("secret reference file:\(rootOnly) in \(site.file)") && message.contains("uid 65534")
+                && message.contains("may not read"), "\(message)")
         #expect(!message.contains("s3cr3t"))
         // The issue's case: /etc/shadow.
         try site.write(reference: "file:/etc/shadow", owner: Self.nobody)
@@ -89,7 +91,9 @@ struct SecretReferenceTrustTests {
         defer { unsetenv("LOUPE_TRUST_TEST_TOKEN") }
         try site.write(reference: "env:LOUPE_TRUST_TEST_TOKEN", owner: Self.nobody)
         let message = loadError(site)
-        #expect(message.contains("env:LOUPE_TRUST_TEST_TOKEN") && message.contains("belongs to another user (uid 65534)"), "\(message)")
+        #expect(
+            message.contains("env:LOUPE_TRUST_TEST_TOKEN") && message.contains("belongs to another user (uid 65534)"),
+            "\(message)")
         #expect(!message.contains("s3cr3t"))
         try site.write(reference: "env:LOUPE_TRUST_TEST_TOKEN", owner: 0)
         #expect(try site.root().value.ticker.greeting == "s3cr3t-env")
@@ -102,7 +106,9 @@ struct SecretReferenceTrustTests {
         // Writable by others.
         try site.write(reference: "file:\(token)", mode: 0o666)
         var message = loadError(site)
-        #expect(message.contains("secret reference file:\(token) in \(site.file)") && message.contains("it is writable by others"), "\(message)")
+        #expect(
+            message.contains("secret reference file:\(token) in \(site.file)")
+                && message.contains("it is writable by others"), "\(message)")
         #expect(!message.contains("s3cr3t"))
         // In a directory anyone may write to, without the sticky bit: anyone may replace the file.
         try site.write(reference: "file:\(token)", mode: 0o644)
@@ -119,10 +125,14 @@ struct SecretReferenceTrustTests {
     @Test func theKernelsTreesAreNeverRead() throws {
         let site = try Site()
         defer { site.directory.cleanUp() }
-        for target in ["/proc/self/environ", "/proc/self/status", "/sys/kernel/hostname", "/dev/null", "/dev/../proc/self/environ"] {
+        for target in [
+            "/proc/self/environ", "/proc/self/status", "/sys/kernel/hostname", "/dev/null", "/dev/../proc/self/environ",
+        ] {
             try site.write(reference: "file:\(target)")
             let message = loadError(site)
-            #expect(message.contains("secret reference file:\(target)") && message.contains("secret references may not name"), "\(message)")
+            #expect(
+                message.contains("secret reference file:\(target)")
+                    && message.contains("secret references may not name"), "\(message)")
         }
         // Nor through a link that leads there.
         #expect(symlink("/proc/self/environ", site.directory.file("environ")) == 0)
@@ -145,7 +155,8 @@ struct SecretReferenceTrustTests {
     }
 
     @Test func aReferenceOnlyAProgramsOwnStoreHoldsMayNotBeRelative() throws {
-        let store = MemoryStore(.object(["ticker": .object(["greeting": .object(["$secret": .string("file:token.txt")])])]))
+        let store = MemoryStore(
+            .object(["ticker": .object(["greeting": .object(["$secret": .string("file:token.txt")])])]))
         let error = #expect(throws: SettingsError.self) { try RootLens(default: Settings(), store: store) }
         #expect("\(error.map { "\($0)" } ?? "")".contains("a relative path is relative to the settings file"))
     }

@@ -32,11 +32,12 @@ struct SettingsTemplateTests {
 
     /// `text` with its setting lines uncommented (not its descriptions).
     static func uncommented(_ text: String, _ format: TemplateFormat) -> String {
-        let pattern = switch format {
-        case .toml: #"^# (?=([A-Za-z0-9_-]+|"[^"]*") = |\[)"#
-        case .yaml: #"^# (?= *([A-Za-z0-9_-]+|"[^"]*"):( |$))"#
-        case .jsonc: #"^  // (?= *"| *\},)"#
-        }
+        let pattern =
+            switch format {
+            case .toml: #"^# (?=([A-Za-z0-9_-]+|"[^"]*") = |\[)"#
+            case .yaml: #"^# (?= *([A-Za-z0-9_-]+|"[^"]*"):( |$))"#
+            case .jsonc: #"^  // (?= *"| *\},)"#
+            }
         let setting = try! Regex(pattern)
         return text.split(separator: "\n", omittingEmptySubsequences: false)
             .map { $0.replacing(setting, with: "") }.joined(separator: "\n")
@@ -44,25 +45,34 @@ struct SettingsTemplateTests {
 
     @Test func eachSettingIsDescribedWithWhatItAllowsAndCommentedOutAtItsDefault() throws {
         let toml = try template(.toml)
-        #expect(toml.contains("""
-        # How much it logs.
-        # Allowed values: one of "debug", "info".
-        # level = "info"
-        """))
-        #expect(toml.contains("""
-        # Where it listens.
-        # [server]
-        """))
-        #expect(toml.contains("""
-        # The TCP port.
-        # Below 1024 needs privileges.
-        # Allowed values: at least 1024; at most 65535.
-        # port = 8080
-        """))
+        #expect(
+            toml.contains(
+                """
+                # How much it logs.
+                # Allowed values: one of "debug", "info".
+                # level = "info"
+                """))
+        #expect(
+            toml.contains(
+                """
+                # Where it listens.
+                # [server]
+                """))
+        #expect(
+            toml.contains(
+                """
+                # The TCP port.
+                # Below 1024 needs privileges.
+                # Allowed values: at least 1024; at most 65535.
+                # port = 8080
+                """))
         #expect(toml.contains("# (nickname is not set by default)"))
         #expect(toml.hasPrefix("# Settings of Daemon.\n# Everything the daemon reads.\n"))
         let yaml = try template(.yaml)
-        #expect(yaml.contains("#   # The TCP port.\n#   # Below 1024 needs privileges.\n#   # Allowed values: at least 1024; at most 65535.\n#   port: 8080"))
+        #expect(
+            yaml.contains(
+                "#   # The TCP port.\n#   # Below 1024 needs privileges.\n#   # Allowed values: at least 1024; at most 65535.\n#   port: 8080"
+            ))
         let jsonc = try template(.jsonc)
         #expect(jsonc.contains("  // \"server\": {\n"))
         #expect(jsonc.contains("  //   \"port\": 8080,\n"))
@@ -74,11 +84,16 @@ struct SettingsTemplateTests {
         #expect(try TOMLCodec().parse(Data(template(.toml).utf8)) == .object([:]))
         #expect(try JSONCCodec().parse(Data(template(.jsonc).utf8)) == .object([:]))
         // Uncommented, read by Python's tomllib, PyYAML and json (comments and trailing commas taken out).
-        let toml = try python("import tomllib,sys,json; print(json.dumps(tomllib.loads(sys.argv[1])))", [Self.uncommented(try template(.toml), .toml)])
+        let toml = try python(
+            "import tomllib,sys,json; print(json.dumps(tomllib.loads(sys.argv[1])))",
+            [Self.uncommented(try template(.toml), .toml)])
         #expect(try JSONValue(parsing: toml) == defaults)
-        let yaml = try python("import yaml,sys,json; print(json.dumps(yaml.safe_load(sys.argv[1])))", [Self.uncommented(try template(.yaml), .yaml)])
+        let yaml = try python(
+            "import yaml,sys,json; print(json.dumps(yaml.safe_load(sys.argv[1])))",
+            [Self.uncommented(try template(.yaml), .yaml)])
         #expect(try JSONValue(parsing: yaml) == defaults)
-        let jsonc = try python("""
+        let jsonc = try python(
+            """
             import json,sys,re
             text = "\\n".join(l for l in sys.argv[1].split("\\n") if not l.strip().startswith("//"))
             print(json.dumps(json.loads(re.sub(r",(\\s*[}\\]])", r"\\1", text))))
@@ -97,8 +112,14 @@ struct SettingsTemplateTests {
         try root.level.set(.debug)
         let written = try String(contentsOfFile: path, encoding: .utf8)
         let lines = Set(written.split(separator: "\n"))
-        #expect(template.split(separator: "\n").allSatisfy { lines.contains($0) }, "every line of the template is still there:\n\(written)")
-        #expect(try JSONCCodec().parse(Data(written.utf8)) == JSONValue(parsing: #"{"server": {"port": 9090}, "level": "debug"}"#))
-        #expect(try RootLens(default: Daemon(), store: FileStore(path: path, format: JSONCCodec()), watch: false).value == root.value)
+        #expect(
+            template.split(separator: "\n").allSatisfy { lines.contains($0) },
+            "every line of the template is still there:\n\(written)")
+        #expect(
+            try JSONCCodec().parse(Data(written.utf8))
+                == JSONValue(parsing: #"{"server": {"port": 9090}, "level": "debug"}"#))
+        #expect(
+            try RootLens(default: Daemon(), store: FileStore(path: path, format: JSONCCodec()), watch: false).value
+                == root.value)
     }
 }

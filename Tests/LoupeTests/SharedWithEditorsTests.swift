@@ -19,12 +19,17 @@ struct SharedWithEditorsTests {
             let keys = (0..<extra).map { (name: "hand_\($0)", value: "written by hand, line \($0)") }
             switch self {
             case .json:
-                let members = [#""counter": \#(counter)"#, #""note": "\#(note)""#] + keys.map { #""\#($0.name)": "\#($0.value)""# }
+                let members =
+                    [#""counter": \#(counter)"#, #""note": "\#(note)""#]
+                    + keys.map { #""\#($0.name)": "\#($0.value)""# }
                 return "{\n  " + members.joined(separator: ",\n  ") + "\n}\n"
             case .yaml:
-                return (["counter: \(counter)", "note: \(note)"] + keys.map { "\($0.name): \($0.value)" }).joined(separator: "\n") + "\n"
+                return (["counter: \(counter)", "note: \(note)"] + keys.map { "\($0.name): \($0.value)" }).joined(
+                    separator: "\n") + "\n"
             case .toml:
-                return (["counter = \(counter)", #"note = "\#(note)""#] + keys.map { #"\#($0.name) = "\#($0.value)""# }).joined(separator: "\n") + "\n"
+                return
+                    (["counter = \(counter)", #"note = "\#(note)""#] + keys.map { #"\#($0.name) = "\#($0.value)""# })
+                    .joined(separator: "\n") + "\n"
             }
         }
     }
@@ -83,7 +88,9 @@ struct SharedWithEditorsTests {
     /// A person saves a new note `saves` times while a program increments the file's counter every 2 ms;
     /// after each save, once the program has written again, the note must still be there. Returns how many
     /// saves were lost.
-    static func lostSaves(_ format: Format, _ save: Save, saves: Int, extraLines: Int = 0, slow: Bool = false) throws -> (lost: Int, detail: [String]) {
+    static func lostSaves(
+        _ format: Format, _ save: Save, saves: Int, extraLines: Int = 0, slow: Bool = false
+    ) throws -> (lost: Int, detail: [String]) {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let path = directory.file("settings.\(format.rawValue)")
@@ -112,27 +119,34 @@ struct SharedWithEditorsTests {
             let keptLines = (0..<extraLines).allSatisfy { value(of: "hand_\($0)", in: after) != nil }
             if !wroteAgain || value(of: "note", in: after) != note || !keptLines {
                 lost += 1
-                if detail.count < 3 { detail.append("save \(index): \(wroteAgain ? "" : "(the program did not write again) ")\(after.prefix(300))") }
+                if detail.count < 3 {
+                    detail.append(
+                        "save \(index): \(wroteAgain ? "" : "(the program did not write again) ")\(after.prefix(300))")
+                }
             }
         }
         return (lost, detail)
     }
 
-    @Test("a person's save that lands while a program writes is never lost (100 saves, each format, each way of saving)",
-          arguments: Format.allCases, Save.allCases)
+    @Test(
+        "a person's save that lands while a program writes is never lost (100 saves, each format, each way of saving)",
+        arguments: Format.allCases, Save.allCases)
     func aSaveDuringAWriteIsKept(format: Format, save: Save) throws {
         let result = try Self.lostSaves(format, save, saves: 100)
         #expect(result.lost == 0, "\(result.lost) of 100 saves lost: \(result.detail)")
     }
 
-    @Test("a slow save (truncated, half written, the rest 30 ms later) is not taken for the whole file (100 saves of 200 lines)",
-          arguments: [Format.yaml, .toml])
+    @Test(
+        "a slow save (truncated, half written, the rest 30 ms later) is not taken for the whole file (100 saves of 200 lines)",
+        arguments: [Format.yaml, .toml])
     func aSlowSaveIsNotCutShort(format: Format) throws {
         let result = try Self.lostSaves(format, .truncate, saves: 100, extraLines: 200, slow: true)
         #expect(result.lost == 0, "\(result.lost) of 100 saves lost lines: \(result.detail)")
     }
 
-    @Test("writers stay exclusive while a cleanup job deletes the lock file and the lock directory: 3 × 1,000 increments, none lost")
+    @Test(
+        "writers stay exclusive while a cleanup job deletes the lock file and the lock directory: 3 × 1,000 increments, none lost"
+    )
     func aCleanupLosesNoIncrement() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }

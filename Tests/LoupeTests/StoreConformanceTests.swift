@@ -16,12 +16,13 @@ struct CoreStoreConformanceTests {
     func fileStore(format: String) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
-        let codec: any DocumentCodec = switch format {
-        case "json": JSONCodec()
-        case "compact-json": JSONCodec(prettyPrinted: false)
-        case "plist": PropertyListCodec()
-        default: PropertyListCodec(format: .binary)
-        }
+        let codec: any DocumentCodec =
+            switch format {
+            case "json": JSONCodec()
+            case "compact-json": JSONCodec(prettyPrinted: false)
+            case "plist": PropertyListCodec()
+            default: PropertyListCodec(format: .binary)
+            }
         let path = directory.file("settings.\(format)")
         try await StoreConformanceTest { FileStore(path: path, format: codec) }.run()
     }

@@ -22,23 +22,30 @@ struct StoredDocumentWalkTests {
             if Bool.random(using: &generator) {
                 base = whole
                 for _ in 0..<Int.random(in: 1...2, using: &generator) {
-                    base[path: Self.randomPath(using: &generator)] = Bool.random(using: &generator) ? nil : Self.randomValue(depth: 1, using: &generator)
+                    base[path: Self.randomPath(using: &generator)] =
+                        Bool.random(using: &generator) ? nil : Self.randomValue(depth: 1, using: &generator)
                 }
             }
             let patch = base.mergePatch(to: whole)
-            var held = Self.respelled(Bool.random(using: &generator) ? patch : Self.randomObject(depth: 3, using: &generator), using: &generator)
+            var held = Self.respelled(
+                Bool.random(using: &generator) ? patch : Self.randomObject(depth: 3, using: &generator),
+                using: &generator)
             // Pins: parts of the whole document the patch leaves out, written in the file.
             for _ in 0..<Int.random(in: 0...3, using: &generator) {
                 let path = Self.randomPath(using: &generator)
                 if let value = whole[path: path], held[path: path] == nil { held[path: path] = value }
             }
             // Parts the held document shares with the patch (made from the last write).
-            if case .object(var members) = held, case .object(let patched) = patch, let key = patched.keys.randomElement(using: &generator) {
+            if case .object(var members) = held, case .object(let patched) = patch,
+                let key = patched.keys.randomElement(using: &generator)
+            {
                 members[key] = patched[key]
                 held = .object(members)
             }
-            let released = (0..<Int.random(in: 0...1, using: &generator)).map { _ in Self.randomPath(using: &generator) }
-            let expected = patch.referenceKeepingKeys(of: held, whole: whole, releasing: released).referenceKeepingNumberSpellings(of: held)
+            let released = (0..<Int.random(in: 0...1, using: &generator)).map { _ in Self.randomPath(using: &generator)
+            }
+            let expected = patch.referenceKeepingKeys(of: held, whole: whole, releasing: released)
+                .referenceKeepingNumberSpellings(of: held)
             let walked = patch.keepingKeysAndSpellings(of: held, whole: whole, releasing: released)
             #expect(walked == expected, "patch \(patch)\nheld \(held)\nwhole \(whole)\nreleased \(released)")
             // With nothing held, the patch is stored as it is.
@@ -64,7 +71,9 @@ struct StoredDocumentWalkTests {
             let rebuilt = Dictionary(uniqueKeysWithValues: Array(new).shuffled(using: &generator))
             for object in [new, rebuilt] {
                 var visited: [String: JSONValue?] = [:]
-                let found = object.forEachMember(notSharedWith: old) { key, value, before in visited[key] = .some(before) }
+                let found = object.forEachMember(notSharedWith: old) { key, value, before in
+                    visited[key] = .some(before)
+                }
                 #expect(found == object.keys.filter { old[$0] != nil }.count)
                 let expected = object.filter { key, value in old[key].map { !value.isShared(with: $0) } ?? true }
                 #expect(Set(visited.keys) == Set(expected.keys))
@@ -76,7 +85,8 @@ struct StoredDocumentWalkTests {
     private static let keys = ["a", "b", "c", "d"]
 
     private static func randomPath(using generator: inout SeededGenerator) -> ValuePath {
-        ValuePath((0..<Int.random(in: 1...3, using: &generator)).map { _ in .key(keys.randomElement(using: &generator)!) })
+        ValuePath(
+            (0..<Int.random(in: 1...3, using: &generator)).map { _ in .key(keys.randomElement(using: &generator)!) })
     }
 
     private static func randomObject(depth: Int, using generator: inout SeededGenerator) -> JSONValue {
@@ -94,7 +104,11 @@ struct StoredDocumentWalkTests {
         case 2: .string(["x", "y"].randomElement(using: &generator)!)
         case 3: .bool(Bool.random(using: &generator))
         case 4: .null
-        case 5: .array((0..<Int.random(in: 0...2, using: &generator)).map { _ in .integer(Int.random(in: 0...2, using: &generator)) })
+        case 5:
+            .array(
+                (0..<Int.random(in: 0...2, using: &generator)).map { _ in
+                    .integer(Int.random(in: 0...2, using: &generator))
+                })
         default: randomObject(depth: depth, using: &generator)
         }
     }
@@ -113,9 +127,11 @@ struct StoredDocumentWalkTests {
 
 extension JSONValue {
     /// The stored document's keys kept as they were defined before the one walk: each key looked up.
-    fileprivate func referenceKeepingKeys(of held: JSONValue?, whole: JSONValue, releasing released: [ValuePath], at path: [ValuePath.Component] = []) -> JSONValue {
+    fileprivate func referenceKeepingKeys(
+        of held: JSONValue?, whole: JSONValue, releasing released: [ValuePath], at path: [ValuePath.Component] = []
+    ) -> JSONValue {
         guard let held, case .object(let heldMembers) = held, case .object(let wholeMembers) = whole,
-              !released.contains(where: { path.starts(with: $0.components) })
+            !released.contains(where: { path.starts(with: $0.components) })
         else { return self }
         guard case .object(var members) = self else { return self }
         func isReleased(_ key: String) -> Bool {
@@ -128,7 +144,8 @@ extension JSONValue {
             switch (heldValue, wholeValue, patched) {
             case (.object, .object, let patched):
                 if isReleased(key) { continue }
-                let kept = (patched ?? .object([:])).referenceKeepingKeys(of: heldValue, whole: wholeValue, releasing: released, at: path + [.key(key)])
+                let kept = (patched ?? .object([:])).referenceKeepingKeys(
+                    of: heldValue, whole: wholeValue, releasing: released, at: path + [.key(key)])
                 if patched != nil || kept != .object([:]) { members[key] = kept }
             case (_, _, nil):
                 if isReleased(key) { continue }

@@ -22,7 +22,10 @@ struct StringPathTests {
         #expect(try ValuePath(parsing: "server.port").components == [.key("server"), .key("port")])
         #expect(try ValuePath(parsing: "items[3].name").components == [.key("items"), .index(3), .key("name")])
         #expect(try ValuePath(parsing: #""key.with.dots""#).components == [.key("key.with.dots")])
-        #expect(try ValuePath(parsing: #"labels["app.kubernetes.io/name"]"#).components == [.key("labels"), .key("app.kubernetes.io/name")])
+        #expect(
+            try ValuePath(parsing: #"labels["app.kubernetes.io/name"]"#).components == [
+                .key("labels"), .key("app.kubernetes.io/name"),
+            ])
         #expect(try ValuePath(parsing: #"labels."a\"b""#).components == [.key("labels"), .key(#"a"b"#)])
         #expect(try ValuePath(parsing: "").components.isEmpty)
         #expect(ValuePath([.key("labels"), .key("a.b"), .index(2)]).description == #"labels."a.b"[2]"#)
@@ -108,11 +111,13 @@ struct StringPathTests {
     }
 
     @Test func jsonValuesParseAndPrint() throws {
-        #expect(try JSONValue(parsing: #"{"a": [1, 2.5, true, null, "x"]}"#)
-            == .object(["a": .array([.integer(1), .double(2.5), .bool(true), .null, .string("x")])]))
+        #expect(
+            try JSONValue(parsing: #"{"a": [1, 2.5, true, null, "x"]}"#)
+                == .object(["a": .array([.integer(1), .double(2.5), .bool(true), .null, .string("x")])]))
         #expect(try JSONValue(parsing: "42") == .integer(42))
         #expect(JSONValue.object(["b": .integer(1), "a": .string("x")]).jsonText() == #"{"a":"x","b":1}"#)
-        let roundTrip = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(JSONValue.array([.bool(false), .double(1.5)])))
+        let roundTrip = try JSONDecoder().decode(
+            JSONValue.self, from: JSONEncoder().encode(JSONValue.array([.bool(false), .double(1.5)])))
         #expect(roundTrip == .array([.bool(false), .double(1.5)]))
     }
 }

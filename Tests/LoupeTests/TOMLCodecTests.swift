@@ -38,7 +38,8 @@ struct TOMLCodecTests {
         switch value {
         case .double(let number) where number.isNaN: .string("nan")
         case .double(let number) where number.isInfinite: .string(number > 0 ? "inf" : "-inf")
-        case .string(let text) where text.hasSuffix("+00:00") && text.count > 19: .string(String(text.dropLast(6)) + "Z")
+        case .string(let text) where text.hasSuffix("+00:00") && text.count > 19:
+            .string(String(text.dropLast(6)) + "Z")
         case .array(let elements): .array(elements.map(comparable))
         case .object(let members): .object(members.mapValues(comparable))
         default: value
@@ -307,20 +308,53 @@ struct TOMLCodecTests {
         ("= \"no key name\"  # INVALID", "line 1, column 1: a key was expected, not '='"),
         ("\"\"\"key\"\"\" = \"not allowed\"", "line 1, column 1: a key cannot be a multi-line string"),
         ("name = \"Tom\"\nname = \"Pradyun\"", "line 2, column 1: the key name is defined twice"),
-        ("spelling = \"favorite\"\n\"spelling\" = \"favourite\"", "line 2, column 1: the key spelling is defined twice"),
+        (
+            "spelling = \"favorite\"\n\"spelling\" = \"favourite\"",
+            "line 2, column 1: the key spelling is defined twice"
+        ),
         ("fruit.apple = 1\nfruit.apple.smooth = true", "line 2, column 1: fruit.apple is already a value, not a table"),
-        ("[fruit]\napple = \"red\"\n\n[fruit]\norange = \"orange\"", "line 4, column 1: the table fruit is defined twice"),
-        ("[fruit]\napple = \"red\"\n\n[fruit.apple]\ntexture = \"smooth\"", "line 4, column 1: fruit.apple is already a value, not a table"),
-        ("[fruit]\napple.color = \"red\"\napple.taste.sweet = true\n[fruit.apple]", "line 4, column 1: the table fruit.apple is defined twice"),
-        ("[fruit]\napple.color = \"red\"\napple.taste.sweet = true\n[fruit.apple.taste]", "line 4, column 1: the table fruit.apple.taste is defined twice"),
-        ("[a.b.c]\nz = 9\n[a]\nb.c.t = 1", "line 4, column 1: the table a.b.c is defined by a header; dotted keys cannot add to it"),
-        ("[product]\ntype = { name = \"Nail\" }\ntype.edible = false", "line 3, column 1: the table product.type is an inline table, complete where it is written"),
-        ("[product]\ntype.name = \"Nail\"\ntype = { edible = false }", "line 3, column 1: the key product.type is defined twice"),
+        (
+            "[fruit]\napple = \"red\"\n\n[fruit]\norange = \"orange\"",
+            "line 4, column 1: the table fruit is defined twice"
+        ),
+        (
+            "[fruit]\napple = \"red\"\n\n[fruit.apple]\ntexture = \"smooth\"",
+            "line 4, column 1: fruit.apple is already a value, not a table"
+        ),
+        (
+            "[fruit]\napple.color = \"red\"\napple.taste.sweet = true\n[fruit.apple]",
+            "line 4, column 1: the table fruit.apple is defined twice"
+        ),
+        (
+            "[fruit]\napple.color = \"red\"\napple.taste.sweet = true\n[fruit.apple.taste]",
+            "line 4, column 1: the table fruit.apple.taste is defined twice"
+        ),
+        (
+            "[a.b.c]\nz = 9\n[a]\nb.c.t = 1",
+            "line 4, column 1: the table a.b.c is defined by a header; dotted keys cannot add to it"
+        ),
+        (
+            "[product]\ntype = { name = \"Nail\" }\ntype.edible = false",
+            "line 3, column 1: the table product.type is an inline table, complete where it is written"
+        ),
+        (
+            "[product]\ntype.name = \"Nail\"\ntype = { edible = false }",
+            "line 3, column 1: the key product.type is defined twice"
+        ),
         ("a = {b = 1,}", "line 1, column 12: an inline table cannot end with a ','"),
         ("a = {b = 1,\n c = 2}", "line 1, column 12: a key was expected, not a line break"),
-        ("[[fruits]]\nname = \"apple\"\n[[fruits.varieties]]\nname = \"red delicious\"\n[fruits.varieties]\nname = \"granny smith\"", "line 5, column 1: fruits.varieties is already an array of tables"),
-        ("[[fruits]]\n[fruits.physical]\ncolor = \"red\"\n[[fruits.physical]]\ncolor = \"green\"", "line 4, column 1: fruits.physical is already a table, not an array of tables"),
-        ("fruits = []\n[[fruits]]", "line 2, column 1: fruits is already an array, complete where it is written, not a table"),
+        (
+            "[[fruits]]\nname = \"apple\"\n[[fruits.varieties]]\nname = \"red delicious\"\n[fruits.varieties]\nname = \"granny smith\"",
+            "line 5, column 1: fruits.varieties is already an array of tables"
+        ),
+        (
+            "[[fruits]]\n[fruits.physical]\ncolor = \"red\"\n[[fruits.physical]]\ncolor = \"green\"",
+            "line 4, column 1: fruits.physical is already a table, not an array of tables"
+        ),
+        (
+            "fruits = []\n[[fruits]]",
+            "line 2, column 1: fruits is already an array, complete where it is written, not a table"
+        ),
         ("int = 01", "line 1, column 7: 01 is not a TOML value"),
         ("int = 1__2", "line 1, column 7: 1__2 is not a TOML value"),
         ("int = _1", "line 1, column 7: _1 is not a TOML value"),
@@ -337,11 +371,17 @@ struct TOMLCodecTests {
         ("s = \"\\uD800\"", "line 1, column 6: \\u must be followed by 4 hex digits of a Unicode scalar value"),
         ("s = \"tab\u{01}\"", "line 1, column 9: a string cannot hold the control character the byte 0x1; escape it"),
         ("s = 'one\nline'", "line 1, column 9: a string on one line cannot hold a line break"),
-        ("a = 1\rb = 2", "line 1, column 6: a line break was expected after the value (a lone carriage return is not one)"),
+        (
+            "a = 1\rb = 2",
+            "line 1, column 6: a line break was expected after the value (a lone carriage return is not one)"
+        ),
         ("a = [1 2]", "line 1, column 8: ',' or ']' was expected in the array, not '2'"),
         ("[a]b = 1", "line 1, column 4: a line break was expected after the value, not 'b'"),
         ("[a", "line 1, column 3: a ']' to end the table header was expected before the end of the text"),
-        ("a = 1 # \u{7F} delete", "line 1, column 9: a comment cannot hold the control character the byte 0x7F; escape it"),
+        (
+            "a = 1 # \u{7F} delete",
+            "line 1, column 9: a comment cannot hold the control character the byte 0x7F; escape it"
+        ),
     ]
 
     @Test(arguments: 0..<invalidExamples.count)
@@ -379,7 +419,8 @@ struct TOMLCodecTests {
                 if (try? codec.parse(data)) != nil { failures.append("\(file) is read") }
                 continue
             }
-            let json = try String(contentsOf: root.appendingPathComponent(String(file.dropLast(5)) + ".json"), encoding: .utf8)
+            let json = try String(
+                contentsOf: root.appendingPathComponent(String(file.dropLast(5)) + ".json"), encoding: .utf8)
             let expected = Self.untagged(try JSONValue(parsing: json))
             do {
                 let read = Self.taggable(try codec.parse(data))
@@ -396,7 +437,8 @@ struct TOMLCodecTests {
     static func untagged(_ value: JSONValue) -> JSONValue {
         switch value {
         case .object(let members):
-            if members.count == 2, case .string(let type)? = members["type"], case .string(let text)? = members["value"] {
+            if members.count == 2, case .string(let type)? = members["type"], case .string(let text)? = members["value"]
+            {
                 switch type {
                 case "integer": return Int(text).map(JSONValue.integer) ?? value
                 case "float":
@@ -431,7 +473,8 @@ struct TOMLCodecTests {
     static func dateTime(_ text: String) -> String {
         var text = text.uppercased()
         if text.count > 10, text[text.index(text.startIndex, offsetBy: 10)] == " " {
-            text.replaceSubrange(text.index(text.startIndex, offsetBy: 10)...text.index(text.startIndex, offsetBy: 10), with: "T")
+            text.replaceSubrange(
+                text.index(text.startIndex, offsetBy: 10)...text.index(text.startIndex, offsetBy: 10), with: "T")
         }
         guard let dot = text.firstIndex(of: ".") else { return text }
         let digits = text[text.index(after: dot)...].prefix { $0.isNumber }
@@ -459,7 +502,8 @@ struct TOMLCodecTests {
         let deepTables = "a = " + String(repeating: "{b = ", count: 100_000)
         #expect(throws: DocumentSyntaxError.self) { try codec.parse(Data(deepTables.utf8)) }
         // Up to the limit, inline tables and arrays nest.
-        let deepest = "a = " + String(repeating: "{b = ", count: 60) + String(repeating: "[", count: 60) + "1"
+        let deepest =
+            "a = " + String(repeating: "{b = ", count: 60) + String(repeating: "[", count: 60) + "1"
             + String(repeating: "]", count: 60) + String(repeating: "}", count: 60)
         #expect(try codec.parse(Data(deepest.utf8))[path: "a"] != nil)
         #expect(throws: DocumentSyntaxError.self) { try codec.parse(Data([0x61, 0x20, 0x3D, 0x20, 0x22, 0xFF, 0x22])) }
@@ -470,7 +514,9 @@ struct TOMLCodecTests {
         let written = try documents.map { String(decoding: try codec.serialize($0), as: UTF8.self) }
         let answers = try Self.tomllib(written)
         for (index, document) in documents.enumerated() {
-            #expect(Self.comparable(try codec.parse(Data(written[index].utf8))) == Self.comparable(document), "\(written[index])")
+            #expect(
+                Self.comparable(try codec.parse(Data(written[index].utf8))) == Self.comparable(document),
+                "\(written[index])")
             #expect(try answers[index].get() == Self.comparable(document), "\(written[index])")
         }
     }
@@ -505,18 +551,20 @@ struct TOMLCodecTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let path = directory.file("settings.toml")
-        try replaceFile(path, with: """
-        # written by hand
-        greeting = "bonjour"
-        started = 1979-05-27T00:32:00-07:00
+        try replaceFile(
+            path,
+            with: """
+                # written by hand
+                greeting = "bonjour"
+                started = 1979-05-27T00:32:00-07:00
 
-        [upstream]
-        timeoutSeconds = 2.5
+                [upstream]
+                timeoutSeconds = 2.5
 
-        [[mirrors]]
-        url = "https://m1.example"
-        timeoutSeconds = 5
-        """)
+                [[mirrors]]
+                url = "https://m1.example"
+                timeoutSeconds = 5
+                """)
         let root = try RootLens(default: Settings(), store: FileStore(path: path, format: TOMLCodec()), watch: false)
         #expect(root.value.greeting == "bonjour")
         #expect(root.value.started == Date(timeIntervalSince1970: 296_638_320))
@@ -527,11 +575,15 @@ struct TOMLCodecTests {
         try root.ports.set([80, 443])
         let written = try String(contentsOfFile: path, encoding: .utf8)
         #expect(written.contains("started = 2001-09-09T01:46:40Z"), "a date stays a TOML date-time: \(written)")
-        #expect(written.hasPrefix("# written by hand\ngreeting = \"bonjour\"\n"), "edited in place, comments kept: \(written)")
+        #expect(
+            written.hasPrefix("# written by hand\ngreeting = \"bonjour\"\n"),
+            "edited in place, comments kept: \(written)")
         let reread = try Self.tomllib(written).get()
         #expect(reread[path: "started"] == .string("2001-09-09T01:46:40Z"))
         #expect(reread[path: "ports"] == .array([.integer(80), .integer(443)]))
-        #expect(try RootLens(default: Settings(), store: FileStore(path: path, format: TOMLCodec()), watch: false).value == root.value)
+        #expect(
+            try RootLens(default: Settings(), store: FileStore(path: path, format: TOMLCodec()), watch: false).value
+                == root.value)
     }
 
     @Test func aFileThatIsNotTOMLIsAnErrorNamingTheFileLineAndColumnAndNothingIsWritten() throws {
@@ -543,7 +595,8 @@ struct TOMLCodecTests {
             try RootLens(default: Settings(), store: FileStore(path: path, format: TOMLCodec()), watch: false)
         } throws: { error in
             let text = "\(error)"
-            return (error as? SettingsError)?.code == .corrupt && text.contains(path) && text.contains("line 2, column 11")
+            return (error as? SettingsError)?.code == .corrupt && text.contains(path)
+                && text.contains("line 2, column 11")
         }
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "greeting = \"bonjour\"\nport = 80 80\n")
     }
@@ -555,50 +608,63 @@ struct TOMLInPlaceEditTests {
     let codec = TOMLCodec()
 
     static let handWritten = """
-    # The daemon's settings, by hand.
-    title = 'Loupe'   # a literal string stays literal when it is not changed
-    count = 1_000
+        # The daemon's settings, by hand.
+        title = 'Loupe'   # a literal string stays literal when it is not changed
+        count = 1_000
 
-    [server]
-    # where it listens
-    host = "a.example"
-    port = 8080 # the usual
+        [server]
+        # where it listens
+        host = "a.example"
+        port = 8080 # the usual
 
-    [server.tls]
-    enabled = false
+        [server.tls]
+        enabled = false
 
-    [[mirrors]]
-    url = "https://m1.example"
+        [[mirrors]]
+        url = "https://m1.example"
 
-    [[mirrors]]
-    url = "https://m2.example"
+        [[mirrors]]
+        url = "https://m2.example"
 
-    """
+        """
 
-    func edited(_ text: String, sourceLocation: SourceLocation = #_sourceLocation, _ change: (inout JSONValue) throws -> Void) throws -> String {
-        try editedText(text, with: codec, same: { TOMLCodecTests.comparable($0) == TOMLCodecTests.comparable($1) }, sourceLocation: sourceLocation, change)
+    func edited(
+        _ text: String, sourceLocation: SourceLocation = #_sourceLocation, _ change: (inout JSONValue) throws -> Void
+    ) throws -> String {
+        try editedText(
+            text, with: codec, same: { TOMLCodecTests.comparable($0) == TOMLCodecTests.comparable($1) },
+            sourceLocation: sourceLocation, change)
     }
 
     @Test func aChangedValueIsReplacedWhereItStands() throws {
-        #expect(try edited(Self.handWritten) { try $0.set(.integer(9090), at: "server.port") }
-                == Self.handWritten.replacingOccurrences(of: "port = 8080 # the usual", with: "port = 9090 # the usual"))
-        #expect(try edited(Self.handWritten) { try $0.set(.string("https://m3.example"), at: "mirrors[1].url") }
+        #expect(
+            try edited(Self.handWritten) { try $0.set(.integer(9090), at: "server.port") }
+                == Self.handWritten.replacingOccurrences(of: "port = 8080 # the usual", with: "port = 9090 # the usual")
+        )
+        #expect(
+            try edited(Self.handWritten) { try $0.set(.string("https://m3.example"), at: "mirrors[1].url") }
                 == Self.handWritten.replacingOccurrences(of: "https://m2.example", with: "https://m3.example"))
         #expect(try edited(Self.handWritten) { _ in } == Self.handWritten)
     }
 
     @Test func aRemovedKeyGoesWithItsLineAndARemovedTableWithItsSection() throws {
-        #expect(try edited(Self.handWritten) { try $0.remove(at: "server.port") }
+        #expect(
+            try edited(Self.handWritten) { try $0.remove(at: "server.port") }
                 == Self.handWritten.replacingOccurrences(of: "port = 8080 # the usual\n", with: ""))
-        #expect(try edited(Self.handWritten) { try $0.remove(at: "server.tls") }
+        #expect(
+            try edited(Self.handWritten) { try $0.remove(at: "server.tls") }
                 == Self.handWritten.replacingOccurrences(of: "[server.tls]\nenabled = false\n\n", with: ""))
     }
 
     @Test func aNewKeyJoinsItsTablesSectionAndANewTableGoesAtTheEnd() throws {
-        #expect(try edited(Self.handWritten) { try $0.set(.string("debug"), at: "server.logLevel") }
-                == Self.handWritten.replacingOccurrences(of: "port = 8080 # the usual\n", with: "port = 8080 # the usual\nlogLevel = \"debug\"\n"))
-        #expect(try edited(Self.handWritten) { try $0.set(.bool(true), at: "verbose") }
-                == Self.handWritten.replacingOccurrences(of: "count = 1_000\n", with: "count = 1_000\nverbose = true\n"))
+        #expect(
+            try edited(Self.handWritten) { try $0.set(.string("debug"), at: "server.logLevel") }
+                == Self.handWritten.replacingOccurrences(
+                    of: "port = 8080 # the usual\n", with: "port = 8080 # the usual\nlogLevel = \"debug\"\n"))
+        #expect(
+            try edited(Self.handWritten) { try $0.set(.bool(true), at: "verbose") }
+                == Self.handWritten.replacingOccurrences(of: "count = 1_000\n", with: "count = 1_000\nverbose = true\n")
+        )
         let table = try edited(Self.handWritten) { try $0.set(.object(["level": .string("info")]), at: "log") }
         #expect(table == Self.handWritten + "\n[log]\nlevel = \"info\"\n")
         // A table with no section of its own (made by a header of a table inside it, as `tool` and
@@ -609,20 +675,31 @@ struct TOMLInPlaceEditTests {
 
     @Test func aChangedValueKeepsItsSpellingWhereItCan() throws {
         // A literal string stays literal; one that a literal string cannot hold becomes a basic string.
-        #expect(try edited(Self.handWritten) { try $0.set(.string("Lens"), at: "title") }
+        #expect(
+            try edited(Self.handWritten) { try $0.set(.string("Lens"), at: "title") }
                 == Self.handWritten.replacingOccurrences(of: "title = 'Loupe'", with: "title = 'Lens'"))
-        #expect(try edited(Self.handWritten) { try $0.set(.string("it's"), at: "title") }
+        #expect(
+            try edited(Self.handWritten) { try $0.set(.string("it's"), at: "title") }
                 == Self.handWritten.replacingOccurrences(of: "title = 'Loupe'", with: "title = \"it's\""))
         // An integer keeps its grouping, or its base.
-        #expect(try edited(Self.handWritten) { try $0.set(.integer(1_250_000), at: "count") }
+        #expect(
+            try edited(Self.handWritten) { try $0.set(.integer(1_250_000), at: "count") }
                 == Self.handWritten.replacingOccurrences(of: "count = 1_000", with: "count = 1_250_000"))
         let bases = "mask = 0xFF\nmode = 0o755\nflags = 0b1010\n"
-        #expect(try edited(bases) { try $0.set(.integer(4096), at: "mask"); try $0.set(.integer(0o700), at: "mode"); try $0.set(.integer(3), at: "flags") }
+        #expect(
+            try edited(bases) {
+                try $0.set(.integer(4096), at: "mask"); try $0.set(.integer(0o700), at: "mode");
+                try $0.set(.integer(3), at: "flags")
+            }
                 == "mask = 0x1000\nmode = 0o700\nflags = 0b11\n")
-        #expect(try edited(bases) { try $0.set(.integer(-1), at: "mask") } == "mask = -1\nmode = 0o755\nflags = 0b1010\n")
+        #expect(
+            try edited(bases) { try $0.set(.integer(-1), at: "mask") } == "mask = -1\nmode = 0o755\nflags = 0b1010\n")
         // Multi-line strings stay multi-line, with the line break after the opening quotes that TOML drops.
         let multiLine = "motd = '''\nWelcome.\n'''\nbanner = \"\"\"\nHi \"you\"\"\"\"\n"
-        #expect(try edited(multiLine) { try $0.set(.string("Bye.\nSee you.\n"), at: "motd"); try $0.set(.string("Hello\tthere"), at: "banner") }
+        #expect(
+            try edited(multiLine) {
+                try $0.set(.string("Bye.\nSee you.\n"), at: "motd"); try $0.set(.string("Hello\tthere"), at: "banner")
+            }
                 == "motd = '''\nBye.\nSee you.\n'''\nbanner = \"\"\"\nHello\tthere\"\"\"\n")
     }
 
@@ -630,8 +707,11 @@ struct TOMLInPlaceEditTests {
     /// own: there, its header names that element (the latest `[[…]]` above it).
     @Test func aNewTableInsideAnElementOfAnArrayOfTablesIsASectionAfterThatElement() throws {
         let first = try edited(Self.handWritten) { try $0.set(.object(["k": .integer(27)]), at: "mirrors[0].tls") }
-        #expect(first == Self.handWritten.replacingOccurrences(
-            of: "url = \"https://m1.example\"\n", with: "url = \"https://m1.example\"\n\n[mirrors.tls]\nk = 27\n"), "\(first)")
+        #expect(
+            first
+                == Self.handWritten.replacingOccurrences(
+                    of: "url = \"https://m1.example\"\n",
+                    with: "url = \"https://m1.example\"\n\n[mirrors.tls]\nk = 27\n"), "\(first)")
         let last = try edited(Self.handWritten) { try $0.set(.object(["k": .integer(27)]), at: "mirrors[1].tls") }
         #expect(last == Self.handWritten + "\n[mirrors.tls]\nk = 27\n", "\(last)")
     }
@@ -643,14 +723,24 @@ struct TOMLInPlaceEditTests {
             guard case .array(let mirrors)? = document[path: "mirrors"] else { return }
             try document.set(.array(mirrors + [.object(["url": .string("https://m3.example")])]), at: "mirrors")
         }
-        #expect(three == withLog.replacingOccurrences(
-            of: "url = \"https://m2.example\"\n", with: "url = \"https://m2.example\"\n\n[[mirrors]]\nurl = \"https://m3.example\"\n"))
+        #expect(
+            three
+                == withLog.replacingOccurrences(
+                    of: "url = \"https://m2.example\"\n",
+                    with: "url = \"https://m2.example\"\n\n[[mirrors]]\nurl = \"https://m3.example\"\n"))
         // An element removed: its section goes, with the blank line that separated it.
-        let one = try edited(Self.handWritten) { try $0.set(.array([.object(["url": .string("https://m1.example")])]), at: "mirrors") }
-        #expect(one == Self.handWritten.replacingOccurrences(of: "\n[[mirrors]]\nurl = \"https://m2.example\"\n", with: ""))
-        let middle = try edited(withLog) { try $0.set(.array([.object(["url": .string("https://m2.example")])]), at: "mirrors") }
-        #expect(middle == withLog.replacingOccurrences(of: "[[mirrors]]\nurl = \"https://m1.example\"\n\n", with: "")
-                                  .replacingOccurrences(of: "m1.example", with: "m2.example"))
+        let one = try edited(Self.handWritten) {
+            try $0.set(.array([.object(["url": .string("https://m1.example")])]), at: "mirrors")
+        }
+        #expect(
+            one == Self.handWritten.replacingOccurrences(of: "\n[[mirrors]]\nurl = \"https://m2.example\"\n", with: ""))
+        let middle = try edited(withLog) {
+            try $0.set(.array([.object(["url": .string("https://m2.example")])]), at: "mirrors")
+        }
+        #expect(
+            middle
+                == withLog.replacingOccurrences(of: "[[mirrors]]\nurl = \"https://m1.example\"\n\n", with: "")
+                .replacingOccurrences(of: "m1.example", with: "m2.example"))
         // Every element removed: the key stays, as an empty array.
         let none = try edited(withLog) { try $0.set(.array([]), at: "mirrors") }
         #expect(try codec.parse(Data(none.utf8))[path: "mirrors"] == .array([]))
@@ -663,9 +753,11 @@ struct TOMLInPlaceEditTests {
     /// adds lines, after which it reads the text again.
     @Test func anEditOfTheTextACodecWroteLastIsTheEditOfAFreshRead() throws {
         let changes: [(ValuePath, JSONValue)] = [
-            ("server.port", .integer(1)), ("title", .string("a much longer title than before")), ("mirrors[1].url", .string("m")),
+            ("server.port", .integer(1)), ("title", .string("a much longer title than before")),
+            ("mirrors[1].url", .string("m")),
             ("server.port", .integer(123_456_789)), ("title", .string("two\nlines")), ("count", .integer(2_000_000)),
-            ("server.logLevel", .string("debug")), ("mirrors[0].url", .string("https://first.example")), ("server.port", .integer(80)),
+            ("server.logLevel", .string("debug")), ("mirrors[0].url", .string("https://first.example")),
+            ("server.port", .integer(80)),
             ("title", .string("t")),
         ]
         let text = try editsOfRememberedText({ TOMLCodec() }, from: Self.handWritten, changes: changes) {
@@ -676,7 +768,9 @@ struct TOMLInPlaceEditTests {
 
     /// Parse-then-write with no change is byte-identical, for every TOML text the tests hold.
     @Test func parseThenWriteIsByteIdenticalForEveryTestFile() throws {
-        for text in TOMLCodecTests.specificationExamples + [Self.handWritten, Self.handWritten.replacingOccurrences(of: "\n", with: "\r\n")] {
+        for text in TOMLCodecTests.specificationExamples + [
+            Self.handWritten, Self.handWritten.replacingOccurrences(of: "\n", with: "\r\n"),
+        ] {
             #expect(try edited(text) { _ in } == text)
         }
     }
@@ -686,24 +780,34 @@ struct TOMLInPlaceEditTests {
     /// still there.
     @Test(arguments: Array(UInt64(1)...8))
     func randomEditsKeepTheTextValidTheModelAndTheComments(seed: UInt64) throws {
-        let keys = ["title", "count", "server.host", "server.port", "server.tls.enabled", "server.extra", "fresh", "log.level",
-                    "mirrors", "mirrors[0].url", "mirrors[1].weight"]
+        let keys = [
+            "title", "count", "server.host", "server.port", "server.tls.enabled", "server.extra", "fresh", "log.level",
+            "mirrors", "mirrors[0].url", "mirrors[1].weight",
+        ]
         // The third walk is over the file with CRLF line endings.
         let start = seed == 3 ? Self.handWritten.replacingOccurrences(of: "\n", with: "\r\n") : Self.handWritten
-        let walk = try randomEditWalk(codec: codec, from: start, keys: keys, steps: 350, seed: seed) { step, generator in
+        let walk = try randomEditWalk(codec: codec, from: start, keys: keys, steps: 350, seed: seed) {
+            step, generator in
             // An array of tables of 0 to 3 elements, as well as values.
-            let tables = (0..<Int.random(in: 0...3, using: &generator)).map { JSONValue.object(["url": .string("m\(step).\($0)")]) }
-            return [.integer(Int.random(in: 0...999, using: &generator)), .string("s\(step)"), .string("it's"), .bool(true),
-                    .array([.integer(1), .string("two")]), .object(["k": .integer(step)]), .array(tables)]
+            let tables = (0..<Int.random(in: 0...3, using: &generator)).map {
+                JSONValue.object(["url": .string("m\(step).\($0)")])
+            }
+            return [
+                .integer(Int.random(in: 0...999, using: &generator)), .string("s\(step)"), .string("it's"), .bool(true),
+                .array([.integer(1), .string("two")]), .object(["k": .integer(step)]), .array(tables),
+            ]
         }
         let independent = try IndependentParser.tomllib.parse(walk.texts)
         // Each comment line stands above a key, and goes with it when it is removed: it stays as long as its
         // key has never been removed.
-        let comments: [(comment: String, key: ValuePath)] = [("# The daemon's settings, by hand.", "title"), ("# where it listens", "server.host")]
+        let comments: [(comment: String, key: ValuePath)] = [
+            ("# The daemon's settings, by hand.", "title"), ("# where it listens", "server.host"),
+        ]
         #expect(commentLines(of: Self.handWritten, marker: "#") == comments.map(\.comment))
         var removed: Set<String> = []
         for step in walk.texts.indices {
-            #expect(independent[step] == TOMLCodecTests.comparable(walk.models[step]), "step \(step):\n\(walk.texts[step])")
+            #expect(
+                independent[step] == TOMLCodecTests.comparable(walk.models[step]), "step \(step):\n\(walk.texts[step])")
             for (comment, key) in comments {
                 if walk.models[step][path: key] == nil { removed.insert(comment) }
                 guard !removed.contains(comment) else { continue }

@@ -53,9 +53,10 @@ struct TOMLEditPropertyTests {
                 expected.append(edit.document)
                 edits += 1
                 let (low, high) = (edit.allowed.lowerBound, edit.allowed.upperBound)
-                #expect(new.count >= low + file.text.count - high && new.starts(with: file.text[..<low])
+                #expect(
+                    new.count >= low + file.text.count - high && new.starts(with: file.text[..<low])
                         && new.reversed().starts(with: file.text[high...].reversed()),
-                        "bytes outside \(edit.allowed) changed: \(what)\nwrote:\n\(text)")
+                    "bytes outside \(edit.allowed) changed: \(what)\nwrote:\n\(text)")
                 for comment in file.comments {
                     let kept = text.contains(comment.text)
                     if edit.owned.contains(comment.offset) {
@@ -74,7 +75,9 @@ struct TOMLEditPropertyTests {
             let want = Self.withLF(TOMLCodecTests.comparable(expected[index]))
             let same = read.map { $0.isSameValue(as: want) } ?? false
             let difference = read.flatMap { want.firstDifference(from: $0) }
-            #expect(same, "tomllib reads another document (at \(difference.map { "\($0)" } ?? "all")) from:\n\(texts[index])")
+            #expect(
+                same,
+                "tomllib reads another document (at \(difference.map { "\($0)" } ?? "all")) from:\n\(texts[index])")
         }
     }
 }
@@ -152,7 +155,8 @@ struct GeneratedTOMLText {
         }
         switch Int.random(in: 0..<7, using: &random) {
         case 0, 1, 2:
-            guard let value = values.randomElement(using: &random), let was = document[path: ValuePath(value.path)] else { return nil }
+            guard let value = values.randomElement(using: &random), let was = document[path: ValuePath(value.path)]
+            else { return nil }
             let new: JSONValue
             switch was {
             case .integer(let number): new = .integer(number + 4096)
@@ -163,23 +167,31 @@ struct GeneratedTOMLText {
             default: new = freshScalar()
             }
             document[path: ValuePath(value.path)] = new
-            return Edit(kind: "set", path: value.path, document: document, allowed: value.range.lowerBound...value.range.upperBound, owned: value.range)
+            return Edit(
+                kind: "set", path: value.path, document: document,
+                allowed: value.range.lowerBound...value.range.upperBound, owned: value.range)
         case 3:
             guard let value = values.randomElement(using: &random) else { return nil }
-            let new: JSONValue = value.inline || Bool.random(using: &random)
+            let new: JSONValue =
+                value.inline || Bool.random(using: &random)
                 ? .array([.integer(fresh), .string("e\(fresh)")]) : .object(["n\(fresh)": .integer(fresh)])
             document[path: ValuePath(value.path)] = new
-            return Edit(kind: "set another type", path: value.path, document: document, allowed: value.range.lowerBound...value.range.upperBound,
-                        owned: value.range)
+            return Edit(
+                kind: "set another type", path: value.path, document: document,
+                allowed: value.range.lowerBound...value.range.upperBound,
+                owned: value.range)
         case 4:
             guard let removable = removables.randomElement(using: &random) else { return nil }
             try? document.remove(at: ValuePath(removable.path))
-            return Edit(kind: "remove", path: removable.path, document: document, allowed: removable.span, owned: removable.owned, ownedGo: true)
+            return Edit(
+                kind: "remove", path: removable.path, document: document, allowed: removable.span,
+                owned: removable.owned, ownedGo: true)
         default:
             guard let container = containers.randomElement(using: &random) else { return nil }
             switch container {
             case .table(let path, let end):
-                let value: JSONValue = Int.random(in: 0..<4, using: &random) == 0 ? .object(["n\(fresh)": .integer(fresh)]) : freshScalar()
+                let value: JSONValue =
+                    Int.random(in: 0..<4, using: &random) == 0 ? .object(["n\(fresh)": .integer(fresh)]) : freshScalar()
                 if case .object = value, path.isEmpty {
                     // A new table of the root: a section at the end of the text.
                     document[path: ValuePath([.key("new\(fresh)")])] = value
@@ -187,7 +199,9 @@ struct GeneratedTOMLText {
                 }
                 guard case .object = document[path: ValuePath(path)] else { return nil }
                 document[path: ValuePath(path + [.key("new\(fresh)")])] = value
-                if case .object = value { return Edit(kind: "add a table", path: path, document: document, allowed: end...text.count) }
+                if case .object = value {
+                    return Edit(kind: "add a table", path: path, document: document, allowed: end...text.count)
+                }
                 return Edit(kind: "add a key", path: path, document: document, allowed: end...end)
             case .inlineTable(let path, let span):
                 document[path: ValuePath(path + [.key("new\(fresh)")])] = freshScalar()
@@ -197,7 +211,8 @@ struct GeneratedTOMLText {
                 let before = Int.random(in: 0..<spans.count, using: &random)
                 elements.insert(scalarsOnly ? freshScalar() : .array([.integer(fresh)]), at: before)
                 document[path: ValuePath(path)] = .array(elements)
-                return Edit(kind: "add an element before \(before)", path: path, document: document, allowed: spans[before])
+                return Edit(
+                    kind: "add an element before \(before)", path: path, document: document, allowed: spans[before])
             case .arrayOfTables(let path, let span):
                 guard case .array(let elements)? = document[path: ValuePath(path)] else { return nil }
                 document[path: ValuePath(path)] = .array(elements + [.object(["name": .string("n\(fresh)")])])
@@ -293,7 +308,8 @@ struct GeneratedTOMLText {
                 write("\n")
                 end = offset
                 if removable {
-                    file.removables.append(Removable(path: memberPath, span: ownStart...offset, owned: ownStart..<offset))
+                    file.removables.append(
+                        Removable(path: memberPath, span: ownStart...offset, owned: ownStart..<offset))
                 }
             }
             return end
@@ -329,7 +345,9 @@ struct GeneratedTOMLText {
                 let high = index < count - 1 ? ranges[index + 1].lowerBound : close
                 file.removables.append(Removable(path: path + [.index(index)], span: low...high, owned: 0..<0))
             }
-            var spans = (0..<count).map { index in (index > 0 ? ranges[index - 1].upperBound : open + 1)...ranges[index].lowerBound }
+            var spans = (0..<count).map { index in
+                (index > 0 ? ranges[index - 1].upperBound : open + 1)...ranges[index].lowerBound
+            }
             spans.append((ranges.last?.upperBound ?? open + 1)...close)
             file.containers.append(.array(path, spans: spans, scalarsOnly: true))
         }
@@ -370,9 +388,14 @@ struct GeneratedTOMLText {
             }
             write("]")
             for index in 0..<count {
-                file.removables.append(Removable(path: path + [.index(index)], span: owned[index].lowerBound...lineEnds[index], owned: owned[index]))
+                file.removables.append(
+                    Removable(
+                        path: path + [.index(index)], span: owned[index].lowerBound...lineEnds[index],
+                        owned: owned[index]))
             }
-            var spans = (0..<count).map { index in (index > 0 ? lineEnds[index - 1] : owned[0].lowerBound)...lineStarts[index] }
+            var spans = (0..<count).map { index in
+                (index > 0 ? lineEnds[index - 1] : owned[0].lowerBound)...lineStarts[index]
+            }
             spans.append(valueEnds[count - 1]...lineEnds[count - 1])
             file.containers.append(.array(path, spans: spans, scalarsOnly: false))
         }
@@ -415,7 +438,8 @@ struct GeneratedTOMLText {
             var rootEnd = keyValues(at: [], prefix: [], count: Int.random(in: 1...4, using: &random), removable: true)
             if chance(50) {
                 let owner = "owner\(unique())"
-                rootEnd = keyValues(at: [.key(owner)], prefix: [owner], count: Int.random(in: 2...3, using: &random), removable: true)
+                rootEnd = keyValues(
+                    at: [.key(owner)], prefix: [owner], count: Int.random(in: 2...3, using: &random), removable: true)
                 file.containers.append(.table([.key(owner)], end: rootEnd))
             }
             file.containers.append(.table([], end: rootEnd))
@@ -445,7 +469,10 @@ struct GeneratedTOMLText {
                         }
                         blocks[index] = blocks[index].lowerBound..<offset
                         write("[[\(name)]]\n")
-                        elementEnds.append(keyValues(at: [.key(name), .index(index)], prefix: [], count: Int.random(in: 1...3, using: &random), removable: true))
+                        elementEnds.append(
+                            keyValues(
+                                at: [.key(name), .index(index)], prefix: [],
+                                count: Int.random(in: 1...3, using: &random), removable: true))
                         file.containers.append(.table([.key(name), .index(index)], end: elementEnds[index]))
                     }
                     file.containers.append(.arrayOfTables([.key(name)], span: elementEnds.last!...elementEnds.last!))
@@ -455,14 +482,16 @@ struct GeneratedTOMLText {
                         let owned = blocks[index].lowerBound..<elementEnds[index]
                         let removable = Removable(path: [.key(name), .index(index)], span: low...low, owned: owned)
                         if index < count - 1 {
-                            file.removables.append(Removable(path: removable.path, span: low...blocks[index + 1].lowerBound, owned: owned))
+                            file.removables.append(
+                                Removable(path: removable.path, span: low...blocks[index + 1].lowerBound, owned: owned))
                         } else {
                             pending.append(removable)
                         }
                     }
                 case 1:
                     write("[\(name)]\n")
-                    var end = keyValues(at: [.key(name)], prefix: [], count: Int.random(in: 1...4, using: &random), removable: true)
+                    var end = keyValues(
+                        at: [.key(name)], prefix: [], count: Int.random(in: 1...4, using: &random), removable: true)
                     if chance(50) {
                         let dotted = "part\(unique())"
                         end = keyValues(at: [.key(name), .key(dotted)], prefix: [dotted], count: 2, removable: true)
@@ -471,10 +500,13 @@ struct GeneratedTOMLText {
                     file.containers.append(.table([.key(name)], end: end))
                 default:
                     write("[\(name)]\n")
-                    let end = keyValues(at: [.key(name)], prefix: [], count: Int.random(in: 1...3, using: &random), removable: true)
+                    let end = keyValues(
+                        at: [.key(name)], prefix: [], count: Int.random(in: 1...3, using: &random), removable: true)
                     file.containers.append(.table([.key(name)], end: end))
                     write("\n[\(name).sub]\n")
-                    let subEnd = keyValues(at: [.key(name), .key("sub")], prefix: [], count: Int.random(in: 1...2, using: &random), removable: true)
+                    let subEnd = keyValues(
+                        at: [.key(name), .key("sub")], prefix: [], count: Int.random(in: 1...2, using: &random),
+                        removable: true)
                     file.containers.append(.table([.key(name), .key("sub")], end: subEnd))
                 }
             }

@@ -9,35 +9,39 @@ import Testing
 struct TOMLEditorTests {
     let codec = TOMLCodec()
 
-    func edited(_ text: String, sourceLocation: SourceLocation = #_sourceLocation, _ change: (inout JSONValue) throws -> Void) throws -> String {
-        try editedText(text, with: codec, same: { TOMLCodecTests.comparable($0) == TOMLCodecTests.comparable($1) }, sourceLocation: sourceLocation, change)
+    func edited(
+        _ text: String, sourceLocation: SourceLocation = #_sourceLocation, _ change: (inout JSONValue) throws -> Void
+    ) throws -> String {
+        try editedText(
+            text, with: codec, same: { TOMLCodecTests.comparable($0) == TOMLCodecTests.comparable($1) },
+            sourceLocation: sourceLocation, change)
     }
 
     /// ruff's rule list, as people write it: one rule a line, commented-out rules between them, a trailing
     /// comma.
     static let ruff = """
-    [tool.ruff.lint]
-    select = [
-        "E",    # pycodestyle errors
-        "W",    # pycodestyle warnings
-        # "C90",  # mccabe
-        "F",    # pyflakes
-        "I",    # isort
-        # "N",  # pep8-naming
-        "UP",   # pyupgrade
-        # "YTT", # flake8-2020
-        # "ANN", # flake8-annotations
-        "B",    # flake8-bugbear
-        # "A",  # flake8-builtins
-        # "COM", # flake8-commas
-        # "C4", # flake8-comprehensions
-        # "DTZ", # flake8-datetimz
-        "SIM",  # flake8-simplify
-        # "T20", # flake8-print
-    ]
-    ignore = ["E501"]
+        [tool.ruff.lint]
+        select = [
+            "E",    # pycodestyle errors
+            "W",    # pycodestyle warnings
+            # "C90",  # mccabe
+            "F",    # pyflakes
+            "I",    # isort
+            # "N",  # pep8-naming
+            "UP",   # pyupgrade
+            # "YTT", # flake8-2020
+            # "ANN", # flake8-annotations
+            "B",    # flake8-bugbear
+            # "A",  # flake8-builtins
+            # "COM", # flake8-commas
+            # "C4", # flake8-comprehensions
+            # "DTZ", # flake8-datetimz
+            "SIM",  # flake8-simplify
+            # "T20", # flake8-print
+        ]
+        ignore = ["E501"]
 
-    """
+        """
 
     // MARK: Arrays
 
@@ -62,7 +66,9 @@ struct TOMLEditorTests {
         #expect(last == Self.ruff.replacingOccurrences(of: "    \"SIM\",  # flake8-simplify\n", with: ""))
         // A comment in words directly above an element is that element's, and goes with it.
         let described = "mirrors = [\n  # the main one\n  \"a\",\n  # a spare\n  \"b\",\n]\n"
-        #expect(try edited(described) { try $0.set(.array([.string("a")]), at: "mirrors") } == "mirrors = [\n  # the main one\n  \"a\",\n]\n")
+        #expect(
+            try edited(described) { try $0.set(.array([.string("a")]), at: "mirrors") }
+                == "mirrors = [\n  # the main one\n  \"a\",\n]\n")
     }
 
     @Test func anArrayWrittenOneElementPerLineGainsALineInItsStyle() throws {
@@ -70,7 +76,10 @@ struct TOMLEditorTests {
             guard case .array(let rules)? = document[path: "tool.ruff.lint.select"] else { return }
             try document.set(.array(rules + [.string("RUF")]), at: "tool.ruff.lint.select")
         }
-        #expect(appended == Self.ruff.replacingOccurrences(of: "    \"SIM\",  # flake8-simplify\n", with: "    \"SIM\",  # flake8-simplify\n    \"RUF\",\n"))
+        #expect(
+            appended
+                == Self.ruff.replacingOccurrences(
+                    of: "    \"SIM\",  # flake8-simplify\n", with: "    \"SIM\",  # flake8-simplify\n    \"RUF\",\n"))
         let first = try edited(Self.ruff) { document in
             guard case .array(let rules)? = document[path: "tool.ruff.lint.select"] else { return }
             try document.set(.array([.string("ALL")] + rules), at: "tool.ruff.lint.select")
@@ -78,32 +87,47 @@ struct TOMLEditorTests {
         #expect(first == Self.ruff.replacingOccurrences(of: "select = [\n", with: "select = [\n    \"ALL\",\n"))
         // No trailing comma: the last element gets one, and the new last has none.
         let bare = "a = [\n  1,\n  2\n]\n"
-        #expect(try edited(bare) { try $0.set(.array([1, 2, 3].map(JSONValue.integer)), at: "a") } == "a = [\n  1,\n  2,\n  3\n]\n")
+        #expect(
+            try edited(bare) { try $0.set(.array([1, 2, 3].map(JSONValue.integer)), at: "a") }
+                == "a = [\n  1,\n  2,\n  3\n]\n")
     }
 
     @Test func anArrayOnOneLineStaysOnOneLine() throws {
         let text = "ports = [80, 443, 8080] # open\n"
-        #expect(try edited(text) { try $0.set(.array([.integer(80), .integer(8080)]), at: "ports") } == "ports = [80, 8080] # open\n")
-        #expect(try edited(text) { try $0.set(.array([.integer(80), .integer(443)]), at: "ports") } == "ports = [80, 443] # open\n")
-        #expect(try edited(text) { try $0.set(.array([.integer(443), .integer(8080)]), at: "ports") } == "ports = [443, 8080] # open\n")
-        #expect(try edited(text) { try $0.set(.array([80, 443, 8080, 9000].map(JSONValue.integer)), at: "ports") }
+        #expect(
+            try edited(text) { try $0.set(.array([.integer(80), .integer(8080)]), at: "ports") }
+                == "ports = [80, 8080] # open\n")
+        #expect(
+            try edited(text) { try $0.set(.array([.integer(80), .integer(443)]), at: "ports") }
+                == "ports = [80, 443] # open\n")
+        #expect(
+            try edited(text) { try $0.set(.array([.integer(443), .integer(8080)]), at: "ports") }
+                == "ports = [443, 8080] # open\n")
+        #expect(
+            try edited(text) { try $0.set(.array([80, 443, 8080, 9000].map(JSONValue.integer)), at: "ports") }
                 == "ports = [80, 443, 8080, 9000] # open\n")
         #expect(try edited(text) { try $0.set(.array([]), at: "ports") } == "ports = [] # open\n")
         #expect(try edited("ports = []\n") { try $0.set(.array([.integer(1)]), at: "ports") } == "ports = [1]\n")
-        #expect(try edited("ports = [ 1, 2, ]\n") { try $0.set(.array([.integer(1)]), at: "ports") } == "ports = [ 1, ]\n")
+        #expect(
+            try edited("ports = [ 1, 2, ]\n") { try $0.set(.array([.integer(1)]), at: "ports") } == "ports = [ 1, ]\n")
     }
 
     // MARK: Inline tables
 
     @Test func anInlineTableKeepsItsKeyOrderAndANewKeyGoesLast() throws {
         let text = "[dependencies]\nclap = { version = \"5.0.0\", default-features = false }\n"
-        #expect(try edited(text) { try $0.set(.string("5.1.0"), at: "dependencies.clap.version") }
+        #expect(
+            try edited(text) { try $0.set(.string("5.1.0"), at: "dependencies.clap.version") }
                 == "[dependencies]\nclap = { version = \"5.1.0\", default-features = false }\n")
-        #expect(try edited(text) { try $0.set(.array([.string("derive")]), at: "dependencies.clap.features") }
-                == "[dependencies]\nclap = { version = \"5.0.0\", default-features = false, features = [\"derive\"] }\n")
-        #expect(try edited(text) { try $0.remove(at: "dependencies.clap.version") }
+        #expect(
+            try edited(text) { try $0.set(.array([.string("derive")]), at: "dependencies.clap.features") }
+                == "[dependencies]\nclap = { version = \"5.0.0\", default-features = false, features = [\"derive\"] }\n"
+        )
+        #expect(
+            try edited(text) { try $0.remove(at: "dependencies.clap.version") }
                 == "[dependencies]\nclap = { default-features = false }\n")
-        #expect(try edited(text) { try $0.remove(at: "dependencies.clap.default-features") }
+        #expect(
+            try edited(text) { try $0.remove(at: "dependencies.clap.default-features") }
                 == "[dependencies]\nclap = { version = \"5.0.0\" }\n")
         #expect(try edited("a = {}\n") { try $0.set(.integer(1), at: "a.b") } == "a = { b = 1 }\n")
         #expect(try edited("a = { x = 1 }\n") { try $0.remove(at: "a.x") } == "a = {}\n")
@@ -113,35 +137,42 @@ struct TOMLEditorTests {
 
     @Test func aNewKeyGoesAfterTheLastKeyOfItsSectionWithNoCopyOfAComment() throws {
         let text = "[server]\n# the host\nhost = \"a\" # primary\n\n# logging\n[log]\nlevel = \"info\"\n"
-        #expect(try edited(text) { try $0.set(.integer(80), at: "server.port") }
+        #expect(
+            try edited(text) { try $0.set(.integer(80), at: "server.port") }
                 == "[server]\n# the host\nhost = \"a\" # primary\nport = 80\n\n# logging\n[log]\nlevel = \"info\"\n")
         // A table dotted keys define gains a dotted key.
         #expect(try edited("a.b = 1\nc = 2\n") { try $0.set(.integer(3), at: "a.d") } == "a.b = 1\na.d = 3\nc = 2\n")
         // A new table: a section at the end of its parent's sections.
-        #expect(try edited(text) { try $0.set(.object(["on": .bool(true)]), at: "server.tls") }
-                == "[server]\n# the host\nhost = \"a\" # primary\n\n[server.tls]\non = true\n\n# logging\n[log]\nlevel = \"info\"\n")
+        #expect(
+            try edited(text) { try $0.set(.object(["on": .bool(true)]), at: "server.tls") }
+                == "[server]\n# the host\nhost = \"a\" # primary\n\n[server.tls]\non = true\n\n# logging\n[log]\nlevel = \"info\"\n"
+        )
     }
 
     @Test func aRemovedKeyGoesWithItsOwnCommentsAndLeavesItsNeighbours() throws {
         let text = "[server]\n# the host\nhost = \"a\" # primary\n# the port\nport = 80 # usual\ntimeout = 5\n"
-        #expect(try edited(text) { try $0.remove(at: "server.port") } == "[server]\n# the host\nhost = \"a\" # primary\ntimeout = 5\n")
-        #expect(try edited(text) { try $0.remove(at: "server.host") } == "[server]\n# the port\nport = 80 # usual\ntimeout = 5\n")
+        #expect(
+            try edited(text) { try $0.remove(at: "server.port") }
+                == "[server]\n# the host\nhost = \"a\" # primary\ntimeout = 5\n")
+        #expect(
+            try edited(text) { try $0.remove(at: "server.host") }
+                == "[server]\n# the port\nport = 80 # usual\ntimeout = 5\n")
     }
 
     /// The first user's comment goes with the first user; the second's stays with the second.
     @Test func removingTheFirstElementOfAnArrayOfTablesTakesItsOwnCommentAndLeavesTheNexts() throws {
         let text = """
-        title = "accounts"
+            title = "accounts"
 
-        # admin, never remove
-        [[users]]
-        name = "root"
+            # admin, never remove
+            [[users]]
+            name = "root"
 
-        # the operator
-        [[users]]
-        name = "op"
+            # the operator
+            [[users]]
+            name = "op"
 
-        """
+            """
         let removed = try edited(text) { document in
             try document.set(.array([.object(["name": .string("op")])]), at: "users")
         }
@@ -152,7 +183,8 @@ struct TOMLEditorTests {
         }
         #expect(added == text + "\n[[users]]\nname = \"guest\"\n")
         let inside = try edited(text) { try $0.set(.string("admin"), at: "users[0].role") }
-        #expect(inside == text.replacingOccurrences(of: "name = \"root\"\n", with: "name = \"root\"\nrole = \"admin\"\n"))
+        #expect(
+            inside == text.replacingOccurrences(of: "name = \"root\"\n", with: "name = \"root\"\nrole = \"admin\"\n"))
     }
 
     // MARK: Empty files, byte-order marks, non-finite numbers, what TOML cannot hold
@@ -192,9 +224,11 @@ struct TOMLEditorTests {
         let root = try RootLens(default: Limits(), store: FileStore(path: path, format: TOMLCodec()), watch: false)
         #expect(root.value.ceiling == .infinity && root.value.floor == -.infinity)
         try root.floor.set(.nan)
-        #expect(try String(contentsOfFile: path, encoding: .utf8) == "name = \"x\"\nceiling = inf # none\nfloor = nan\n")
+        #expect(
+            try String(contentsOfFile: path, encoding: .utf8) == "name = \"x\"\nceiling = inf # none\nfloor = nan\n")
         try root.ceiling.set(2.5)
-        #expect(try String(contentsOfFile: path, encoding: .utf8) == "name = \"x\"\nceiling = 2.5 # none\nfloor = nan\n")
+        #expect(
+            try String(contentsOfFile: path, encoding: .utf8) == "name = \"x\"\nceiling = 2.5 # none\nfloor = nan\n")
     }
 
     @Test func aFileWithAByteOrderMarkIsReadAndKeepsItsMark() throws {
@@ -209,11 +243,18 @@ struct TOMLEditorTests {
         let document = try codec.parse(Data(text.utf8))
         #expect(document[path: "top"] == .double(.infinity))
         #expect(document[path: "bottom"] == .double(-.infinity))
-        guard case .double(let unknown)? = document[path: "unknown"] else { Issue.record("nan is not a double"); return }
+        guard case .double(let unknown)? = document[path: "unknown"] else {
+            Issue.record("nan is not a double"); return
+        }
         #expect(unknown.isNaN)
-        #expect(try edited(text) { try $0.set(.double(.nan), at: "top"); try $0.set(.double(-.infinity), at: "plus") }
+        #expect(
+            try edited(text) {
+                try $0.set(.double(.nan), at: "top"); try $0.set(.double(-.infinity), at: "plus")
+            }
                 == "top = nan\nbottom = -inf\nunknown = nan\nplus = -inf\n")
-        #expect(try edited(text) { try $0.set(.double(.infinity), at: "unknown") } == "top = inf\nbottom = -inf\nunknown = inf\nplus = +inf\n")
+        #expect(
+            try edited(text) { try $0.set(.double(.infinity), at: "unknown") }
+                == "top = inf\nbottom = -inf\nunknown = inf\nplus = +inf\n")
     }
 
     @Test func aDocumentNeedingANullIsRefusedNamingWhere() throws {

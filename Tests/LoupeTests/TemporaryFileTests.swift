@@ -20,14 +20,17 @@ struct TemporaryFileTests {
         #expect(fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && info.st_mode & 0o7777 == 0o600)
         #expect(stat(path, &info) == 0, "it is at the path returned")
         let suffix = path.dropFirst(prefix.count)
-        #expect(path.hasPrefix(prefix) && suffix.count == 6 && suffix.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }, "\(path)")
+        #expect(
+            path.hasPrefix(prefix) && suffix.count == 6
+                && suffix.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }, "\(path)")
     }
 
     @Test func aTemporaryFileHasTheModeAskedForLessTheUmask() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let mask = try processUmask()
-        let (fd, _) = try FileSystem.createTemporaryFile(named: directory.file(".s.json.tmp-"), in: directory.path, mode: 0o664)
+        let (fd, _) = try FileSystem.createTemporaryFile(
+            named: directory.file(".s.json.tmp-"), in: directory.path, mode: 0o664)
         defer { close(fd) }
         var info = stat()
         #expect(fstat(fd, &info) == 0 && info.st_mode & 0o7777 == 0o664 & ~mask)
@@ -54,7 +57,8 @@ struct TemporaryFileTests {
             _ = try FileSystem.createTemporaryFile(named: missing.file(".s.json.tmp-"), in: missing.path, mode: 0o600)
         } throws: { error in
             let description = "\(error)"
-            return description.contains("create a temporary file in \(missing.path)") && description.contains("No such file or directory")
+            return description.contains("create a temporary file in \(missing.path)")
+                && description.contains("No such file or directory")
         }
     }
 }

@@ -30,7 +30,9 @@ struct TextEngineTests {
             // The order they come in does not matter.
             #expect(try text.applying(splices.reversed()) == Self.replacedOneByOne(text, splices))
         }
-        #expect(String(decoding: try text.applying(cases[4]), as: UTF8.self) == "alpha = 1\nnew = 0\nbeta = 23\ngamma = 333\n")
+        #expect(
+            String(decoding: try text.applying(cases[4]), as: UTF8.self)
+                == "alpha = 1\nnew = 0\nbeta = 23\ngamma = 333\n")
     }
 
     @Test("two splices that overlap are refused, never made")
@@ -45,15 +47,19 @@ struct TextEngineTests {
         let old = try JSONValue(parsing: #"{"a": 1, "b": {"c": true, "d": "x"}, "gone": null}"#)
         let new = try JSONValue(parsing: #"{"a": 1, "b": {"c": false, "d": "x", "e": [1]}, "z": 2, "y": 3}"#)
         let edits = DocumentEdit.changes(from: old, to: new)
-        #expect(Set(edits.map { "\($0)" }) == Set([
-            DocumentEdit.replace(at: [.key("b"), .key("c")], with: .bool(false)),
-            .addMember(in: [.key("b")], key: "e", value: .array([.integer(1)])),
-            .removeMember(in: [], key: "gone"),
-            .addMember(in: [], key: "y", value: .integer(3)),
-            .addMember(in: [], key: "z", value: .integer(2)),
-        ].map { "\($0)" }))
+        #expect(
+            Set(edits.map { "\($0)" })
+                == Set(
+                    [
+                        DocumentEdit.replace(at: [.key("b"), .key("c")], with: .bool(false)),
+                        .addMember(in: [.key("b")], key: "e", value: .array([.integer(1)])),
+                        .removeMember(in: [], key: "gone"),
+                        .addMember(in: [], key: "y", value: .integer(3)),
+                        .addMember(in: [], key: "z", value: .integer(2)),
+                    ].map { "\($0)" }))
         // New members of one object come in the order of their keys.
-        let added = edits.compactMap { edit -> String? in if case .addMember([], let key, _) = edit { key } else { nil } }
+        let added = edits.compactMap { edit -> String? in if case .addMember([], let key, _) = edit { key } else { nil }
+        }
         #expect(added == ["y", "z"])
         #expect(DocumentEdit.changes(from: old, to: old).isEmpty)
     }
@@ -73,9 +79,10 @@ struct TextEngineTests {
             var swapped = members
             swapped[gone] = nil
             swapped["key-new"] = .integer(7)
-            #expect(DocumentEdit.changes(from: .object(members), to: .object(swapped)) == [
-                .removeMember(in: [], key: gone), .addMember(in: [], key: "key-new", value: .integer(7)),
-            ])
+            #expect(
+                DocumentEdit.changes(from: .object(members), to: .object(swapped)) == [
+                    .removeMember(in: [], key: gone), .addMember(in: [], key: "key-new", value: .integer(7)),
+                ])
         }
     }
 
@@ -87,21 +94,32 @@ struct TextEngineTests {
         #expect(DocumentEdit.changes(from: old, to: .array(elements)) == [.removeElement(in: [], index: 3)])
         elements.insert(.string("new"), at: 5)
         elements.insert(.string("newer"), at: 6)
-        #expect(DocumentEdit.changes(from: old, to: .array(elements)) == [
-            .removeElement(in: [], index: 3),
-            .addElement(in: [], before: 6, value: .string("new")),
-            .addElement(in: [], before: 6, value: .string("newer")),
-        ])
+        #expect(
+            DocumentEdit.changes(from: old, to: .array(elements)) == [
+                .removeElement(in: [], index: 3),
+                .addElement(in: [], before: 6, value: .string("new")),
+                .addElement(in: [], before: 6, value: .string("newer")),
+            ])
         // Same length: element by element, walked into where both are objects.
-        let tasks = JSONValue.array([.object(["name": .string("a"), "become": .bool(true)]), .object(["name": .string("b")])])
-        let changed = JSONValue.array([.object(["name": .string("a"), "become": .bool(false)]), .object(["name": .string("b")])])
-        #expect(DocumentEdit.changes(from: tasks, to: changed) == [.replace(at: [.index(0), .key("become")], with: .bool(false))])
-        // An element removed where another is inserted is that element changed.
-        let grown = JSONValue.array([.object(["name": .string("a"), "become": .bool(false)]), .object(["name": .string("b")]), .null])
-        #expect(DocumentEdit.changes(from: tasks, to: grown) == [
-            .replace(at: [.index(0), .key("become")], with: .bool(false)),
-            .addElement(in: [], before: 2, value: .null),
+        let tasks = JSONValue.array([
+            .object(["name": .string("a"), "become": .bool(true)]), .object(["name": .string("b")]),
         ])
+        let changed = JSONValue.array([
+            .object(["name": .string("a"), "become": .bool(false)]), .object(["name": .string("b")]),
+        ])
+        #expect(
+            DocumentEdit.changes(from: tasks, to: changed) == [
+                .replace(at: [.index(0), .key("become")], with: .bool(false))
+            ])
+        // An element removed where another is inserted is that element changed.
+        let grown = JSONValue.array([
+            .object(["name": .string("a"), "become": .bool(false)]), .object(["name": .string("b")]), .null,
+        ])
+        #expect(
+            DocumentEdit.changes(from: tasks, to: grown) == [
+                .replace(at: [.index(0), .key("become")], with: .bool(false)),
+                .addElement(in: [], before: 2, value: .null),
+            ])
     }
 
     @Test("values compare as readers see them: 1 and 1.0, spellings of one exact number, NaN and NaN")
@@ -115,7 +133,9 @@ struct TextEngineTests {
         #expect(!JSONValue.bool(true).isSameValue(as: .integer(1)))
         let a = JSONValue.object(["x": .array([.integer(1), .object(["y": .null])])])
         #expect(a.firstDifference(from: a) == nil)
-        #expect(a.firstDifference(from: .object(["x": .array([.integer(1), .object(["y": .bool(false)])])])) == ValuePath([.key("x"), .index(1), .key("y")]))
+        #expect(
+            a.firstDifference(from: .object(["x": .array([.integer(1), .object(["y": .bool(false)])])]))
+                == ValuePath([.key("x"), .index(1), .key("y")]))
     }
 
     /// An editor that replaces the first `1` with a two-line text, to see what the engine does around it.
@@ -130,7 +150,8 @@ struct TextEngineTests {
     @Test("the engine keeps a byte-order mark and ends written lines as the file ends its own")
     func byteOrderMarkAndLineEndings() throws {
         let text = Data(TextEngine.byteOrderMark + Array("a = 1\r\nb = 3\r\n".utf8))
-        let edited = try TextEngine.edit(text, from: .object(["a": .integer(1)]), to: .object(["a": .integer(2)]), with: ReplacingOne())
+        let edited = try TextEngine.edit(
+            text, from: .object(["a": .integer(1)]), to: .object(["a": .integer(2)]), with: ReplacingOne())
         #expect(edited == Data(TextEngine.byteOrderMark + Array("a = 2\r\n# two\r\nb = 3\r\n".utf8)))
         // Nothing to change: the text as it is.
         #expect(try TextEngine.edit(text, from: .integer(1), to: .double(1), with: ReplacingOne()) == text)
@@ -138,7 +159,9 @@ struct TextEngineTests {
 
     @Test("non-finite numbers are shown as TOML spells them, not the whole document as null")
     func nonFiniteNumbersShown() {
-        let document = JSONValue.object(["a": .double(.infinity), "b": .array([.double(-.infinity), .double(.nan)]), "c": .integer(1)])
+        let document = JSONValue.object([
+            "a": .double(.infinity), "b": .array([.double(-.infinity), .double(.nan)]), "c": .integer(1),
+        ])
         #expect(document.jsonText() == #"{"a":inf,"b":[-inf,nan],"c":1}"#)
     }
 
@@ -147,7 +170,11 @@ struct TextEngineTests {
         let byPath = Dictionary(grouping: edits, by: \.path)
         func apply(_ value: JSONValue, at path: [ValuePath.Component]) -> JSONValue {
             let here = byPath[path] ?? []
-            if let replaced = here.first(where: { if case .replace = $0 { true } else { false } }), case .replace(_, let new) = replaced { return new }
+            if let replaced = here.first(where: { if case .replace = $0 { true } else { false } }),
+                case .replace(_, let new) = replaced
+            {
+                return new
+            }
             switch value {
             case .object(var members):
                 for key in Array(members.keys) { members[key] = apply(members[key]!, at: path + [.key(key)]) }
@@ -160,10 +187,14 @@ struct TextEngineTests {
                 var result: [JSONValue] = []
                 let removed = Set(here.compactMap { if case .removeElement(_, let index) = $0 { index } else { nil } })
                 var added: [Int: [JSONValue]] = [:]
-                for edit in here { if case .addElement(_, let before, let new) = edit { added[before, default: []].append(new) } }
+                for edit in here {
+                    if case .addElement(_, let before, let new) = edit { added[before, default: []].append(new) }
+                }
                 for index in 0...elements.count {
                     result += added[index] ?? []
-                    if index < elements.count, !removed.contains(index) { result.append(apply(elements[index], at: path + [.index(index)])) }
+                    if index < elements.count, !removed.contains(index) {
+                        result.append(apply(elements[index], at: path + [.index(index)]))
+                    }
                 }
                 return .array(result)
             default:
@@ -182,7 +213,11 @@ struct TextEngineTests {
             case 1: return .string(["a", "b", "c"].randomElement(using: &random)!)
             case 2: return .bool(Bool.random(using: &random))
             case 3: return .array((0..<Int.random(in: 0..<7, using: &random)).map { _ in value(depth + 1) })
-            default: return .object(Dictionary((0..<Int.random(in: 0..<5, using: &random)).map { ("k\($0)", value(depth + 1)) }) { a, _ in a })
+            default:
+                return .object(
+                    Dictionary((0..<Int.random(in: 0..<5, using: &random)).map { ("k\($0)", value(depth + 1)) }) {
+                        a, _ in a
+                    })
             }
         }
         func mutated(_ document: JSONValue) -> JSONValue {
@@ -190,15 +225,24 @@ struct TextEngineTests {
             case .array(var elements):
                 for _ in 0..<Int.random(in: 0..<3, using: &random) {
                     switch Int.random(in: 0..<3, using: &random) {
-                    case 0 where !elements.isEmpty: elements.remove(at: Int.random(in: 0..<elements.count, using: &random))
+                    case 0 where !elements.isEmpty:
+                        elements.remove(at: Int.random(in: 0..<elements.count, using: &random))
                     case 1: elements.insert(value(2), at: Int.random(in: 0...elements.count, using: &random))
-                    default: if !elements.isEmpty { let index = Int.random(in: 0..<elements.count, using: &random); elements[index] = mutated(elements[index]) }
+                    default:
+                        if !elements.isEmpty {
+                            let index = Int.random(in: 0..<elements.count, using: &random);
+                            elements[index] = mutated(elements[index])
+                        }
                     }
                 }
                 return .array(elements)
             case .object(var members):
-                for key in Array(members.keys) where Bool.random(using: &random) { members[key] = mutated(members[key]!) }
-                if Bool.random(using: &random), let key = members.keys.randomElement(using: &random) { members[key] = nil }
+                for key in Array(members.keys) where Bool.random(using: &random) {
+                    members[key] = mutated(members[key]!)
+                }
+                if Bool.random(using: &random), let key = members.keys.randomElement(using: &random) {
+                    members[key] = nil
+                }
                 if Bool.random(using: &random) { members["new\(Int.random(in: 0..<3, using: &random))"] = value(2) }
                 return .object(members)
             default:

@@ -28,7 +28,8 @@ struct ValidationTests {
 
         func validate() throws {
             if minimum > maximum {
-                throw RuleViolation(path: "minimum", rule: "must not be more than maximum (\(maximum))", found: "\(minimum)")
+                throw RuleViolation(
+                    path: "minimum", rule: "must not be more than maximum (\(maximum))", found: "\(minimum)")
             }
         }
     }
@@ -42,8 +43,14 @@ struct ValidationTests {
         let before = try String(contentsOfFile: path, encoding: .utf8)
         let cases: [(String, () throws -> Void)] = [
             ("ticker.intervalSeconds: must be greater than 0, got -5", { try root.ticker.intervalSeconds.set(-5) }),
-            ("upstream.timeoutSeconds: must be between 1 and 300, got 700000", { try root.upstream.timeoutSeconds.set(700_000) }),
-            (#"upstream.url: must be an http or https URL, got "ftp://example.org""#, { try root.upstream.url.set("ftp://example.org") }),
+            (
+                "upstream.timeoutSeconds: must be between 1 and 300, got 700000",
+                { try root.upstream.timeoutSeconds.set(700_000) }
+            ),
+            (
+                #"upstream.url: must be an http or https URL, got "ftp://example.org""#,
+                { try root.upstream.url.set("ftp://example.org") }
+            ),
             (#"mode: must be one of "fast", "safe", got "off""#, { try root.set(atPath: "mode", to: .string("off")) }),
             ("minimum: must not be more than maximum (10), got 11", { try root.minimum.set(11) }),
         ]
@@ -89,7 +96,12 @@ struct ValidationTests {
         let token = root.observeErrors { error in errors.withLock { $0.append("\(error)") } }
         defer { token.cancel() }
         try replaceFile(path, with: #"{"ticker": {"intervalSeconds": -1}}"#)
-        #expect(eventually { errors.withLock { $0.contains { $0.contains("ticker.intervalSeconds: must be greater than 0, got -1") } } })
+        #expect(
+            eventually {
+                errors.withLock {
+                    $0.contains { $0.contains("ticker.intervalSeconds: must be greater than 0, got -1") }
+                }
+            })
         #expect(root.value.ticker.intervalSeconds == 1)
         // Updates wait for a good document rather than overwrite the person's edit.
         #expect(throws: SettingsError.self) { try root.minimum.set(2) }
@@ -109,7 +121,12 @@ struct ValidationTests {
         let token = root.observeErrors { error in errors.withLock { $0.append("\(error)") } }
         defer { token.cancel() }
         try replaceFile(admin, with: #"{"upstream": {"url": "gopher://admin.example"}}"#)
-        #expect(eventually { errors.withLock { $0.contains { $0.contains(admin) && $0.contains("upstream.url: must be an http or https URL") } } })
+        #expect(
+            eventually {
+                errors.withLock {
+                    $0.contains { $0.contains(admin) && $0.contains("upstream.url: must be an http or https URL") }
+                }
+            })
         #expect(root.value.upstream.url == "https://admin.example")
         try root.minimum.set(3)
         #expect(root.value.minimum == 3)

@@ -50,11 +50,14 @@ struct ScalarTagsTests {
             when: 2001-12-14
             """
         let document = try YAMLCodec().parse(Data(text.utf8))
-        #expect(document == .object([
-            "plain": .string("word"), "sealed": .string("ENC[AES256_GCM,data:abc=,iv:def=,tag:ghi==,type:str]"),
-            "number": .integer(8080), "float": .double(2.5), "flag": .bool(true), "nothing": .null,
-            "quoted": .string("8080"), "single": .string("yes"), "tagged": .string("42"), "when": .string("2001-12-14"),
-        ]))
+        #expect(
+            document
+                == .object([
+                    "plain": .string("word"), "sealed": .string("ENC[AES256_GCM,data:abc=,iv:def=,tag:ghi==,type:str]"),
+                    "number": .integer(8080), "float": .double(2.5), "flag": .bool(true), "nothing": .null,
+                    "quoted": .string("8080"), "single": .string("yes"), "tagged": .string("42"),
+                    "when": .string("2001-12-14"),
+                ]))
     }
 }
 #endif

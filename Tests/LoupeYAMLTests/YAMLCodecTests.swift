@@ -61,8 +61,10 @@ struct YAMLRefusedWriteTests {
         }
         let root = try RootLens(default: WithDefaults(), store: FileStore(path: path, format: .yaml), watch: false)
         #expect(root.value.tags == ["blue"], "aliases are read")
-        for (change, named) in [({ try root.tags.set(["red"]) }, "tags: it is a YAML alias"),
-                                ({ try root.defaults.set(["red"]) }, "defaults: it is anchored (&tags)")] as [(() throws -> Void, String)] {
+        for (change, named) in [
+            ({ try root.tags.set(["red"]) }, "tags: it is a YAML alias"),
+            ({ try root.defaults.set(["red"]) }, "defaults: it is anchored (&tags)"),
+        ] as [(() throws -> Void, String)] {
             #expect {
                 try change()
             } throws: { error in
@@ -74,7 +76,9 @@ struct YAMLRefusedWriteTests {
         // Elsewhere, the file is edited in place: its anchor, alias and comment stay.
         try root.port.set(9090)
         try root.name.set("web")
-        #expect(try String(contentsOfFile: path, encoding: .utf8) == "# shared tags\ndefaults: &tags [blue]\nname: web\ntags: *tags\nport: 9090\n")
+        #expect(
+            try String(contentsOfFile: path, encoding: .utf8)
+                == "# shared tags\ndefaults: &tags [blue]\nname: web\ntags: *tags\nport: 9090\n")
     }
 
     /// An alias elsewhere in a list refuses nothing: the new element is written after it.
@@ -84,7 +88,8 @@ struct YAMLRefusedWriteTests {
         let previous = try codec.parse(text)
         var document = previous
         try document.set(.array([.object(["x": .integer(1)]), .integer(2)]), at: "list")
-        #expect(String(decoding: try codec.serialize(document, editing: text, holding: previous), as: UTF8.self)
+        #expect(
+            String(decoding: try codec.serialize(document, editing: text, holding: previous), as: UTF8.self)
                 == "base: &b {x: 1}\nlist:\n  - *b\n  - 2\n")
     }
 
@@ -97,13 +102,17 @@ struct YAMLRefusedWriteTests {
 struct YAMLNumberTests {
     @Test func numbersNoSwiftTypeHoldsAreKeptAsWrittenAndDoublesInFull() throws {
         let codec = YAMLCodec()
-        let document = try codec.parse(Data("id: 18446744073709551615\nprice: 12345678901234567.89\nthird: 0.30000000000000004\n".utf8))
-        #expect(document == JSONValue.object([
-            "id": .exactNumber("18446744073709551615"), "price": .exactNumber("12345678901234567.89"),
-            "third": .double(0.30000000000000004),
-        ]))
+        let document = try codec.parse(
+            Data("id: 18446744073709551615\nprice: 12345678901234567.89\nthird: 0.30000000000000004\n".utf8))
+        #expect(
+            document
+                == JSONValue.object([
+                    "id": .exactNumber("18446744073709551615"), "price": .exactNumber("12345678901234567.89"),
+                    "third": .double(0.30000000000000004),
+                ]))
         let written = String(decoding: try codec.serialize(document), as: UTF8.self)
-        #expect(written.contains("id: 18446744073709551615") && written.contains("price: 12345678901234567.89")
+        #expect(
+            written.contains("id: 18446744073709551615") && written.contains("price: 12345678901234567.89")
                 && written.contains("third: 0.30000000000000004"), "\(written)")
     }
 }
@@ -114,45 +123,56 @@ struct YAMLInPlaceEditTests {
     let codec = YAMLCodec()
 
     static let handWritten = """
-    # The daemon's settings.
-    # Edited by the administrator.
-    logLevel: info   # pinned on purpose
+        # The daemon's settings.
+        # Edited by the administrator.
+        logLevel: info   # pinned on purpose
 
-    # upstream service
-    upstream:
-      url: "https://a.example"
-      timeoutSeconds: 5
-    ticker:
-      greeting: 'hello'
-      intervalSeconds: 1
-    tags: [a, b]
+        # upstream service
+        upstream:
+          url: "https://a.example"
+          timeoutSeconds: 5
+        ticker:
+          greeting: 'hello'
+          intervalSeconds: 1
+        tags: [a, b]
 
-    """
+        """
 
-    func edited(_ text: String, sourceLocation: SourceLocation = #_sourceLocation, _ change: (inout JSONValue) throws -> Void) throws -> String {
+    func edited(
+        _ text: String, sourceLocation: SourceLocation = #_sourceLocation, _ change: (inout JSONValue) throws -> Void
+    ) throws -> String {
         try editedText(text, with: codec, sourceLocation: sourceLocation, change)
     }
 
     @Test func aChangedScalarIsReplacedWhereItStandsInItsQuoting() throws {
-        #expect(try edited(Self.handWritten) { try $0.set(.string("bonjour"), at: "ticker.greeting") }
+        #expect(
+            try edited(Self.handWritten) { try $0.set(.string("bonjour"), at: "ticker.greeting") }
                 == Self.handWritten.replacingOccurrences(of: "greeting: 'hello'", with: "greeting: 'bonjour'"))
-        #expect(try edited(Self.handWritten) { try $0.set(.string("https://b.example"), at: "upstream.url") }
+        #expect(
+            try edited(Self.handWritten) { try $0.set(.string("https://b.example"), at: "upstream.url") }
                 == Self.handWritten.replacingOccurrences(of: "\"https://a.example\"", with: "\"https://b.example\""))
-        #expect(try edited(Self.handWritten) { try $0.set(.string("debug"), at: "logLevel") }
+        #expect(
+            try edited(Self.handWritten) { try $0.set(.string("debug"), at: "logLevel") }
                 == Self.handWritten.replacingOccurrences(of: "logLevel: info   #", with: "logLevel: debug   #"))
-        #expect(try edited(Self.handWritten) { try $0.set(.integer(30), at: "upstream.timeoutSeconds") }
+        #expect(
+            try edited(Self.handWritten) { try $0.set(.integer(30), at: "upstream.timeoutSeconds") }
                 == Self.handWritten.replacingOccurrences(of: "timeoutSeconds: 5", with: "timeoutSeconds: 30"))
         #expect(try edited(Self.handWritten) { _ in } == Self.handWritten)
     }
 
     @Test func aRemovedKeyGoesWithItsLinesAndANewKeyFollowsItsLastSibling() throws {
-        #expect(try edited(Self.handWritten) { try $0.remove(at: "ticker.intervalSeconds") }
+        #expect(
+            try edited(Self.handWritten) { try $0.remove(at: "ticker.intervalSeconds") }
                 == Self.handWritten.replacingOccurrences(of: "  intervalSeconds: 1\n", with: ""))
         // The comment line directly above a removed key is its own, and goes with it.
-        #expect(try edited(Self.handWritten) { try $0.remove(at: "upstream") }
-                == Self.handWritten.replacingOccurrences(of: "# upstream service\nupstream:\n  url: \"https://a.example\"\n  timeoutSeconds: 5\n", with: ""))
-        #expect(try edited(Self.handWritten) { try $0.set(.bool(true), at: "ticker.loud") }
-                == Self.handWritten.replacingOccurrences(of: "  intervalSeconds: 1\n", with: "  intervalSeconds: 1\n  loud: true\n"))
+        #expect(
+            try edited(Self.handWritten) { try $0.remove(at: "upstream") }
+                == Self.handWritten.replacingOccurrences(
+                    of: "# upstream service\nupstream:\n  url: \"https://a.example\"\n  timeoutSeconds: 5\n", with: ""))
+        #expect(
+            try edited(Self.handWritten) { try $0.set(.bool(true), at: "ticker.loud") }
+                == Self.handWritten.replacingOccurrences(
+                    of: "  intervalSeconds: 1\n", with: "  intervalSeconds: 1\n  loud: true\n"))
     }
 
     /// Random sets and removals of scalars, sequences, mappings and keys, seeded, 2,800 steps in all: after
@@ -160,12 +180,19 @@ struct YAMLInPlaceEditTests {
     /// not on a removed key's line is still there.
     @Test(arguments: Array(UInt64(1)...8))
     func randomEditsKeepTheTextValidTheModelAndTheComments(seed: UInt64) throws {
-        let keys = ["upstream.url", "upstream.timeoutSeconds", "upstream.extra", "ticker.greeting", "ticker.intervalSeconds", "ticker.loud", "fresh", "other.nested"]
+        let keys = [
+            "upstream.url", "upstream.timeoutSeconds", "upstream.extra", "ticker.greeting", "ticker.intervalSeconds",
+            "ticker.loud", "fresh", "other.nested",
+        ]
         // The third walk is over the file with CRLF line endings.
         let start = seed == 3 ? Self.handWritten.replacingOccurrences(of: "\n", with: "\r\n") : Self.handWritten
-        let walk = try randomEditWalk(codec: codec, from: start, keys: keys, steps: 350, seed: seed) { step, generator in
-            [.integer(Int.random(in: 0...999, using: &generator)), .string("s \(step)"), .bool(true), .string("yes"), .string("1.5"), .string("it's"),
-             .array([.integer(1), .string("two")]), .object(["k": .integer(step)])]
+        let walk = try randomEditWalk(codec: codec, from: start, keys: keys, steps: 350, seed: seed) {
+            step, generator in
+            [
+                .integer(Int.random(in: 0...999, using: &generator)), .string("s \(step)"), .bool(true), .string("yes"),
+                .string("1.5"), .string("it's"),
+                .array([.integer(1), .string("two")]), .object(["k": .integer(step)]),
+            ]
         }
         let independent = try IndependentParser.yaml.parse(walk.texts)
         // Never removed: the comments on their own lines, and the one on `logLevel`'s line.
@@ -184,23 +211,31 @@ struct YAMLInPlaceEditTests {
     @Test func anEditOfTheTextACodecWroteLastIsTheEditOfAFreshRead() throws {
         let changes: [(ValuePath, JSONValue)] = [
             ("upstream.url", .string("https://b.example/a much longer address")), ("logLevel", .string("debug")),
-            ("ticker.greeting", .string("it's")), ("upstream.timeoutSeconds", .integer(120)), ("logLevel", .string("a: b # c")),
+            ("ticker.greeting", .string("it's")), ("upstream.timeoutSeconds", .integer(120)),
+            ("logLevel", .string("a: b # c")),
             ("ticker.greeting", .string("yes")), ("upstream.url", .string("u")), ("logLevel", .string("info")),
-            ("ticker.extra", .bool(true)), ("upstream.timeoutSeconds", .integer(5)), ("ticker.greeting", .string("hello")),
+            ("ticker.extra", .bool(true)), ("upstream.timeoutSeconds", .integer(5)),
+            ("ticker.greeting", .string("hello")),
         ]
         let text = try editsOfRememberedText({ YAMLCodec() }, from: Self.handWritten, changes: changes)
         #expect(text.contains("# pinned on purpose") && text.contains("# upstream service"))
     }
 
     @Test func parseThenWriteIsByteIdenticalForEveryTestFile() throws {
-        for text in [Self.handWritten, "# shared tags\ndefaults: &tags [blue]\nname: api\ntags: *tags\n", "a: 1\r\nb: [1, 2]\r\n"] {
+        for text in [
+            Self.handWritten, "# shared tags\ndefaults: &tags [blue]\nname: api\ntags: *tags\n",
+            "a: 1\r\nb: [1, 2]\r\n",
+        ] {
             #expect(try edited(text) { _ in } == text)
         }
     }
 
     @Test func crlfLineEndingsStayForWhatIsChangedAndWhatIsWrittenAnew() throws {
         let text = "# settings\r\nname: api\r\nserver:\r\n  port: 80\r\n"
-        #expect(try edited(text) { try $0.set(.integer(8080), at: "server.port"); try $0.set(.string("debug"), at: "server.log") }
+        #expect(
+            try edited(text) {
+                try $0.set(.integer(8080), at: "server.port"); try $0.set(.string("debug"), at: "server.log")
+            }
                 == "# settings\r\nname: api\r\nserver:\r\n  port: 8080\r\n  log: debug\r\n")
         #expect(try edited(text) { try $0.remove(at: "server") } == "# settings\r\nname: api\r\n")
     }
@@ -222,7 +257,9 @@ struct YAMLInPlaceEditTests {
         }
         let root = try RootLens(default: Settings(), store: FileStore(path: path, format: codec), watch: false)
         try root.ticker.greeting.set("bonjour")
-        #expect(try String(contentsOfFile: path, encoding: .utf8) == Self.handWritten.replacingOccurrences(of: "'hello'", with: "'bonjour'"))
+        #expect(
+            try String(contentsOfFile: path, encoding: .utf8)
+                == Self.handWritten.replacingOccurrences(of: "'hello'", with: "'bonjour'"))
     }
 
     /// The first write after a load compares documents that share no storage: a mapping that did not
@@ -239,15 +276,20 @@ struct YAMLInPlaceEditTests {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
         let path = directory.file("service.yaml")
-        let text = "name: api\nlimits: {cpu: {max: 2}, memory: {max: 512}}  # flow\nbase: &base\n  retries: 3\ntuned:\n  retries: 5\n"
+        let text =
+            "name: api\nlimits: {cpu: {max: 2}, memory: {max: 512}}  # flow\nbase: &base\n  retries: 3\ntuned:\n  retries: 5\n"
         try replaceFile(path, with: text)
         let root = try RootLens(default: Limits(), store: FileStore(path: path, format: YAMLCodec()), watch: false)
         #expect(root.value.limits == ["cpu": ["max": 2], "memory": ["max": 512]] && root.value.base == ["retries": 3])
         try root.name.set("web")
-        #expect(try String(contentsOfFile: path, encoding: .utf8) == text.replacingOccurrences(of: "name: api", with: "name: web"))
+        #expect(
+            try String(contentsOfFile: path, encoding: .utf8)
+                == text.replacingOccurrences(of: "name: api", with: "name: web"))
         try root.tuned.set(["retries": 6])
-        #expect(try String(contentsOfFile: path, encoding: .utf8)
-                == text.replacingOccurrences(of: "name: api", with: "name: web").replacingOccurrences(of: "retries: 5", with: "retries: 6"))
+        #expect(
+            try String(contentsOfFile: path, encoding: .utf8)
+                == text.replacingOccurrences(of: "name: api", with: "name: web").replacingOccurrences(
+                    of: "retries: 5", with: "retries: 6"))
     }
 
     /// A key written twice in one mapping is refused when the file is read (Yams does), so each key an
@@ -264,10 +306,15 @@ struct YAMLInPlaceEditTests {
     /// replaced where it stands, as one after an ASCII key is.
     @Test func aScalarAfterAKeyThatIsNotASCIIIsReplacedWhereItStands() throws {
         let text = "grüße: 'hallo'  # greeting\nstraße: 1\nplain: x\n"
-        #expect(try edited(text) { try $0.set(.string("servus"), at: "grüße") }
+        #expect(
+            try edited(text) { try $0.set(.string("servus"), at: "grüße") }
                 == text.replacingOccurrences(of: "'hallo'", with: "'servus'"))
-        #expect(try edited(text) { try $0.set(.integer(22), at: "straße") } == text.replacingOccurrences(of: "straße: 1", with: "straße: 22"))
-        #expect(try edited(text) { try $0.set(.string("y"), at: "plain") } == text.replacingOccurrences(of: "plain: x", with: "plain: y"))
+        #expect(
+            try edited(text) { try $0.set(.integer(22), at: "straße") }
+                == text.replacingOccurrences(of: "straße: 1", with: "straße: 22"))
+        #expect(
+            try edited(text) { try $0.set(.string("y"), at: "plain") }
+                == text.replacingOccurrences(of: "plain: x", with: "plain: y"))
     }
 }
 
@@ -290,9 +337,12 @@ struct YAMLMergeKeyTests {
         for (text, theirs) in zip(Self.texts, independent) {
             #expect(try codec.parse(Data(text.utf8)) == theirs, "\(text)")
         }
-        #expect(try codec.parse(Data(Self.texts[0].utf8)) == .object([
-            "base": .object(["x": .integer(1), "y": .integer(2)]), "service": .object(["x": .integer(1), "y": .integer(3)]),
-        ]))
+        #expect(
+            try codec.parse(Data(Self.texts[0].utf8))
+                == .object([
+                    "base": .object(["x": .integer(1), "y": .integer(2)]),
+                    "service": .object(["x": .integer(1), "y": .integer(3)]),
+                ]))
         #expect {
             try codec.parse(Data("a:\n  <<: 1\n".utf8))
         } throws: { error in
@@ -361,7 +411,9 @@ struct YAMLEntryWriteTests {
         defer { directory.cleanUp() }
         let path = directory.file("settings.yaml")
         var text = "# settings, by hand\nport: 8080\ngroups:\n"
-        for index in 0..<40 { text += "  # group \(index)\n  g\(index):\n    limit: \(index)\n    label: 'l\(index)'\n" }
+        for index in 0..<40 {
+            text += "  # group \(index)\n  g\(index):\n    limit: \(index)\n    label: 'l\(index)'\n"
+        }
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
         let root = try RootLens(default: Settings(), store: FileStore(path: path, format: .yaml), watch: false)
         var state: UInt64 = 42
@@ -378,7 +430,10 @@ struct YAMLEntryWriteTests {
                 try root[\.groups[key]].set(nil)
                 removed.insert(key)
             case 1: try root.groups[key].set(Group(limit: number, label: "set \(step)"))
-            case 2: try root.update { $0.groups["g\(number % 45)"]?.limit = -number; $0.port = number }
+            case 2:
+                try root.update {
+                    $0.groups["g\(number % 45)"]?.limit = -number; $0.port = number
+                }
             default: try root[\.groups[key]].update { $0?.limit = number }
             }
             let reread = try RootLens(default: Settings(), store: FileStore(path: path, format: .yaml), watch: false)
@@ -429,12 +484,16 @@ struct YAMLEntryWriteTests {
             }
             try write(root)
             try write(try RootLens(default: Settings(), store: FileStore(path: fresh, format: .yaml), watch: false))
-            let (a, b) = (try String(contentsOfFile: kept, encoding: .utf8), try String(contentsOfFile: fresh, encoding: .utf8))
+            let (a, b) = (
+                try String(contentsOfFile: kept, encoding: .utf8), try String(contentsOfFile: fresh, encoding: .utf8)
+            )
             #expect(a == b, "step \(step)")
             if a != b { break }
         }
         let after = try String(contentsOfFile: kept, encoding: .utf8)
         #expect(after.components(separatedBy: "  # its label\n").count == 31, "every label's comment stays")
-        #expect(try RootLens(default: Settings(), store: FileStore(path: kept, format: .yaml), watch: false).value == root.value)
+        #expect(
+            try RootLens(default: Settings(), store: FileStore(path: kept, format: .yaml), watch: false).value
+                == root.value)
     }
 }

@@ -24,16 +24,25 @@ struct YAMLTextGenerator {
     private mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &generator) < percent }
     private mutating func pick<T>(_ choices: [T]) -> T { choices.randomElement(using: &generator)! }
 
-    static let keys = ["name", "port", "enabled", "hosts", "tags", "image", "env", "run", "mode", "retries", "url", "path", "level", "become", "when"]
-    static let plainScalars = ["alpha", "web-1", "/usr/bin/env", "http://a.example/x", "8080", "0.25", "yes", "no", "true", "on", "~", "null",
-                               "two words", "latest", "-1", "1.2.3", "release/v2"]
-    static let quotedScalars = ["'it''s'", "'yes'", "\"a: b\"", "\"tab\\there\"", "'#x'", "\"8080\"", "''", "\"multi\\nline\""]
+    static let keys = [
+        "name", "port", "enabled", "hosts", "tags", "image", "env", "run", "mode", "retries", "url", "path", "level",
+        "become", "when",
+    ]
+    static let plainScalars = [
+        "alpha", "web-1", "/usr/bin/env", "http://a.example/x", "8080", "0.25", "yes", "no", "true", "on", "~", "null",
+        "two words", "latest", "-1", "1.2.3", "release/v2",
+    ]
+    static let quotedScalars = [
+        "'it''s'", "'yes'", "\"a: b\"", "\"tab\\there\"", "'#x'", "\"8080\"", "''", "\"multi\\nline\"",
+    ]
 
     private mutating func scalar(flow: Bool) -> String {
         chance(70) ? pick(Self.plainScalars.filter { !flow || !$0.contains(" ") }) : pick(Self.quotedScalars)
     }
 
-    private mutating func comment() -> String { chance(20) ? "  # note \(Int.random(in: 0..<100, using: &generator))" : "" }
+    private mutating func comment() -> String {
+        chance(20) ? "  # note \(Int.random(in: 0..<100, using: &generator))" : ""
+    }
 
     private mutating func flow(_ path: [ValuePath.Component], indent: Int) -> String {
         if chance(50) {
@@ -42,7 +51,8 @@ struct YAMLTextGenerator {
             let items = (0..<count).map { _ in scalar(flow: true) }
             if count > 1, chance(25) {
                 let padding = String(repeating: " ", count: indent + 2)
-                return "[\n" + items.map { padding + $0 }.joined(separator: ",\n") + (chance(50) ? "," : "") + "\n" + String(repeating: " ", count: indent) + "]"
+                return "[\n" + items.map { padding + $0 }.joined(separator: ",\n") + (chance(50) ? "," : "") + "\n"
+                    + String(repeating: " ", count: indent) + "]"
             }
             return "[" + items.joined(separator: ", ") + "]"
         }
@@ -58,13 +68,17 @@ struct YAMLTextGenerator {
         case 0..<40: return " " + scalar(flow: false) + comment()
         case 40..<45:
             // Scalars over several lines: plain, and double-quoted.
-            return chance(50) ? " plain text\n" + padding + "continued" + comment() : " \"hello,\n" + padding + "world\"" + comment()
+            return chance(50)
+                ? " plain text\n" + padding + "continued" + comment() : " \"hello,\n" + padding + "world\"" + comment()
         case 45..<50: return chance(50) ? "" : " # none yet"
         case 50..<62: return " " + flow(path, indent: indent) + comment()
         case 62..<72:
             let header = pick(["|", "|-", ">", ">-"])
-            let lines = pick([["echo one", "echo two"], ["swift build", "", "swift test --parallel"], ["a long line that", "folds"]])
-            return " " + header + comment() + "\n" + lines.map { $0.isEmpty ? "" : padding + $0 }.joined(separator: "\n")
+            let lines = pick([
+                ["echo one", "echo two"], ["swift build", "", "swift test --parallel"], ["a long line that", "folds"],
+            ])
+            return " " + header + comment() + "\n"
+                + lines.map { $0.isEmpty ? "" : padding + $0 }.joined(separator: "\n")
         case 72..<86 where depth < 3:
             let note = comment() + "\n"
             let saved = text
@@ -83,7 +97,9 @@ struct YAMLTextGenerator {
 
     /// A block mapping's lines at column `indent` (the first one's indentation included unless `compact`),
     /// without its last line break.
-    private mutating func blockMapping(_ path: [ValuePath.Component], indent: Int, depth: Int, compact: Bool = false) -> String {
+    private mutating func blockMapping(
+        _ path: [ValuePath.Component], indent: Int, depth: Int, compact: Bool = false
+    ) -> String {
         mappings.append(path)
         let padding = String(repeating: " ", count: indent)
         let keys = Array(Self.keys.shuffled(using: &generator).prefix(Int.random(in: 1...4, using: &generator)))
@@ -143,8 +159,10 @@ struct YAMLTextGenerator {
             regions[path + [.index(index)]] = region
             if compactMapping {
                 // The first key of `- key: …`: removing it moves the next key up onto the dash's line.
-                for (key, _) in regions where key.count == path.count + 2 && key.starts(with: path + [.index(index)])
-                    && regions[key]!.lowerBound == start + entry.utf8.count - item.utf8.count + 1 {
+                for (key, _) in regions
+                where key.count == path.count + 2 && key.starts(with: path + [.index(index)])
+                    && regions[key]!.lowerBound == start + entry.utf8.count - item.utf8.count + 1
+                {
                     regions[key] = region
                 }
             }
@@ -194,10 +212,13 @@ struct YAMLEditPropertyTests {
     }
 
     static let newValues: [JSONValue] = [
-        .string("yes"), .string("1.5"), .string("it's"), .string("a: b"), .string("#x"), .string(""), .string("multi\nline\n"),
-        .string("null"), .string("~"), .string(" lead"), .string("tab\tx"), .string("[x]"), .string("plain words"), .string("on"),
+        .string("yes"), .string("1.5"), .string("it's"), .string("a: b"), .string("#x"), .string(""),
+        .string("multi\nline\n"),
+        .string("null"), .string("~"), .string(" lead"), .string("tab\tx"), .string("[x]"), .string("plain words"),
+        .string("on"),
         .integer(42), .integer(-3), .double(2.5), .bool(true), .bool(false), .null, .array([]), .object([:]),
-        .array([.integer(1), .string("two")]), .object(["k": .string("v"), "n": .integer(1)]), .string("0x1F"), .string("2001-12-14"),
+        .array([.integer(1), .string("two")]), .object(["k": .string("v"), "n": .integer(1)]), .string("0x1F"),
+        .string("2001-12-14"),
     ]
 
     /// The bytes of `before` that `after` does not keep, once the common prefix and suffix are stripped.
@@ -235,8 +256,12 @@ struct YAMLEditPropertyTests {
                 // CRLF: every offset moves by the line breaks before it.
                 let bytes = Array(text.utf8)
                 var before = [Int](repeating: 0, count: bytes.count + 1)
-                for index in bytes.indices { before[index + 1] = before[index] + (bytes[index] == UInt8(ascii: "\n") ? 1 : 0) }
-                regions = regions.mapValues { ($0.lowerBound + before[$0.lowerBound])..<($0.upperBound + before[$0.upperBound]) }
+                for index in bytes.indices {
+                    before[index + 1] = before[index] + (bytes[index] == UInt8(ascii: "\n") ? 1 : 0)
+                }
+                regions = regions.mapValues {
+                    ($0.lowerBound + before[$0.lowerBound])..<($0.upperBound + before[$0.upperBound])
+                }
                 text = text.replacingOccurrences(of: "\n", with: "\r\n")
             }
             let old: JSONValue
@@ -269,17 +294,25 @@ struct YAMLEditPropertyTests {
                     try document.remove(at: ValuePath(path))
                     // The last entry of a collection taken out leaves `{}` or `[]` in the entry that holds it.
                     let parent = Array(path.dropLast())
-                    let emptied = (try? document.value(at: ValuePath(parent))).map { $0 == .object([:]) || $0 == .array([]) } ?? false
+                    let emptied =
+                        (try? document.value(at: ValuePath(parent))).map { $0 == .object([:]) || $0 == .array([]) }
+                        ?? false
                     // An element removed beside one of the same value may be told apart from it either way.
                     var twin = false
-                    if case .index(let index)? = path.last, case .array(let elements)? = try? old.value(at: ValuePath(parent)) {
-                        twin = elements.indices.contains { $0 != index && elements[$0].isSameValue(as: elements[index]) }
+                    if case .index(let index)? = path.last,
+                        case .array(let elements)? = try? old.value(at: ValuePath(parent))
+                    {
+                        twin = elements.indices.contains {
+                            $0 != index && elements[$0].isSameValue(as: elements[index])
+                        }
                     }
-                    region = emptied || twin ? (parent.isEmpty ? everything : regions[parent] ?? everything) : regions[path]!
+                    region =
+                        emptied || twin ? (parent.isEmpty ? everything : regions[parent] ?? everything) : regions[path]!
                     what = "remove \(ValuePath(path))"
                     edited = path == [.key("copy")] ? [] : path
                 default:
-                    let containers = generator.mappings.map { ($0, true) } + generator.sequences.keys.map { ($0, false) }
+                    let containers =
+                        generator.mappings.map { ($0, true) } + generator.sequences.keys.map { ($0, false) }
                     let (path, isMapping) = containers.randomElement(using: &random)!
                     edited = path
                     let value = Self.newValues.randomElement(using: &random)!
@@ -308,7 +341,10 @@ struct YAMLEditPropertyTests {
                 }
                 do {
                     let data = try codec.serializeDocument(document, editing: (Data(text.utf8), old), store: "test")
-                    cases.append(Case(seed: seed, text: text, edited: String(decoding: data, as: UTF8.self), expected: document, region: region, what: what))
+                    cases.append(
+                        Case(
+                            seed: seed, text: text, edited: String(decoding: data, as: UTF8.self), expected: document,
+                            region: region, what: what))
                 } catch {
                     Issue.record("seed \(seed): \(what): \(error)\n\(text)")
                 }
@@ -317,19 +353,26 @@ struct YAMLEditPropertyTests {
         #expect(cases.count >= 1_000 && refusals > 10, "\(cases.count) edits, \(refusals) refused")
         let independent = try IndependentParser.yaml.parse(originals + cases.map(\.edited))
         for (index, text) in originals.enumerated() {
-            #expect(independent[index].map { $0.isSameValue(as: originalDocuments[index]) } == true, "PyYAML reads the generated text as Loupe does:\n\(text)")
+            #expect(
+                independent[index].map { $0.isSameValue(as: originalDocuments[index]) } == true,
+                "PyYAML reads the generated text as Loupe does:\n\(text)")
         }
         for (index, edit) in cases.enumerated() {
             let theirs = independent[originals.count + index]
-            #expect(theirs.map { $0.isSameValue(as: edit.expected) } == true,
-                    "seed \(edit.seed): \(edit.what): PyYAML reads \(String(describing: theirs))\n--- before\n\(edit.text)--- after\n\(edit.edited)")
+            #expect(
+                theirs.map { $0.isSameValue(as: edit.expected) } == true,
+                "seed \(edit.seed): \(edit.what): PyYAML reads \(String(describing: theirs))\n--- before\n\(edit.text)--- after\n\(edit.edited)"
+            )
             let (before, after) = (Array(edit.text.utf8), Array(edit.edited.utf8))
             // The changed bytes lie within the entry: what comes before it is a common prefix of the two
             // texts, and what comes after it a common suffix.
             let (head, tail) = (edit.region.lowerBound, before.count - edit.region.upperBound)
             let changes = Self.changedBytes(before, after, prefixFirst: true)
-            #expect(after.count >= head + tail && after.prefix(head).elementsEqual(before.prefix(head)) && after.suffix(tail).elementsEqual(before.suffix(tail)),
-                    "seed \(edit.seed): \(edit.what): bytes \(changes) changed, outside the entry's \(edit.region)\n--- before\n\(edit.text)--- after\n\(edit.edited)")
+            #expect(
+                after.count >= head + tail && after.prefix(head).elementsEqual(before.prefix(head))
+                    && after.suffix(tail).elementsEqual(before.suffix(tail)),
+                "seed \(edit.seed): \(edit.what): bytes \(changes) changed, outside the entry's \(edit.region)\n--- before\n\(edit.text)--- after\n\(edit.edited)"
+            )
         }
     }
 }

@@ -25,35 +25,44 @@ struct YAMLEditorTests {
     }
 
     static let playbook = """
-    ---
-    # Web servers
-    - name: web servers
-      hosts: webservers
-      become: yes   # root for the packages
-      vars:
-        http_port: 80
-        greeting: 'hello'
-      tasks:
-        # Packages first.
-        - name: ensure apache is at the latest version
-          ansible.builtin.yum:
-            name: httpd
-            state: latest
-        - name: write the apache config file
-          ansible.builtin.template:
-            src: "/srv/httpd.j2"
-            dest: /etc/httpd.conf
+        ---
+        # Web servers
+        - name: web servers
+          hosts: webservers
+          become: yes   # root for the packages
+          vars:
+            http_port: 80
+            greeting: 'hello'
+          tasks:
+            # Packages first.
+            - name: ensure apache is at the latest version
+              ansible.builtin.yum:
+                name: httpd
+                state: latest
+            - name: write the apache config file
+              ansible.builtin.template:
+                src: "/srv/httpd.j2"
+                dest: /etc/httpd.conf
 
-    """
+        """
 
     @Test func aPlaybookTaskEditKeepsTheRest() throws {
-        let changed = try edited(Self.playbook) { try $0.set(.string("absent"), at: ValuePath([.index(0), .key("tasks"), .index(0), .key("ansible.builtin.yum"), .key("state")])) }
+        let changed = try edited(Self.playbook) {
+            try $0.set(
+                .string("absent"),
+                at: ValuePath([.index(0), .key("tasks"), .index(0), .key("ansible.builtin.yum"), .key("state")]))
+        }
         #expect(changed == Self.playbook.replacingOccurrences(of: "state: latest", with: "state: absent"))
         let added = try edited(Self.playbook) {
-            try $0.set(.array([.object(["name": .string("web servers"), "hosts": .string("webservers"), "become": .bool(true),
-                                        "vars": .object(["http_port": .integer(80), "greeting": .string("hello")]),
-                                        "tasks": try $0.value(at: "[0].tasks")]),
-                               .object(["name": .string("db"), "hosts": .string("dbservers")])]), at: "")
+            try $0.set(
+                .array([
+                    .object([
+                        "name": .string("web servers"), "hosts": .string("webservers"), "become": .bool(true),
+                        "vars": .object(["http_port": .integer(80), "greeting": .string("hello")]),
+                        "tasks": try $0.value(at: "[0].tasks"),
+                    ]),
+                    .object(["name": .string("db"), "hosts": .string("dbservers")]),
+                ]), at: "")
         }
         #expect(added == Self.playbook + "- hosts: dbservers\n  name: db\n")
         let port = try edited(Self.playbook) { try $0.set(.integer(8080), at: "[0].vars.http_port") }
@@ -61,35 +70,37 @@ struct YAMLEditorTests {
     }
 
     static let workflow = """
-    name: CI
-    on:
-      push:
-        branches: [main]
-    jobs:
-      build:
-        runs-on: ubuntu-latest
-        steps:
-          - uses: actions/checkout@v4
-          - name: Build
-            run: |
-              swift build
-              swift test --parallel
+        name: CI
+        on:
+          push:
+            branches: [main]
+        jobs:
+          build:
+            runs-on: ubuntu-latest
+            steps:
+              - uses: actions/checkout@v4
+              - name: Build
+                run: |
+                  swift build
+                  swift test --parallel
 
-          - name: Lint
-            run: >
-              swiftlint
-              --strict
-        env:
-          CI: "true"
+              - name: Lint
+                run: >
+                  swiftlint
+                  --strict
+            env:
+              CI: "true"
 
-    """
+        """
 
     @Test func aWorkflowWithBlockScalarsKeepsEveryOtherByte() throws {
         let changed = try edited(Self.workflow) { try $0.set(.string("ubuntu-24.04"), at: "jobs.build.runs-on") }
         #expect(changed == Self.workflow.replacingOccurrences(of: "ubuntu-latest", with: "ubuntu-24.04"))
         let step = try edited(Self.workflow) { try $0.set(.string("Lint all"), at: "jobs.build.steps[2].name") }
         #expect(step == Self.workflow.replacingOccurrences(of: "name: Lint", with: "name: Lint all"))
-        let run = try edited(Self.workflow) { try $0.set(.string("swift build\nswift test\n"), at: "jobs.build.steps[1].run") }
+        let run = try edited(Self.workflow) {
+            try $0.set(.string("swift build\nswift test\n"), at: "jobs.build.steps[1].run")
+        }
         #expect(run == Self.workflow.replacingOccurrences(of: "swift test --parallel", with: "swift test"))
         let removed = try edited(Self.workflow) { try $0.remove(at: "jobs.build.steps[0]") }
         #expect(removed == Self.workflow.replacingOccurrences(of: "      - uses: actions/checkout@v4\n", with: ""))
@@ -97,11 +108,18 @@ struct YAMLEditorTests {
 
     @Test func aFlowListStaysFlow() throws {
         let text = "healthcheck:\n  test: [\"CMD-SHELL\", \"curl -f http://localhost\"]\n  interval: 30s\n"
-        #expect(try edited(text) { try $0.set(.string("curl -f http://localhost:8080"), at: "healthcheck.test[1]") }
+        #expect(
+            try edited(text) { try $0.set(.string("curl -f http://localhost:8080"), at: "healthcheck.test[1]") }
                 == text.replacingOccurrences(of: "localhost\"", with: "localhost:8080\""))
-        #expect(try edited(text) { try $0.remove(at: "healthcheck.test[0]") }
+        #expect(
+            try edited(text) { try $0.remove(at: "healthcheck.test[0]") }
                 == "healthcheck:\n  test: [\"curl -f http://localhost\"]\n  interval: 30s\n")
-        #expect(try edited(text) { try $0.set(.array([.string("CMD-SHELL"), .string("curl -f http://localhost"), .string("x")]), at: "healthcheck.test") }
+        #expect(
+            try edited(text) {
+                try $0.set(
+                    .array([.string("CMD-SHELL"), .string("curl -f http://localhost"), .string("x")]),
+                    at: "healthcheck.test")
+            }
                 == "healthcheck:\n  test: [\"CMD-SHELL\", \"curl -f http://localhost\", x]\n  interval: 30s\n")
     }
 
@@ -111,7 +129,10 @@ struct YAMLEditorTests {
         #expect(try edited(text) { try $0.set(.integer(30), at: "m.a") } == "m: {a: 30, b: 2} # c\n")
         #expect(try edited(text) { try $0.set(.integer(3), at: "m.c") } == "m: {a: 1, b: 2, c: 3} # c\n")
         #expect(try edited(text) { try $0.remove(at: "m.a") } == "m: {b: 2} # c\n")
-        #expect(try edited("m: {a: , b}\n") { try $0.set(.array([.integer(1), .integer(2)]), at: "m.a"); try $0.set(.integer(3), at: "m.b") }
+        #expect(
+            try edited("m: {a: , b}\n") {
+                try $0.set(.array([.integer(1), .integer(2)]), at: "m.a"); try $0.set(.integer(3), at: "m.b")
+            }
                 == "m: {a: [1, 2] , b: 3}\n")
     }
 
@@ -133,7 +154,8 @@ struct YAMLEditorTests {
 
     @Test func anAliasElsewhereInTheListRefusesNothing() throws {
         let text = "base: &b {x: 1}\nlist:\n  - *b\n  - 2\n"
-        #expect(try edited(text) { try $0.set(.integer(3), at: "list[1]") } == "base: &b {x: 1}\nlist:\n  - *b\n  - 3\n")
+        #expect(
+            try edited(text) { try $0.set(.integer(3), at: "list[1]") } == "base: &b {x: 1}\nlist:\n  - *b\n  - 3\n")
         #expect(try edited(text) { try $0.remove(at: "list[1]") } == "base: &b {x: 1}\nlist:\n  - *b\n")
         // An alias may go: nothing else shows it.
         #expect(try edited(text) { try $0.remove(at: "list[0]") } == "base: &b {x: 1}\nlist:\n  - 2\n")
@@ -155,7 +177,9 @@ struct YAMLEditorTests {
             }
         }
         // The mapping's own key is edited where it stands.
-        #expect(try edited(text) { try $0.set(.integer(4), at: "service.y") } == text.replacingOccurrences(of: "y: 3", with: "y: 4"))
+        #expect(
+            try edited(text) { try $0.set(.integer(4), at: "service.y") }
+                == text.replacingOccurrences(of: "y: 3", with: "y: 4"))
     }
 
     @Test func severalDocumentsAreRefusedNamingTheFile() throws {
@@ -175,28 +199,39 @@ struct YAMLEditorTests {
         #expect(try codec.parse(Data()) == .object([:]))
         #expect(try codec.parse(Data("# nothing yet\n".utf8)) == .object([:]))
         #expect(try edited("") { try $0.set(.integer(1), at: "a") } == "a: 1\n")
-        #expect(try edited("# nothing yet\n") { try $0.set(.object(["b": .bool(true)]), at: "a") } == "# nothing yet\na:\n  b: true\n")
+        #expect(
+            try edited("# nothing yet\n") { try $0.set(.object(["b": .bool(true)]), at: "a") }
+                == "# nothing yet\na:\n  b: true\n")
     }
 
-    @Test("a comment above a list element, at its content's indentation after a blank line, is that element's; right under the element before, it is that one's")
+    @Test(
+        "a comment above a list element, at its content's indentation after a blank line, is that element's; right under the element before, it is that one's"
+    )
     func commentsAboveElementsAtTheirContentsIndentation() throws {
         let text = """
-        steps:
-          - name: fmt
-            run: cargo fmt
+            steps:
+              - name: fmt
+                run: cargo fmt
 
-            # If changing these settings also change toolkit.nu
-          - name: Clippy
-            run: cargo clippy
-            # run: cargo clippy --all
-          - name: Test
-            run: cargo test
+                # If changing these settings also change toolkit.nu
+              - name: Clippy
+                run: cargo clippy
+                # run: cargo clippy --all
+              - name: Test
+                run: cargo test
 
-        """
+            """
         let clippyGone = try edited(text) { try $0.remove(at: "steps[1]") }
-        #expect(clippyGone == text.replacingOccurrences(of: "\n    # If changing these settings also change toolkit.nu\n  - name: Clippy\n    run: cargo clippy\n    # run: cargo clippy --all\n", with: "\n"))
+        #expect(
+            clippyGone
+                == text.replacingOccurrences(
+                    of:
+                        "\n    # If changing these settings also change toolkit.nu\n  - name: Clippy\n    run: cargo clippy\n    # run: cargo clippy --all\n",
+                    with: "\n"))
         let testGone = try edited(text) { try $0.remove(at: "steps[2]") }
-        #expect(testGone == text.replacingOccurrences(of: "  - name: Test\n    run: cargo test\n", with: ""), "the commented-out setting stays with Clippy")
+        #expect(
+            testGone == text.replacingOccurrences(of: "  - name: Test\n    run: cargo test\n", with: ""),
+            "the commented-out setting stays with Clippy")
     }
 
     @Test("a typed Double that is infinite goes through a YAML store as .inf, and reads back so")
@@ -216,45 +251,67 @@ struct YAMLEditorTests {
     @Test func infinitiesAndNaNAreDoubles() throws {
         let document = try codec.parse(Data("a: .inf\nb: -.inf\nc: .nan\n".utf8))
         #expect(document[path: "a"] == .double(.infinity) && document[path: "b"] == .double(-.infinity))
-        if case .double(let nan)? = document[path: "c"] { #expect(nan.isNaN) } else { Issue.record("c is \(String(describing: document[path: "c"]))") }
+        if case .double(let nan)? = document[path: "c"] {
+            #expect(nan.isNaN)
+        } else {
+            Issue.record("c is \(String(describing: document[path: "c"]))")
+        }
         #expect(try edited("a: 1\n") { try $0.set(.double(.infinity), at: "a") } == "a: .inf\n")
     }
 
     @Test func removingAListElementTakesItsOwnCommentOnly() throws {
         let text = "hosts:\n  # the first\n  - a   # primary\n  # the second\n  - b\n  - c\n"
         #expect(try edited(text) { try $0.remove(at: "hosts[0]") } == "hosts:\n  # the second\n  - b\n  - c\n")
-        #expect(try edited(text) { try $0.remove(at: "hosts[1]") } == "hosts:\n  # the first\n  - a   # primary\n  - c\n")
-        #expect(try edited(text) { try $0.set(.array([.string("a"), .string("b")]), at: "hosts") } == "hosts:\n  # the first\n  - a   # primary\n  # the second\n  - b\n")
+        #expect(
+            try edited(text) { try $0.remove(at: "hosts[1]") } == "hosts:\n  # the first\n  - a   # primary\n  - c\n")
+        #expect(
+            try edited(text) { try $0.set(.array([.string("a"), .string("b")]), at: "hosts") }
+                == "hosts:\n  # the first\n  - a   # primary\n  # the second\n  - b\n")
     }
 
     @Test func aRootSequenceKeepsItsMarkerAndValuesKeepTheirSpelling() throws {
         let text = "---\n- name: x\n  enabled: yes\n  mode: 'fast'\n- name: y\n  enabled: no\n"
-        #expect(try edited(text) { try $0.set(.string("z"), at: "[1].name") } == text.replacingOccurrences(of: "name: y", with: "name: z"))
-        #expect(try edited(text) { try $0.set(.string("slow"), at: "[0].mode") } == text.replacingOccurrences(of: "'fast'", with: "'slow'"))
-        #expect(try edited(text) { try $0.set(.string("on"), at: "[0].mode") } == text.replacingOccurrences(of: "'fast'", with: "'on'"))
+        #expect(
+            try edited(text) { try $0.set(.string("z"), at: "[1].name") }
+                == text.replacingOccurrences(of: "name: y", with: "name: z"))
+        #expect(
+            try edited(text) { try $0.set(.string("slow"), at: "[0].mode") }
+                == text.replacingOccurrences(of: "'fast'", with: "'slow'"))
+        #expect(
+            try edited(text) { try $0.set(.string("on"), at: "[0].mode") }
+                == text.replacingOccurrences(of: "'fast'", with: "'on'"))
     }
 
     @Test func aScalarBecomesACollectionInItsContainersStyle() throws {
         #expect(try edited("a: 1\nb: 2\n") { try $0.set(.object(["x": .integer(1)]), at: "a") } == "a:\n  x: 1\nb: 2\n")
         #expect(try edited("a: [1, 2]\n") { try $0.set(.object(["x": .integer(1)]), at: "a[0]") } == "a: [{x: 1}, 2]\n")
         #expect(try edited("a:\n  x: 1\nb: 2\n") { try $0.set(.string("s"), at: "a") } == "a: s\nb: 2\n")
-        #expect(try edited("l:\n  - 1\n") { try $0.set(.object(["a": .integer(1), "b": .integer(2)]), at: "l[0]") } == "l:\n  - a: 1\n    b: 2\n")
+        #expect(
+            try edited("l:\n  - 1\n") { try $0.set(.object(["a": .integer(1), "b": .integer(2)]), at: "l[0]") }
+                == "l:\n  - a: 1\n    b: 2\n")
     }
 
     @Test func aRemovedKeyTakesItsCommentLinesAndItsNestedLines() throws {
         let text = "a: 1\n# about b\nb:  # b's\n  c: 2\n  d:\n    - 3\nz: 4\n"
         #expect(try edited(text) { try $0.remove(at: "b") } == "a: 1\nz: 4\n")
-        #expect(try edited(text) { try $0.set(.integer(5), at: "b.e") } == "a: 1\n# about b\nb:  # b's\n  c: 2\n  d:\n    - 3\n  e: 5\nz: 4\n")
+        #expect(
+            try edited(text) { try $0.set(.integer(5), at: "b.e") }
+                == "a: 1\n# about b\nb:  # b's\n  c: 2\n  d:\n    - 3\n  e: 5\nz: 4\n")
     }
 }
 
 /// Which plain strings another reader would take for another type.
 @Suite("YAML plain scalars")
 struct YAMLPlainScalarTests {
-    static let typed = ["yes", "No", "ON", "off", "true", "null", "~", "=", "<<", "1", "-1", "+1", "1.5", ".5", "1e3", "1.0e+3", "0x1F", "0o17", "017",
-                        "0b101", "1_000", "12:30", ".inf", "-.inf", ".nan",
-                        "2001-12-14", "2001-12-14 21:59:43.10 -5"]
-    static let strings = ["alpha", "1.2.3", "v1", "y", "n", "web-1", "http://a.example", "release/v2", "0xZZ", "1e", "infinity", "nan"]
+    static let typed = [
+        "yes", "No", "ON", "off", "true", "null", "~", "=", "<<", "1", "-1", "+1", "1.5", ".5", "1e3", "1.0e+3", "0x1F",
+        "0o17", "017",
+        "0b101", "1_000", "12:30", ".inf", "-.inf", ".nan",
+        "2001-12-14", "2001-12-14 21:59:43.10 -5",
+    ]
+    static let strings = [
+        "alpha", "1.2.3", "v1", "y", "n", "web-1", "http://a.example", "release/v2", "0xZZ", "1e", "infinity", "nan",
+    ]
 
     /// Each word written as a new value stays plain exactly when no reader takes it for another type, and
     /// PyYAML reads every one back as the string.
@@ -264,19 +321,22 @@ struct YAMLPlainScalarTests {
         var written: [String] = []
         for word in words {
             let previous = try codec.parse(Data("v: x\n".utf8))
-            let data = try codec.serializeDocument(.object(["v": .string(word)]), editing: (Data("v: x\n".utf8), previous), store: "test")
+            let data = try codec.serializeDocument(
+                .object(["v": .string(word)]), editing: (Data("v: x\n".utf8), previous), store: "test")
             written.append(String(decoding: data, as: UTF8.self))
         }
         for (index, word) in words.enumerated() {
-            #expect((written[index] == "v: \(word)\n") == Self.strings.contains(word), "\(word) written \(written[index])")
+            #expect(
+                (written[index] == "v: \(word)\n") == Self.strings.contains(word), "\(word) written \(written[index])")
         }
         let plainly = try IndependentParser.yaml.answers(Self.typed.map { "v: \($0)\n" })
         // Each word taken for another type is, by PyYAML (1.1) or Yams (1.2); PyYAML's dates come back here
         // as their text.
         for (word, answer) in zip(Self.typed, plainly) where !word.hasPrefix("2001") {
             let yams = try? codec.parse(Data("v: \(word)\n".utf8))
-            #expect((try? answer.get()) != .object(["v": .string(word)]) || yams != .object(["v": .string(word)]),
-                    "PyYAML or Yams takes \(word) for another type")
+            #expect(
+                (try? answer.get()) != .object(["v": .string(word)]) || yams != .object(["v": .string(word)]),
+                "PyYAML or Yams takes \(word) for another type")
         }
         for (word, answer) in zip(words, try IndependentParser.yaml.answers(written)) {
             #expect(try answer.get() == .object(["v": .string(word)]), "\(word)")
@@ -295,40 +355,53 @@ struct YAMLWorldFileTests {
     }
 
     static let compose = """
-    x-defaults: &defaults
-      restart: unless-stopped
-      logging:
-        driver: json-file
+        x-defaults: &defaults
+          restart: unless-stopped
+          logging:
+            driver: json-file
 
-    services:
-      web:
-        <<: *defaults
-        image: "nginx:1.27"
-        ports:
-          - "8080:80"   # public
-        healthcheck:
-          test: ["CMD-SHELL",
-                 "curl -f http://localhost || exit 1"]
-          interval: 30s
-      db:
-        <<: *defaults
-        image: postgres:16
-        environment:
-          POSTGRES_PASSWORD: example
+        services:
+          web:
+            <<: *defaults
+            image: "nginx:1.27"
+            ports:
+              - "8080:80"   # public
+            healthcheck:
+              test: ["CMD-SHELL",
+                     "curl -f http://localhost || exit 1"]
+              interval: 30s
+          db:
+            <<: *defaults
+            image: postgres:16
+            environment:
+              POSTGRES_PASSWORD: example
 
-    """
+        """
 
     @Test func aComposeFileWithAnchorsAndMergeKeys() throws {
-        #expect(try edited(Self.compose) { try $0.set(.string("nginx:1.28"), at: "services.web.image") }
+        #expect(
+            try edited(Self.compose) { try $0.set(.string("nginx:1.28"), at: "services.web.image") }
                 == Self.compose.replacingOccurrences(of: "nginx:1.27", with: "nginx:1.28"))
-        #expect(try edited(Self.compose) { try $0.set(.array([.string("8080:80"), .string("8443:443")]), at: "services.web.ports") }
-                == Self.compose.replacingOccurrences(of: "\"8080:80\"   # public\n", with: "\"8080:80\"   # public\n      - \"8443:443\"\n"))
-        #expect(try edited(Self.compose) { try $0.set(.string("30s"), at: "services.web.healthcheck.timeout") }
-                == Self.compose.replacingOccurrences(of: "interval: 30s\n", with: "interval: 30s\n      timeout: 30s\n"))
-        #expect(try edited(Self.compose) { try $0.set(.string("curl -f http://localhost:8080"), at: "services.web.healthcheck.test[1]") }
-                == Self.compose.replacingOccurrences(of: "\"curl -f http://localhost || exit 1\"", with: "\"curl -f http://localhost:8080\""))
-        #expect(try edited(Self.compose) { try $0.remove(at: "services.db.environment") }
-                == Self.compose.replacingOccurrences(of: "    environment:\n      POSTGRES_PASSWORD: example\n", with: ""))
+        #expect(
+            try edited(Self.compose) {
+                try $0.set(.array([.string("8080:80"), .string("8443:443")]), at: "services.web.ports")
+            }
+                == Self.compose.replacingOccurrences(
+                    of: "\"8080:80\"   # public\n", with: "\"8080:80\"   # public\n      - \"8443:443\"\n"))
+        #expect(
+            try edited(Self.compose) { try $0.set(.string("30s"), at: "services.web.healthcheck.timeout") }
+                == Self.compose.replacingOccurrences(of: "interval: 30s\n", with: "interval: 30s\n      timeout: 30s\n")
+        )
+        #expect(
+            try edited(Self.compose) {
+                try $0.set(.string("curl -f http://localhost:8080"), at: "services.web.healthcheck.test[1]")
+            }
+                == Self.compose.replacingOccurrences(
+                    of: "\"curl -f http://localhost || exit 1\"", with: "\"curl -f http://localhost:8080\""))
+        #expect(
+            try edited(Self.compose) { try $0.remove(at: "services.db.environment") }
+                == Self.compose.replacingOccurrences(
+                    of: "    environment:\n      POSTGRES_PASSWORD: example\n", with: ""))
         #expect {
             try edited(Self.compose) { try $0.set(.string("always"), at: "services.db.restart") }
         } throws: { error in
@@ -342,98 +415,139 @@ struct YAMLWorldFileTests {
     }
 
     static let cloudFormation = """
-    %YAML 1.2
-    ---
-    AWSTemplateFormatVersion: "2010-09-09"
-    Description: >-
-      A bucket and its policy,
-      for the logs.
-    Resources:
-      Logs:
-        Type: AWS::S3::Bucket
-        Properties:
-          BucketName: !Sub "${AWS::StackName}-logs"
-          Tags:
-          - Key: team
-            Value: platform
-          - Key: cost
-            Value: '1234'
-    ...
+        %YAML 1.2
+        ---
+        AWSTemplateFormatVersion: "2010-09-09"
+        Description: >-
+          A bucket and its policy,
+          for the logs.
+        Resources:
+          Logs:
+            Type: AWS::S3::Bucket
+            Properties:
+              BucketName: !Sub "${AWS::StackName}-logs"
+              Tags:
+              - Key: team
+                Value: platform
+              - Key: cost
+                Value: '1234'
+        ...
 
-    """
+        """
 
     @Test func aTemplateWithDirectivesTagsAndIndentlessSequences() throws {
-        #expect(try edited(Self.cloudFormation) { try $0.set(.string("5678"), at: "Resources.Logs.Properties.Tags[1].Value") }
+        #expect(
+            try edited(Self.cloudFormation) {
+                try $0.set(.string("5678"), at: "Resources.Logs.Properties.Tags[1].Value")
+            }
                 == Self.cloudFormation.replacingOccurrences(of: "'1234'", with: "'5678'"))
-        #expect(try edited(Self.cloudFormation) { try $0.set(.string("${AWS::StackName}-audit"), at: "Resources.Logs.Properties.BucketName") }
+        #expect(
+            try edited(Self.cloudFormation) {
+                try $0.set(.string("${AWS::StackName}-audit"), at: "Resources.Logs.Properties.BucketName")
+            }
                 == Self.cloudFormation.replacingOccurrences(of: "-logs\"", with: "-audit\""))
-        #expect(try edited(Self.cloudFormation) {
-            try $0.set(.array([.object(["Key": .string("team"), "Value": .string("platform")]), .object(["Key": .string("cost"), "Value": .string("1234")]),
-                               .object(["Key": .string("env"), "Value": .string("prod")])]), at: "Resources.Logs.Properties.Tags")
-        } == Self.cloudFormation.replacingOccurrences(of: "Value: '1234'\n", with: "Value: '1234'\n      - Key: env\n        Value: prod\n"))
-        #expect(try edited(Self.cloudFormation) { try $0.set(.string("Buckets for the logs,\nkept a year.\n"), at: "Description") }
-                == Self.cloudFormation.replacingOccurrences(of: ">-\n  A bucket and its policy,\n  for the logs.", with: ">\n  Buckets for the logs,\n\n  kept a year."))
+        #expect(
+            try edited(Self.cloudFormation) {
+                try $0.set(
+                    .array([
+                        .object(["Key": .string("team"), "Value": .string("platform")]),
+                        .object(["Key": .string("cost"), "Value": .string("1234")]),
+                        .object(["Key": .string("env"), "Value": .string("prod")]),
+                    ]), at: "Resources.Logs.Properties.Tags")
+            }
+                == Self.cloudFormation.replacingOccurrences(
+                    of: "Value: '1234'\n", with: "Value: '1234'\n      - Key: env\n        Value: prod\n"))
+        #expect(
+            try edited(Self.cloudFormation) {
+                try $0.set(.string("Buckets for the logs,\nkept a year.\n"), at: "Description")
+            }
+                == Self.cloudFormation.replacingOccurrences(
+                    of: ">-\n  A bucket and its policy,\n  for the logs.",
+                    with: ">\n  Buckets for the logs,\n\n  kept a year."))
     }
 
     static let deployment = """
-    apiVersion: apps/v1
-    kind: Deployment
-    metadata:
-      name: api
-      labels: {app: api, tier: backend}
-    spec:
-      replicas: 2
-      template:
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: api
+          labels: {app: api, tier: backend}
         spec:
-          containers:
-          - name: api
-            image: registry.example/api:1.4.2
-            args: ["--port", "8080",
-              "--verbose"]
-            env:
-            - name: GREETING
-              value: "hello,
-                world"
-            - name: MODE
-              value: plain text
-                continued
-    """
+          replicas: 2
+          template:
+            spec:
+              containers:
+              - name: api
+                image: registry.example/api:1.4.2
+                args: ["--port", "8080",
+                  "--verbose"]
+                env:
+                - name: GREETING
+                  value: "hello,
+                    world"
+                - name: MODE
+                  value: plain text
+                    continued
+        """
 
     @Test func aManifestWithMultiLineScalarsAndFlowOverLines() throws {
-        #expect(try edited(Self.deployment) { try $0.set(.integer(3), at: "spec.replicas") }
+        #expect(
+            try edited(Self.deployment) { try $0.set(.integer(3), at: "spec.replicas") }
                 == Self.deployment.replacingOccurrences(of: "replicas: 2", with: "replicas: 3"))
-        #expect(try edited(Self.deployment) { try $0.set(.string("frontend"), at: "metadata.labels.tier") }
+        #expect(
+            try edited(Self.deployment) { try $0.set(.string("frontend"), at: "metadata.labels.tier") }
                 == Self.deployment.replacingOccurrences(of: "tier: backend", with: "tier: frontend"))
-        #expect(try edited(Self.deployment) { try $0.set(.string("bonjour"), at: "spec.template.spec.containers[0].env[0].value") }
+        #expect(
+            try edited(Self.deployment) {
+                try $0.set(.string("bonjour"), at: "spec.template.spec.containers[0].env[0].value")
+            }
                 == Self.deployment.replacingOccurrences(of: "\"hello,\n            world\"", with: "\"bonjour\""))
-        #expect(try edited(Self.deployment) { try $0.set(.string("strict"), at: "spec.template.spec.containers[0].env[1].value") }
+        #expect(
+            try edited(Self.deployment) {
+                try $0.set(.string("strict"), at: "spec.template.spec.containers[0].env[1].value")
+            }
                 == Self.deployment.replacingOccurrences(of: "plain text\n            continued", with: "strict"))
-        #expect(try edited(Self.deployment) { try $0.remove(at: "spec.template.spec.containers[0].args[2]") }
+        #expect(
+            try edited(Self.deployment) { try $0.remove(at: "spec.template.spec.containers[0].args[2]") }
                 == Self.deployment.replacingOccurrences(of: "\"8080\",\n          \"--verbose\"]", with: "\"8080\"]"))
-        #expect(try edited(Self.deployment) { try $0.set(.string("registry.example/api:1.4.3"), at: "spec.template.spec.containers[0].image") }
+        #expect(
+            try edited(Self.deployment) {
+                try $0.set(.string("registry.example/api:1.4.3"), at: "spec.template.spec.containers[0].image")
+            }
                 == Self.deployment.replacingOccurrences(of: "1.4.2", with: "1.4.3"))
     }
 
     @Test func tagsStayWhileTheyStillSayWhatTheValueIs() throws {
         let text = "a: !!str 5\nb: !Ref bucket  # ref\nc: &unused 1\n"
-        #expect(try edited(text) { try $0.set(.string("6"), at: "a") } == "a: !!str 6\nb: !Ref bucket  # ref\nc: &unused 1\n")
+        #expect(
+            try edited(text) { try $0.set(.string("6"), at: "a") }
+                == "a: !!str 6\nb: !Ref bucket  # ref\nc: &unused 1\n")
         #expect(try edited(text) { try $0.set(.integer(7), at: "a") } == "a: 7\nb: !Ref bucket  # ref\nc: &unused 1\n")
-        #expect(try edited(text) { try $0.set(.string("logs"), at: "b") } == "a: !!str 5\nb: !Ref logs  # ref\nc: &unused 1\n")
+        #expect(
+            try edited(text) { try $0.set(.string("logs"), at: "b") }
+                == "a: !!str 5\nb: !Ref logs  # ref\nc: &unused 1\n")
         // An anchor no alias refers to refuses nothing.
-        #expect(try edited(text) { try $0.set(.integer(2), at: "c") } == "a: !!str 5\nb: !Ref bucket  # ref\nc: &unused 2\n")
+        #expect(
+            try edited(text) { try $0.set(.integer(2), at: "c") } == "a: !!str 5\nb: !Ref bucket  # ref\nc: &unused 2\n"
+        )
     }
 
     @Test func anIndentlessSequenceIsEditedAtItsColumn() throws {
         let text = "hosts:\n- a\n- b\nport: 1\n"
         #expect(try edited(text) { try $0.remove(at: "hosts[0]") } == "hosts:\n- b\nport: 1\n")
-        #expect(try edited(text) { try $0.set(.array([.string("a"), .string("b"), .string("c")]), at: "hosts") } == "hosts:\n- a\n- b\n- c\nport: 1\n")
+        #expect(
+            try edited(text) { try $0.set(.array([.string("a"), .string("b"), .string("c")]), at: "hosts") }
+                == "hosts:\n- a\n- b\n- c\nport: 1\n")
         #expect(try edited(text) { try $0.set(.array([]), at: "hosts") } == "hosts: []\nport: 1\n")
     }
 
     @Test func blockScalarsKeepTheirStyleAndIndentation() throws {
-        #expect(try edited("s: |-\n    a\n    b\nn: 1\n") { try $0.set(.string("x\ny"), at: "s") } == "s: |-\n    x\n    y\nn: 1\n")
+        #expect(
+            try edited("s: |-\n    a\n    b\nn: 1\n") { try $0.set(.string("x\ny"), at: "s") }
+                == "s: |-\n    x\n    y\nn: 1\n")
         #expect(try edited("s: |\n  a\nn: 1\n") { try $0.set(.string("x\n\n"), at: "s") } == "s: |+\n  x\n\nn: 1\n")
-        #expect(try edited("s: >\n  one two\n  three\nn: 1\n") { try $0.set(.string("alpha beta\ngamma\n"), at: "s") }
+        #expect(
+            try edited("s: >\n  one two\n  three\nn: 1\n") { try $0.set(.string("alpha beta\ngamma\n"), at: "s") }
                 == "s: >\n  alpha beta\n\n  gamma\nn: 1\n")
         #expect(try edited("s: |  # a comment\n  a\nn: 1\n") { try $0.set(.integer(5), at: "s") } == "s: 5\nn: 1\n")
     }

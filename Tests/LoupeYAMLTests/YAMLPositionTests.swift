@@ -9,7 +9,8 @@ import Testing
 struct YAMLPositionTests {
     @Test("block and flow collections, compact sequences, the nearest part above a path not written")
     func positions() throws {
-        let text = Data("""
+        let text = Data(
+            """
             # settings
             server:
               host: "é.example"
@@ -24,7 +25,9 @@ struct YAMLPositionTests {
         #expect(codec.position(of: "server.host", in: text) == TextPosition(line: 3, column: 9))
         #expect(codec.position(of: "names[1]", in: text) == TextPosition(line: 7, column: 5))
         #expect(codec.position(of: "flow.widths[1]", in: text) == TextPosition(line: 8, column: 30))
-        #expect(codec.position(of: "server.missing", in: text) == TextPosition(line: 3, column: 3), "not written: its mapping")
+        #expect(
+            codec.position(of: "server.missing", in: text) == TextPosition(line: 3, column: 3),
+            "not written: its mapping")
     }
 
     @Test("a syntax error says its line and column apart from what is wrong")
@@ -34,7 +37,10 @@ struct YAMLPositionTests {
             Issue.record("not YAML, yet read")
         } catch let error as DocumentSyntaxError {
             #expect(error.position == TextPosition(line: 4, column: 1), "\(error)")
-            #expect(error.problem == "did not find expected ',' or ']', while parsing a flow sequence from line 2, column 9", "\(error)")
+            #expect(
+                error.problem
+                    == "did not find expected ',' or ']', while parsing a flow sequence from line 2, column 9",
+                "\(error)")
             #expect(error.reason.hasPrefix("line 4, column 1: "))
         }
     }

@@ -90,7 +90,10 @@ struct AppSettingsFile: SettingsLocation {
     /// `check` and `diff --files`: the type under the locks, over an empty top, so that the program's own
     /// file is checked like any other, even when it does not read.
     func openSettingsToCheck() throws -> OpenSettings {
-        OpenSettings(try RootLens(default: AppSettings(), store: LayeredStore(layers: [], top: MemoryStore(), locks: locks), watch: false))
+        OpenSettings(
+            try RootLens(
+                default: AppSettings(), store: LayeredStore(layers: [], top: MemoryStore(), locks: locks), watch: false)
+        )
     }
 
     func openSettings(watching: Bool) throws -> OpenSettings {

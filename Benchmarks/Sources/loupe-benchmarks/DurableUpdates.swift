@@ -37,32 +37,39 @@ func measureDurableUpdates(_ bench: Bench, _ report: Report) throws {
         // The file holds only what differs from the defaults; by hand writes those same bytes. Without the
         // history journal, which writes more than the same bytes: the history row measures what it adds.
         struct Stored: Encodable { var counter: Int }
-        let root = try RootLens(default: Small(), store: FileStore(path: scratch + "/small.json", history: .off), watch: false)
+        let root = try RootLens(
+            default: Small(), store: FileStore(path: scratch + "/small.json", history: .off), watch: false)
         let counter = root.counter
         var byHand = Stored(counter: 0)
         let n = 200 / scale
-        report.add("durable update, small graph (~20 fields, stores what differs from the defaults; no history journal) vs writing the same bytes", try compare(operations: n,
-            loupe: { for _ in 0..<n { try counter.update { $0 += 1 } } },
-            baseline: {
-                for _ in 0..<n {
-                    byHand.counter += 1
-                    writeByHand(try prettyEncoder().encode(byHand), to: scratch + "/small-by-hand.json")
-                }
-            }), .atMost(1.2))
+        report.add(
+            "durable update, small graph (~20 fields, stores what differs from the defaults; no history journal) vs writing the same bytes",
+            try compare(
+                operations: n,
+                loupe: { for _ in 0..<n { try counter.update { $0 += 1 } } },
+                baseline: {
+                    for _ in 0..<n {
+                        byHand.counter += 1
+                        writeByHand(try prettyEncoder().encode(byHand), to: scratch + "/small-by-hand.json")
+                    }
+                }), .atMost(1.2))
     }
 
     do {
         // Every entry differs from the (empty) default, so the whole graph is stored.
-        let root = try RootLens(default: Large(entries: []), store: FileStore(path: scratch + "/large.json", history: .off), watch: false)
+        let root = try RootLens(
+            default: Large(entries: []), store: FileStore(path: scratch + "/large.json", history: .off), watch: false)
         try root.entries.set(Large().entries)
         let counter = root.counter
         let bytes = try prettyEncoder().encode(Large())
         let n = 100 / scale
-        let writes = try compare(operations: n,
+        let writes = try compare(
+            operations: n,
             loupe: { for _ in 0..<n { try counter.update { $0 += 1 } } },
             baseline: { for _ in 0..<n { writeByHand(bytes, to: scratch + "/large-by-hand.json") } })
         let encodeOnly = timeOnce(n) { for _ in 0..<n { blackHole(try! prettyEncoder().encode(Large())) } }
-        report.add("durable update, ~\(bytes.count / 1024) KB graph (no history journal) vs writing its encoded bytes (JSONEncoder alone: \(duration(encodeOnly)))",
+        report.add(
+            "durable update, ~\(bytes.count / 1024) KB graph (no history journal) vs writing its encoded bytes (JSONEncoder alone: \(duration(encodeOnly)))",
             writes, .atMost(2))
     }
 
@@ -71,24 +78,37 @@ func measureDurableUpdates(_ bench: Bench, _ report: Report) throws {
         let root = try RootLens(default: Small(), store: FileStore(path: scratch + "/async.json"), watch: false)
         let counter = root.counter
         let n = 200 / scale
-        let updates = try compare(operations: n,
+        let updates = try compare(
+            operations: n,
             loupe: { try waitFor { for _ in 0..<n { try await counter.async.update { $0 += 1 } } } },
             baseline: { for _ in 0..<n { try counter.update { $0 += 1 } } })
         report.add("async update vs the synchronous one, FileStore JSON", updates, .atMost(1.2))
     }
 
     do {
-        let immediate = try RootLens(default: Small(), store: FileStore(path: scratch + "/immediate.json"), watch: false)
-        let coalesced = try RootLens(default: Small(), store: FileStore(path: scratch + "/coalesced.json", writePolicy: .coalesced(.milliseconds(100))), watch: false)
+        let immediate = try RootLens(
+            default: Small(), store: FileStore(path: scratch + "/immediate.json"), watch: false)
+        let coalesced = try RootLens(
+            default: Small(),
+            store: FileStore(path: scratch + "/coalesced.json", writePolicy: .coalesced(.milliseconds(100))),
+            watch: false)
         let immediateOps = 200 / scale
         let coalescedOps = 200_000 / scale
         let (immediateCounter, coalescedCounter) = (immediate.counter, coalesced.counter)
         var rates = Comparison()
         for _ in 0..<3 {
-            rates.loupe.append(1e9 / (try timeOnce(coalescedOps) { for _ in 0..<coalescedOps { try coalescedCounter.update { $0 += 1 } } }))
-            rates.baseline.append(1e9 / (try timeOnce(immediateOps) { for _ in 0..<immediateOps { try immediateCounter.update { $0 += 1 } } }))
-    }
-    try coalesced.flush()
-    report.add("coalesced updates per second vs immediate, FileStore", rates, .atLeast(50), .rates)
+            rates.loupe.append(
+                1e9
+                    / (try timeOnce(coalescedOps) {
+                        for _ in 0..<coalescedOps { try coalescedCounter.update { $0 += 1 } }
+                    }))
+            rates.baseline.append(
+                1e9
+                    / (try timeOnce(immediateOps) {
+                        for _ in 0..<immediateOps { try immediateCounter.update { $0 += 1 } }
+                    }))
+        }
+        try coalesced.flush()
+        report.add("coalesced updates per second vs immediate, FileStore", rates, .atLeast(50), .rates)
     }
 }

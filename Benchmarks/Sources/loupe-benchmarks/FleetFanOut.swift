@@ -23,19 +23,24 @@ func measureFanOut(roots count: Int, puts: Int, endpoints: [String]) throws -> F
     // Quiet: 1,000 roots each saying "picked up an outside change" is a log, not a measurement.
     var logger = Logger(label: "loupe.bench.fan-out")
     logger.logLevel = .warning
-    let writer = try RootLens(default: Fleet(), store: EtcdStore(endpoints: endpoints, key: key, logger: logger), watch: false)
+    let writer = try RootLens(
+        default: Fleet(), store: EtcdStore(endpoints: endpoints, key: key, logger: logger), watch: false)
     let writerStore = try EtcdStore(endpoints: endpoints, key: key, logger: logger)
     let seen = Mutex<[Int: [ContinuousClock.Instant]]>([:])
     let clock = ContinuousClock()
     var tokens: [ObservationToken] = []
     let roots = try (0..<count).map { index in
-        let root = try RootLens(default: Fleet(), store: EtcdStore(
-            endpoints: endpoints, key: key, statusReporting: EtcdStatusReporting(name: "root-\(index)", lease: .seconds(30)), logger: logger),
+        let root = try RootLens(
+            default: Fleet(),
+            store: EtcdStore(
+                endpoints: endpoints, key: key,
+                statusReporting: EtcdStatusReporting(name: "root-\(index)", lease: .seconds(30)), logger: logger),
             logger: logger)
-        tokens.append(root.generation.observe { generation in
-            let now = clock.now
-            seen.withLock { $0[generation, default: []].append(now) }
-        })
+        tokens.append(
+            root.generation.observe { generation in
+                let now = clock.now
+                seen.withLock { $0[generation, default: []].append(now) }
+            })
         return root
     }
     var latencies: [Double] = []
@@ -48,7 +53,11 @@ func measureFanOut(roots count: Int, puts: Int, endpoints: [String]) throws -> F
         while seen.withLock({ $0[generation]?.count ?? 0 }) < count, clock.now - start < .seconds(5) { usleep(1_000) }
         let revision = try writerStore.load().token.number.map(Int.init) ?? 0
         while clock.now - start < .seconds(5) {
-            if let status = try writerStore.appliedStatus(), status.readers.count >= count, status.readers(behind: revision).isEmpty { break }
+            if let status = try writerStore.appliedStatus(), status.readers.count >= count,
+                status.readers(behind: revision).isEmpty
+            {
+                break
+            }
             usleep(5_000)
         }
         statusLatency = max(statusLatency, nanoseconds(clock.now - start))
@@ -57,14 +66,19 @@ func measureFanOut(roots count: Int, puts: Int, endpoints: [String]) throws -> F
         latencies += arrivals.map { nanoseconds($0 - start) }
     }
     latencies.sort()
-    func percentile(_ p: Double) -> Double { latencies.isEmpty ? .infinity : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
+    func percentile(_ p: Double) -> Double {
+        latencies.isEmpty ? .infinity : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
+    }
     let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
-    let resident = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8))?
+    let resident =
+        (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8))?
         .split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
         .flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") }.map { $0 * 1024 } ?? 0
     tokens.forEach { $0.cancel() }
     withExtendedLifetime(roots) {}
-    return FanOut(p50: percentile(0.5), p99: percentile(0.99), missed: missed, statusLatency: statusLatency, threads: threads, residentBytes: resident)
+    return FanOut(
+        p50: percentile(0.5), p99: percentile(0.99), missed: missed, statusLatency: statusLatency, threads: threads,
+        residentBytes: resident)
 }
 
 private func nanoseconds(_ duration: Duration) -> Double {
@@ -75,20 +89,31 @@ private func nanoseconds(_ duration: Duration) -> Double {
 /// 10,000 roots, none missed.
 func measureFleetFanOut(_ bench: Bench, _ report: Report) throws {
     guard let endpoints = bench.etcdEndpoints else {
-        FileHandle.standardError.write(Data("skipped: the fan-out rows (run through Scripts/bench, which starts etcd)\n".utf8))
+        FileHandle.standardError.write(
+            Data("skipped: the fan-out rows (run through Scripts/bench, which starts etcd)\n".utf8))
         return
     }
     let fanOut = try measureFanOut(roots: 1_000, puts: 10, endpoints: endpoints)
-    report.rows.append(Row(
-        name: "1,000 roots watching one etcd key: from a put to every root's observer, p99 (ratio: of the 50 ms allowed)",
-        loupe: duration(fanOut.p99), baseline: "p50 \(duration(fanOut.p50)), \(fanOut.missed) missed, \(fanOut.threads) threads, process \(fanOut.residentBytes >> 20) MB",
-        ratio: fanOut.missed > 0 ? .infinity : fanOut.p99 / 50_000_000, target: .atMost(1)))
-    report.rows.append(Row(
-        name: "1,000 roots: from a put until their status shows all on the new revision, slowest of 10 (ratio: of the 1 s allowed)",
-        loupe: duration(fanOut.statusLatency), baseline: "1 s", ratio: fanOut.statusLatency / 1_000_000_000, target: .atMost(1)))
+    report.rows.append(
+        Row(
+            name:
+                "1,000 roots watching one etcd key: from a put to every root's observer, p99 (ratio: of the 50 ms allowed)",
+            loupe: duration(fanOut.p99),
+            baseline:
+                "p50 \(duration(fanOut.p50)), \(fanOut.missed) missed, \(fanOut.threads) threads, process \(fanOut.residentBytes >> 20) MB",
+            ratio: fanOut.missed > 0 ? .infinity : fanOut.p99 / 50_000_000, target: .atMost(1)))
+    report.rows.append(
+        Row(
+            name:
+                "1,000 roots: from a put until their status shows all on the new revision, slowest of 10 (ratio: of the 1 s allowed)",
+            loupe: duration(fanOut.statusLatency), baseline: "1 s", ratio: fanOut.statusLatency / 1_000_000_000,
+            target: .atMost(1)))
     let large = try measureFanOut(roots: 10_000, puts: 3, endpoints: endpoints)
-    report.rows.append(Row(
-        name: "10,000 roots watching one etcd key: observers that missed a put (of 3; ratio: the missed)",
-        loupe: "\(large.missed) missed", baseline: "p50 \(duration(large.p50)), p99 \(duration(large.p99)), \(large.threads) threads, process \(large.residentBytes >> 20) MB",
-        ratio: Double(large.missed), target: .atMost(0)))
+    report.rows.append(
+        Row(
+            name: "10,000 roots watching one etcd key: observers that missed a put (of 3; ratio: the missed)",
+            loupe: "\(large.missed) missed",
+            baseline:
+                "p50 \(duration(large.p50)), p99 \(duration(large.p99)), \(large.threads) threads, process \(large.residentBytes >> 20) MB",
+            ratio: Double(large.missed), target: .atMost(0)))
 }

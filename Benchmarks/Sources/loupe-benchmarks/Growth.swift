@@ -17,15 +17,28 @@ func measureGrowth(_ bench: Bench, _ report: Report) throws {
             try root.entries.set(Sized(count: count).entries)
             let counter = root.counter
             let updates = count >= 100_000 ? 5 : 50 / (quick ? 5 : 1)
-            let update = median((0..<3).map { _ in try! timeOnce(updates) { for _ in 0..<updates { try counter.update { $0 += 1 } } } })
-            let load = median((0..<3).map { _ in try! timeOnce(3) { for _ in 0..<3 { blackHole(try RootLens(default: Sized(count: 0), store: FileStore(path: path), watch: false)) } } })
+            let update = median(
+                (0..<3).map { _ in try! timeOnce(updates) { for _ in 0..<updates { try counter.update { $0 += 1 } } } })
+            let load = median(
+                (0..<3).map { _ in
+                    try! timeOnce(3) {
+                        for _ in 0..<3 {
+                            blackHole(
+                                try RootLens(default: Sized(count: 0), store: FileStore(path: path), watch: false))
+                        }
+                    }
+                })
             let memoryCounter = RootLens(Sized(count: count)).counter
             let inMemoryOps = 20_000 / scale
-            let inMemory = median((0..<5).map { _ in try! timeOnce(inMemoryOps) { for _ in 0..<inMemoryOps { try memoryCounter.update { $0 += 1 } } } })
+            let inMemory = median(
+                (0..<5).map { _ in
+                    try! timeOnce(inMemoryOps) { for _ in 0..<inMemoryOps { try memoryCounter.update { $0 += 1 } } }
+                })
             growth.append(["\(count)", duration(inMemory), duration(update), duration(load)])
-    }
-    printTable("Update and load cost by graph size (entries in a dictionary)",
-               ["entries", "in-memory update", "durable update (FileStore JSON)", "load (FileStore JSON)"], growth)
+        }
+        printTable(
+            "Update and load cost by graph size (entries in a dictionary)",
+            ["entries", "in-memory update", "durable update (FileStore JSON)", "load (FileStore JSON)"], growth)
     }
 
     do {
@@ -40,12 +53,18 @@ func measureGrowth(_ bench: Bench, _ report: Report) throws {
             var next = Small()
             next.counter = edit
             return try prettyEncoder().encode(next)
-    }
-    token.cancel()
-    let sorted = latencies.sorted()
-    printTable("An outside edit (rename over the file) reaching an observer, FileStore watch (\(latencies.count) edits)",
-               ["median", "90th percentile", "slowest", "target"],
-               [[duration(median(latencies)), duration(sorted[Int(Double(sorted.count - 1) * 0.9)]), duration(sorted.last!), "under 100 ms"]])
+        }
+        token.cancel()
+        let sorted = latencies.sorted()
+        printTable(
+            "An outside edit (rename over the file) reaching an observer, FileStore watch (\(latencies.count) edits)",
+            ["median", "90th percentile", "slowest", "target"],
+            [
+                [
+                    duration(median(latencies)), duration(sorted[Int(Double(sorted.count - 1) * 0.9)]),
+                    duration(sorted.last!), "under 100 ms",
+                ]
+            ])
     }
 
     if let etcdEndpoints = bench.etcdEndpoints {
@@ -68,13 +87,21 @@ func measureGrowth(_ bench: Bench, _ report: Report) throws {
         }
         token.cancel()
         let sorted = latencies.sorted()
-        printTable("A commit from another etcd client reaching an observer, EtcdStore watch (\(latencies.count) commits)",
-                   ["median", "90th percentile", "slowest", "target"],
-                   [[duration(median(latencies)), duration(sorted[Int(Double(sorted.count - 1) * 0.9)]), duration(sorted.last!), "under 100 ms"]])
+        printTable(
+            "A commit from another etcd client reaching an observer, EtcdStore watch (\(latencies.count) commits)",
+            ["median", "90th percentile", "slowest", "target"],
+            [
+                [
+                    duration(median(latencies)), duration(sorted[Int(Double(sorted.count - 1) * 0.9)]),
+                    duration(sorted.last!), "under 100 ms",
+                ]
+            ])
     }
 
-    printTable("Reads per second during a steady stream of updates, as fast as one writer thread can make them (2 cores)",
-               ["reader threads", "reads/s in all", "per thread", "updates/s meanwhile"], readsDuringUpdates(operations: 500_000 / scale))
+    printTable(
+        "Reads per second during a steady stream of updates, as fast as one writer thread can make them (2 cores)",
+        ["reader threads", "reads/s in all", "per thread", "updates/s meanwhile"],
+        readsDuringUpdates(operations: 500_000 / scale))
 
     do {
         let root = RootLens(Deep())
@@ -88,11 +115,13 @@ func measureGrowth(_ bench: Bench, _ report: Report) throws {
         let port = lenses[0]
         let tokens = (0..<count).map { _ in port.observe { _ in } }
         let perObserver = Double(residentBytes() - beforeObservers) / Double(count)
-        printTable("Memory", ["what", "measured"], [
-            ["per derived lens (root.inner.leaf.port)", "\(Int(perLens.rounded())) bytes"],
-            ["per observer (observe on one lens)", "\(Int(perObserver.rounded())) bytes"],
-            ["resident memory added by 100,000 live lenses", format(Double(resident) / 1_048_576) + " MiB"],
-        ])
+        printTable(
+            "Memory", ["what", "measured"],
+            [
+                ["per derived lens (root.inner.leaf.port)", "\(Int(perLens.rounded())) bytes"],
+                ["per observer (observe on one lens)", "\(Int(perObserver.rounded())) bytes"],
+                ["resident memory added by 100,000 live lenses", format(Double(resident) / 1_048_576) + " MiB"],
+            ])
         blackHole(lenses)
         blackHole(tokens)
     }

@@ -23,16 +23,19 @@ func measureHandWrittenFiles(_ bench: Bench, _ report: Report) throws {
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).count - 1
         // No history journal, as in the other durable rows: its cost has a row of its own.
-        let root = try RootLens(default: Wide(), store: FileStore(path: path, format: codec, history: .off), watch: false)
+        let root = try RootLens(
+            default: Wide(), store: FileStore(path: path, format: codec, history: .off), watch: false)
         precondition(root.value == Wide.stored, "the \(name) file holds the stored value")
         let limit = root[\.groups["group-100"]].limit
         // The by-hand baseline writes the bytes of a file with one value changed, the way Loupe's edit does.
-        let edited = Data(text.replacingOccurrences(of: "limit = 100\n", with: "limit = 101\n")
-            .replacingOccurrences(of: "limit: 100\n", with: "limit: 101\n").utf8)
+        let edited = Data(
+            text.replacingOccurrences(of: "limit = 100\n", with: "limit = 101\n")
+                .replacingOccurrences(of: "limit: 100\n", with: "limit: 101\n").utf8)
         var step = 0
         try measureInPlaceUpdate(
             "one-value update of a \(lines)-line commented \(name == "toml" ? "TOML" : "YAML") file, edited in place (no history journal)",
-            operations: 100 / scale, codec: codec, edited: edited, byHand: scratch + "/hand-written-by-hand." + name, report: report
+            operations: 100 / scale, codec: codec, edited: edited, byHand: scratch + "/hand-written-by-hand." + name,
+            report: report
         ) {
             step += 1
             try limit.set(100 + step % 2)
@@ -50,15 +53,18 @@ func measureHandWrittenFiles(_ bench: Bench, _ report: Report) throws {
         let codec = JSONCodec()
         let text = try codec.serialize(try JSONValue(encoding: members))
         try text.write(to: URL(fileURLWithPath: path))
-        let root = try RootLens(default: [String: Int](), store: FileStore(path: path, format: codec, history: .off), watch: false)
+        let root = try RootLens(
+            default: [String: Int](), store: FileStore(path: path, format: codec, history: .off), watch: false)
         precondition(root.value.count == keys, "the JSON file holds every key")
         let entry = root[\.["key-20000"]]
-        let edited = Data(String(decoding: text, as: UTF8.self)
-            .replacingOccurrences(of: "\"key-20000\" : 20000,", with: "\"key-20000\" : 20001,").utf8)
+        let edited = Data(
+            String(decoding: text, as: UTF8.self)
+                .replacingOccurrences(of: "\"key-20000\" : 20000,", with: "\"key-20000\" : 20001,").utf8)
         var step = 0
         try measureInPlaceUpdate(
             "one-value update of a \(keys)-key JSON object (\(text.count / 1024) KB), edited in place (no history journal)",
-            operations: max(2, 20 / scale), codec: codec, edited: edited, byHand: scratch + "/wide-by-hand.json", report: report
+            operations: max(2, 20 / scale), codec: codec, edited: edited, byHand: scratch + "/wide-by-hand.json",
+            report: report
         ) {
             step += 1
             try entry.set(20000 + step % 2)
@@ -76,10 +82,13 @@ func measureHandWrittenFiles(_ bench: Bench, _ report: Report) throws {
         let theirs = try JSONValue(parsing: try TOMLTable(string: text).convert(to: .json))
         precondition(ours == theirs, "TOMLKit reads the same document")
         let n = 20 / max(1, scale / 5)
-        let parses = try compare(operations: n,
+        let parses = try compare(
+            operations: n,
             loupe: { for _ in 0..<n { blackHole(try codec.parse(data)) } },
             baseline: { for _ in 0..<n { blackHole(try TOMLTable(string: text)) } })
-        report.add("parse \(data.count / 1024) KB of commented TOML vs TOMLKit (toml++) parsing the same text", parses, .atMost(1.5))
+        report.add(
+            "parse \(data.count / 1024) KB of commented TOML vs TOMLKit (toml++) parsing the same text", parses,
+            .atMost(1.5))
     }
 }
 
@@ -113,7 +122,8 @@ private func measureInPlaceUpdate(
     // document meant, whole (`isSameValue`): the floor does the same, against a document read apart (no
     // storage shared).
     let meant = try codec.parse(edited)
-    let floor = try compare(repetitions: 25, operations: n,
+    let floor = try compare(
+        repetitions: 25, operations: n,
         loupe: { for _ in 0..<n { try update() } },
         baseline: {
             for _ in 0..<n {
@@ -122,10 +132,12 @@ private func measureInPlaceUpdate(
                 precondition(readBack.isSameValue(as: meant), "the bytes read back as meant")
             }
         })
-    let writeAlone = try compare(repetitions: 9, operations: n,
+    let writeAlone = try compare(
+        repetitions: 9, operations: n,
         loupe: { for _ in 0..<n { try update() } },
         baseline: { for _ in 0..<n { writeByHand(edited, to: path) } })
-    let plainParse = try compare(repetitions: 9, operations: n,
+    let plainParse = try compare(
+        repetitions: 9, operations: n,
         loupe: { for _ in 0..<n { try update() } },
         baseline: {
             for _ in 0..<n {
@@ -133,6 +145,10 @@ private func measureInPlaceUpdate(
                 blackHole(try codec.parse(edited))
             }
         })
-    report.add("\(name), vs a durable write of the same bytes plus their read-back, parsed and compared (the check's floor)", floor, .atMost(1.3),
-               baselineNote: " (vs the write alone: \(String(format: "%.2f", writeAlone.ratio))×; with a plain parse: \(String(format: "%.2f", plainParse.ratio))×)")
+    report.add(
+        "\(name), vs a durable write of the same bytes plus their read-back, parsed and compared (the check's floor)",
+        floor, .atMost(1.3),
+        baselineNote:
+            " (vs the write alone: \(String(format: "%.2f", writeAlone.ratio))×; with a plain parse: \(String(format: "%.2f", plainParse.ratio))×)"
+    )
 }

@@ -22,7 +22,8 @@ func timeOnce(_ operations: Int, _ body: () throws -> Void) rethrows -> Double {
 
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
-    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    return sorted.count % 2 == 1
+        ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
 }
 
 /// Loupe's and the baseline's figures from runs that alternate between the two.
@@ -114,7 +115,9 @@ func printTable(_ title: String, _ header: [String], _ rows: [[String]]) {
     print("\n" + title)
     let widths = header.indices.map { column in ([header[column]] + rows.map { $0[column] }).map(\.count).max()! }
     func line(_ cells: [String]) -> String {
-        "| " + cells.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: " | ") + " |"
+        "| "
+            + cells.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(
+                separator: " | ") + " |"
     }
     print(line(header))
     print("|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|")
@@ -196,12 +199,14 @@ func observationFloors(scale: Int) -> (access: Comparison, mutation: Comparison)
     let bare = RWLocked(Deep())
     let keyPath = \Deep.inner.leaf.port
     let n = 2_000_000 / scale
-    let access = compare(operations: n,
+    let access = compare(
+        operations: n,
         loupe: { for _ in 0..<n { observation.access() } },
         baseline: { for _ in 0..<n { blackHole(bare.read { $0[keyPath: keyPath] }) } })
     let updates = InMemoryUpdates()
     let m = 200_000 / scale
-    let mutation = compare(operations: m,
+    let mutation = compare(
+        operations: m,
         loupe: { for _ in 0..<m { observation.mutated() } },
         baseline: { updates.byHand(m) })
     blackHole(updates.held)

@@ -10,31 +10,37 @@ func measureHistory(_ bench: Bench, _ report: Report) throws {
     let scratch = bench.scratch
     let n = 200 / bench.scale
     let journaled = try RootLens(default: Small(), store: FileStore(path: scratch + "/journaled.json"), watch: false)
-    let plain = try RootLens(default: Small(), store: FileStore(path: scratch + "/plain.json", history: .off), watch: false)
+    let plain = try RootLens(
+        default: Small(), store: FileStore(path: scratch + "/plain.json", history: .off), watch: false)
     let journaledCounter = journaled.counter, plainCounter = plain.counter
     let floor = journalFloor(scratch: scratch, operations: n)
     // The row is what the journal adds over what any journal must: the update with it against the update
     // without it times the machine's floor (a record flushed alongside the same bytes written by hand).
-    var journal = try compare(operations: n,
+    var journal = try compare(
+        operations: n,
         loupe: { for _ in 0..<n { try journaledCounter.update { $0 += 1 } } },
         baseline: { for _ in 0..<n { try plainCounter.update { $0 += 1 } } })
     let withoutFloor = journal.ratio
     journal.baseline = journal.baseline.map { $0 * floor.ratio }
-    report.add("durable update with the history journal vs without it times the machine's floor (FileStore JSON, small graph; the floor, the same bytes written by hand with a record flushed alongside: \(format(floor.ratio))×; the journal against no journal: \(format(withoutFloor))×)",
+    report.add(
+        "durable update with the history journal vs without it times the machine's floor (FileStore JSON, small graph; the floor, the same bytes written by hand with a record flushed alongside: \(format(floor.ratio))×; the journal against no journal: \(format(withoutFloor))×)",
         journal, .atMost(1.1))
 
     // Each rollback undoes the change before it (itself a change), so every one writes.
     let rolled = try RootLens(default: Small(), store: FileStore(path: scratch + "/rolled.json"), watch: false)
     try rolled.counter.set(1)
     try rolled.counter.set(2)
-    report.add("rollback of one change vs a durable update (FileStore JSON, small graph, with the journal both)", try compare(operations: n,
-        loupe: {
-            for _ in 0..<n {
-                let last = try rolled.history().changes.last!.revision
-                try rolled.rollback(to: last - 1)
-            }
-        },
-        baseline: { for _ in 0..<n { try journaledCounter.update { $0 += 1 } } }), .atMost(1.2))
+    report.add(
+        "rollback of one change vs a durable update (FileStore JSON, small graph, with the journal both)",
+        try compare(
+            operations: n,
+            loupe: {
+                for _ in 0..<n {
+                    let last = try rolled.history().changes.last!.revision
+                    try rolled.rollback(to: last - 1)
+                }
+            },
+            baseline: { for _ in 0..<n { try journaledCounter.update { $0 += 1 } } }), .atMost(1.2))
 }
 
 /// What a record made durable with each update costs this machine at the least: a small settings file
@@ -51,7 +57,8 @@ func journalFloor(scratch: String, operations n: Int) -> Comparison {
         counter += 1
         return Data("{\n  \"counter\" : \(counter)\n}\n".utf8)
     }
-    return compare(operations: n,
+    return compare(
+        operations: n,
         loupe: {
             for _ in 0..<n {
                 record.withUnsafeBytes { precondition(write(journal, $0.baseAddress!, $0.count) == $0.count) }

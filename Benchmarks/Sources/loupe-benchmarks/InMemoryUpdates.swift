@@ -7,7 +7,8 @@ import Configuration
 func measureInMemoryUpdates(_ bench: Bench, _ report: Report) throws {
     let scale = bench.scale
     do {
-        report.add("in-memory update of one leaf (1,000-element array + 1,000-entry dictionary, old snapshot held) vs by hand under a pthread_rwlock + withMutation",
+        report.add(
+            "in-memory update of one leaf (1,000-element array + 1,000-entry dictionary, old snapshot held) vs by hand under a pthread_rwlock + withMutation",
             try compareInMemoryUpdates(200_000 / scale), .atMost(3))
     }
 
@@ -22,10 +23,13 @@ func measureInMemoryUpdates(_ bench: Bench, _ report: Report) throws {
         let (provider, watcher, received) = watchedProvider()
         let n = 100_000 / scale
         var next = 0
-        let sets = try compare(operations: n,
+        let sets = try compare(
+            operations: n,
             loupe: { for _ in 0..<n { next += 1; try counter.set(next) } },
             baseline: { for _ in 0..<n { next += 1; provider.setCounter(next) } })
-        report.add("peer: set a value one watcher observes, storeless root vs swift-configuration MutableInMemoryProvider", sets, .atMost(1),
+        report.add(
+            "peer: set a value one watcher observes, storeless root vs swift-configuration MutableInMemoryProvider",
+            sets, .atMost(1),
             baselineNote: " (watcher got \(received.value))")
         report.observedSetByHand = compareObservedSetByHand(with: provider, operations: n)
         watcher.cancel()

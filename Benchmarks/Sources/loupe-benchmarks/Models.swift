@@ -56,7 +56,11 @@ struct Large: Codable, Sendable, Equatable {
         var tags: [String]
     }
     var counter = 0
-    var entries = (0..<900).map { Entry(id: $0, name: "entry number \($0)", enabled: $0 % 2 == 0, weight: Double($0) / 7, tags: ["a", "tag-\($0 % 10)"]) }
+    var entries = (0..<900).map {
+        Entry(
+            id: $0, name: "entry number \($0)", enabled: $0 % 2 == 0, weight: Double($0) / 7,
+            tags: ["a", "tag-\($0 % 10)"])
+    }
 }
 
 /// A dictionary of `count` entries, for how cost grows.
@@ -129,7 +133,8 @@ func readsDuringUpdates(operations: Int) -> [[String]] {
             done.signal()
         }.start()
         let start = ContinuousClock.now
-        let perSecond = median((0..<3).map { _ in throughput(threads: threads, operations: operations) { blackHole(port.value) } })
+        let perSecond = median(
+            (0..<3).map { _ in throughput(threads: threads, operations: operations) { blackHole(port.value) } })
         writer.stop.store(true, ordering: .relaxed)
         done.wait()
         let (seconds, attoseconds) = (ContinuousClock.now - start).components

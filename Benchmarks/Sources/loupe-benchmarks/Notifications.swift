@@ -13,10 +13,12 @@ func measureNotifications(_ bench: Bench, _ report: Report) throws {
         let closures: [@Sendable (Int) -> Void] = (0..<10_000).map { _ in { _ in sink.count &+= 1 } }
         let n = 200 / scale
         var next = 0
-        let commits = try compare(operations: n,
+        let commits = try compare(
+            operations: n,
             loupe: { for _ in 0..<n { next += 1; try port.set(next) } },
             baseline: { for _ in 0..<n { next += 1; for closure in closures { closure(next) } } })
-        report.add("one commit delivered to 10,000 observers vs a loop calling 10,000 closures", commits, .atMost(5),
+        report.add(
+            "one commit delivered to 10,000 observers vs a loop calling 10,000 closures", commits, .atMost(5),
             extra: (median(commits.loupe) < 1_000_000, "under 1 ms"))
         blackHole(tokens)
     }

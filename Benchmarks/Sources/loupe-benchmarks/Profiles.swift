@@ -23,25 +23,33 @@ func runProfile(_ name: String, _ bench: Bench) throws {
     case "readers-ratio":
         let port = RootLens(Deep()).inner.leaf.port
         let (readers, machine) = compareThreads(operations: 2_000_000) { blackHole(port.value) }
-        print("2 readers: \(rate(median(readers.loupe))) vs \(rate(median(readers.baseline))) on 1 thread: \(format(readers.ratio))×",
-              zip(readers.loupe, readers.baseline).map { format($0 / $1) })
-        print("the machine: 2 threads of independent work do \(format(machine.ratio))× one",
-              zip(machine.loupe, machine.baseline).map { format($0 / $1) })
+        print(
+            "2 readers: \(rate(median(readers.loupe))) vs \(rate(median(readers.baseline))) on 1 thread: \(format(readers.ratio))×",
+            zip(readers.loupe, readers.baseline).map { format($0 / $1) })
+        print(
+            "the machine: 2 threads of independent work do \(format(machine.ratio))× one",
+            zip(machine.loupe, machine.baseline).map { format($0 / $1) })
     case "read-ratio":
         let port = RootLens(Deep()).inner.leaf.port
         let bare = RWLocked(Deep())
         let keyPath = \Deep.inner.leaf.port
         let n = 2_000_000
-        let reads = compare(operations: n,
+        let reads = compare(
+            operations: n,
             loupe: { for _ in 0..<n { blackHole(port.value) } },
             baseline: { for _ in 0..<n { blackHole(bare.read { $0[keyPath: keyPath] }) } })
-        print("derived read: \(duration(median(reads.loupe))) vs \(duration(median(reads.baseline))) bare: \(format(reads.ratio))×")
+        print(
+            "derived read: \(duration(median(reads.loupe))) vs \(duration(median(reads.baseline))) bare: \(format(reads.ratio))×"
+        )
     case "steady":
-        printTable("Reads during updates", ["reader threads", "reads/s in all", "per thread", "updates/s meanwhile"],
-                   readsDuringUpdates(operations: 500_000))
+        printTable(
+            "Reads during updates", ["reader threads", "reads/s in all", "per thread", "updates/s meanwhile"],
+            readsDuringUpdates(operations: 500_000))
     case "update-ratio":
         let updates = try compareInMemoryUpdates(200_000)
-        print("update: \(duration(median(updates.loupe))) vs \(duration(median(updates.baseline))) by hand: \(format(updates.ratio))×")
+        print(
+            "update: \(duration(median(updates.loupe))) vs \(duration(median(updates.baseline))) by hand: \(format(updates.ratio))×"
+        )
     case "update-by-hand":
         let updates = InMemoryUpdates()
         print("update by hand: \(duration(timeOnce(1_000_000) { updates.byHand(1_000_000) }))")
@@ -61,34 +69,48 @@ func runProfile(_ name: String, _ bench: Bench) throws {
         print("observers: \(duration(perCommit)) per commit delivered to 10,000 observers")
     case "floors":
         let floors = observationFloors(scale: 1)
-        print("ObservationRegistrar.access alone: \(duration(median(floors.access.loupe))) vs \(duration(median(floors.access.baseline))) bare read: \(format(floors.access.ratio))×")
-        print("ObservationRegistrar.withMutation alone: \(duration(median(floors.mutation.loupe))) vs \(duration(median(floors.mutation.baseline))) by-hand update: \(format(floors.mutation.ratio))×")
+        print(
+            "ObservationRegistrar.access alone: \(duration(median(floors.access.loupe))) vs \(duration(median(floors.access.baseline))) bare read: \(format(floors.access.ratio))×"
+        )
+        print(
+            "ObservationRegistrar.withMutation alone: \(duration(median(floors.mutation.loupe))) vs \(duration(median(floors.mutation.baseline))) by-hand update: \(format(floors.mutation.ratio))×"
+        )
         let (provider, watcher, received) = watchedProvider()
         let sets = compareObservedSetByHand(with: provider, operations: 100_000)
-        print("observed set by hand, telling Observation: \(duration(median(sets.loupe))) vs \(duration(median(sets.baseline))) MutableInMemoryProvider: \(format(sets.ratio))× (its watcher received \(received.value) updates)")
+        print(
+            "observed set by hand, telling Observation: \(duration(median(sets.loupe))) vs \(duration(median(sets.baseline))) MutableInMemoryProvider: \(format(sets.ratio))× (its watcher received \(received.value) updates)"
+        )
         watcher.cancel()
     case "set":
         let counter = RootLens(Small()).counter
-        print("set with no observer: \(duration(try timeOnce(1_000_000) { for i in 0..<1_000_000 { try counter.set(i) } }))")
+        print(
+            "set with no observer: \(duration(try timeOnce(1_000_000) { for i in 0..<1_000_000 { try counter.set(i) } }))"
+        )
     case "observed-set":
         final class Sink: @unchecked Sendable { var count = 0 }
         let sink = Sink()
         let counter = RootLens(Small()).counter
         let token = counter.observe { _ in sink.count &+= 1 }
-        print("set with one observer: \(duration(try timeOnce(1_000_000) { for i in 0..<1_000_000 { try counter.set(i) } }))")
+        print(
+            "set with one observer: \(duration(try timeOnce(1_000_000) { for i in 0..<1_000_000 { try counter.set(i) } }))"
+        )
         token.cancel()
     case "large-ratio":
-        let root = try RootLens(default: Large(entries: []), store: FileStore(path: scratch + "/large.json"), watch: false)
+        let root = try RootLens(
+            default: Large(entries: []), store: FileStore(path: scratch + "/large.json"), watch: false)
         try root.entries.set(Large().entries)
         let counter = root.counter
         let encoder = JSONEncoder()  // as prettyEncoder, which is not yet initialized here
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let bytes = try encoder.encode(Large())
         let n = 100
-        let writes = try compare(operations: n,
+        let writes = try compare(
+            operations: n,
             loupe: { for _ in 0..<n { try counter.update { $0 += 1 } } },
             baseline: { for _ in 0..<n { writeByHand(bytes, to: scratch + "/large-by-hand.json") } })
-        print("durable update of ~\(bytes.count / 1024) KB: \(duration(median(writes.loupe))) vs \(duration(median(writes.baseline))) by hand: \(format(writes.ratio))×")
+        print(
+            "durable update of ~\(bytes.count / 1024) KB: \(duration(median(writes.loupe))) vs \(duration(median(writes.baseline))) by hand: \(format(writes.ratio))×"
+        )
     case "load":
         // As the table's row: the file as prettyEncoder (not yet initialized here) writes it, one decoder.
         let encoder = JSONEncoder()
@@ -97,17 +119,30 @@ func runProfile(_ name: String, _ bench: Bench) throws {
         try complete.write(to: URL(fileURLWithPath: scratch + "/wide.json"))
         let n = 20
         let decoder = JSONDecoder()
-        let loads = try compare(operations: n,
-            loupe: { for _ in 0..<n { blackHole(try RootLens(default: Wide(), store: FileStore(path: scratch + "/wide.json"), watch: false).value) } },
+        let loads = try compare(
+            operations: n,
+            loupe: {
+                for _ in 0..<n {
+                    blackHole(
+                        try RootLens(default: Wide(), store: FileStore(path: scratch + "/wide.json"), watch: false)
+                            .value)
+                }
+            },
             baseline: { for _ in 0..<n { blackHole(try decoder.decode(Wide.self, from: complete)) } })
-        print("load: \(duration(median(loads.loupe))) vs \(duration(median(loads.baseline))) JSONDecoder: \(format(loads.ratio))×")
+        print(
+            "load: \(duration(median(loads.loupe))) vs \(duration(median(loads.baseline))) JSONDecoder: \(format(loads.ratio))×"
+        )
     case "overrides-load":
         // The loading area's override row, its Loupe side only, for `perf`: the whole, each part alone over a
         // layered store, and what the environment and the schema cost alone.
         let directory = try makeOverrideSite(in: scratch)
-        try Data(JSONValue(encoding: Wide.stored).jsonText(pretty: true).utf8).write(to: URL(fileURLWithPath: directory + "/plain.json"))
+        try Data(JSONValue(encoding: Wide.stored).jsonText(pretty: true).utf8).write(
+            to: URL(fileURLWithPath: directory + "/plain.json"))
         let variants: [(String, [LayeredStore.Layer], String)] = [
-            ("all", [.environment(prefix: "WIDEBENCH_"), .directory(credentials: directory + "/credentials")], "wide.json"),
+            (
+                "all", [.environment(prefix: "WIDEBENCH_"), .directory(credentials: directory + "/credentials")],
+                "wide.json"
+            ),
             ("environment", [.environment(prefix: "WIDEBENCH_")], "plain.json"),
             ("credentials", [.directory(credentials: directory + "/credentials")], "plain.json"),
             ("references", [], "wide.json"),
@@ -119,7 +154,11 @@ func runProfile(_ name: String, _ bench: Bench) throws {
         for (name, layers, file) in variants where only == nil || only == name {
             let start = ContinuousClock.now
             for _ in 0..<loops {
-                blackHole(try RootLens(default: Wide(), store: LayeredStore(layers: layers, top: FileStore(path: directory + "/" + file)), watch: false).value)
+                blackHole(
+                    try RootLens(
+                        default: Wide(),
+                        store: LayeredStore(layers: layers, top: FileStore(path: directory + "/" + file)), watch: false
+                    ).value)
             }
             print("overrides-load \(name): \((ContinuousClock.now - start) / loops) each")
         }
@@ -130,15 +169,26 @@ func runProfile(_ name: String, _ bench: Bench) throws {
         for _ in 0..<300 { blackHole(try SettingsSchema(for: Wide.self, default: Wide())) }
         print("SettingsSchema: \((ContinuousClock.now - schemaStart) / 300) each")
         let start = ContinuousClock.now
-        for _ in 0..<300 { blackHole(try RootLens(default: Wide(), store: FileStore(path: directory + "/plain.json"), watch: false).value) }
+        for _ in 0..<300 {
+            blackHole(
+                try RootLens(default: Wide(), store: FileStore(path: directory + "/plain.json"), watch: false).value)
+        }
         print("overrides-load, a file store: \((ContinuousClock.now - start) / 300) each")
     case "toml-update", "yaml-update":
         let format = name == "toml-update" ? "toml" : "yaml"
         let codec: any DocumentCodec = format == "toml" ? TOMLCodec() : YAMLCodec()
         let path = scratch + "/hand-written." + format
-        try Data(commented(String(decoding: try codec.serialize(try JSONValue(encoding: Wide.stored)), as: UTF8.self), format: format).utf8)
-            .write(to: URL(fileURLWithPath: path))
-        let limit = try RootLens(default: Wide(), store: FileStore(path: path, format: codec, history: .off), watch: false)[\.groups["group-100"]].limit
+        try Data(
+            commented(
+                String(decoding: try codec.serialize(try JSONValue(encoding: Wide.stored)), as: UTF8.self),
+                format: format
+            ).utf8
+        )
+        .write(to: URL(fileURLWithPath: path))
+        let limit = try RootLens(
+            default: Wide(), store: FileStore(path: path, format: codec, history: .off), watch: false)[
+                \.groups["group-100"]
+            ].limit
         // LOUPE_UPDATES=N makes N updates (500 unless set), for a longer `perf record`.
         let updates = ProcessInfo.processInfo.environment["LOUPE_UPDATES"].flatMap { Int($0) } ?? 500
         for step in 0..<updates { try limit.set(100 + step % 2) }
@@ -154,15 +204,22 @@ func runProfile(_ name: String, _ bench: Bench) throws {
         for index in 0..<40_000 { members["key-\(index)"] = index }
         let path = scratch + "/wide.json"
         try JSONCodec().serialize(try JSONValue(encoding: members)).write(to: URL(fileURLWithPath: path))
-        let entry = try RootLens(default: [String: Int](), store: FileStore(path: path, history: .off), watch: false)[\.["key-20000"]]
+        let entry = try RootLens(default: [String: Int](), store: FileStore(path: path, history: .off), watch: false)[
+            \.["key-20000"]]
         let updates = ProcessInfo.processInfo.environment["LOUPE_UPDATES"].flatMap { Int($0) } ?? 100
         for step in 0..<updates { try entry.set(20_000 + step % 2) }
     case "toml-by-hand":
         // The toml-update profile's baseline alone: a durable write of the same bytes, for `perf trace` or
         // `strace` beside it.
-        let text = commented(String(decoding: try TOMLCodec().serialize(try JSONValue(encoding: Wide.stored)), as: UTF8.self), format: "toml")
+        let text = commented(
+            String(decoding: try TOMLCodec().serialize(try JSONValue(encoding: Wide.stored)), as: UTF8.self),
+            format: "toml")
         let updates = ProcessInfo.processInfo.environment["LOUPE_UPDATES"].flatMap { Int($0) } ?? 500
-        for step in 0..<updates { writeByHand(Data(text.replacingOccurrences(of: "limit = 100\n", with: "limit = \(100 + step % 2)\n").utf8), to: scratch + "/by-hand.toml") }
+        for step in 0..<updates {
+            writeByHand(
+                Data(text.replacingOccurrences(of: "limit = 100\n", with: "limit = \(100 + step % 2)\n").utf8),
+                to: scratch + "/by-hand.toml")
+        }
     case "memory-entry-update":
         // The in-place rows' update without the file: the lens's write, the encode and the stored document.
         let root = try RootLens(default: Wide(), store: MemoryStore(try JSONValue(encoding: Wide.stored)), watch: false)
@@ -187,12 +244,15 @@ func runProfile(_ name: String, _ bench: Bench) throws {
     case "journaled-update", "plain-update":
         // A durable update with the history journal, or without it (`history: .off`).
         let history: FileStore.HistoryPolicy = name == "plain-update" ? .off : .kept()
-        let root = try RootLens(default: Small(), store: FileStore(path: scratch + "/\(name).json", history: history), watch: false)
+        let root = try RootLens(
+            default: Small(), store: FileStore(path: scratch + "/\(name).json", history: history), watch: false)
         let start = ContinuousClock.now
         for _ in 0..<2_000 { try root.counter.update { $0 += 1 } }
         print("\(name): \((ContinuousClock.now - start) / 2_000) each")
     case "coalesced":
-        let root = try RootLens(default: Small(), store: FileStore(path: scratch + "/p.json", writePolicy: .coalesced(.seconds(1))), watch: false)
+        let root = try RootLens(
+            default: Small(), store: FileStore(path: scratch + "/p.json", writePolicy: .coalesced(.seconds(1))),
+            watch: false)
         for _ in 0..<200_000 { try root.counter.update { $0 += 1 } }
     default: break
     }

@@ -4,11 +4,13 @@ import Foundation
 /// etcd by hand, for the baseline: one blocking POST of a compare-and-swap transaction to the v3 gateway,
 /// with the JSON written out directly.
 final class RawEtcd {
-    private let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: {
-        var configuration = HTTPClient.Configuration()
-        configuration.httpVersion = .http1Only
-        return configuration
-    }())
+    private let client = HTTPClient(
+        eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+        configuration: {
+            var configuration = HTTPClient.Configuration()
+            configuration.httpVersion = .http1Only
+            return configuration
+        }())
     private let endpoint: String
     private let key: String
     /// The key's mod_revision after the last put (0 before it exists).

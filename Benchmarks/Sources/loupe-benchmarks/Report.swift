@@ -13,7 +13,9 @@ struct Bench {
     let quick: Bool
     let scratch: String
     let keyring = ProcessInfo.processInfo.environment["LOUPE_KEYRING"] == "1"
-    let etcdEndpoints = ProcessInfo.processInfo.environment["LOUPE_ETCD_ENDPOINTS"].map { $0.split(separator: ",").map(String.init) }
+    let etcdEndpoints = ProcessInfo.processInfo.environment["LOUPE_ETCD_ENDPOINTS"].map {
+        $0.split(separator: ",").map(String.init)
+    }
 }
 
 /// What the run measured: the table's rows, the allocation rows, and the figures printed under the table.
@@ -29,16 +31,20 @@ final class Report {
     /// Adds a row for `comparison`: its medians, and the median ratio of its neighbouring runs, in the
     /// sense of `target` (for `atMost`, Loupe's cost over the baseline's; for `atLeast`, how many times
     /// better).
-    func add(_ name: String, _ comparison: Comparison, _ target: Row.Target, _ figures: Figures = .times,
-             baselineNote: String = "", extra: (Bool, String)? = nil) {
+    func add(
+        _ name: String, _ comparison: Comparison, _ target: Row.Target, _ figures: Figures = .times,
+        baselineNote: String = "", extra: (Bool, String)? = nil
+    ) {
         let ratio: Double
         switch (target, figures) {
         case (.atMost, .times), (.atLeast, .rates): ratio = comparison.ratio
         case (.atLeast, .times), (.atMost, .rates): ratio = 1 / comparison.ratio  // the median of an odd count of reciprocals
         }
         let unit = figures == .times ? duration : rate
-        var row = Row(name: name, loupe: unit(median(comparison.loupe)), baseline: unit(median(comparison.baseline)) + baselineNote,
-                      ratio: ratio, target: target)
+        var row = Row(
+            name: name, loupe: unit(median(comparison.loupe)),
+            baseline: unit(median(comparison.baseline)) + baselineNote,
+            ratio: ratio, target: target)
         row.extraCondition = extra.map { (holds: $0.0, text: $0.1) }
         rows.append(row)
         FileHandle.standardError.write(Data("measured: \(name)\n".utf8))
@@ -67,7 +73,9 @@ enum Figures {
 
 /// For each edit, writes `contents(edit)` beside `path` and renames it over `path`, as editors and tools do,
 /// and measures how long until `arrived` is signalled (infinity after 2 s).
-func renameLatencies(_ path: String, arrived: DispatchSemaphore, edits: ClosedRange<Int>, _ contents: (Int) throws -> Data) throws -> [Double] {
+func renameLatencies(
+    _ path: String, arrived: DispatchSemaphore, edits: ClosedRange<Int>, _ contents: (Int) throws -> Data
+) throws -> [Double] {
     var latencies: [Double] = []
     for edit in edits {
         try contents(edit).write(to: URL(fileURLWithPath: path + ".edit"))
@@ -118,7 +126,8 @@ func compareObservedSetByHand(with provider: MutableInMemoryProvider, operations
     let seen = Counter()
     let byHand = ObservedByHand { _ in seen.add() }
     var next = 0
-    return compare(operations: n,
+    return compare(
+        operations: n,
         loupe: { for _ in 0..<n { next += 1; byHand.set(next) } },
         baseline: { for _ in 0..<n { next += 1; provider.setCounter(next) } })
 }

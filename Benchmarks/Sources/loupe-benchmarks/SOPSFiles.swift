@@ -9,28 +9,49 @@ import LoupeYAML
 func measureSOPSFiles(_ bench: Bench, _ report: Report) throws {
     let scratch = bench.scratch
     let identity = AgeIdentity.generate()
-    let values = Dictionary(uniqueKeysWithValues: (0..<200).map { ("key-\($0)", "value-\($0)-\(String(repeating: "x", count: 24))") })
+    let values = Dictionary(
+        uniqueKeysWithValues: (0..<200).map { ("key-\($0)", "value-\($0)-\(String(repeating: "x", count: 24))") })
     let document = JSONValue.object(["values": .object(values.mapValues(JSONValue.string))])
     let sealedPath = scratch + "/sealed.yaml"
     let plainPath = scratch + "/plain.yaml"
     let codec = YAMLCodec()
-    _ = try SOPSFileStore(path: sealedPath, format: codec, identities: .identities([identity]), recipients: [identity.recipient], history: .off)
-        .save(document, replacing: .absent)
+    _ = try SOPSFileStore(
+        path: sealedPath, format: codec, identities: .identities([identity]), recipients: [identity.recipient],
+        history: .off
+    )
+    .save(document, replacing: .absent)
     _ = try FileStore(path: plainPath, format: codec, history: .off).save(document, replacing: .absent)
 
     func sealedStore() -> SOPSFileStore {
         SOPSFileStore(path: sealedPath, format: codec, identities: .identities([identity]), history: .off)
     }
     let n = max(2, 20 / max(1, bench.scale / 5))
-    let loads = try compare(operations: n,
-        loupe: { for _ in 0..<n { blackHole(try RootLens(default: SealedSettings(), store: sealedStore(), watch: false).value) } },
-        baseline: { for _ in 0..<n { blackHole(try RootLens(default: SealedSettings(), store: FileStore(path: plainPath, format: codec, history: .off), watch: false).value) } })
-    report.add("load a sops YAML file of 200 encrypted values (age unwrap counted) vs the same file in plaintext", loads, .atMost(1.5))
+    let loads = try compare(
+        operations: n,
+        loupe: {
+            for _ in 0..<n {
+                blackHole(try RootLens(default: SealedSettings(), store: sealedStore(), watch: false).value)
+            }
+        },
+        baseline: {
+            for _ in 0..<n {
+                blackHole(
+                    try RootLens(
+                        default: SealedSettings(), store: FileStore(path: plainPath, format: codec, history: .off),
+                        watch: false
+                    ).value)
+            }
+        })
+    report.add(
+        "load a sops YAML file of 200 encrypted values (age unwrap counted) vs the same file in plaintext", loads,
+        .atMost(1.5))
 
     let sealedRoot = try RootLens(default: SealedSettings(), store: sealedStore(), watch: false)
-    let plainRoot = try RootLens(default: SealedSettings(), store: FileStore(path: plainPath, format: codec, history: .off), watch: false)
+    let plainRoot = try RootLens(
+        default: SealedSettings(), store: FileStore(path: plainPath, format: codec, history: .off), watch: false)
     var round = 0
-    let updates = try compare(operations: n,
+    let updates = try compare(
+        operations: n,
         loupe: { for _ in 0..<n { round += 1; try sealedRoot.update { $0.values["key-7"] = "changed-\(round)" } } },
         baseline: { for _ in 0..<n { round += 1; try plainRoot.update { $0.values["key-7"] = "changed-\(round)" } } })
     report.add("one-value update of that sops file vs the same update in plaintext", updates, .atMost(1.3))

@@ -25,10 +25,12 @@ func measureSettingsPage(_ bench: Bench, _ report: Report) throws {
             throw error
         }
     }
-    report.add("an edit on the settings page (HTTP PUT, file written, delivered to 20 other open pages by Server-Sent Events) vs the same set through a root (FileStore JSON, small graph)",
-               edits, .atMost(2))
-    report.add("serving the settings page for a type with 200 settings (the page and its settings, over HTTP) vs the 20 ms allowed",
-               serving, .atMost(1), baselineNote: " (allowed)")
+    report.add(
+        "an edit on the settings page (HTTP PUT, file written, delivered to 20 other open pages by Server-Sent Events) vs the same set through a root (FileStore JSON, small graph)",
+        edits, .atMost(2))
+    report.add(
+        "serving the settings page for a type with 200 settings (the page and its settings, over HTTP) vs the 20 ms allowed",
+        serving, .atMost(1), baselineNote: " (allowed)")
 }
 
 /// A page's server on `root`, started on a free port of the loopback; returns its address and the task
@@ -55,26 +57,28 @@ private func measurePageEdits(scratch: String, scale: Int, client: HTTPClient) a
     let tally = Tally()
     var readers: [Task<Void, Never>] = []
     for _ in 0..<20 {
-        readers.append(Task {
-            do {
-                var request = HTTPClientRequest(url: base + "api/events?token=bench")
-                request.method = .GET
-                let response = try await client.execute(request, timeout: .hours(1))
-                var pending = ""
-                for try await buffer in response.body {
-                    pending += String(buffer: buffer)
-                    while let end = pending.range(of: "\n\n") {
-                        let event = pending[..<end.lowerBound]
-                        pending = String(pending[end.upperBound...])
-                        let wanted = tally.latest
-                        if event.hasPrefix("event: settings"), event.contains("\"path\":\"counter\""),
-                            event.contains("\"value\":\(wanted),") || event.contains("\"value\":\(wanted)}") {
-                            tally.delivered(wanted)
+        readers.append(
+            Task {
+                do {
+                    var request = HTTPClientRequest(url: base + "api/events?token=bench")
+                    request.method = .GET
+                    let response = try await client.execute(request, timeout: .hours(1))
+                    var pending = ""
+                    for try await buffer in response.body {
+                        pending += String(buffer: buffer)
+                        while let end = pending.range(of: "\n\n") {
+                            let event = pending[..<end.lowerBound]
+                            pending = String(pending[end.upperBound...])
+                            let wanted = tally.latest
+                            if event.hasPrefix("event: settings"), event.contains("\"path\":\"counter\""),
+                                event.contains("\"value\":\(wanted),") || event.contains("\"value\":\(wanted)}")
+                            {
+                                tally.delivered(wanted)
+                            }
                         }
                     }
-                }
-            } catch {}
-        })
+                } catch {}
+            })
     }
     defer { for reader in readers { reader.cancel() } }
     while page.openEventStreams < 20 { try await Task.sleep(for: .milliseconds(1)) }
@@ -116,7 +120,8 @@ private func measurePageEdits(scratch: String, scale: Int, client: HTTPClient) a
 /// together, against the 20 ms allowed.
 private func measurePageServing(scratch: String, scale: Int, client: HTTPClient) async throws -> Comparison {
     let n = max(50 / scale, 5)
-    let root = try RootLens(default: TwoHundredSettings(), store: FileStore(path: scratch + "/page-200.json"), watch: false)
+    let root = try RootLens(
+        default: TwoHundredSettings(), store: FileStore(path: scratch + "/page-200.json"), watch: false)
     try await root.section3.limit.async.set(7)
     let page = SettingsPage(root, configuration: SettingsPage.Configuration(token: "bench"))
     let (base, serving) = try await startPage(page)
@@ -132,12 +137,13 @@ private func measurePageServing(scratch: String, scale: Int, client: HTTPClient)
     try await get("api/settings")
     var comparison = Comparison()
     for _ in 0..<9 {
-        comparison.loupe.append(try await timeOnceAsync(n) {
-            for _ in 0..<n {
-                try await get("?token=bench")
-                try await get("api/settings")
-            }
-        })
+        comparison.loupe.append(
+            try await timeOnceAsync(n) {
+                for _ in 0..<n {
+                    try await get("?token=bench")
+                    try await get("api/settings")
+                }
+            })
         comparison.baseline.append(20e6)
     }
     return comparison
@@ -160,7 +166,9 @@ final class Tally: Sendable {
 
     /// The next edit sets `value`: no page has received it yet.
     func expect(_ value: Int) {
-        state.withLock { $0.latest = value; $0.delivered = 0 }
+        state.withLock {
+            $0.latest = value; $0.delivered = 0
+        }
     }
 
     /// A page received `value`.

@@ -16,7 +16,8 @@ LoggingSystem.bootstrap { label in
 }
 
 let quick = CommandLine.arguments.contains("--quick")
-let bench = Bench(scale: quick ? 10 : 1, quick: quick, scratch: NSTemporaryDirectory() + "loupe-bench-" + UUID().uuidString)
+let bench = Bench(
+    scale: quick ? 10 : 1, quick: quick, scratch: NSTemporaryDirectory() + "loupe-bench-" + UUID().uuidString)
 try FileManager.default.createDirectory(atPath: bench.scratch, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(atPath: bench.scratch) }
 
@@ -47,28 +48,36 @@ let areas: [(String, (Bench, Report) throws -> Void)] = [
 let area = CommandLine.arguments.firstIndex(of: "--area").flatMap { CommandLine.arguments.dropFirst($0 + 1).first }
 for (name, measure) in areas where area == nil || area == name { try measure(bench, report) }
 if area != nil {
-    printTable("Loupe against the bare baseline or peer (\(area!) only)", ["case", "Loupe", "baseline", "ratio", "target", ""],
-               report.rows.map { [$0.name, $0.loupe, $0.baseline, format($0.ratio) + "×", $0.targetText, $0.met ? "ok" : "MISS"] })
+    printTable(
+        "Loupe against the bare baseline or peer (\(area!) only)",
+        ["case", "Loupe", "baseline", "ratio", "target", ""],
+        report.rows.map {
+            [$0.name, $0.loupe, $0.baseline, format($0.ratio) + "×", $0.targetText, $0.met ? "ok" : "MISS"]
+        })
     finish()
 }
 
 // MARK: The table
 
-let table = report.rows.map { [$0.name, $0.loupe, $0.baseline, format($0.ratio) + "×", $0.targetText, $0.met ? "ok" : "MISS"] }
-printTable("Loupe against the bare baseline or peer, measured in the same run (medians of alternating runs; ratio: the median of neighbouring runs' ratios)",
-           ["case", "Loupe", "baseline", "ratio", "target", ""], table)
+let table = report.rows.map {
+    [$0.name, $0.loupe, $0.baseline, format($0.ratio) + "×", $0.targetText, $0.met ? "ok" : "MISS"]
+}
+printTable(
+    "Loupe against the bare baseline or peer, measured in the same run (medians of alternating runs; ratio: the median of neighbouring runs' ratios)",
+    ["case", "Loupe", "baseline", "ratio", "target", ""], table)
 
 let floors = observationFloors(scale: bench.scale)
-print("""
+print(
+    """
 
-The machine's own limit for the 2-thread row: 2 threads of independent work (no shared memory) did \(format(report.machine.ratio))× \
-one thread's, measured in runs alternating with the row's.
-Swift Observation alone, in its cheapest form found: ObservationRegistrar.access cost \(format(floors.access.ratio))× the \
-read row's bare read, and withMutation \(format(floors.mutation.ratio))× the in-memory update row's by-hand update. Every \
-read of a lens calls the first (so that withObservationTracking sees it), every commit the second.
-The peer row's set written by hand (a copy of the root changed and compared under a pthread_rwlock, then Observation \
-told and the one observer called): \(format(report.observedSetByHand.ratio))× MutableInMemoryProvider's set, measured alongside.
-""")
+    The machine's own limit for the 2-thread row: 2 threads of independent work (no shared memory) did \(format(report.machine.ratio))× \
+    one thread's, measured in runs alternating with the row's.
+    Swift Observation alone, in its cheapest form found: ObservationRegistrar.access cost \(format(floors.access.ratio))× the \
+    read row's bare read, and withMutation \(format(floors.mutation.ratio))× the in-memory update row's by-hand update. Every \
+    read of a lens calls the first (so that withObservationTracking sees it), every commit the second.
+    The peer row's set written by hand (a copy of the root changed and compared under a pthread_rwlock, then Observation \
+    told and the one observer called): \(format(report.observedSetByHand.ratio))× MutableInMemoryProvider's set, measured alongside.
+    """)
 
 try measureGrowth(bench, report)
 

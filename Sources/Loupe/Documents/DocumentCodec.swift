@@ -46,7 +46,9 @@ public protocol DocumentCodec: Sendable {
 extension DocumentCodec {
     public var coding: DocumentCoding { DocumentCoding() }
 
-    public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
+    public func serialize(
+        _ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue
+    ) throws -> Data {
         try serialize(document)
     }
 
@@ -72,7 +74,8 @@ extension DocumentCodec {
                 throw SettingsError(.corrupt, store: store, reason: "it is empty (expected a \(formatName) document)")
             }
             let detail = revealingValues ? ": \(error)" : ""
-            throw SettingsError(.corrupt, store: store, reason: "it is not a valid \(formatName) document\(detail)", cause: error)
+            throw SettingsError(
+                .corrupt, store: store, reason: "it is not a valid \(formatName) document\(detail)", cause: error)
         }
     }
 
@@ -85,7 +88,9 @@ extension DocumentCodec {
     ///
     /// - Throws: ``SettingsError`` with code ``SettingsError/Code/unwritable`` naming `store` and, for an
     ///   edit the format refuses or bytes that would read back as another value, the path.
-    public func serializeDocument(_ document: JSONValue, editing previous: (text: Data, document: JSONValue)? = nil, store: String) throws -> Data {
+    public func serializeDocument(
+        _ document: JSONValue, editing previous: (text: Data, document: JSONValue)? = nil, store: String
+    ) throws -> Data {
         let data: Data
         do {
             if let previous {
@@ -94,9 +99,11 @@ extension DocumentCodec {
                 data = try serialize(document)
             }
         } catch let refusal as TextEditRefusal {
-            throw SettingsError(.unwritable, path: ValuePath(refusal.path), store: store, reason: refusal.reason, cause: refusal)
+            throw SettingsError(
+                .unwritable, path: ValuePath(refusal.path), store: store, reason: refusal.reason, cause: refusal)
         } catch {
-            throw SettingsError(.unwritable, store: store, reason: "cannot write the value as \(formatName): \(error)", cause: error)
+            throw SettingsError(
+                .unwritable, store: store, reason: "cannot write the value as \(formatName): \(error)", cause: error)
         }
         try checkReadsBack(data, as: document, store: store)
         return data
@@ -113,14 +120,17 @@ extension DocumentCodec {
         } catch {
             throw SettingsError(
                 .unwritable, store: store,
-                reason: "the \(formatName) text to be written does not read back (\(error)); nothing was written (this is a bug in Loupe, please report it)",
+                reason:
+                    "the \(formatName) text to be written does not read back (\(error)); nothing was written (this is a bug in Loupe, please report it)",
                 cause: error)
         }
         // Compared whole first; the path of a difference is looked for only where there is one.
         if !readBack.isSameValue(as: document), let path = readBack.firstDifference(from: document) {
             throw SettingsError(
                 .unwritable, path: path, store: store,
-                reason: "the \(formatName) text to be written reads back as another value at this path; nothing was written (this is a bug in Loupe, please report it)")
+                reason:
+                    "the \(formatName) text to be written reads back as another value at this path; nothing was written (this is a bug in Loupe, please report it)"
+            )
         }
     }
 }
@@ -218,8 +228,12 @@ public struct JSONCodec: DocumentCodec {
     /// `document` as an edit of the JSON text `previous`: only the entries that changed are spliced, where
     /// they stand, in the style of their neighbours; key order, comments, indentation, spacing, line
     /// endings and a byte-order mark stay as the text has them.
-    public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
-        try TextEngine.edit(previous, from: previousDocument, to: document, with: JSONEditor(allowsComments: allowsComments, lastWritten: lastWritten))
+    public func serialize(
+        _ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue
+    ) throws -> Data {
+        try TextEngine.edit(
+            previous, from: previousDocument, to: document,
+            with: JSONEditor(allowsComments: allowsComments, lastWritten: lastWritten))
     }
 }
 
@@ -248,7 +262,9 @@ public struct JSONCCodec: DocumentCodec {
 
     public func serialize(_ document: JSONValue) throws -> Data { try json.serialize(document) }
 
-    public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
+    public func serialize(
+        _ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue
+    ) throws -> Data {
         try json.serialize(document, editing: previous, holding: previousDocument)
     }
 }
@@ -267,7 +283,8 @@ public struct PropertyListCodec: DocumentCodec {
     public var coding: DocumentCoding
 
     /// Creates a property-list codec writing `format` (XML by default).
-    public init(format: PropertyListSerialization.PropertyListFormat = .xml, coding: DocumentCoding = DocumentCoding()) {
+    public init(format: PropertyListSerialization.PropertyListFormat = .xml, coding: DocumentCoding = DocumentCoding())
+    {
         self.format = format
         self.coding = coding
     }
@@ -294,9 +311,12 @@ public struct PropertyListCodec: DocumentCodec {
     /// `document`, written over the property list `previous`: the data and dates it holds that the document
     /// holds unchanged (as base64 text, as seconds since 2001) are written back as data and dates, not as
     /// the text and numbers documents hold them as.
-    public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
+    public func serialize(
+        _ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue
+    ) throws -> Data {
         let object = try? PropertyListSerialization.propertyList(from: previous, format: nil)
-        return try PropertyListSerialization.data(fromPropertyList: document.propertyListObject(keeping: object), format: format, options: 0)
+        return try PropertyListSerialization.data(
+            fromPropertyList: document.propertyListObject(keeping: object), format: format, options: 0)
     }
 }
 
@@ -317,7 +337,8 @@ extension JSONValue {
     /// integer beyond `Int` (up to 2⁶⁴ − 1) an exact number.
     init(propertyList object: Any) {
         switch object {
-        case let number as NSNumber where String(cString: number.objCType) == "Q" && number.uint64Value > UInt64(Int.max):
+        case let number as NSNumber
+        where String(cString: number.objCType) == "Q" && number.uint64Value > UInt64(Int.max):
             self = .exactNumber(String(number.uint64Value))
         case let data as Data: self = .string(data.base64EncodedString())
         case let string as String: self = PropertyListNull.unescaping(string)
@@ -354,7 +375,9 @@ extension JSONValue {
             if let integer = Int64(text) { return integer }
             if let integer = UInt64(text) { return integer }
             guard text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }), let number = Double(text) else {
-                throw DocumentSyntaxError("a property list holds integers from -9223372036854775808 to 18446744073709551615; \(text) cannot be written exactly")
+                throw DocumentSyntaxError(
+                    "a property list holds integers from -9223372036854775808 to 18446744073709551615; \(text) cannot be written exactly"
+                )
             }
             return number
         case (.string(let value), _):
@@ -362,7 +385,8 @@ extension JSONValue {
         case (.array(let values), _):
             let old = previous as? [Any]
             return try values.indices.map { index in
-                try values[index].propertyListObject(keeping: old.flatMap { $0.indices.contains(index) ? $0[index] : nil })
+                try values[index].propertyListObject(
+                    keeping: old.flatMap { $0.indices.contains(index) ? $0[index] : nil })
             }
         case (.object(let values), _):
             let old = previous as? [String: Any]

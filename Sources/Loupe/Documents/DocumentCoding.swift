@@ -92,7 +92,9 @@ public struct DocumentCoding: Sendable {
     func encodeNotingLast<T: Encodable>(
         _ value: T, memo: DocumentEncoder.Memo?, entryWrite: DictionaryEntryWrite? = nil
     ) throws -> (document: JSONValue, last: JSONValue?) {
-        if let encoded = try DocumentEncoder.encodeNotingLast(value, coding: self, memo: memo, entryWrite: entryWrite) { return encoded }
+        if let encoded = try DocumentEncoder.encodeNotingLast(value, coding: self, memo: memo, entryWrite: entryWrite) {
+            return encoded
+        }
         return (try encodeWithJSONEncoder(value), nil)
     }
 
@@ -129,31 +131,36 @@ extension DocumentCoding {
 
     /// The strategies, when all four can be compared.
     var comparableStrategies: ComparableStrategies? {
-        let dateEncoding: UInt8? = switch dateEncodingStrategy {
-        case .deferredToDate: 0
-        case .secondsSince1970: 1
-        case .millisecondsSince1970: 2
-        case .iso8601: 3
-        default: nil
-        }
-        let dateDecoding: UInt8? = switch dateDecodingStrategy {
-        case .deferredToDate: 0
-        case .secondsSince1970: 1
-        case .millisecondsSince1970: 2
-        case .iso8601: 3
-        default: nil
-        }
-        let keyEncoding: UInt8? = switch keyEncodingStrategy {
-        case .useDefaultKeys: 0
-        case .convertToSnakeCase: 1
-        default: nil
-        }
-        let keyDecoding: UInt8? = switch keyDecodingStrategy {
-        case .useDefaultKeys: 0
-        case .convertFromSnakeCase: 1
-        default: nil
-        }
+        let dateEncoding: UInt8? =
+            switch dateEncodingStrategy {
+            case .deferredToDate: 0
+            case .secondsSince1970: 1
+            case .millisecondsSince1970: 2
+            case .iso8601: 3
+            default: nil
+            }
+        let dateDecoding: UInt8? =
+            switch dateDecodingStrategy {
+            case .deferredToDate: 0
+            case .secondsSince1970: 1
+            case .millisecondsSince1970: 2
+            case .iso8601: 3
+            default: nil
+            }
+        let keyEncoding: UInt8? =
+            switch keyEncodingStrategy {
+            case .useDefaultKeys: 0
+            case .convertToSnakeCase: 1
+            default: nil
+            }
+        let keyDecoding: UInt8? =
+            switch keyDecodingStrategy {
+            case .useDefaultKeys: 0
+            case .convertFromSnakeCase: 1
+            default: nil
+            }
         guard let dateEncoding, let dateDecoding, let keyEncoding, let keyDecoding else { return nil }
-        return ComparableStrategies(dateEncoding: dateEncoding, dateDecoding: dateDecoding, keyEncoding: keyEncoding, keyDecoding: keyDecoding)
+        return ComparableStrategies(
+            dateEncoding: dateEncoding, dateDecoding: dateDecoding, keyEncoding: keyEncoding, keyDecoding: keyDecoding)
     }
 }

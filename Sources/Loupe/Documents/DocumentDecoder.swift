@@ -75,9 +75,10 @@ final class DocumentDecoder {
             return try T(from: ValueDecoder(document, at: codingPath, owner: self, reads: reads))
         } catch DecodingError.dataCorrupted(let context) where context.codingPath.count == codingPath.count {
             let choices = C.allCases.compactMap { try? coding.encode($0) }
-            throw DecodingError.dataCorrupted(DecodingError.Context(
-                codingPath: codingPath, debugDescription: context.debugDescription,
-                underlyingError: NotAChoice(choices: choices)))
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(
+                    codingPath: codingPath, debugDescription: context.debugDescription,
+                    underlyingError: NotAChoice(choices: choices)))
         }
     }
 
@@ -195,11 +196,17 @@ final class DocumentDecoder {
 
     fileprivate func mismatch(_ type: Any.Type, _ found: JSONValue, _ codingPath: [any CodingKey]) -> DecodingError {
         if case .null = found {
-            return .valueNotFound(type, DecodingError.Context(
-                codingPath: codingPath, debugDescription: "Cannot get value of type \(type) -- found null value instead"))
+            return .valueNotFound(
+                type,
+                DecodingError.Context(
+                    codingPath: codingPath,
+                    debugDescription: "Cannot get value of type \(type) -- found null value instead"))
         }
-        return .typeMismatch(type, DecodingError.Context(
-            codingPath: codingPath, debugDescription: "Expected to decode \(type) but found \(found.kind) instead."))
+        return .typeMismatch(
+            type,
+            DecodingError.Context(
+                codingPath: codingPath, debugDescription: "Expected to decode \(type) but found \(found.kind) instead.")
+        )
     }
 
     fileprivate func corrupted(_ codingPath: [any CodingKey], _ description: String) -> DecodingError {
@@ -280,7 +287,9 @@ final class ReadKeys {
     }
 
     /// The node under `key` in `nodes`, made if need be, when `value` is an object or an array.
-    private static func node<Key: Hashable>(for key: Key, holding value: JSONValue, in nodes: inout [Key: ReadKeys]) -> ReadKeys? {
+    private static func node<Key: Hashable>(
+        for key: Key, holding value: JSONValue, in nodes: inout [Key: ReadKeys]
+    ) -> ReadKeys? {
         switch value {
         case .object, .array:
             if let known = nodes[key] { return known }
@@ -314,8 +323,11 @@ private final class ValueDecoder: Decoder, SingleValueDecodingContainer {
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         guard case .object(let object) = document else {
             if case .null = document {
-                throw DecodingError.valueNotFound([String: Any].self, DecodingError.Context(
-                    codingPath: codingPath, debugDescription: "Cannot get keyed decoding container -- found null value instead"))
+                throw DecodingError.valueNotFound(
+                    [String: Any].self,
+                    DecodingError.Context(
+                        codingPath: codingPath,
+                        debugDescription: "Cannot get keyed decoding container -- found null value instead"))
             }
             throw owner.mismatch([String: Any].self, document, codingPath)
         }
@@ -325,8 +337,11 @@ private final class ValueDecoder: Decoder, SingleValueDecodingContainer {
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         guard case .array(let array) = document else {
             if case .null = document {
-                throw DecodingError.valueNotFound([Any].self, DecodingError.Context(
-                    codingPath: codingPath, debugDescription: "Cannot get unkeyed decoding container -- found null value instead"))
+                throw DecodingError.valueNotFound(
+                    [Any].self,
+                    DecodingError.Context(
+                        codingPath: codingPath,
+                        debugDescription: "Cannot get unkeyed decoding container -- found null value instead"))
             }
             throw owner.mismatch([Any].self, document, codingPath)
         }
@@ -357,7 +372,9 @@ private final class ValueDecoder: Decoder, SingleValueDecodingContainer {
     func decode(_ type: UInt16.Type) throws -> UInt16 { try UInt16(document: document, decoder: owner, at: codingPath) }
     func decode(_ type: UInt32.Type) throws -> UInt32 { try UInt32(document: document, decoder: owner, at: codingPath) }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try UInt64(document: document, decoder: owner, at: codingPath) }
-    func decode(_ type: UInt128.Type) throws -> UInt128 { try UInt128(document: document, decoder: owner, at: codingPath) }
+    func decode(_ type: UInt128.Type) throws -> UInt128 {
+        try UInt128(document: document, decoder: owner, at: codingPath)
+    }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         try owner.value(type, from: document, at: codingPath, reads: reads)
@@ -395,8 +412,11 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     private func entry(_ key: Key) throws -> (value: JSONValue, reads: ReadKeys?) {
         let name = documentKey(key)
         guard let value = object[name] else {
-            throw DecodingError.keyNotFound(key, DecodingError.Context(
-                codingPath: codingPath, debugDescription: "No value associated with key \(key) (\"\(key.stringValue)\")."))
+            throw DecodingError.keyNotFound(
+                key,
+                DecodingError.Context(
+                    codingPath: codingPath,
+                    debugDescription: "No value associated with key \(key) (\"\(key.stringValue)\")."))
         }
         return (value, decoder.reads?.read(name, holding: value))
     }
@@ -436,7 +456,8 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         keyedBy type: NestedKey.Type, forKey key: Key
     ) throws -> KeyedDecodingContainer<NestedKey> {
         let (value, reads) = try entry(key)
-        return try ValueDecoder(value, at: codingPath + [key], owner: decoder.owner, reads: reads).container(keyedBy: type)
+        return try ValueDecoder(value, at: codingPath + [key], owner: decoder.owner, reads: reads).container(
+            keyedBy: type)
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
@@ -479,8 +500,10 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
     /// The next element, with the node for what is read in it; the index moves on only once it is read.
     private func element(_ type: Any.Type) throws -> (value: JSONValue, reads: ReadKeys?) {
         guard !isAtEnd else {
-            throw DecodingError.valueNotFound(type, DecodingError.Context(
-                codingPath: currentPath, debugDescription: "Unkeyed container is at end."))
+            throw DecodingError.valueNotFound(
+                type,
+                DecodingError.Context(
+                    codingPath: currentPath, debugDescription: "Unkeyed container is at end."))
         }
         let value = array[currentIndex]
         return (value, decoder.reads?.readElement(currentIndex, holding: value))
@@ -526,7 +549,8 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
         keyedBy type: NestedKey.Type
     ) throws -> KeyedDecodingContainer<NestedKey> {
         let (value, reads) = try element(type)
-        let container = try ValueDecoder(value, at: currentPath, owner: decoder.owner, reads: reads).container(keyedBy: type)
+        let container = try ValueDecoder(value, at: currentPath, owner: decoder.owner, reads: reads).container(
+            keyedBy: type)
         currentIndex += 1
         return container
     }
@@ -565,21 +589,27 @@ private protocol DocumentScalar: Decodable {
 }
 
 extension Bool: DocumentScalar {
-    fileprivate init(document: JSONValue, decoder: DocumentDecoder, at codingPath: @autoclosure () -> [any CodingKey]) throws {
+    fileprivate init(
+        document: JSONValue, decoder: DocumentDecoder, at codingPath: @autoclosure () -> [any CodingKey]
+    ) throws {
         guard case .bool(let value) = document else { throw decoder.mismatch(Bool.self, document, codingPath()) }
         self = value
     }
 }
 
 extension String: DocumentScalar {
-    fileprivate init(document: JSONValue, decoder: DocumentDecoder, at codingPath: @autoclosure () -> [any CodingKey]) throws {
+    fileprivate init(
+        document: JSONValue, decoder: DocumentDecoder, at codingPath: @autoclosure () -> [any CodingKey]
+    ) throws {
         guard case .string(let value) = document else { throw decoder.mismatch(String.self, document, codingPath()) }
         self = value
     }
 }
 
 extension Double: DocumentScalar {
-    fileprivate init(document: JSONValue, decoder: DocumentDecoder, at codingPath: @autoclosure () -> [any CodingKey]) throws {
+    fileprivate init(
+        document: JSONValue, decoder: DocumentDecoder, at codingPath: @autoclosure () -> [any CodingKey]
+    ) throws {
         switch document {
         case .integer(let value): self = Double(value)
         case .double(let value): self = value
@@ -595,7 +625,9 @@ extension Double: DocumentScalar {
 }
 
 extension Float: DocumentScalar {
-    fileprivate init(document: JSONValue, decoder: DocumentDecoder, at codingPath: @autoclosure () -> [any CodingKey]) throws {
+    fileprivate init(
+        document: JSONValue, decoder: DocumentDecoder, at codingPath: @autoclosure () -> [any CodingKey]
+    ) throws {
         let double = try Double(document: document, decoder: decoder, at: codingPath())
         let value = Float(double)
         guard value.isFinite || !double.isFinite else {
@@ -609,7 +641,9 @@ extension Float: DocumentScalar {
 private protocol DocumentInteger: DocumentScalar, FixedWidthInteger {}
 
 extension DocumentInteger {
-    fileprivate init(document: JSONValue, decoder: DocumentDecoder, at codingPath: @autoclosure () -> [any CodingKey]) throws {
+    fileprivate init(
+        document: JSONValue, decoder: DocumentDecoder, at codingPath: @autoclosure () -> [any CodingKey]
+    ) throws {
         let exact: Self?
         switch document {
         case .integer(let value): exact = Self(exactly: value)
@@ -618,11 +652,12 @@ extension DocumentInteger {
         default: throw decoder.mismatch(Self.self, document, codingPath())
         }
         guard let exact else {
-            let fractional = switch document {
-            case .double(let value): value.rounded() != value
-            case .exactNumber(let text): NumberText(text).map { !$0.isWhole } ?? false
-            default: false
-            }
+            let fractional =
+                switch document {
+                case .double(let value): value.rounded() != value
+                case .exactNumber(let text): NumberText(text).map { !$0.isWhole } ?? false
+                default: false
+                }
             if fractional {
                 throw decoder.corrupted(codingPath(), "expected \(Self.self) (a whole number)")
             }
@@ -653,13 +688,18 @@ private protocol StringKeyedDictionary {
 }
 
 extension Dictionary: StringKeyedDictionary where Key == String, Value: Decodable {
-    fileprivate init(document: JSONValue, decoder: DocumentDecoder, at codingPath: [any CodingKey], reads: ReadKeys?) throws {
-        guard case .object(let object) = document else { throw decoder.mismatch([String: Value].self, document, codingPath) }
+    fileprivate init(
+        document: JSONValue, decoder: DocumentDecoder, at codingPath: [any CodingKey], reads: ReadKeys?
+    ) throws {
+        guard case .object(let object) = document else {
+            throw decoder.mismatch([String: Value].self, document, codingPath)
+        }
         var result: [String: Value] = [:]
         result.reserveCapacity(object.count)
         for (key, value) in object {
             result[key] = try decoder.value(
-                Value.self, from: value, at: codingPath + [DocumentCodingKey(key)], reads: reads?.read(key, holding: value))
+                Value.self, from: value, at: codingPath + [DocumentCodingKey(key)],
+                reads: reads?.read(key, holding: value))
         }
         self = result
     }

@@ -222,12 +222,16 @@ final class DocumentEncoder {
                 return (previous.document, previous)
             }
             if let previous, let dictionary = value as? any StringKeyedDictionary,
-               let changed = try dictionary.document(changedFrom: previous, by: self, at: codingPath()) {
+                let changed = try dictionary.document(changedFrom: previous, by: self, at: codingPath())
+            {
                 return changed
             }
             let encoder = NestedEncoder(self, codingPath: codingPath(), previous: previous)
             let document = try encodeNested(value, with: encoder)
-            return (document, MemoNode(part: value, document: document, members: encoder.memoMembers, elements: encoder.memoElements))
+            return (
+                document,
+                MemoNode(part: value, document: document, members: encoder.memoMembers, elements: encoder.memoElements)
+            )
         } catch {
             threw = true
             throw error
@@ -264,7 +268,9 @@ final class DocumentEncoder {
     /// of a collection of strings or numbers reach the encoder as generic values, and encoding each through
     /// its own single-value container would build an encoder per element. The type is compared first, so
     /// that no other type pays for a cast.
-    private func scalarDocument<T: Encodable>(for value: T, at codingPath: @autoclosure () -> [any CodingKey]) throws -> JSONValue? {
+    private func scalarDocument<T: Encodable>(
+        for value: T, at codingPath: @autoclosure () -> [any CodingKey]
+    ) throws -> JSONValue? {
         let type: Any.Type = T.self
         if type == String.self { return .string(value as! String) }
         if type == Bool.self { return .bool(value as! Bool) }
@@ -281,10 +287,14 @@ final class DocumentEncoder {
     ///
     /// The type is compared first (each of these is a struct or an enum, so no other type is one of them),
     /// so that the many types that are none of them pay for no cast.
-    private func leafDocument<T: Encodable>(for value: T, at codingPath: @autoclosure () -> [any CodingKey]) throws -> JSONValue? {
+    private func leafDocument<T: Encodable>(
+        for value: T, at codingPath: @autoclosure () -> [any CodingKey]
+    ) throws -> JSONValue? {
         let type: Any.Type = T.self
-        guard type == Date.self || type == Data.self || type == URL.self || type == Decimal.self || type == JSONValue.self
-            || type == Int128.self || type == UInt128.self else { return nil }
+        guard
+            type == Date.self || type == Data.self || type == URL.self || type == Decimal.self || type == JSONValue.self
+                || type == Int128.self || type == UInt128.self
+        else { return nil }
         switch value {
         case let date as Date:
             switch dates {
@@ -315,8 +325,11 @@ final class DocumentEncoder {
         if !value.isFinite, encodesNonFiniteNumbers { return .double(Double(value)) }
         guard value.isFinite else {
             threw = true
-            throw EncodingError.invalidValue(value, EncodingError.Context(
-                codingPath: codingPath(), debugDescription: "Unable to encode \(F.self).\(value) directly in JSON."))
+            throw EncodingError.invalidValue(
+                value,
+                EncodingError.Context(
+                    codingPath: codingPath(), debugDescription: "Unable to encode \(F.self).\(value) directly in JSON.")
+            )
         }
         // A `Double` that is not a whole number reads back from its shortest text (`description`) as
         // itself, so that text's document is the `Double`. A whole number's text is an integer's, and a
@@ -383,13 +396,16 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Encodabl
         var members = last
         let layout = previous.takeLayout() as? DocumentEncoder.DictionaryLayout<Value>
         if let layout, let write = encoder.entryWrite,
-           try changeEntry(write, previous: previous, layout: layout, members: &members, by: encoder, at: codingPath) {
+            try changeEntry(write, previous: previous, layout: layout, members: &members, by: encoder, at: codingPath)
+        {
             let document = JSONValue.object(members)
             return (document, DocumentEncoder.MemoNode(dictionary: self, document: document, layout: layout))
         }
         var changed: [String] = []
         if let layout, layout.keys.count == count,
-           try changeInStep(layout, members: &members, changed: &changed, by: encoder, at: codingPath, unchanged: unchanged) {
+            try changeInStep(
+                layout, members: &members, changed: &changed, by: encoder, at: codingPath, unchanged: unchanged)
+        {
             let document = JSONValue.object(members)
             return (document, DocumentEncoder.MemoNode(dictionary: self, document: document, layout: layout))
         }
@@ -404,7 +420,8 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Encodabl
                 kept += 1
                 if unchanged(value, before) { continue }
             }
-            let (document, node) = try encoder.part(value, at: codingPath + [DocumentCodingKey(key)], previous: nodes[key])
+            let (document, node) = try encoder.part(
+                value, at: codingPath + [DocumentCodingKey(key)], previous: nodes[key])
             // A member encoded again as it was keeps the object's storage as it was.
             if members[key].map(document.isSamePart) != true { members[key] = document }
             nodes[key] = node
@@ -414,7 +431,8 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Encodabl
         }
         let document = JSONValue.object(members)
         let keys = Array(self.keys)
-        let newLayout = DocumentEncoder.DictionaryLayout(keys: keys, values: Array(values), nodes: keys.map { nodes[$0] })
+        let newLayout = DocumentEncoder.DictionaryLayout(
+            keys: keys, values: Array(values), nodes: keys.map { nodes[$0] })
         return (document, DocumentEncoder.MemoNode(dictionary: self, document: document, layout: newLayout))
     }
 
@@ -422,12 +440,13 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Encodabl
     /// `previous`'s is the one it made it from (each compared by its storage): the write changed no other
     /// entry. Changes `layout` (the last dictionary's) with it. False when `write` is of another dictionary.
     private func changeEntry(
-        _ write: DictionaryEntryWrite, previous: DocumentEncoder.MemoNode, layout: DocumentEncoder.DictionaryLayout<Value>,
+        _ write: DictionaryEntryWrite, previous: DocumentEncoder.MemoNode,
+        layout: DocumentEncoder.DictionaryLayout<Value>,
         members: inout [String: JSONValue], by encoder: DocumentEncoder, at codingPath: [any CodingKey]
     ) throws -> Bool {
         // Of exactly this type, as above: a cast would convert another.
         guard type(of: write.after) == Self.self, type(of: write.before) == Self.self,
-              haveSameBytes(write.after as! Self, self), haveSameBytes(write.before as! Self, previous.part as! Self)
+            haveSameBytes(write.after as! Self, self), haveSameBytes(write.before as! Self, previous.part as! Self)
         else { return false }
         let key = write.key
         let index = layout.keys.firstIndex(of: key)
@@ -481,7 +500,8 @@ extension Dictionary: StringKeyedDictionary where Key == String, Value: Encodabl
                 values[index] = value  // the same bytes next time
                 continue
             }
-            let (document, node) = try encoder.part(value, at: codingPath + [DocumentCodingKey(key)], previous: nodes[index])
+            let (document, node) = try encoder.part(
+                value, at: codingPath + [DocumentCodingKey(key)], previous: nodes[index])
             if members[key].map(document.isSamePart) != true {
                 members[key] = document
                 changed.append(key)
@@ -558,7 +578,8 @@ private final class ObjectBuilder {
         var object = [String: JSONValue](minimumCapacity: members.count)
         for member in members { object[member.key] = member.slot.resolved(like: old?[member.key]) }
         if let previous, let old, old.count == object.count,
-           object.allSatisfy({ key, value in old[key].map(value.isSamePart) ?? false }) {
+            object.allSatisfy({ key, value in old[key].map(value.isSamePart) ?? false })
+        {
             return previous
         }
         return .object(object)
@@ -717,7 +738,8 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     ) -> KeyedEncodingContainer<NestedKey> {
         let nested = ObjectBuilder(previous: nil)
         builder.set(.object(nested), for: key.stringValue)
-        return KeyedEncodingContainer(KeyedContainer<NestedKey>(root: root, builder: nested, codingPath: codingPath + [key]))
+        return KeyedEncodingContainer(
+            KeyedContainer<NestedKey>(root: root, builder: nested, codingPath: codingPath + [key]))
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
@@ -766,7 +788,9 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
         builder.append(.value(document), node: node)
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy keyType: NestedKey.Type
+    ) -> KeyedEncodingContainer<NestedKey> {
         let nested = ObjectBuilder(previous: nil)
         let path = nextPath
         builder.append(.object(nested))

@@ -83,7 +83,8 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
             } catch {
                 throw LayerLoadFailure(layer: index, error: error)
             }
-            lower.append(LayerDocument(source: layer.source, name: layer.name, document: document, writers: layer.writers))
+            lower.append(
+                LayerDocument(source: layer.source, name: layer.name, document: document, writers: layer.writers))
             base = base.merging(patch: document)
         }
         let topName = storeName
@@ -99,7 +100,9 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
         var ignored: [(path: ValuePath, lock: SettingsLock)] = []
         var heldAside: [HeldValue] = []
         for lock in stack.locks {
-            guard let touched = top.firstPatched(under: lock.path), let held = top.removePatch(at: lock.path) else { continue }
+            guard let touched = top.firstPatched(under: lock.path), let held = top.removePatch(at: lock.path) else {
+                continue
+            }
             ignored.append((touched, lock))
             heldAside.append(held)
         }
@@ -118,13 +121,20 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
                 } catch {
                     throw SettingsError(
                         .corrupt, store: storeName,
-                        reason: "secret references and override layers need the settings type's schema, which could not be worked out: \(error)", cause: error)
+                        reason:
+                            "secret references and override layers need the settings type's schema, which could not be worked out: \(error)",
+                        cause: error)
                 }
-                let resolved = try schema.resolve(references, in: &effective) { stack.writers(ofReferenceAt: $0, top: top, lower: lower) }
+                let resolved = try schema.resolve(references, in: &effective) {
+                    stack.writers(ofReferenceAt: $0, top: top, lower: lower)
+                }
                 overrides = try schema.apply(stack.overrides, to: &effective)
                 overrides.applied.insert(contentsOf: resolved, at: 0)
             } catch {
-                throw LayerLoadFailure(layer: nil, error: error as? SettingsError ?? SettingsError(.corrupt, store: storeName, reason: "\(error)", cause: error))
+                throw LayerLoadFailure(
+                    layer: nil,
+                    error: error as? SettingsError
+                        ?? SettingsError(.corrupt, store: storeName, reason: "\(error)", cause: error))
             }
         }
         let reads = ReadKeys()
@@ -143,17 +153,24 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
                 if let applied = overrides.applied.last(where: { $0.overlaps(path) }) {
                     let described = DecodingFailure(
                         error, in: effective, coding: coding, revealingValues: revealing && !applied.isSecret)
-                    throw LayerLoadFailure(layer: nil, error: SettingsError(
-                        .invalidValue, path: described.path, reason: "\(applied.origin): \(described.path): \(described.reason)", cause: error))
+                    throw LayerLoadFailure(
+                        layer: nil,
+                        error: SettingsError(
+                            .invalidValue, path: described.path,
+                            reason: "\(applied.origin): \(described.path): \(described.reason)", cause: error))
                 }
                 let described = DecodingFailure(error, in: effective, coding: coding, revealingValues: revealing)
                 failure = (described.path, described.reason)
                 layer = culprit(of: described.path, top: top, lower: lower)
             }
             let name = layer.map { lower[$0].name } ?? topName
-            let storeError = failure.map {
-                SettingsError(.corrupt, path: $0.path, store: name, reason: $0.reason, cause: error)
-            } ?? SettingsError(.corrupt, store: name, reason: revealsValues ? "\(error)" : "it cannot be read as \(Root.self)", cause: error)
+            let storeError =
+                failure.map {
+                    SettingsError(.corrupt, path: $0.path, store: name, reason: $0.reason, cause: error)
+                }
+                ?? SettingsError(
+                    .corrupt, store: name, reason: revealsValues ? "\(error)" : "it cannot be read as \(Root.self)",
+                    cause: error)
             throw LayerLoadFailure(layer: layer, error: storeError)
         }
         // A rule broken is the fault of the topmost layer that sets the part, like a part that does not fit.
@@ -161,14 +178,19 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
             if let applied = overrides.applied.last(where: { $0.overlaps(violation.path) }) {
                 let quiet = applied.isSecret ? validate(root, false) ?? violation : violation
                 let reason = quiet.rule + (quiet.found.map { ", got \($0)" } ?? "")
-                throw LayerLoadFailure(layer: nil, error: SettingsError(
-                    .invalidValue, path: violation.path, reason: "\(applied.origin): \(violation.path): \(reason)", cause: quiet))
+                throw LayerLoadFailure(
+                    layer: nil,
+                    error: SettingsError(
+                        .invalidValue, path: violation.path, reason: "\(applied.origin): \(violation.path): \(reason)",
+                        cause: quiet))
             }
             let layer = culprit(of: violation.path, top: top, lower: lower)
             let reason = violation.rule + (violation.found.map { ", got \($0)" } ?? "")
-            throw LayerLoadFailure(layer: layer, error: SettingsError(
-                .corrupt, path: violation.path.components.isEmpty ? nil : violation.path,
-                store: layer.map { lower[$0].name } ?? topName, reason: reason, cause: violation))
+            throw LayerLoadFailure(
+                layer: layer,
+                error: SettingsError(
+                    .corrupt, path: violation.path.components.isEmpty ? nil : violation.path,
+                    store: layer.map { lower[$0].name } ?? topName, reason: reason, cause: violation))
         }
         var memory = StoredMemory(unknownKeys: UnknownKeys(in: effective, reads: reads), stamp: stamp)
         memory.spellings = top
@@ -206,8 +228,9 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
                 try migration(&document)
             } catch {
                 let reason = revealsValues ? "\(error)" : "the migration threw"
-                throw SettingsError(.corrupt, store: store,
-                                 reason: "the migration to version \(step) failed: \(reason)", cause: error)
+                throw SettingsError(
+                    .corrupt, store: store,
+                    reason: "the migration to version \(step) failed: \(reason)", cause: error)
             }
         }
         return stamp
@@ -223,20 +246,28 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
     ///     refused too.
     static func refuseStampWrite(at path: ValuePath, writing value: JSONValue?) throws {
         let named: Bool = if case .key(stampKey)? = path.components.first { true } else { false }
-        let inDocument: Bool = if path.components.isEmpty, case .object(let members)? = value, members[stampKey] != nil { true } else { false }
+        let inDocument: Bool =
+            if path.components.isEmpty, case .object(let members)? = value, members[stampKey] != nil { true } else {
+                false
+            }
         guard named || inDocument else { return }
         throw SettingsError(
             .invalidValue, path: ValuePath([.key(stampKey)]),
-            reason: "\(stampKey) is the version stamp Loupe keeps for migrations, not a setting: it cannot be set, removed or edited (the stored document, stamp included, is what `show --stored` prints)")
+            reason:
+                "\(stampKey) is the version stamp Loupe keeps for migrations, not a setting: it cannot be set, removed or edited (the stored document, stamp included, is what `show --stored` prints)"
+        )
     }
 
     /// The version `document` is stamped with (1 when unstamped), taking the stamp off.
     private func takeStamp(from document: inout JSONValue, store: String) throws(SettingsError) -> Int {
-        guard case .object(var object) = document, let stamp = object.removeValue(forKey: Self.stampKey) else { return 1 }
+        guard case .object(var object) = document, let stamp = object.removeValue(forKey: Self.stampKey) else {
+            return 1
+        }
         guard case .integer(let number) = stamp, number >= 1 else {
             let found = revealsValues ? ", found \(stamp.shortDescription)" : ""
-            throw SettingsError(.corrupt, path: ValuePath([.key(Self.stampKey)]), store: store,
-                             reason: "expected the document's version, a whole number from 1\(found)")
+            throw SettingsError(
+                .corrupt, path: ValuePath([.key(Self.stampKey)]), store: store,
+                reason: "expected the document's version, a whole number from 1\(found)")
         }
         document = .object(object)
         return number
@@ -250,11 +281,14 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
     /// The document for `root`, and the document of the last encode it started from, which it shares its
     /// storage with if and only if the two are the same; nil when it started from none. `entryWrite` is
     /// the dictionary entry an update wrote alone, if it did.
-    func encodeNotingLast(_ root: Root, entryWrite: DictionaryEntryWrite? = nil) throws -> (document: JSONValue, last: JSONValue?) {
+    func encodeNotingLast(
+        _ root: Root, entryWrite: DictionaryEntryWrite? = nil
+    ) throws -> (document: JSONValue, last: JSONValue?) {
         do {
             return try coding.encodeNotingLast(root, memo: memo, entryWrite: entryWrite)
         } catch {
-            throw SettingsError(.unwritable, store: storeName, reason: "cannot encode the value: \(error)", cause: error)
+            throw SettingsError(
+                .unwritable, store: storeName, reason: "cannot encode the value: \(error)", cause: error)
         }
     }
 
@@ -273,7 +307,8 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
     /// that it is never written anywhere; a part the value changed where an override sets it is stored and
     /// listed in `overridden`: the override still wins.
     func storedDocument(
-        for full: JSONValue, memory: inout StoredMemory, releasing released: [ValuePath] = [], dropped: inout [ValuePath],
+        for full: JSONValue, memory: inout StoredMemory, releasing released: [ValuePath] = [],
+        dropped: inout [ValuePath],
         overridden: inout [AppliedOverride]
     ) throws(SettingsError) -> JSONValue {
         let full = try withoutOverrides(full, memory: memory, releasing: released, overridden: &overridden)
@@ -292,11 +327,15 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
             // What the value changes over the layers below, whatever the stored form.
             let changes = form == .wholeValue ? base.mergePatch(to: whole) : document
             for lock in layers.locks {
-                if let touched = changes.firstPatched(under: lock.path) { throw SettingsError.locked(touched, by: lock) }
+                if let touched = changes.firstPatched(under: lock.path) {
+                    throw SettingsError.locked(touched, by: lock)
+                }
             }
             // What the top layer held at locked paths stays there, ignored, for when the lock is lifted;
             // unless it is reset (released), which is how a user takes it out of their file.
-            let isReleased = { (held: HeldValue) in released.contains { held.path.components.starts(with: $0.components) } }
+            let isReleased = { (held: HeldValue) in
+                released.contains { held.path.components.starts(with: $0.components) }
+            }
             for held in layers.heldAside where document[path: held.path] == nil && !isReleased(held) {
                 document[path: held.path] = held.value
             }
@@ -304,7 +343,8 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
         }
         // Numbers the store holds spelled otherwise than the value encodes them stay as they are there; and
         // (in a patch) keys the store holds stay there, even where they equal what lies below.
-        document = form == .wholeValue
+        document =
+            form == .wholeValue
             ? document.keepingNumberSpellings(of: memory.spellings)
             : document.keepingKeysAndSpellings(of: memory.spellings, whole: whole, releasing: released)
         memory.spellings = document
@@ -326,13 +366,19 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
         for layer in memory.layers?.lower ?? [] {
             layers.append(SettingsLayer(source: .layer(layer.source), document: layer.document, isWritable: false))
         }
-        layers.append(SettingsLayer(source: .layer(memory.layers?.topSource ?? storeName), document: topPatch(for: full, memory: memory), isWritable: true))
+        layers.append(
+            SettingsLayer(
+                source: .layer(memory.layers?.topSource ?? storeName), document: topPatch(for: full, memory: memory),
+                isWritable: true))
         for applied in memory.overrides {
             // As a merge patch: an override inside an array replaces the array, as the value holds it.
             let keys = ValuePath(Array(applied.path.components.prefix { if case .key = $0 { true } else { false } }))
             var document = JSONValue.object([:])
             document[path: keys] = keys == applied.path ? applied.value : full[path: keys]
-            layers.append(SettingsLayer(source: .override(applied.origin), document: document, isWritable: false, isSecret: applied.isSecret))
+            layers.append(
+                SettingsLayer(
+                    source: .override(applied.origin), document: document, isWritable: false, isSecret: applied.isSecret
+                ))
         }
         return layers
     }
@@ -350,7 +396,8 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
         let overriding = memory.overrides.filter { $0.overlaps(path) }
         setters += overriding.map { .override($0.reference ?? $0.origin) }
         var provenance = Provenance(
-            path: path, value: wholeDocument(for: full, memory: memory)[path: path], source: setters.last ?? .defaultValue,
+            path: path, value: wholeDocument(for: full, memory: memory)[path: path],
+            source: setters.last ?? .defaultValue,
             overrides: setters.dropLast().reversed(), lock: memory.layers?.locks.first { $0.covers(path) })
         provenance.isSecret = overriding.contains(where: \.isSecret) || touchesDeclaredSecret(path)
         return provenance
@@ -362,7 +409,8 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
     /// A secret reference's value goes back as the reference. A change of it is refused, since the secret
     /// lives elsewhere, unless its path is `released` (a reset, which takes the reference out).
     private func withoutOverrides(
-        _ full: JSONValue, memory: StoredMemory, releasing released: [ValuePath] = [], overridden: inout [AppliedOverride]
+        _ full: JSONValue, memory: StoredMemory, releasing released: [ValuePath] = [],
+        overridden: inout [AppliedOverride]
     ) throws(SettingsError) -> JSONValue {
         var full = full
         for applied in memory.overrides.reversed() {
@@ -374,7 +422,9 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
                 if released.contains(where: { applied.path.components.starts(with: $0.components) }) { continue }
                 throw SettingsError(
                     .invalidValue, path: applied.path,
-                    reason: "\(applied.path) is the secret reference \(reference) (\(SecretReferences.key) in the settings file): change the secret where it is kept, or edit the reference in the file")
+                    reason:
+                        "\(applied.path) is the secret reference \(reference) (\(SecretReferences.key) in the settings file): change the secret where it is kept, or edit the reference in the file"
+                )
             }
             overridden.insert(applied, at: 0)
         }
@@ -550,12 +600,13 @@ extension ValuePath {
 
     /// The path a `Codable` coding path names: `items[3].name`.
     init(codingPath: [any CodingKey]) {
-        self.init(codingPath.map { key in
-            if let index = key.intValue, key.stringValue == "Index \(index)" || key.stringValue == "\(index)" {
-                return .index(index)
-            }
-            return .key(key.stringValue)
-        })
+        self.init(
+            codingPath.map { key in
+                if let index = key.intValue, key.stringValue == "Index \(index)" || key.stringValue == "\(index)" {
+                    return .index(index)
+                }
+                return .key(key.stringValue)
+            })
     }
 }
 

@@ -50,7 +50,9 @@ struct JSONReader {
     /// The object of `members`, read from `bytes` (each key's offset names the place of a key written twice).
     ///
     /// - Throws: ``DocumentSyntaxError`` for a key that appears twice.
-    static func object(of members: [(key: String, value: JSONValue, offset: Int)], in bytes: [UInt8]) throws -> JSONValue {
+    static func object(
+        of members: [(key: String, value: JSONValue, offset: Int)], in bytes: [UInt8]
+    ) throws -> JSONValue {
         try JSONReader(bytes, comments: false).object(of: members)
     }
 
@@ -88,7 +90,9 @@ struct JSONReader {
             let keyStart = position
             let key = try string()
             try skipWhitespace()
-            guard peek() == UInt8(ascii: ":") else { throw error("expected : after the key \(String(reflecting: key))") }
+            guard peek() == UInt8(ascii: ":") else {
+                throw error("expected : after the key \(String(reflecting: key))")
+            }
             position += 1
             try skipWhitespace()
             members.append((key, try value(depth: depth + 1), keyStart))
@@ -110,7 +114,9 @@ struct JSONReader {
             guard object.updateValue(member.value, forKey: member.key) == nil else {
                 // Swift compares strings by canonical equivalence: "é" composed (NFC) and decomposed (NFD)
                 // are one key. Two spellings that look the same must be told apart in words.
-                if let first = members.first(where: { $0.key == member.key }), !first.key.utf8.elementsEqual(member.key.utf8) {
+                if let first = members.first(where: { $0.key == member.key }),
+                    !first.key.utf8.elementsEqual(member.key.utf8)
+                {
                     throw error(
                         "the keys \(String(reflecting: first.key)) and \(String(reflecting: member.key)) look the same but are written differently (Unicode normalization: composed and decomposed characters), and count as one key; write both the same way",
                         at: member.offset)
@@ -185,7 +191,8 @@ struct JSONReader {
         case UInt8(ascii: "u"):
             let high = try hexQuad()
             if (0xD800..<0xDC00).contains(high) {
-                guard peek() == UInt8(ascii: "\\"), position + 1 < bytes.count, bytes[position + 1] == UInt8(ascii: "u") else {
+                guard peek() == UInt8(ascii: "\\"), position + 1 < bytes.count, bytes[position + 1] == UInt8(ascii: "u")
+                else {
                     throw error("a lone surrogate \\u\(String(high, radix: 16)) in a string")
                 }
                 position += 2
@@ -195,7 +202,9 @@ struct JSONReader {
                 else { throw error("an invalid surrogate pair in a string") }
                 return scalar
             }
-            guard let scalar = Unicode.Scalar(high) else { throw error("a lone surrogate \\u\(String(high, radix: 16)) in a string") }
+            guard let scalar = Unicode.Scalar(high) else {
+                throw error("a lone surrogate \\u\(String(high, radix: 16)) in a string")
+            }
             return scalar
         default:
             throw error("an invalid escape \\\(describe(byte)) in a string")

@@ -166,7 +166,9 @@ extension JSONValue {
         return removePatch(at: path.components[...], walked: [])
     }
 
-    private mutating func removePatch(at rest: ArraySlice<ValuePath.Component>, walked: [ValuePath.Component]) -> HeldValue? {
+    private mutating func removePatch(
+        at rest: ArraySlice<ValuePath.Component>, walked: [ValuePath.Component]
+    ) -> HeldValue? {
         guard let first = rest.first, case .object(var members) = self else {
             defer { self = .object([:]) }
             return HeldValue(path: ValuePath(walked), value: self)

@@ -111,10 +111,13 @@ extension JSONValue {
     ///
     /// One walk of `held` beside the patch does both; a part the patch holds as `held` did (one made from
     /// the last write shares its storage) is passed over at the cost of one comparison of its bytes.
-    func keepingKeysAndSpellings(of held: JSONValue?, whole: JSONValue, releasing released: [ValuePath], at path: [ValuePath.Component] = []) -> JSONValue {
+    func keepingKeysAndSpellings(
+        of held: JSONValue?, whole: JSONValue, releasing released: [ValuePath], at path: [ValuePath.Component] = []
+    ) -> JSONValue {
         guard let held, !isShared(with: held) else { return self }
-        guard case .object(let heldMembers) = held, case .object(let patch) = self, case .object(let wholeMembers) = whole,
-              !released.contains(where: { path.starts(with: $0.components) })
+        guard case .object(let heldMembers) = held, case .object(let patch) = self,
+            case .object(let wholeMembers) = whole,
+            !released.contains(where: { path.starts(with: $0.components) })
         else { return keepingNumberSpellings(of: held) }
         func isReleased(_ key: String) -> Bool {
             guard !released.isEmpty else { return false }
@@ -128,7 +131,8 @@ extension JSONValue {
                 switch (heldValue, wholeValue, patched) {
                 case (.object, .object, let patched):
                     // Its keys and spellings, below.
-                    let below = (patched ?? .object([:])).keepingKeysAndSpellings(of: heldValue, whole: wholeValue, releasing: released, at: path.appending(.key(key)))
+                    let below = (patched ?? .object([:])).keepingKeysAndSpellings(
+                        of: heldValue, whole: wholeValue, releasing: released, at: path.appending(.key(key)))
                     if let patched, below.isShared(with: patched) { return }
                     if patched != nil || below != .object([:]) { members[key] = below }
                     return
@@ -225,7 +229,8 @@ extension [String: JSONValue] {
     /// `old` instead, so objects of any origin are walked right.
     @discardableResult
     package func forEachMember(
-        notSharedWith old: [String: JSONValue], _ body: (_ key: String, _ value: JSONValue, _ old: JSONValue?) throws -> Void
+        notSharedWith old: [String: JSONValue],
+        _ body: (_ key: String, _ value: JSONValue, _ old: JSONValue?) throws -> Void
     ) rethrows -> Int {
         var theirs = old.makeIterator()
         var inStep = true
@@ -248,4 +253,3 @@ extension [String: JSONValue] {
         return found
     }
 }
-

@@ -104,7 +104,9 @@ extension SchemaIndex {
                         if value.mustNameASetting {
                             throw SettingsError(
                                 .invalidPath, path: given,
-                                reason: "\(value.origin): \(given) names no setting (the closest is \(closest.components.isEmpty ? "<root>" : closest.description))")
+                                reason:
+                                    "\(value.origin): \(given) names no setting (the closest is \(closest.components.isEmpty ? "<root>" : closest.description))"
+                            )
                         }
                         result.unmatched.append((value.origin, closest))
                         continue
@@ -123,9 +125,11 @@ extension SchemaIndex {
                 // What the value is put into may be made on the way (an object, an array's next element):
                 // the override is then what it made, so that taking it out leaves nothing behind.
                 let (made, underneath) = try document.setCreating(typed, at: path, origin: value.origin)
-                result.applied.append(AppliedOverride(
-                    path: made.depth == path.components.count ? path : path.prefix(made.depth), value: made.value, underneath: underneath, origin: value.origin,
-                    isSecret: value.isSecret || isDeclaredSecret(path)))
+                result.applied.append(
+                    AppliedOverride(
+                        path: made.depth == path.components.count ? path : path.prefix(made.depth), value: made.value,
+                        underneath: underneath, origin: value.origin,
+                        isSecret: value.isSecret || isDeclaredSecret(path)))
             }
         }
         return result
@@ -134,7 +138,9 @@ extension SchemaIndex {
     /// The path an environment variable's levels name: a property by its words (`INTERVAL_SECONDS` is
     /// `intervalSeconds`, or `interval_seconds`), a dictionary key regardless of case (an existing key as it
     /// is spelled, a new one in lower case), an array element by its index. On failure, the closest path.
-    func resolve(_ levels: [String], in document: JSONValue) -> Result<(path: ValuePath, schema: JSONValue?), ClosestPath> {
+    func resolve(
+        _ levels: [String], in document: JSONValue
+    ) -> Result<(path: ValuePath, schema: JSONValue?), ClosestPath> {
         var part: Part? = root
         // The document's part at the path so far; nil where the path goes past what the document holds.
         var current: JSONValue? = document
@@ -203,7 +209,8 @@ extension SchemaIndex {
         let lowered = level.lowercased()
         if let value = members[lowered] { return (lowered, value) }
         if lowered.utf8.contains(UInt8(ascii: "_")) {
-            let dashed = String(decoding: lowered.utf8.map { $0 == UInt8(ascii: "_") ? UInt8(ascii: "-") : $0 }, as: UTF8.self)
+            let dashed = String(
+                decoding: lowered.utf8.map { $0 == UInt8(ascii: "_") ? UInt8(ascii: "-") : $0 }, as: UTF8.self)
             if let value = members[dashed] { return (dashed, value) }
         }
         if let key = members.keys.filter({ $0.lowercased() == lowered }).min() { return members[key].map { (key, $0) } }
@@ -216,12 +223,15 @@ extension SchemaIndex {
     /// nothing of, the text itself when it is not JSON).
     ///
     /// - Parameter schema: The schema of the part at `path` (nil: it says nothing of it).
-    func typedValue(_ value: SettingOverride, at path: ValuePath, schema: JSONValue?) throws(SettingsError) -> JSONValue {
+    func typedValue(_ value: SettingOverride, at path: ValuePath, schema: JSONValue?) throws(SettingsError) -> JSONValue
+    {
         let text = value.text
         func refuse(_ expected: String) -> SettingsError {
             // Nor a value the type declares secret (``SecretSettings``), or one that holds such a value.
-            let found = value.isSecret || touchesDeclaredSecret(path) ? "" : ", found \(JSONValue.string(text).shortJSON)"
-            return SettingsError(.invalidValue, path: path, reason: "\(value.origin): \(path): expected \(expected)\(found)")
+            let found =
+                value.isSecret || touchesDeclaredSecret(path) ? "" : ", found \(JSONValue.string(text).shortJSON)"
+            return SettingsError(
+                .invalidValue, path: path, reason: "\(value.origin): \(path): expected \(expected)\(found)")
         }
         guard case .object(let schema)? = schema else { return (try? JSONValue(parsing: text)) ?? .string(text) }
         // The type the schema names, when it names exactly one; and whether it names none.
@@ -238,8 +248,10 @@ extension SchemaIndex {
         }
         if type == "string" { return .string(text) }
         // Most often a plain whole number: read it without the JSON reader.
-        if type == "integer" || type == "number", let first = text.utf8.first, first == UInt8(ascii: "-") || (first >= 48 && first <= 57),
-           let number = Int(text), text.utf8.count == 1 || !text.hasPrefix("0") && !text.hasPrefix("-0") {
+        if type == "integer" || type == "number", let first = text.utf8.first,
+            first == UInt8(ascii: "-") || (first >= 48 && first <= 57),
+            let number = Int(text), text.utf8.count == 1 || !text.hasPrefix("0") && !text.hasPrefix("-0")
+        {
             return .integer(number)
         }
         let json = try? JSONValue(parsing: text)
@@ -298,7 +310,8 @@ extension JSONValue {
     ) throws(SettingsError) -> (made: (depth: Int, value: JSONValue), underneath: JSONValue?) {
         var made: (depth: Int, value: JSONValue)?
         var underneath: JSONValue?
-        try setCreating(value, at: path.components[...], origin: origin, whole: path, made: &made, underneath: &underneath)
+        try setCreating(
+            value, at: path.components[...], origin: origin, whole: path, made: &made, underneath: &underneath)
         return (made ?? (path.components.count, value), underneath)
     }
 
@@ -328,7 +341,8 @@ extension JSONValue {
             defer { self = .object(members) }
             if let index = members.index(forKey: key) {
                 // Changed where it lies in the object: found once, and not copied.
-                return try members.values[index].setCreating(value, at: rest.dropFirst(), origin: origin, whole: whole, made: &made, underneath: &underneath)
+                return try members.values[index].setCreating(
+                    value, at: rest.dropFirst(), origin: origin, whole: whole, made: &made, underneath: &underneath)
             }
             var child = JSONValue.object([:])
             let making = made == nil
@@ -337,14 +351,17 @@ extension JSONValue {
                 members[key] = child
             }
             if making { made = (depth + 1, .null) }
-            return try child.setCreating(value, at: rest.dropFirst(), origin: origin, whole: whole, made: &made, underneath: &underneath)
+            return try child.setCreating(
+                value, at: rest.dropFirst(), origin: origin, whole: whole, made: &made, underneath: &underneath)
         case .index(let index):
             guard case .array(var elements) = self else { break }
             guard index <= elements.count else {
                 let at = ValuePath(Array(whole.components.prefix(whole.components.count - rest.count)))
                 throw SettingsError(
                     .invalidValue, path: whole,
-                    reason: "\(origin): \(whole): index \(index) is past the end of \(at.components.isEmpty ? "<root>" : at.description) (\(elements.count) element\(elements.count == 1 ? "" : "s"); the next index, \(elements.count), adds one)")
+                    reason:
+                        "\(origin): \(whole): index \(index) is past the end of \(at.components.isEmpty ? "<root>" : at.description) (\(elements.count) element\(elements.count == 1 ? "" : "s"); the next index, \(elements.count), adds one)"
+                )
             }
             self = .null
             let making = index == elements.count && made == nil
@@ -353,7 +370,9 @@ extension JSONValue {
                 self = .array(elements)
             }
             if rest.count == 1 {
-                if made == nil { (made, underneath) = ((depth + 1, value), index < elements.count ? elements[index] : nil) }
+                if made == nil {
+                    (made, underneath) = ((depth + 1, value), index < elements.count ? elements[index] : nil)
+                }
                 if index < elements.count { elements[index] = value } else { elements.append(value) }
                 return
             }
@@ -361,9 +380,12 @@ extension JSONValue {
                 elements.append(.object([:]))
                 made = (depth + 1, .null)
             }
-            return try elements[index].setCreating(value, at: rest.dropFirst(), origin: origin, whole: whole, made: &made, underneath: &underneath)
+            return try elements[index].setCreating(
+                value, at: rest.dropFirst(), origin: origin, whole: whole, made: &made, underneath: &underneath)
         }
-        throw SettingsError(.invalidValue, path: whole, reason: "\(origin): \(whole): a part on the way is a \(kind), not what the path names")
+        throw SettingsError(
+            .invalidValue, path: whole,
+            reason: "\(origin): \(whole): a part on the way is a \(kind), not what the path names")
     }
 }
 

@@ -54,7 +54,9 @@ public enum SecretReferences {
         guard let directory = environmentVariable("CREDENTIALS_DIRECTORY"), !directory.isEmpty else {
             throw Failure("$CREDENTIALS_DIRECTORY is not set")
         }
-        guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else { throw Failure("a credential's name has no /") }
+        guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else {
+            throw Failure("a credential's name has no /")
+        }
         return directory + "/" + name
     }
 
@@ -71,7 +73,8 @@ public enum SecretReferences {
         do {
             if let writers, let why = writers.openToOthers {
                 throw Failure(
-                    "it is not followed: users other than the file's owner and root can change the file (\(why)); references are followed only in files no one else can change")
+                    "it is not followed: users other than the file's owner and root can change the file (\(why)); references are followed only in files no one else can change"
+                )
             }
             guard parts.count == 2 else { throw unknownScheme() }
             let (scheme, name) = (parts[0], parts[1])
@@ -82,7 +85,8 @@ public enum SecretReferences {
             guard let resolve = resolvers.withLock({ $0[scheme] }) else { throw unknownScheme() }
             if let writers, writers.owner != 0, writers.owner != UInt32(geteuid()) {
                 throw Failure(
-                    "it is not followed: a \(scheme): reference reads what the process holds, and the file belongs to another user (uid \(writers.owner)); such references are followed only in files of root or of the user the process runs as (uid \(geteuid()))")
+                    "it is not followed: a \(scheme): reference reads what the process holds, and the file belongs to another user (uid \(writers.owner)); such references are followed only in files of root or of the user the process runs as (uid \(geteuid()))"
+                )
             }
             let file = scheme == "credential" ? try? credentialFile(name) : nil
             return (try resolve(name), file)
@@ -107,9 +111,11 @@ public enum SecretReferences {
         guard !name.isEmpty else { throw Failure("the reference names no file") }
         if name.hasPrefix("/") { return name }
         guard let writers else {
-            throw Failure("a relative path is relative to the settings file that holds it, and this reference is in no file")
+            throw Failure(
+                "a relative path is relative to the settings file that holds it, and this reference is in no file")
         }
-        let settingsFile = writers.file.hasPrefix("/") ? writers.file : FileManager.default.currentDirectoryPath + "/" + writers.file
+        let settingsFile =
+            writers.file.hasPrefix("/") ? writers.file : FileManager.default.currentDirectoryPath + "/" + writers.file
         return FileSystem.directory(of: settingsFile) + "/" + name
     }
 
@@ -157,10 +163,13 @@ extension SchemaIndex {
             let (text, file) = try SecretReferences.resolve(reference, at: path, heldBy: writers(path))
             let origin = "secret reference \(reference)"
             let value = try typedValue(
-                SettingOverride(target: .path(path), text: text, origin: origin, isSecret: true), at: path, schema: describedPart(at: path).schema)
-            applied.append(AppliedOverride(
-                path: path, value: value, underneath: document[path: path], origin: origin, isSecret: true, reference: reference,
-                referencedFile: file))
+                SettingOverride(target: .path(path), text: text, origin: origin, isSecret: true), at: path,
+                schema: describedPart(at: path).schema)
+            applied.append(
+                AppliedOverride(
+                    path: path, value: value, underneath: document[path: path], origin: origin, isSecret: true,
+                    reference: reference,
+                    referencedFile: file))
             document[path: path] = value
         }
         return applied
@@ -170,7 +179,9 @@ extension SchemaIndex {
 extension JSONValue {
     /// The reference this value is, when it is one: an object whose only key is `"$secret"`, a string.
     var secretReference: String? {
-        guard case .object(let members) = self, members.count == 1, case .string(let reference)? = members[SecretReferences.key] else { return nil }
+        guard case .object(let members) = self, members.count == 1,
+            case .string(let reference)? = members[SecretReferences.key]
+        else { return nil }
         return reference
     }
 
@@ -186,7 +197,9 @@ extension JSONValue {
     }
 
     /// Adds the secret references under this value, at `path` and below, to `found`.
-    private func collectReferences(at path: inout [ValuePath.Component], into found: inout [(path: ValuePath, reference: String)]) {
+    private func collectReferences(
+        at path: inout [ValuePath.Component], into found: inout [(path: ValuePath, reference: String)]
+    ) {
         switch self {
         case .object(let members):
             if let reference = secretReference { return found.append((ValuePath(path), reference)) }

@@ -59,7 +59,9 @@ struct UnknownKeys: Sendable, Equatable {
     /// Forgets what it could not put back (its object gone, its array resized) and returns the paths of
     /// what it dropped, so the root's memory of the store matches what was written.
     @discardableResult
-    mutating func restore(into stored: inout JSONValue?, full: JSONValue, at path: ValuePath = ValuePath([])) -> [ValuePath] {
+    mutating func restore(
+        into stored: inout JSONValue?, full: JSONValue, at path: ValuePath = ValuePath([])
+    ) -> [ValuePath] {
         var dropped: [ValuePath] = []
         switch full {
         case .object(let fullObject):
@@ -75,7 +77,8 @@ struct UnknownKeys: Sendable, Equatable {
                     continue
                 }
                 var childStored = object[key]
-                dropped += child.restore(into: &childStored, full: fullChild, at: ValuePath(path.components + [.key(key)]))
+                dropped += child.restore(
+                    into: &childStored, full: fullChild, at: ValuePath(path.components + [.key(key)]))
                 object[key] = childStored
                 children[key] = child.isEmpty ? nil : child
             }
@@ -87,12 +90,17 @@ struct UnknownKeys: Sendable, Equatable {
             }
             // Arrays replace whole in a merge patch: one that holds unknown keys is stored whole.
             var array: [JSONValue]
-            if case .array(let existing) = stored, existing.count == fullArray.count { array = existing } else { array = fullArray }
+            if case .array(let existing) = stored, existing.count == fullArray.count {
+                array = existing
+            } else {
+                array = fullArray
+            }
             var moved: [Int: UnknownKeys] = [:]
             for (newIndex, oldIndex) in Self.pairs(from: knownElements, to: fullArray) {
                 guard var child = elements.removeValue(forKey: oldIndex) else { continue }
                 var element: JSONValue? = array[newIndex]
-                dropped += child.restore(into: &element, full: fullArray[newIndex], at: ValuePath(path.components + [.index(newIndex)]))
+                dropped += child.restore(
+                    into: &element, full: fullArray[newIndex], at: ValuePath(path.components + [.index(newIndex)]))
                 array[newIndex] = element ?? fullArray[newIndex]
                 if !child.isEmpty { moved[newIndex] = child }
             }
@@ -125,7 +133,9 @@ struct UnknownKeys: Sendable, Equatable {
             }
             return .object(object)
         case .array(var array):
-            for (index, child) in elements where array.indices.contains(index) { array[index] = child.stripped(array[index]) }
+            for (index, child) in elements where array.indices.contains(index) {
+                array[index] = child.stripped(array[index])
+            }
             return .array(array)
         default:
             return value

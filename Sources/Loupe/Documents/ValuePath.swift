@@ -34,7 +34,9 @@ public struct ValuePath: Sendable, Hashable, CustomStringConvertible {
                     components.append(.key(try Self.quoted(&rest, in: text)))
                 } else {
                     let digits = rest.utf8.prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
-                    guard let index = Int(Substring(digits)) else { throw fail("expected an index or a quoted key after [") }
+                    guard let index = Int(Substring(digits)) else {
+                        throw fail("expected an index or a quoted key after [")
+                    }
                     rest = Substring(rest.utf8[digits.endIndex...])
                     components.append(.index(index))
                 }
@@ -53,7 +55,10 @@ public struct ValuePath: Sendable, Hashable, CustomStringConvertible {
                     components.append(.key(try Self.quoted(&rest, in: text)))
                 } else {
                     // Up to the next `.`, `[` or `]`.
-                    let end = rest.utf8.firstIndex { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "[") || $0 == UInt8(ascii: "]") } ?? rest.endIndex
+                    let end =
+                        rest.utf8.firstIndex {
+                            $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "[") || $0 == UInt8(ascii: "]")
+                        } ?? rest.endIndex
                     components.append(.key(String(rest[..<end])))
                     rest = rest[end...]
                 }
@@ -91,7 +96,12 @@ public struct ValuePath: Sendable, Hashable, CustomStringConvertible {
             case .key(let key):
                 // The characters that need quotes are ASCII, so their bytes are enough to look for.
                 let plain = !key.isEmpty && !key.utf8.contains(where: Self.needsQuotes)
-                let shown = plain ? key : "\"" + key.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+                let shown =
+                    plain
+                    ? key
+                    : "\""
+                        + key.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                        + "\""
                 text += text.isEmpty ? shown : "." + shown
             }
         }
@@ -101,7 +111,9 @@ public struct ValuePath: Sendable, Hashable, CustomStringConvertible {
     /// Whether a key with this byte is written in quotes: `.`, `[`, `]`, `"`, `\\` and a space.
     private static func needsQuotes(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "."), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: " "): true
+        case UInt8(ascii: "."), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "\""), UInt8(ascii: "\\"),
+            UInt8(ascii: " "):
+            true
         default: false
         }
     }
@@ -177,7 +189,9 @@ extension JSONValue {
         switch path.components[depth] {
         case .key(let key):
             if case .null = self, creating { self = .object([:]) }
-            guard case .object(var object) = self, creating || object[key] != nil else { throw notFound(path, depth: depth) }
+            guard case .object(var object) = self, creating || object[key] != nil else {
+                throw notFound(path, depth: depth)
+            }
             self = .null
             var child = object.removeValue(forKey: key) ?? .object([:])
             defer {
@@ -186,7 +200,9 @@ extension JSONValue {
             }
             try child.modify(path, depth: depth + 1, creating: creating, body)
         case .index(let index):
-            guard case .array(var array) = self, array.indices.contains(index) else { throw notFound(path, depth: depth) }
+            guard case .array(var array) = self, array.indices.contains(index) else {
+                throw notFound(path, depth: depth)
+            }
             self = .null
             defer { self = .array(array) }
             try array[index].modify(path, depth: depth + 1, creating: creating, body)
@@ -206,9 +222,11 @@ extension JSONValue {
         let parent = path.prefix(depth)
         switch self {
         case .object(let object):
-            return .notFound(path, parent: parent, validKeys: object.keys.sorted().map {
-                ValuePath([.key($0)]).description
-            })
+            return .notFound(
+                path, parent: parent,
+                validKeys: object.keys.sorted().map {
+                    ValuePath([.key($0)]).description
+                })
         case .array(let array):
             let valid = array.isEmpty ? [] : ["[0]" + (array.count > 1 ? "…[\(array.count - 1)]" : "")]
             return .notFound(path, parent: parent, validKeys: valid)

@@ -170,7 +170,9 @@ extension SettingsError {
     static func missingParent(_ path: LensPath, parent: LensPath) -> SettingsError {
         SettingsError(
             .missingParent, path: path.valuePath,
-            reason: "cannot write \(path): \(parent) is nil and has no default (use withDefault(_:) or set \(parent) first)")
+            reason:
+                "cannot write \(path): \(parent) is nil and has no default (use withDefault(_:) or set \(parent) first)"
+        )
     }
 
     /// A write of `nil` to a part that cannot be removed.
@@ -189,22 +191,28 @@ extension SettingsError {
     static func conflict(_ path: LensPath, attempts: Int, cause: (any Error)?) -> SettingsError {
         SettingsError(
             .conflict, path: path.valuePath,
-            reason: "gave up updating \(path): another writer changed it first, \(attempts) times in a row", cause: cause)
+            reason: "gave up updating \(path): another writer changed it first, \(attempts) times in a row",
+            cause: cause)
     }
 
     /// A write through an index lens to an element the array does not have.
     static func outOfRange(_ path: LensPath, index: Int, count: Int) -> SettingsError {
         SettingsError(
             .outOfRange, path: path.valuePath,
-            reason: "cannot write \(path): the array has \(count) element\(count == 1 ? "" : "s"), so there is no index \(index)")
+            reason:
+                "cannot write \(path): the array has \(count) element\(count == 1 ? "" : "s"), so there is no index \(index)"
+        )
     }
 
     /// A write that would set `path`, which `lock` keeps at the value of the layers below.
     static func locked(_ path: ValuePath, by lock: SettingsLock) -> SettingsError {
-        let under = lock.path == path ? "it is" : "\(lock.path.components.isEmpty ? "everything" : lock.path.description) is"
+        let under =
+            lock.path == path ? "it is" : "\(lock.path.components.isEmpty ? "everything" : lock.path.description) is"
         return SettingsError(
             .locked, path: path,
-            reason: "cannot write \(path): \(under) locked by \(lock.file) (line \(lock.line)); ask an administrator to change it there")
+            reason:
+                "cannot write \(path): \(under) locked by \(lock.file) (line \(lock.line)); ask an administrator to change it there"
+        )
     }
 
     /// A write to a graph whose store cannot be written.
@@ -219,9 +227,12 @@ extension SettingsError {
 
     /// Nothing at `path`; `parent` is the nearest part that exists (described as `shownParent`), `validKeys`
     /// its keys.
-    static func notFound(_ path: ValuePath, parent: ValuePath, shownParent: String? = nil, validKeys: [String]) -> SettingsError {
+    static func notFound(
+        _ path: ValuePath, parent: ValuePath, shownParent: String? = nil, validKeys: [String]
+    ) -> SettingsError {
         let shown = shownParent ?? parent.description
-        let reason = validKeys.isEmpty
+        let reason =
+            validKeys.isEmpty
             ? "no \(path): \(shown) has nothing inside it"
             : "no \(path): \(shown) has \(validKeys.joined(separator: ", "))"
         return SettingsError(.notFound, path: path, reason: reason, parent: parent, validKeys: validKeys)

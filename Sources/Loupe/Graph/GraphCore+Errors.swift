@@ -12,7 +12,9 @@ extension GraphCore {
     }
 
     func report(_ error: any Error) {
-        logger.error("ignored an outside change that could not be applied", metadata: ["store": "\(storeName)", "error": "\(logDescription(of: error))"])
+        logger.error(
+            "ignored an outside change that could not be applied",
+            metadata: ["store": "\(storeName)", "error": "\(logDescription(of: error))"])
         let handlers = errorHandlers.withLock { $0.sorted { $0.key < $1.key }.map(\.value) }
         for handler in handlers { handler(error) }
     }

@@ -37,16 +37,19 @@ extension GraphCore {
             let history = try history()
             let document = try history.document(after: revision)
             let purged = history.purgedPaths(through: revision)
-            committedAny = try retryingConflicts(path: .root) { _ in
-                try restore(document, revision: revision, keeping: purged, in: store)
-            } || committedAny
+            committedAny =
+                try retryingConflicts(path: .root) { _ in
+                    try restore(document, revision: revision, keeping: purged, in: store)
+                } || committedAny
         }
     }
 
     /// Stores `document` (nil: removes the stored document) if the root it makes with the layers the store
     /// holds now passes the type, the rules and the locks, and commits that root. Call it holding the
     /// update lock.
-    func restore(_ document: JSONValue?, revision: Int, keeping purged: [ValuePath], in store: any DocumentStore) throws -> Bool {
+    func restore(
+        _ document: JSONValue?, revision: Int, keeping purged: [ValuePath], in store: any DocumentStore
+    ) throws -> Bool {
         var stored = try store.load()
         let current = stored.document
         // What the history no longer knows is left as it is now, rather than restored as nothing.
@@ -58,7 +61,8 @@ extension GraphCore {
                 document![path: path] = current?[path: path]
                 // An object the purge left empty, which the store does not hold now either, is not written.
                 var parent = path.parent
-                while !parent.components.isEmpty, document![path: parent] == .object([:]), current?[path: parent] == nil {
+                while !parent.components.isEmpty, document![path: parent] == .object([:]), current?[path: parent] == nil
+                {
                     document![path: parent] = nil
                     parent = parent.parent
                 }
@@ -70,7 +74,9 @@ extension GraphCore {
             loaded = try load(stored, keepingLastGood: false)
         } catch let error as SettingsError where error.code == .corrupt || error.code == .invalidValue {
             // The document the revision left does not fit the type (or its rules) as the program is now.
-            throw SettingsError(.invalidValue, path: error.path, store: storeName, reason: "revision \(revision) cannot be restored: \(error.reason)", cause: error)
+            throw SettingsError(
+                .invalidValue, path: error.path, store: storeName,
+                reason: "revision \(revision) cannot be restored: \(error.reason)", cause: error)
         }
         // A lock keeps its path at the layers below: a rollback that stores another value there is refused,
         // as a `set` there is. (One that takes a held value out, as a reset does, is not.)
@@ -78,7 +84,8 @@ extension GraphCore {
             throw SettingsError.locked(path, by: lock)
         }
         var memory = loaded.memory
-        memory.token = try document.map { try store.save($0, replacing: stored.token) } ?? store.remove(replacing: stored.token)
+        memory.token =
+            try document.map { try store.save($0, replacing: stored.token) } ?? store.remove(replacing: stored.token)
         remember(memory)
         rejected.withLock { $0 = nil }
         return try commit(loaded.root, saving: nil)

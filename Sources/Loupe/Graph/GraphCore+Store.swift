@@ -56,13 +56,18 @@ extension GraphCore {
             // No lock across processes, as for `reload()`.
             try serialized(path: .root) {
                 let stored = try store.load()
-                guard force || stored.token != storedMemory.withLock({ $0.token }), stored.token != rejected.withLock({ $0 }) else { return }
+                guard force || stored.token != storedMemory.withLock({ $0.token }),
+                    stored.token != rejected.withLock({ $0 })
+                else { return }
                 do {
                     committedAny = try commitOutsideChange(stored)
                 } catch {
                     // Reported once for this version of the store; updates keep refusing it.
                     rejected.withLock { $0 = stored.token }
-                    store.rootDidApply(stored.token, refusal: error as? SettingsError ?? SettingsError(.corrupt, store: storeName, reason: "\(error)", cause: error))
+                    store.rootDidApply(
+                        stored.token,
+                        refusal: error as? SettingsError
+                            ?? SettingsError(.corrupt, store: storeName, reason: "\(error)", cause: error))
                     throw error
                 }
             }
@@ -101,7 +106,9 @@ extension GraphCore {
             }
             good[layer.source] = content
             switch content {
-            case .document(let document): stack.lower.append(LayerDocument(source: layer.source, name: layer.name, document: document, writers: layer.writers))
+            case .document(let document):
+                stack.lower.append(
+                    LayerDocument(source: layer.source, name: layer.name, document: document, writers: layer.writers))
             case .locks(let locks): stack.locks += locks
             case .overrides(let values): stack.overrides.append(OverrideLayer(source: layer.source, values: values))
             case .unreadable: break
@@ -128,21 +135,34 @@ extension GraphCore {
         }
         pendingErrors.withLock { $0 += errors as [any Error] }
         for (path, lock) in loaded.ignored {
-            logger.warning("ignored a value at a locked path: the layers below decide it", metadata: [
-                "store": "\(storeName)", "path": "\(path)", "lock": "\(lock.file):\(lock.line)",
-            ])
+            logger.warning(
+                "ignored a value at a locked path: the layers below decide it",
+                metadata: [
+                    "store": "\(storeName)", "path": "\(path)", "lock": "\(lock.file):\(lock.line)",
+                ])
         }
         warnOfLocksNamingNothing(stack.locks)
-        for (origin, closest) in loaded.unmatched where warnedLocks.withLock({ $0.insert("override:\(origin)").inserted }) {
-            logger.warning("an override names no setting: it is ignored", metadata: [
-                "override": "\(origin)", "closest": "\(closest.components.isEmpty ? "<root>" : closest.description)",
-            ])
+        for (origin, closest) in loaded.unmatched
+        where warnedLocks.withLock({ $0.insert("override:\(origin)").inserted }) {
+            logger.warning(
+                "an override names no setting: it is ignored",
+                metadata: [
+                    "override": "\(origin)",
+                    "closest": "\(closest.components.isEmpty ? "<root>" : closest.description)",
+                ])
         }
-        if loaded.memory.stamp > pipeline.version, !warnedOfNewerDocument.withLock({ warned in defer { warned = true }; return warned }) {
+        if loaded.memory.stamp > pipeline.version,
+            !warnedOfNewerDocument.withLock({ warned in
+                defer { warned = true }; return warned
+            })
+        {
             // Once per root: a newer program's document, read with what this program knows of it.
-            logger.warning("the stored document is from a newer version of the settings than this program's: what that version moved or added is read as this version knows it, and written back with its stamp kept", metadata: [
-                "store": "\(storeName)", "documentVersion": "\(loaded.memory.stamp)", "programVersion": "\(pipeline.version)",
-            ])
+            logger.warning(
+                "the stored document is from a newer version of the settings than this program's: what that version moved or added is read as this version knows it, and written back with its stamp kept",
+                metadata: [
+                    "store": "\(storeName)", "documentVersion": "\(loaded.memory.stamp)",
+                    "programVersion": "\(pipeline.version)",
+                ])
         }
         watchReferencedFiles(loaded.memory.overrides)
         loaded.memory.token = stored.token
@@ -162,7 +182,9 @@ extension GraphCore {
                 watches[path] = nil
             }
             for path in files where watches[path] == nil {
-                watches[path] = try? LocalFileSystem().watch(path, contents: false) { [weak self] in self?.refreshFromStore(force: true) }.watch
+                watches[path] = try? LocalFileSystem().watch(path, contents: false) { [weak self] in
+                    self?.refreshFromStore(force: true)
+                }.watch
             }
         }
     }
@@ -170,12 +192,16 @@ extension GraphCore {
     /// Warns, once for each, of locks that name no part of the settings type (a misspelled path locks
     /// nothing, silently): the schema is worked out only when a lock is new.
     func warnOfLocksNamingNothing(_ locks: [SettingsLock]) {
-        let fresh = locks.filter { lock in warnedLocks.withLock { $0.insert("\(lock.file):\(lock.line):\(lock.path)").inserted } }
+        let fresh = locks.filter { lock in
+            warnedLocks.withLock { $0.insert("\(lock.file):\(lock.line):\(lock.path)").inserted }
+        }
         guard !fresh.isEmpty, let schema = try? pipeline.schema.schema() else { return }
         for lock in fresh where !schema.describes(lock.path) {
-            logger.warning("a lock names no setting: it locks nothing", metadata: [
-                "store": "\(storeName)", "lock": "\(lock.file):\(lock.line)", "path": "\(lock.path)",
-            ])
+            logger.warning(
+                "a lock names no setting: it locks nothing",
+                metadata: [
+                    "store": "\(storeName)", "lock": "\(lock.file):\(lock.line)", "path": "\(lock.path)",
+                ])
         }
     }
 
@@ -227,7 +253,9 @@ extension GraphCore {
     var secretPaths: [ValuePath] {
         var paths = storedMemory.withLock { $0.overrides.filter(\.isSecret).map(\.path) }
         for path in store?.secretValuePaths ?? [] where !paths.contains(path) { paths.append(path) }
-        guard pipeline.declaresSecrets, let document = try? pipeline.coding.encode(committed.read { $0 }) else { return paths }
+        guard pipeline.declaresSecrets, let document = try? pipeline.coding.encode(committed.read { $0 }) else {
+            return paths
+        }
         for path in pipeline.declaredSecretPaths(in: document) where !paths.contains(path) { paths.append(path) }
         return paths
     }
@@ -236,7 +264,9 @@ extension GraphCore {
     /// neither is nor holds one the settings type declares.
     func quotesValue(at path: ValuePath) -> Bool {
         !holdsSecrets && !pipeline.touchesDeclaredSecret(path)
-            && !(store?.secretValuePaths.contains { path.components.starts(with: $0.components) || $0.components.starts(with: path.components) } ?? false)
+            && !(store?.secretValuePaths.contains {
+                path.components.starts(with: $0.components) || $0.components.starts(with: path.components)
+            } ?? false)
     }
 
     /// The locks in force.

@@ -72,14 +72,16 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         let coding = store?.coding ?? DocumentCoding()
         let storeName = store?.description ?? Self.noStoreName
         guard version >= 1 else {
-            throw SettingsError(.corrupt, store: storeName, reason: "the program's version must be 1 or more, not \(version)")
+            throw SettingsError(
+                .corrupt, store: storeName, reason: "the program's version must be 1 or more, not \(version)")
         }
         let defaults: JSONValue
         do {
             // Only a store's documents lie over the defaults; a root in memory never encodes them.
             defaults = store == nil ? .object([:]) : try coding.encode(defaultValue)
         } catch {
-            throw SettingsError(.unwritable, store: storeName, reason: "cannot encode the default value: \(error)", cause: error)
+            throw SettingsError(
+                .unwritable, store: storeName, reason: "cannot encode the default value: \(error)", cause: error)
         }
         pipeline = DocumentPipeline(
             coding: coding, storeName: storeName, revealsValues: !holdsSecrets, defaults: defaults,
@@ -116,7 +118,9 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         do {
             try store?.flush()
         } catch {
-            logger.error("could not write pending settings", metadata: ["store": "\(storeName)", "error": "\(logDescription(of: error))"])
+            logger.error(
+                "could not write pending settings",
+                metadata: ["store": "\(storeName)", "error": "\(logDescription(of: error))"])
         }
     }
 
@@ -199,15 +203,19 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// when the store is read-only or other writers kept changing it.
     func retryingConflicts<R>(path: LensPath, _ round: (_ number: Int) throws -> R?) throws -> R {
         do {
-            return try ConflictLoop.run(on: store, conflicted: { _, number in
-                logger.debug("conflicting write, retrying", metadata: ["store": "\(storeName)", "attempt": "\(number + 1)"])
-            }, round)
+            return try ConflictLoop.run(
+                on: store,
+                conflicted: { _, number in
+                    logger.debug(
+                        "conflicting write, retrying", metadata: ["store": "\(storeName)", "attempt": "\(number + 1)"])
+                }, round)
         } catch let error as SettingsError where error.code == .readOnly {
             throw SettingsError.readOnly(path, store: storeName)
         } catch let exhausted as ConflictLoop.Exhausted {
             throw SettingsError.conflict(
                 path, attempts: exhausted.rounds,
-                cause: exhausted.lastConflict ?? SettingsError(.conflict, store: storeName, reason: "other writers kept changing it"))
+                cause: exhausted.lastConflict
+                    ?? SettingsError(.conflict, store: storeName, reason: "other writers kept changing it"))
         }
     }
 
@@ -227,7 +235,9 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         } catch {
             throw BodyFailure(error: error)
         }
-        if let validator, let violation = pipeline.violation(of: next, validator) { throw SettingsError.brokenRule(violation) }
+        if let validator, let violation = pipeline.violation(of: next, validator) {
+            throw SettingsError.brokenRule(violation)
+        }
         var entryWrite: DictionaryEntryWrite?
         if let route { entryWrite = route.write(from: committed.rootForUpdate, to: next) }
         if try commit(next, saving: store, releasing: released, entryWrite: entryWrite) {
@@ -283,12 +293,15 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         if unchanged {
             // A reset of a key the store holds at the value it has anyway: the key leaves the store.
             // (Or a value the store holds under a lock, held aside: the reset takes it out too.)
-            guard let store, !released.isEmpty, storedMemory.withLock({ memory in
-                released.contains { path in
-                    memory.spellings?[path: path] != nil
-                        || memory.layers?.heldAside.contains { $0.path.components.starts(with: path.components) } == true
-                }
-            }) else { return false }
+            guard let store, !released.isEmpty,
+                storedMemory.withLock({ memory in
+                    released.contains { path in
+                        memory.spellings?[path: path] != nil
+                            || memory.layers?.heldAside.contains { $0.path.components.starts(with: path.components) }
+                                == true
+                    }
+                })
+            else { return false }
             try save(value, document: document, to: store, releasing: released)
             return false
         }
@@ -343,7 +356,9 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// Returns the value with the override layers over it again, when it changed a part one of them sets
     /// (the override still wins); nil otherwise.
     @discardableResult
-    func save(_ value: Root, document: JSONValue?, to store: any DocumentStore, releasing released: [ValuePath] = []) throws -> Root? {
+    func save(
+        _ value: Root, document: JSONValue?, to store: any DocumentStore, releasing released: [ValuePath] = []
+    ) throws -> Root? {
         var memory = storedMemory.withLock { $0 }
         var dropped: [ValuePath] = []
         var overridden: [AppliedOverride] = []
@@ -355,14 +370,19 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         if !overridden.isEmpty {
             // A notice, not a warning: the write did what was asked, and a tool (`loupe set`) says it in
             // its own words.
-            logger.notice("stored a change an override still wins over: the value stays the override's while it is set", metadata: [
-                "store": "\(storeName)", "overrides": "\(overridden.map { "\($0.path) (\($0.origin))" }.joined(separator: ", "))",
-            ])
+            logger.notice(
+                "stored a change an override still wins over: the value stays the override's while it is set",
+                metadata: [
+                    "store": "\(storeName)",
+                    "overrides": "\(overridden.map { "\($0.path) (\($0.origin))" }.joined(separator: ", "))",
+                ])
         }
         if !dropped.isEmpty {
-            logger.notice("dropped keys this program does not know, with the parts that held them: array elements removed (or changed and moved, so that they cannot be told apart), or parts that changed kind", metadata: [
-                "store": "\(storeName)", "paths": "\(dropped.map(\.description).joined(separator: ", "))",
-            ])
+            logger.notice(
+                "dropped keys this program does not know, with the parts that held them: array elements removed (or changed and moved, so that they cannot be told apart), or parts that changed kind",
+                metadata: [
+                    "store": "\(storeName)", "paths": "\(dropped.map(\.description).joined(separator: ", "))",
+                ])
         }
         guard !overridden.isEmpty else { return nil }
         // The value is what the store now holds with the overrides over it, as a load would make it.

@@ -51,9 +51,12 @@ public struct SettingsChange: Sendable, Equatable {
             if let entry = getpwuid(uid), let pointer = entry.pointee.pw_name { name = String(cString: pointer) }
             // `gethostname`, not `ProcessInfo.hostName`, which may ask the resolver.
             var buffer = [CChar](repeating: 0, count: 256)
-            let host = gethostname(&buffer, buffer.count - 1) == 0
+            let host =
+                gethostname(&buffer, buffer.count - 1) == 0
                 ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "localhost"
-            return Author(userID: UInt32(uid), userName: name, processID: getpid(), program: ProcessInfo.processInfo.processName, host: host)
+            return Author(
+                userID: UInt32(uid), userName: name, processID: getpid(), program: ProcessInfo.processInfo.processName,
+                host: host)
         }()
     }
 
@@ -76,7 +79,10 @@ public struct SettingsChange: Sendable, Equatable {
     public var purgedPaths: [ValuePath]
 
     /// A change.
-    public init(revision: Int, time: Date?, author: Author?, patch: JSONValue, reversePatch: JSONValue, purgedPaths: [ValuePath] = []) {
+    public init(
+        revision: Int, time: Date?, author: Author?, patch: JSONValue, reversePatch: JSONValue,
+        purgedPaths: [ValuePath] = []
+    ) {
         self.revision = revision
         self.time = time
         self.author = author
@@ -99,11 +105,13 @@ public struct SettingsChange: Sendable, Equatable {
         var patch = patch, apart: [ValuePath] = []
         for purged in purgedPaths {
             let above = (0..<purged.components.count).map { ValuePath(Array(purged.components.prefix($0))) }
-            let reachable = !purged.components.isEmpty && above.allSatisfy { part in
-                guard let value = patch[path: part] else { return true }
-                if case .object = value { return true }
-                return false
-            }
+            let reachable =
+                !purged.components.isEmpty
+                && above.allSatisfy { part in
+                    guard let value = patch[path: part] else { return true }
+                    if case .object = value { return true }
+                    return false
+                }
             if reachable, (try? patch.setValue(.null, at: purged)) != nil { continue }
             apart.append(purged)
         }
@@ -120,7 +128,9 @@ public struct SettingsChange: Sendable, Equatable {
 
     /// Whether the change set or removed `path`, a part under it, or a part above it.
     public func touches(_ path: ValuePath) -> Bool {
-        changedPaths.contains { $0.components.starts(with: path.components) || path.components.starts(with: $0.components) }
+        changedPaths.contains {
+            $0.components.starts(with: path.components) || path.components.starts(with: $0.components)
+        }
     }
 }
 
@@ -143,7 +153,8 @@ public struct SettingsHistory: Sendable, Equatable {
 
     /// A history.
     public init(
-        baseRevision: Int, base: JSONValue?, changes: [SettingsChange], recordsAuthors: Bool = true, basePurgedPaths: [ValuePath] = []
+        baseRevision: Int, base: JSONValue?, changes: [SettingsChange], recordsAuthors: Bool = true,
+        basePurgedPaths: [ValuePath] = []
     ) {
         self.baseRevision = baseRevision
         self.base = base
@@ -177,9 +188,13 @@ public struct SettingsHistory: Sendable, Equatable {
     /// - Throws: ``SettingsError/Code/notFound`` when the history does not keep that revision (it was
     ///   dropped, or never was), naming the revisions it keeps.
     public func document(after revision: Int) throws -> JSONValue? {
-        guard revision == baseRevision && !changes.isEmpty || changes.contains(where: { $0.revision == revision }) else {
+        guard revision == baseRevision && !changes.isEmpty || changes.contains(where: { $0.revision == revision })
+        else {
             throw SettingsError(
-                .notFound, reason: "revision \(revision) is not kept: the history holds \(changes.isEmpty ? "no revisions" : "revisions \(keptRevisions)")")
+                .notFound,
+                reason:
+                    "revision \(revision) is not kept: the history holds \(changes.isEmpty ? "no revisions" : "revisions \(keptRevisions)")"
+            )
         }
         // `null` stands for no document: a patch of `null` removes it, and any other patch over it is the
         // document the patch makes.

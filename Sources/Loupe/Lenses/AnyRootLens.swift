@@ -92,7 +92,8 @@ public struct AnyRootLens: Sendable, CustomStringConvertible {
 
     /// Every problem `document` has as the root's user file: the parts that do not fit the type, the
     /// rules it breaks, the locked paths it sets. See ``RootLens/problems(in:named:coding:)``.
-    public func problems(in document: JSONValue, named name: String, coding: DocumentCoding? = nil) -> [SettingsProblem] {
+    public func problems(in document: JSONValue, named name: String, coding: DocumentCoding? = nil) -> [SettingsProblem]
+    {
         root.problems(in: document, named: name, coding: coding)
     }
 

@@ -45,8 +45,8 @@ struct DictionaryEntryRoute: @unchecked Sendable {  // immutable: a key path and
             guard tries < maximumTries else { return nil }
             tries += 1
             guard let dictionary = field.valueType as? any DictionaryWithStringKeys.Type,
-                  let path = field.keyPath as? PartialKeyPath<Root>,
-                  let route = dictionary.route(of: keyPath, through: path, in: root, tries: &tries)
+                let path = field.keyPath as? PartialKeyPath<Root>,
+                let route = dictionary.route(of: keyPath, through: path, in: root, tries: &tries)
             else { continue }
             foundRoutes.withLock { $0[keyPath] = route }
             return route
@@ -80,7 +80,9 @@ extension Dictionary: DictionaryWithStringKeys where Key == String {
             guard tries < DictionaryEntryRoute.maximumTries else { return nil }
             tries += 1
             let entry: WritableKeyPath<Self, Value?> = \.[key]
-            if dictionary.appending(path: entry) == target { return DictionaryEntryRoute(dictionary: dictionary, key: key) }
+            if dictionary.appending(path: entry) == target {
+                return DictionaryEntryRoute(dictionary: dictionary, key: key)
+            }
         }
         return nil
     }

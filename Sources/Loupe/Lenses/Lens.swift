@@ -60,10 +60,11 @@ public struct Lens<Value: Sendable>: Sendable {
     /// A key path through an array's subscript (`\.items[3]`) traps, as Swift's subscript does, once the
     /// array is shorter; use ``subscript(index:)`` for elements.
     public subscript<Part: Sendable>(_ keyPath: KeyPath<Value, Part> & Sendable) -> Lens<Part> {
-        Lens<Part>(node: node.child(ChildKey(keyPath: keyPath, kind: .readOnly)) {
-            let path = node.lensPath.appending(KeyPathNames.segments(of: keyPath, in: node))
-            return (KeyPathStep(keyPath: keyPath, path: path), path)
-        })
+        Lens<Part>(
+            node: node.child(ChildKey(keyPath: keyPath, kind: .readOnly)) {
+                let path = node.lensPath.appending(KeyPathNames.segments(of: keyPath, in: node))
+                return (KeyPathStep(keyPath: keyPath, path: path), path)
+            })
     }
 
     /// A lens that reads `defaultValue` while this optional part is `nil`.

@@ -68,12 +68,13 @@ public struct MutableLens<Value: Sendable>: Sendable {
     /// A key path through an array's subscript (`\.items[3]`) traps, as Swift's subscript does, once the
     /// array is shorter; use ``subscript(index:)`` for elements.
     public subscript<Part: Sendable>(_ keyPath: WritableKeyPath<Value, Part> & Sendable) -> MutableLens<Part> {
-        MutableLens<Part>(node: node.child(ChildKey(keyPath: keyPath, kind: .writable)) {
-            (
-                WritableKeyPathStep(keyPath: keyPath),
-                node.lensPath.appending(KeyPathNames.segments(of: keyPath, in: node))
-            )
-        })
+        MutableLens<Part>(
+            node: node.child(ChildKey(keyPath: keyPath, kind: .writable)) {
+                (
+                    WritableKeyPathStep(keyPath: keyPath),
+                    node.lensPath.appending(KeyPathNames.segments(of: keyPath, in: node))
+                )
+            })
     }
 
     /// A read-only lens, by an explicit key path that cannot write, such as an optional chain:
@@ -93,7 +94,11 @@ public struct MutableLens<Value: Sendable>: Sendable {
     }
 
     /// Replaces this lens's value, off Swift's cooperative pool.
-    @available(*, deprecated, message: "use 'try await lens.async.set(_:)': at top level, 'try await lens.set(_:)' resolves to the synchronous form")
+    @available(
+        *, deprecated,
+        message:
+            "use 'try await lens.async.set(_:)': at top level, 'try await lens.set(_:)' resolves to the synchronous form"
+    )
     public func set(_ newValue: Value) async throws {
         try await self.async.set(newValue)
     }
@@ -113,9 +118,15 @@ public struct MutableLens<Value: Sendable>: Sendable {
     }
 
     /// Changes this lens's value in place, off Swift's cooperative pool.
-    @available(*, deprecated, message: "use 'try await lens.async.update(_:)': at top level, 'try await lens.update(_:)' resolves to the synchronous form")
+    @available(
+        *, deprecated,
+        message:
+            "use 'try await lens.async.update(_:)': at top level, 'try await lens.update(_:)' resolves to the synchronous form"
+    )
     @discardableResult
-    public func update<Result: Sendable>(_ body: @escaping @Sendable (inout Value) throws -> Result) async throws -> Result {
+    public func update<Result: Sendable>(
+        _ body: @escaping @Sendable (inout Value) throws -> Result
+    ) async throws -> Result {
         try await self.async.update(body)
     }
 
@@ -187,20 +198,22 @@ extension MutableLens {
     public subscript<Wrapped, Member: Sendable>(
         dynamicMember keyPath: WritableKeyPath<Wrapped, Member> & Sendable
     ) -> MutableLens<Member?> where Value == Wrapped? {
-        MutableLens<Member?>(node: node.child(ChildKey(keyPath: keyPath, kind: .optionalMember)) {
-            let path = node.lensPath.appending(KeyPathNames.segments(of: keyPath, in: node))
-            return (OptionalMemberStep(keyPath: keyPath, path: path, parentPath: node.lensPath), path)
-        })
+        MutableLens<Member?>(
+            node: node.child(ChildKey(keyPath: keyPath, kind: .optionalMember)) {
+                let path = node.lensPath.appending(KeyPathNames.segments(of: keyPath, in: node))
+                return (OptionalMemberStep(keyPath: keyPath, path: path, parentPath: node.lensPath), path)
+            })
     }
 
     /// A lens onto an optional member of this optional part, flattened to a single optional.
     public subscript<Wrapped, Member: Sendable>(
         dynamicMember keyPath: WritableKeyPath<Wrapped, Member?> & Sendable
     ) -> MutableLens<Member?> where Value == Wrapped? {
-        MutableLens<Member?>(node: node.child(ChildKey(keyPath: keyPath, kind: .optionalOptionalMember)) {
-            let path = node.lensPath.appending(KeyPathNames.segments(of: keyPath, in: node))
-            return (OptionalOptionalMemberStep(keyPath: keyPath, path: path, parentPath: node.lensPath), path)
-        })
+        MutableLens<Member?>(
+            node: node.child(ChildKey(keyPath: keyPath, kind: .optionalOptionalMember)) {
+                let path = node.lensPath.appending(KeyPathNames.segments(of: keyPath, in: node))
+                return (OptionalOptionalMemberStep(keyPath: keyPath, path: path, parentPath: node.lensPath), path)
+            })
     }
 }
 

@@ -73,16 +73,19 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
         storing: StoredForm = .differencesFromDefaults, watch: Bool = true,
         logger: Logger = Logger(label: "loupe")
     ) throws {
-        try self.init(core: GraphCore(
-            default: defaultValue, store: store, version: version, migrations: migrations, form: storing,
-            watch: watch, equality: RuntimeEquality(Root.self), logger: logger))
+        try self.init(
+            core: GraphCore(
+                default: defaultValue, store: store, version: version, migrations: migrations, form: storing,
+                watch: watch, equality: RuntimeEquality(Root.self), logger: logger))
     }
 
     /// Creates a root with no store: the value lives in memory only, and no update encodes or saves it.
     public convenience init(_ value: Root) {
         // With no store, loading cannot fail.
-        try! self.init(core: GraphCore(
-            default: value, store: nil, watch: false, equality: RuntimeEquality(Root.self), logger: Logger(label: "loupe")))
+        try! self.init(
+            core: GraphCore(
+                default: value, store: nil, watch: false, equality: RuntimeEquality(Root.self),
+                logger: Logger(label: "loupe")))
     }
 
     // MARK: Reading
@@ -100,7 +103,8 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     public var storeDescription: String { core.storeName }
 
     /// A lens onto a writable part of the value.
-    public subscript<Part: Sendable>(dynamicMember keyPath: WritableKeyPath<Root, Part> & Sendable) -> MutableLens<Part> {
+    public subscript<Part: Sendable>(dynamicMember keyPath: WritableKeyPath<Root, Part> & Sendable) -> MutableLens<Part>
+    {
         lens[keyPath]
     }
 
@@ -127,7 +131,11 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     }
 
     /// Replaces the whole value, off Swift's cooperative pool.
-    @available(*, deprecated, message: "use 'try await root.async.set(_:)': at top level, 'try await root.set(_:)' resolves to the synchronous form")
+    @available(
+        *, deprecated,
+        message:
+            "use 'try await root.async.set(_:)': at top level, 'try await root.set(_:)' resolves to the synchronous form"
+    )
     public func set(_ newValue: Root) async throws {
         try await self.async.set(newValue)
     }
@@ -139,9 +147,15 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     }
 
     /// Changes the value in place, off Swift's cooperative pool.
-    @available(*, deprecated, message: "use 'try await root.async.update(_:)': at top level, 'try await root.update(_:)' resolves to the synchronous form")
+    @available(
+        *, deprecated,
+        message:
+            "use 'try await root.async.update(_:)': at top level, 'try await root.update(_:)' resolves to the synchronous form"
+    )
     @discardableResult
-    public func update<Result: Sendable>(_ body: @escaping @Sendable (inout Root) throws -> Result) async throws -> Result {
+    public func update<Result: Sendable>(
+        _ body: @escaping @Sendable (inout Root) throws -> Result
+    ) async throws -> Result {
         try await self.async.update(body)
     }
 
@@ -286,7 +300,11 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     }
 
     /// Re-reads the store, off Swift's cooperative pool.
-    @available(*, deprecated, message: "use 'try await root.async.reload()': at top level, 'try await root.reload()' resolves to the synchronous form")
+    @available(
+        *, deprecated,
+        message:
+            "use 'try await root.async.reload()': at top level, 'try await root.reload()' resolves to the synchronous form"
+    )
     public func reload() async throws {
         try await self.async.reload()
     }
@@ -297,7 +315,11 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     }
 
     /// Deletes the stored document, off Swift's cooperative pool.
-    @available(*, deprecated, message: "use 'try await root.async.remove()': at top level, 'try await root.remove()' resolves to the synchronous form")
+    @available(
+        *, deprecated,
+        message:
+            "use 'try await root.async.remove()': at top level, 'try await root.remove()' resolves to the synchronous form"
+    )
     public func remove() async throws {
         try await self.async.remove()
     }
@@ -380,7 +402,11 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     }
 
     /// Makes every saved change durable now, off Swift's cooperative pool.
-    @available(*, deprecated, message: "use 'try await root.async.flush()': at top level, 'try await root.flush()' resolves to the synchronous form")
+    @available(
+        *, deprecated,
+        message:
+            "use 'try await root.async.flush()': at top level, 'try await root.flush()' resolves to the synchronous form"
+    )
     public func flush() async throws {
         try await self.async.flush()
     }
@@ -537,15 +563,18 @@ extension RootLens where Root: Equatable {
         storing: StoredForm = .differencesFromDefaults, watch: Bool = true,
         logger: Logger = Logger(label: "loupe")
     ) throws {
-        try self.init(core: GraphCore(
-            default: defaultValue, store: store, version: version, migrations: migrations, form: storing,
-            watch: watch, equality: RuntimeEquality { $0 == $1 }, logger: logger))
+        try self.init(
+            core: GraphCore(
+                default: defaultValue, store: store, version: version, migrations: migrations, form: storing,
+                watch: watch, equality: RuntimeEquality { $0 == $1 }, logger: logger))
     }
 
     /// Creates a root with no store; see `init(_:)`.
     public convenience init(_ value: Root) {
         // With no store, loading cannot fail.
-        try! self.init(core: GraphCore(
-            default: value, store: nil, watch: false, equality: RuntimeEquality { $0 == $1 }, logger: Logger(label: "loupe")))
+        try! self.init(
+            core: GraphCore(
+                default: value, store: nil, watch: false, equality: RuntimeEquality { $0 == $1 },
+                logger: Logger(label: "loupe")))
     }
 }

@@ -54,7 +54,9 @@ extension MutableLens where Value: Codable {
 
     /// The change that replaces the part at `path` with `newValue`, type-checked, if it still holds
     /// `expected` (when given).
-    func replacing(at path: ValuePath, with newValue: JSONValue, expecting expected: JSONValue?) -> (inout Value) throws -> Void {
+    func replacing(
+        at path: ValuePath, with newValue: JSONValue, expecting expected: JSONValue?
+    ) -> (inout Value) throws -> Void {
         let coding = node.coding
         let revealing = quotesValue
         return { value in
@@ -62,7 +64,9 @@ extension MutableLens where Value: Codable {
             if let expected, (try? tree.value(at: path)).map({ $0.isSameDocument(as: expected) }) != true {
                 throw SettingsError(
                     .conflict, path: path,
-                    reason: "\(path.description.isEmpty ? "the settings" : path.description) changed meanwhile; nothing was written")
+                    reason:
+                        "\(path.description.isEmpty ? "the settings" : path.description) changed meanwhile; nothing was written"
+                )
             }
             try tree.set(newValue, at: path)
             let decoded = try decodeChecked(tree, coding: coding, revealing: revealing)
@@ -76,7 +80,10 @@ extension MutableLens where Value: Codable {
                 do {
                     try written.throwNearestNotFound(stray)
                 } catch let error as SettingsError {
-                    let keys = error.validKeys.isEmpty ? "" : "; \(error.parent.map { $0.description.isEmpty ? "the settings" : $0.description } ?? "its parent") has \(error.validKeys.joined(separator: ", "))"
+                    let keys =
+                        error.validKeys.isEmpty
+                        ? ""
+                        : "; \(error.parent.map { $0.description.isEmpty ? "the settings" : $0.description } ?? "its parent") has \(error.validKeys.joined(separator: ", "))"
                     throw SettingsError(
                         .invalidValue, path: stray, reason: "\(stray): the type has no such key\(keys)",
                         parent: error.parent, validKeys: error.validKeys)
@@ -115,7 +122,9 @@ extension MutableLens where Value: Codable {
         node.quotesValue(at: valuePath.map { ValuePath($0.components + path.components) } ?? ValuePath([]))
     }
 
-    private func decodeChecked(_ tree: JSONValue, coding: DocumentCoding, revealing: (ValuePath) -> Bool) throws -> Value {
+    private func decodeChecked(
+        _ tree: JSONValue, coding: DocumentCoding, revealing: (ValuePath) -> Bool
+    ) throws -> Value {
         do {
             return try coding.decode(Value.self, from: tree)
         } catch let error as DecodingError {
@@ -141,7 +150,9 @@ extension JSONValue {
             return nil
         case (.array(let written), .array(let held)) where written.count == held.count:
             for index in written.indices {
-                if let stray = written[index].firstKey(missingFrom: held[index], at: ValuePath(path.components + [.index(index)])) {
+                if let stray = written[index].firstKey(
+                    missingFrom: held[index], at: ValuePath(path.components + [.index(index)]))
+                {
                     return stray
                 }
             }

@@ -71,9 +71,10 @@ public struct LensValues<Value: Sendable>: AsyncSequence, Sendable {
     }
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: subscriptionStream(buffering: .unbounded) { yield in
-            node.subscribe(initial: { yield($0) }, .newValue { yield($0) })
-        })
+        AsyncIterator(
+            base: subscriptionStream(buffering: .unbounded) { yield in
+                node.subscribe(initial: { yield($0) }, .newValue { yield($0) })
+            })
     }
 }
 

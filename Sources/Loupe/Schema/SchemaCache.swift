@@ -21,7 +21,9 @@ final class SchemaCache: Sendable {
     ///
     /// Strategies that cannot be compared (a closure, a formatter) are never shared. One schema is kept
     /// for each type and set of strategies: a root with another default replaces it.
-    static func shared<Root: Decodable & Sendable>(for type: Root.Type, encodedDefault: JSONValue, coding: DocumentCoding) -> SchemaCache {
+    static func shared<Root: Decodable & Sendable>(
+        for type: Root.Type, encodedDefault: JSONValue, coding: DocumentCoding
+    ) -> SchemaCache {
         guard let strategies = coding.comparableStrategies else {
             return SchemaCache { try SettingsSchema(for: Root.self, encodedDefault: encodedDefault, coding: coding) }
         }

@@ -57,7 +57,8 @@ final class SchemaIndex: Sendable {
             self.byWords = byWords
             element = members?["items"].map(Part.init)
             value = members?["additionalProperties"].map(Part.init)
-            holdsSecret = isSecret || properties.values.contains(where: \.holdsSecret)
+            holdsSecret =
+                isSecret || properties.values.contains(where: \.holdsSecret)
                 || element?.holdsSecret == true || value?.holdsSecret == true
         }
 
@@ -74,7 +75,9 @@ final class SchemaIndex: Sendable {
         /// A name's words: its bytes without `_` and `-`, ASCII letters in lower case.
         static func words(_ name: String) -> String {
             // An ASCII name without `_` or `-` (most of them) is its words in lower case.
-            if name.utf8.allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: "_") && $0 != UInt8(ascii: "-") }) { return name.lowercased() }
+            if name.utf8.allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: "_") && $0 != UInt8(ascii: "-") }) {
+                return name.lowercased()
+            }
             var bytes: [UInt8] = []
             bytes.reserveCapacity(name.utf8.count)
             for byte in name.utf8 where byte != UInt8(ascii: "_") && byte != UInt8(ascii: "-") {
@@ -101,10 +104,11 @@ final class SchemaIndex: Sendable {
         for component in path.components {
             guard current.isObject else { return .missing }
             if current.saysNothing { return .open }
-            let next: Part? = switch component {
-            case .key(let key): current.properties[key] ?? current.value
-            case .index: current.element
-            }
+            let next: Part? =
+                switch component {
+                case .key(let key): current.properties[key] ?? current.value
+                case .index: current.element
+                }
             guard let next else { return .missing }
             current = next
         }
@@ -133,10 +137,11 @@ final class SchemaIndex: Sendable {
         if current.isSecret { return (true, current) }
         for component in path.components {
             guard current.isObject, !current.saysNothing else { return (false, nil) }
-            let next: Part? = switch component {
-            case .key(let key): current.properties[key] ?? current.value
-            case .index: current.element
-            }
+            let next: Part? =
+                switch component {
+                case .key(let key): current.properties[key] ?? current.value
+                case .index: current.element
+                }
             guard let next else { return (false, nil) }
             if next.isSecret { return (true, next) }
             current = next

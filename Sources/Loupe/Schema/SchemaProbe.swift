@@ -27,7 +27,9 @@ final class SchemaBuilder {
         (try? probeShape(type, backing: nil).schema) ?? [:]
     }
 
-    private func probeShape<T: Decodable>(_ type: T.Type, backing: JSONValue?) throws -> (schema: SchemaObject, value: T) {
+    private func probeShape<T: Decodable>(
+        _ type: T.Type, backing: JSONValue?
+    ) throws -> (schema: SchemaObject, value: T) {
         if let choices = T.self as? any (CaseIterable & Encodable).Type {
             return try enumeration(choices, T.self, backing: backing)
         }
@@ -40,7 +42,10 @@ final class SchemaBuilder {
         }
         if let sequence = T.self as? any SequenceSchema.Type {
             let items = sequence.elementSchema(self, backing: backing.flatMap(\.firstElement))
-            return (["type": .string("array"), "items": .object(items)], try coding.decode(T.self, from: backing ?? .array([])))
+            return (
+                ["type": .string("array"), "items": .object(items)],
+                try coding.decode(T.self, from: backing ?? .array([]))
+            )
         }
         if let dictionary = T.self as? any DictionarySchema.Type {
             let values = dictionary.valueSchema(self, backing: backing.flatMap(\.firstMemberValue))
@@ -90,11 +95,13 @@ final class SchemaBuilder {
             if let minimum = integer.schemaMinimum { schema["minimum"] = .integer(minimum) }
             if let maximum = integer.schemaMaximum { schema["maximum"] = .integer(maximum) }
             return (schema, .integer(0))
-        case is URL.Type: return (["type": .string("string"), "format": .string("uri")], .string("http://example.invalid"))
+        case is URL.Type:
+            return (["type": .string("string"), "format": .string("uri")], .string("http://example.invalid"))
         case is Data.Type: return (["type": .string("string"), "contentEncoding": .string("base64")], .string(""))
         case is Date.Type:
             switch coding.dateEncodingStrategy {
-            case .iso8601: return (["type": .string("string"), "format": .string("date-time")], .string("2001-01-01T00:00:00Z"))
+            case .iso8601:
+                return (["type": .string("string"), "format": .string("date-time")], .string("2001-01-01T00:00:00Z"))
             default: return (["type": .string("number")], .integer(0))
             }
         case is JSONValue.Type: return ([:], .null)
@@ -111,7 +118,8 @@ final class SchemaBuilder {
                 let keywords: [(String, JSONValue?)] = [
                     ("minimum", constraint.minimum), ("exclusiveMinimum", constraint.exclusiveMinimum),
                     ("maximum", constraint.maximum), ("exclusiveMaximum", constraint.exclusiveMaximum),
-                    ("enum", constraint.choices.map(JSONValue.array)), ("pattern", constraint.pattern.map(JSONValue.string)),
+                    ("enum", constraint.choices.map(JSONValue.array)),
+                    ("pattern", constraint.pattern.map(JSONValue.string)),
                 ]
                 for case let (keyword, value?) in keywords { part[keyword] = value }
             }
@@ -141,7 +149,6 @@ enum SchemaProbeError: Error {
     case noPlaceholder
 }
 
-
 // MARK: - Containers the builder knows by type
 
 private protocol OptionalSchema {
@@ -149,7 +156,8 @@ private protocol OptionalSchema {
 }
 
 extension Optional: OptionalSchema where Wrapped: Decodable {
-    fileprivate static func probeOptional(_ builder: SchemaBuilder, backing: JSONValue?) throws -> (SchemaObject, Self) {
+    fileprivate static func probeOptional(_ builder: SchemaBuilder, backing: JSONValue?) throws -> (SchemaObject, Self)
+    {
         if let backing, backing != .null {
             let (schema, value) = try builder.probe(Wrapped.self, backing: backing)
             return (schema.allowingNull, Self.some(value))
@@ -220,13 +228,17 @@ extension SchemaObject {
 
     /// Changes the schema of the part at `path` (through `properties`, `items` and `additionalProperties`),
     /// if this schema describes it.
-    fileprivate mutating func modifyPart(at path: ArraySlice<ValuePath.Component>, _ change: (inout SchemaObject) -> Void) {
+    fileprivate mutating func modifyPart(
+        at path: ArraySlice<ValuePath.Component>, _ change: (inout SchemaObject) -> Void
+    ) {
         guard let first = path.first else { return change(&self) }
         let rest = path.dropFirst()
         func modify(_ keyword: String, key: String? = nil) -> Bool {
             guard var container = self[keyword] else { return false }
             if let key {
-                guard case .object(var members) = container, case .object(var part)? = members[key] else { return false }
+                guard case .object(var members) = container, case .object(var part)? = members[key] else {
+                    return false
+                }
                 part.modifyPart(at: rest, change)
                 members[key] = .object(part)
                 container = .object(members)
@@ -238,10 +250,11 @@ extension SchemaObject {
             self[keyword] = container
             return true
         }
-        let found = switch first {
-        case .key(let key): modify("properties", key: key) || modify("additionalProperties")
-        case .index: modify("items")
-        }
+        let found =
+            switch first {
+            case .key(let key): modify("properties", key: key) || modify("additionalProperties")
+            case .index: modify("items")
+            }
         // An optional part's schema: the choice that is not `null`.
         guard !found, case .array(var choices)? = self["anyOf"],
             let index = choices.firstIndex(where: { $0 != .object(["type": .string("null")]) }),
@@ -429,7 +442,9 @@ private struct ProbeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
         return present
     }
 
-    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+    func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type, forKey key: Key
+    ) throws -> KeyedDecodingContainer<NestedKey> {
         try nested(key).container(keyedBy: type)
     }
 
@@ -472,7 +487,9 @@ private struct ProbeUnkeyedContainer: UnkeyedDecodingContainer {
         return value
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type
+    ) throws -> KeyedDecodingContainer<NestedKey> {
         try nextDecoder().container(keyedBy: type)
     }
 
@@ -486,7 +503,9 @@ private struct ProbeUnkeyedContainer: UnkeyedDecodingContainer {
         guard !isAtEnd else { throw SchemaProbeError.noPlaceholder }
         defer { currentIndex += 1 }
         let shape = decoder.shape
-        return decoder.nested(elements[currentIndex], at: DocumentCodingKey(index: currentIndex)) { shape.recordElement($0) }
+        return decoder.nested(elements[currentIndex], at: DocumentCodingKey(index: currentIndex)) {
+            shape.recordElement($0)
+        }
     }
 }
 

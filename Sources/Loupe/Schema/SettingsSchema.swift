@@ -34,7 +34,9 @@ public struct SettingsSchema: Sendable, Hashable {
     public let document: JSONValue
 
     /// The schema of `type`, whose default value is `defaultValue`, as encoded with `coding`.
-    public init<Root: Codable>(for type: Root.Type, default defaultValue: Root, coding: DocumentCoding = DocumentCoding()) throws {
+    public init<Root: Codable>(
+        for type: Root.Type, default defaultValue: Root, coding: DocumentCoding = DocumentCoding()
+    ) throws {
         try self.init(for: type, encodedDefault: try coding.encode(defaultValue), coding: coding)
     }
 
@@ -54,7 +56,9 @@ public struct SettingsSchema: Sendable, Hashable {
         if case .object(var properties)? = root["properties"], properties[Self.stampKey] == nil {
             properties[Self.stampKey] = .object([
                 "type": .string("integer"), "minimum": .integer(1),
-                "description": .string("The version of the settings this document was written by; Loupe writes it, for migrations. Not a setting."),
+                "description": .string(
+                    "The version of the settings this document was written by; Loupe writes it, for migrations. Not a setting."
+                ),
             ])
             root["properties"] = .object(properties)
         }

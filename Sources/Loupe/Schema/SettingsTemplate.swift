@@ -46,7 +46,8 @@ private struct TemplateWriter {
     private var comment: String { format == .jsonc ? "//" : "#" }
 
     mutating func header(_ schema: JSONValue) {
-        let title = schema[path: "title"].flatMap { if case .string(let text) = $0 { text } else { nil } } ?? "the settings"
+        let title =
+            schema[path: "title"].flatMap { if case .string(let text) = $0 { text } else { nil } } ?? "the settings"
         lines.append("\(comment) Settings of \(title).")
         if case .string(let description)? = schema[path: "description"] { lines.append("\(comment) \(description)") }
         lines.append("\(comment) Every setting is shown commented out at its default: uncomment one to change it.")
@@ -109,10 +110,14 @@ private struct TemplateWriter {
         let plain = "\(comment) \(prefix)"
         let start = prefix.isEmpty ? plain : lead
         if case .string(let description)? = schema[path: "description"] {
-            for line in description.split(separator: "\n", omittingEmptySubsequences: false) { lines.append(start + line) }
+            for line in description.split(separator: "\n", omittingEmptySubsequences: false) {
+                lines.append(start + line)
+            }
         }
         var allows: [String] = []
-        if case .array(let choices)? = schema[path: "enum"] { allows.append("one of " + choices.map(Self.jsonText).joined(separator: ", ")) }
+        if case .array(let choices)? = schema[path: "enum"] {
+            allows.append("one of " + choices.map(Self.jsonText).joined(separator: ", "))
+        }
         if let minimum = schema[path: "minimum"] { allows.append("at least \(Self.jsonText(minimum))") }
         if let minimum = schema[path: "exclusiveMinimum"] { allows.append("more than \(Self.jsonText(minimum))") }
         if let maximum = schema[path: "maximum"] { allows.append("at most \(Self.jsonText(maximum))") }
@@ -126,14 +131,16 @@ private struct TemplateWriter {
     /// The properties of a part that is an object with named parts (a nested settings type), nil for any
     /// other part (a value, an array, a dictionary).
     private static func nestedProperties(_ schema: JSONValue) -> [String: JSONValue]? {
-        guard case .object(let properties)? = withoutNull(schema)[path: "properties"], !properties.isEmpty else { return nil }
+        guard case .object(let properties)? = withoutNull(schema)[path: "properties"], !properties.isEmpty else {
+            return nil
+        }
         return properties
     }
 
     /// An optional part's schema without the `null` it also takes.
     private static func withoutNull(_ schema: JSONValue) -> JSONValue {
         guard case .array(let choices)? = schema[path: "anyOf"], choices.count == 2,
-              let other = choices.first(where: { $0 != .object(["type": .string("null")]) })
+            let other = choices.first(where: { $0 != .object(["type": .string("null")]) })
         else { return schema }
         return other
     }
@@ -143,6 +150,7 @@ private struct TemplateWriter {
     }
 
     private static func yamlKey(_ key: String) -> String {
-        key.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" } && !key.isEmpty ? key : jsonText(.string(key))
+        key.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" } && !key.isEmpty
+            ? key : jsonText(.string(key))
     }
 }

@@ -97,7 +97,9 @@ public final class CoalescingStore: DocumentStore, StoreDeferredWrites {
         do {
             try flush()
         } catch {
-            logger.error("could not write pending settings", metadata: ["store": "\(base.description)", "error": "\(logDescription(of: error))"])
+            logger.error(
+                "could not write pending settings",
+                metadata: ["store": "\(base.description)", "error": "\(logDescription(of: error))"])
         }
     }
 
@@ -140,7 +142,9 @@ public final class CoalescingStore: DocumentStore, StoreDeferredWrites {
         return state.withLock { state in
             state.outsideChangeReported = false
             state.rebase(on: stored.document, token: stored.token)
-            return StoredDocument(state.view, token: ChangeToken(state.generation), layers: stored.layers, source: stored.source, writers: stored.writers)
+            return StoredDocument(
+                state.view, token: ChangeToken(state.generation), layers: stored.layers, source: stored.source,
+                writers: stored.writers)
         }
     }
 
@@ -201,11 +205,15 @@ public final class CoalescingStore: DocumentStore, StoreDeferredWrites {
                         // Another writer wrote meanwhile: this process's changes go again over what it holds.
                         let stored = try base.load()
                         state.withLock { $0.rebase(on: stored.document, token: stored.token) }
-                        logger.notice("re-applied changes not yet written over an outside change", metadata: ["store": "\(description)"])
+                        logger.notice(
+                            "re-applied changes not yet written over an outside change",
+                            metadata: ["store": "\(description)"])
                     }
-                    guard let (document, number, baseToken) = state.withLock({ state in
-                        state.pending.map { ($0, state.pendingNumber, state.baseToken ?? .absent) }
-                    }) else { return () }
+                    guard
+                        let (document, number, baseToken) = state.withLock({ state in
+                            state.pending.map { ($0, state.pendingNumber, state.baseToken ?? .absent) }
+                        })
+                    else { return () }
                     let token = try base.save(document, replacing: baseToken)
                     state.withLock { state in
                         state.baseToken = token
@@ -225,7 +233,9 @@ public final class CoalescingStore: DocumentStore, StoreDeferredWrites {
         do {
             try flush()
         } catch {
-            logger.error("could not write coalesced settings", metadata: ["store": "\(description)", "error": "\(logDescription(of: error))"])
+            logger.error(
+                "could not write coalesced settings",
+                metadata: ["store": "\(description)", "error": "\(logDescription(of: error))"])
         }
     }
 }

@@ -26,7 +26,10 @@ enum ConflictLoop {
         var lastConflict: SettingsError?
         for number in 0..<maximumRounds {
             do {
-                let result = if number > 0, let store { try store.withExclusiveAccess { try round(number) } } else { try round(number) }
+                let result =
+                    if number > 0, let store { try store.withExclusiveAccess { try round(number) } } else {
+                        try round(number)
+                    }
                 if let result { return result }
             } catch let error as SettingsError where error.code == .conflict {
                 conflicted(error, number)

@@ -51,7 +51,9 @@ public final class DefaultsStore: DocumentStore, StoreExclusiveAccess {
                 reason: "\(String(reflecting: suite)) is not a suite name: a name such as com.example.app, without /")
         }
         guard let defaults = UserDefaults(suiteName: suite) else {
-            throw SettingsError(.unavailable, store: "defaults \(suite) key \(key)", reason: "\(suite) cannot be used as a UserDefaults suite name")
+            throw SettingsError(
+                .unavailable, store: "defaults \(suite) key \(key)",
+                reason: "\(suite) cannot be used as a UserDefaults suite name")
         }
         self.suite = suite
         self.key = key
@@ -61,7 +63,10 @@ public final class DefaultsStore: DocumentStore, StoreExclusiveAccess {
         file = Self.suiteFile(of: suite).map { url in
             WatchedFile(path: url.path, name: name) { data in
                 var format = PropertyListSerialization.PropertyListFormat.xml
-                guard let keys = try? PropertyListSerialization.propertyList(from: data, options: [], format: &format) as? [String: Any] else {
+                guard
+                    let keys = try? PropertyListSerialization.propertyList(from: data, options: [], format: &format)
+                        as? [String: Any]
+                else {
                     throw SettingsError(
                         .corrupt, store: name,
                         reason: "the suite file \(url.path) is not a valid property list (it is left as it is)")
@@ -79,7 +84,8 @@ public final class DefaultsStore: DocumentStore, StoreExclusiveAccess {
     private static func suiteFile(of suite: String) -> URL? {
         #if os(Linux)
         let environment = ProcessInfo.processInfo.environment
-        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        let base =
+            environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? (NSHomeDirectory() + "/.config")
         return URL(fileURLWithPath: base).appendingPathComponent(suite + ".plist")
         #else
@@ -108,7 +114,9 @@ public final class DefaultsStore: DocumentStore, StoreExclusiveAccess {
                 // Data and dates the suite holds, unchanged, stay data and dates.
                 keys[key] = try document.propertyListObject(keeping: keys[key])
             } catch {
-                throw SettingsError(.unwritable, store: description, reason: "cannot write the value as a property list: \(error)", cause: error)
+                throw SettingsError(
+                    .unwritable, store: description, reason: "cannot write the value as a property list: \(error)",
+                    cause: error)
             }
         }
         logger.debug("saved settings", metadata: ["store": "\(description)"])
@@ -137,10 +145,15 @@ public final class DefaultsStore: DocumentStore, StoreExclusiveAccess {
     /// Changes the suite's keys with `change`, if the suite is still the version `token` names: on Linux,
     /// under the suite file's lock, written atomically in its own format (not flushed to disk, as
     /// `UserDefaults` writes a suite: readers see the old file or the new one; a crash may lose the write).
-    private func changeSuite(replacing token: ChangeToken, _ change: (inout [String: Any]) throws -> Void) throws -> ChangeToken {
-        let conflict = SettingsError(.conflict, store: description, reason: "another process changed the suite since it was read")
+    private func changeSuite(
+        replacing token: ChangeToken, _ change: (inout [String: Any]) throws -> Void
+    ) throws -> ChangeToken {
+        let conflict = SettingsError(
+            .conflict, store: description, reason: "another process changed the suite since it was read")
         guard let file else {
-            guard Self.digest(of: defaults.object(forKey: key).map(JSONValue.init(propertyList:))) == token else { throw conflict }
+            guard Self.digest(of: defaults.object(forKey: key).map(JSONValue.init(propertyList:))) == token else {
+                throw conflict
+            }
             var keys = [key: defaults.object(forKey: key) as Any]
             try change(&keys)
             defaults.set(keys[key], forKey: key)
@@ -159,7 +172,9 @@ public final class DefaultsStore: DocumentStore, StoreExclusiveAccess {
             do {
                 data = try PropertyListSerialization.data(fromPropertyList: keys, format: format, options: 0)
             } catch {
-                throw SettingsError(.unwritable, store: description, reason: "the value cannot be written as a property list", cause: error)
+                throw SettingsError(
+                    .unwritable, store: description, reason: "the value cannot be written as a property list",
+                    cause: error)
             }
             let identity = try file.write(data, to: target, permissions: 0o600, durable: false)
             file.remember(SuiteContents(keys: keys, format: format), as: identity, at: target)

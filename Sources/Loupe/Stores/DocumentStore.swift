@@ -253,7 +253,8 @@ public struct ChangeToken: Sendable, Hashable, CustomStringConvertible {
         case .absent: "absent"
         case .number(let number): "\(number)"
         case .text(let text): text
-        case .file(let identity): "\(identity.device):\(identity.inode):\(identity.size):\(identity.modifiedSeconds).\(identity.modifiedNanoseconds)"
+        case .file(let identity):
+            "\(identity.device):\(identity.inode):\(identity.size):\(identity.modifiedSeconds).\(identity.modifiedNanoseconds)"
         case .combined(let parts): "[" + parts.map(\.description).joined(separator: ", ") + "]"
         }
     }

@@ -29,7 +29,8 @@ enum ValueSemantics {
     /// The leaves known to be values: their storage, where they have any, is never changed while shared.
     private static let leaves: Set<ObjectIdentifier> = [
         Bool.self, String.self, Substring.self, Character.self, Double.self, Float.self,
-        Int.self, Int8.self, Int16.self, Int32.self, Int64.self, UInt.self, UInt8.self, UInt16.self, UInt32.self, UInt64.self,
+        Int.self, Int8.self, Int16.self, Int32.self, Int64.self, UInt.self, UInt8.self, UInt16.self, UInt32.self,
+        UInt64.self,
         Date.self, Data.self, URL.self, UUID.self, Decimal.self, JSONValue.self, ValuePath.self,
     ].reduce(into: []) { $0.insert(ObjectIdentifier($1)) }
 

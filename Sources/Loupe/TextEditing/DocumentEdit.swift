@@ -29,7 +29,7 @@ package enum DocumentEdit: Sendable, Equatable {
     package var path: [ValuePath.Component] {
         switch self {
         case .replace(let path, _), .addMember(let path, _, _), .removeMember(let path, _),
-             .addElement(let path, _, _), .removeElement(let path, _):
+            .addElement(let path, _, _), .removeElement(let path, _):
             path
         }
     }
@@ -41,7 +41,9 @@ package enum DocumentEdit: Sendable, Equatable {
         return edits
     }
 
-    private static func collect(from old: JSONValue, to new: JSONValue, at path: [ValuePath.Component], into edits: inout [DocumentEdit]) {
+    private static func collect(
+        from old: JSONValue, to new: JSONValue, at path: [ValuePath.Component], into edits: inout [DocumentEdit]
+    ) {
         // A part the encoder did not make again shares its storage with the old document's: it is the same.
         if old.isShared(with: new) { return }
         switch (old, new) {
@@ -55,10 +57,13 @@ package enum DocumentEdit: Sendable, Equatable {
     }
 
     private static func collectMembers(
-        from before: [String: JSONValue], to after: [String: JSONValue], at path: [ValuePath.Component], into edits: inout [DocumentEdit]
+        from before: [String: JSONValue], to after: [String: JSONValue], at path: [ValuePath.Component],
+        into edits: inout [DocumentEdit]
     ) {
         func changed(_ key: String, from was: JSONValue, to now: JSONValue) {
-            if !was.isShared(with: now), !was.isSameValue(as: now) { collect(from: was, to: now, at: path.appending(.key(key)), into: &edits) }
+            if !was.isShared(with: now), !was.isSameValue(as: now) {
+                collect(from: was, to: now, at: path.appending(.key(key)), into: &edits)
+            }
         }
         // An object the encoder copied to change some of its members holds its keys in the old one's order:
         // the two are walked side by side as long as their keys line up, and the rest by looking keys up.
@@ -83,12 +88,17 @@ package enum DocumentEdit: Sendable, Equatable {
         }
     }
 
-    private static func collectElements(from before: [JSONValue], to after: [JSONValue], at path: [ValuePath.Component], into edits: inout [DocumentEdit]) {
+    private static func collectElements(
+        from before: [JSONValue], to after: [JSONValue], at path: [ValuePath.Component],
+        into edits: inout [DocumentEdit]
+    ) {
         func changed(_ index: Int, to value: JSONValue) {
             collect(from: before[index], to: value, at: path.appending(.index(index)), into: &edits)
         }
         if before.count == after.count {
-            for index in before.indices where !before[index].isSameValue(as: after[index]) { changed(index, to: after[index]) }
+            for index in before.indices where !before[index].isSameValue(as: after[index]) {
+                changed(index, to: after[index])
+            }
             return
         }
         // What the two arrays share at their ends stays; the elements between are lined up.
@@ -96,7 +106,8 @@ package enum DocumentEdit: Sendable, Equatable {
         while head < min(before.count, after.count), before[head].isSameValue(as: after[head]) { head += 1 }
         var tail = 0
         while tail < min(before.count, after.count) - head,
-              before[before.count - 1 - tail].isSameValue(as: after[after.count - 1 - tail]) { tail += 1 }
+            before[before.count - 1 - tail].isSameValue(as: after[after.count - 1 - tail])
+        { tail += 1 }
         let old = head..<(before.count - tail)
         let new = head..<(after.count - tail)
         // A difference takes time in proportion to the elements times the changes: beyond a few thousand
@@ -104,10 +115,13 @@ package enum DocumentEdit: Sendable, Equatable {
         // place, the rest added or removed at the end), so that no edit is slower than linear.
         guard old.count <= Self.alignedElements, new.count <= Self.alignedElements else {
             let common = min(old.count, new.count)
-            for offset in 0..<common where !before[old.lowerBound + offset].isSameValue(as: after[new.lowerBound + offset]) {
+            for offset in 0..<common
+            where !before[old.lowerBound + offset].isSameValue(as: after[new.lowerBound + offset]) {
                 changed(old.lowerBound + offset, to: after[new.lowerBound + offset])
             }
-            for index in (old.lowerBound + common)..<old.upperBound { edits.append(.removeElement(in: path, index: index)) }
+            for index in (old.lowerBound + common)..<old.upperBound {
+                edits.append(.removeElement(in: path, index: index))
+            }
             for index in (new.lowerBound + common)..<new.upperBound {
                 edits.append(.addElement(in: path, before: old.upperBound, value: after[index]))
             }
@@ -160,7 +174,8 @@ extension JSONValue {
         case (.string(let a), .string(let b)): return a == b
         case (.integer(let a), .integer(let b)): return a == b
         case (.double(let a), .double(let b)): return a == b || (a.isNaN && b.isNaN)
-        case (.integer(let a), .double(let b)), (.double(let b), .integer(let a)): return Double(exactly: a) == b && Int(exactly: b) == a
+        case (.integer(let a), .double(let b)), (.double(let b), .integer(let a)):
+            return Double(exactly: a) == b && Int(exactly: b) == a
         case (.exactNumber(let a), .exactNumber(let b)): return a == b || Self.sameNumber(a, b)
         case (.exactNumber(let text), .integer(let number)), (.integer(let number), .exactNumber(let text)):
             return Self.sameNumber(text, String(number))
@@ -169,7 +184,8 @@ extension JSONValue {
         case (.array(let a), .array(let b)):
             return a.count == b.count && zip(a, b).allSatisfy { $0.isSameValue(as: $1) }
         case (.object(let a), .object(let b)):
-            return a.count == b.count && a.allSatisfy { key, value in b[key].map { value.isSameValue(as: $0) } ?? false }
+            return a.count == b.count
+                && a.allSatisfy { key, value in b[key].map { value.isSameValue(as: $0) } ?? false }
         default: return false
         }
     }

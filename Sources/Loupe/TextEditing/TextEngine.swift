@@ -20,7 +20,9 @@ package enum TextEngine {
     package static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
     /// `new` written as an edit of `text`, which holds `old`.
-    package static func edit(_ text: Data, from old: JSONValue, to new: JSONValue, with editor: some TextEditor) throws -> Data {
+    package static func edit(
+        _ text: Data, from old: JSONValue, to new: JSONValue, with editor: some TextEditor
+    ) throws -> Data {
         let edits = DocumentEdit.changes(from: old, to: new)
         if edits.isEmpty { return text }
         let bytes = [UInt8](text)

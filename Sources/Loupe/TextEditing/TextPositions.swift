@@ -23,7 +23,8 @@ extension TextLines {
     package func position(of offset: Int) -> TextPosition {
         let offset = min(max(offset, 0), text.count)
         let start = lineStart(of: offset)
-        return TextPosition(line: line(of: offset) + 1, column: String(decoding: text[start..<offset], as: UTF8.self).count + 1)
+        return TextPosition(
+            line: line(of: offset) + 1, column: String(decoding: text[start..<offset], as: UTF8.self).count + 1)
     }
 }
 
@@ -79,7 +80,9 @@ extension TOMLSyntax {
                 case .key:
                     let keys = path[depth...].prefix { if case .key = $0 { true } else { false } }
                         .map { component -> String in if case .key(let key) = component { key } else { "" } }
-                    guard let item = list.items.first(where: { !$0.key.isEmpty && keys.starts(with: $0.key) }) else { break walk }
+                    guard let item = list.items.first(where: { !$0.key.isEmpty && keys.starts(with: $0.key) }) else {
+                        break walk
+                    }
                     value = item.value
                     depth += item.key.count
                 default:

@@ -42,7 +42,8 @@ extension [UInt8] {
         var position = 0
         for splice in ordered {
             guard splice.range.lowerBound >= position, splice.range.upperBound <= count else {
-                throw TextEditRefusal(path: [], reason: "two edits of the text overlap (at byte \(splice.range.lowerBound))")
+                throw TextEditRefusal(
+                    path: [], reason: "two edits of the text overlap (at byte \(splice.range.lowerBound))")
             }
             spliced.append(contentsOf: self[position..<splice.range.lowerBound])
             spliced.append(contentsOf: splice.replacement)

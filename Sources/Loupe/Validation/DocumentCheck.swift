@@ -55,7 +55,8 @@ extension RootLens {
     ///   - document: The document, as a file holds it.
     ///   - name: The document's name in the messages of a failed migration: its file's path.
     ///   - coding: How the document's format maps to the type; the store's by default.
-    public func problems(in document: JSONValue, named name: String, coding: DocumentCoding? = nil) -> [SettingsProblem] {
+    public func problems(in document: JSONValue, named name: String, coding: DocumentCoding? = nil) -> [SettingsProblem]
+    {
         let pipeline = core.pipeline
         let coding = coding ?? pipeline.coding
         var problems: [SettingsProblem] = []
@@ -72,19 +73,24 @@ extension RootLens {
         // A locked path the document sets is ignored; a problem where that changes the value.
         for lock in core.locks {
             let before = top
-            guard let touched = top.firstPatched(under: lock.path), top.removePatch(at: lock.path) != nil else { continue }
+            guard let touched = top.firstPatched(under: lock.path), top.removePatch(at: lock.path) != nil else {
+                continue
+            }
             let wanted = base.merging(patch: before)[path: lock.path]
             let kept = base.merging(patch: top)[path: lock.path]
-            let changes: Bool = switch (wanted, kept) {
-            case let (wanted?, kept?): !wanted.isSameValue(as: kept)
-            case (nil, nil): false
-            default: true
-            }
+            let changes: Bool =
+                switch (wanted, kept) {
+                case let (wanted?, kept?): !wanted.isSameValue(as: kept)
+                case (nil, nil): false
+                default: true
+                }
             guard changes else { continue }
-            problems.append(SettingsProblem(
-                path: touched,
-                message: "locked by \(lock.file) line \(lock.line): the value here is ignored, the layers below give it",
-                kind: .locked))
+            problems.append(
+                SettingsProblem(
+                    path: touched,
+                    message:
+                        "locked by \(lock.file) line \(lock.line): the value here is ignored, the layers below give it",
+                    kind: .locked))
         }
 
         var effective = base == .object([:]) ? top : base.merging(patch: top)

@@ -129,22 +129,32 @@ public struct Constraint<Value: Sendable>: Sendable {
 extension Constraint where Value: Comparable & Sendable {
     /// More than `bound`.
     public static func greaterThan(_ bound: Value) -> Constraint {
-        Constraint(holds: { $0 > bound }, description: RuleConstraint(rule: "must be greater than \(describe(bound))", exclusiveMinimum: schemaNumber(bound)))
+        Constraint(
+            holds: { $0 > bound },
+            description: RuleConstraint(
+                rule: "must be greater than \(describe(bound))", exclusiveMinimum: schemaNumber(bound)))
     }
 
     /// `bound` or more.
     public static func atLeast(_ bound: Value) -> Constraint {
-        Constraint(holds: { $0 >= bound }, description: RuleConstraint(rule: "must be at least \(describe(bound))", minimum: schemaNumber(bound)))
+        Constraint(
+            holds: { $0 >= bound },
+            description: RuleConstraint(rule: "must be at least \(describe(bound))", minimum: schemaNumber(bound)))
     }
 
     /// Less than `bound`.
     public static func lessThan(_ bound: Value) -> Constraint {
-        Constraint(holds: { $0 < bound }, description: RuleConstraint(rule: "must be less than \(describe(bound))", exclusiveMaximum: schemaNumber(bound)))
+        Constraint(
+            holds: { $0 < bound },
+            description: RuleConstraint(
+                rule: "must be less than \(describe(bound))", exclusiveMaximum: schemaNumber(bound)))
     }
 
     /// `bound` or less.
     public static func atMost(_ bound: Value) -> Constraint {
-        Constraint(holds: { $0 <= bound }, description: RuleConstraint(rule: "must be at most \(describe(bound))", maximum: schemaNumber(bound)))
+        Constraint(
+            holds: { $0 <= bound },
+            description: RuleConstraint(rule: "must be at most \(describe(bound))", maximum: schemaNumber(bound)))
     }
 
     /// Within `range`, its bounds included.
@@ -236,7 +246,9 @@ public struct RuleViolation: Error, Sendable, Equatable, CustomStringConvertible
 /// `-5`, `"ftp://x"`, for a message.
 private func describe<Value>(_ value: Value) -> String {
     if let string = value as? String { return String(reflecting: string) }
-    if let raw = value as? any RawRepresentable, let string = raw.rawValue as? String { return String(reflecting: string) }
+    if let raw = value as? any RawRepresentable, let string = raw.rawValue as? String {
+        return String(reflecting: string)
+    }
     // Numbers as JSON writes them: 5, not 5.0.
     var text = "\(value)"
     if value is any BinaryFloatingPoint, text.hasSuffix(".0") { text.removeLast(2) }

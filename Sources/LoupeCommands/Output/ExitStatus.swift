@@ -14,20 +14,21 @@ enum CommandError: Error, CustomStringConvertible {
     var description: String {
         switch self {
         case .invalidValue(let message), .conflict(let message), .usage(let message), .output(let message),
-            .unavailable(let message): message
+            .unavailable(let message):
+            message
         }
     }
 }
 
 /// The exit statuses, from sysexits(3), so scripts can tell failures apart.
 enum ExitStatus {
-    static let usage: Int32 = 64         // EX_USAGE: bad arguments, a malformed path
+    static let usage: Int32 = 64  // EX_USAGE: bad arguments, a malformed path
     static let invalidValue: Int32 = 65  // EX_DATAERR: the value does not fit the type or its rules, or is not JSON
-    static let notFound: Int32 = 66      // EX_NOINPUT: nothing at that path
-    static let unavailable: Int32 = 69   // EX_UNAVAILABLE: the store cannot be read or written
-    static let output: Int32 = 74        // EX_IOERR: standard output or error could not be written
-    static let conflict: Int32 = 75      // EX_TEMPFAIL: another writer got there first; try again
-    static let locked: Int32 = 77        // EX_NOPERM: an administrator locked the path
+    static let notFound: Int32 = 66  // EX_NOINPUT: nothing at that path
+    static let unavailable: Int32 = 69  // EX_UNAVAILABLE: the store cannot be read or written
+    static let output: Int32 = 74  // EX_IOERR: standard output or error could not be written
+    static let conflict: Int32 = 75  // EX_TEMPFAIL: another writer got there first; try again
+    static let locked: Int32 = 77  // EX_NOPERM: an administrator locked the path
 
     static let help = """
         Exit status: 0 success; 64 usage (bad arguments, malformed path); 65 invalid value (refused \

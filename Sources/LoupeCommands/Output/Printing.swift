@@ -14,11 +14,12 @@ func printLine(_ text: String) throws {
         let written = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
         if written < 0 {
             if errno == EINTR { continue }
-            let reason = switch errno {
-            case EBADF: "it is closed"
-            case EPIPE: "the pipe is closed"
-            default: String(cString: strerror(errno))
-            }
+            let reason =
+                switch errno {
+                case EBADF: "it is closed"
+                case EPIPE: "the pipe is closed"
+                default: String(cString: strerror(errno))
+                }
             throw CommandError.output("cannot write to standard output: \(reason)")
         }
         bytes = bytes.dropFirst(written)
@@ -81,12 +82,15 @@ func parseValue(_ argument: String) throws -> JSONValue {
         text = read.trimmingCharacters(in: .whitespacesAndNewlines)
     }
     if let value = try? JSONValue(parsing: text) { return value }
-    let bare = !text.isEmpty && text.unicodeScalars.allSatisfy {
-        CharacterSet.alphanumerics.contains($0) || "-_.:/".unicodeScalars.contains($0)
-    }
+    let bare =
+        !text.isEmpty
+        && text.unicodeScalars.allSatisfy {
+            CharacterSet.alphanumerics.contains($0) || "-_.:/".unicodeScalars.contains($0)
+        }
     guard bare else {
         throw CommandError.invalidValue(
-            "\(String(reflecting: String(text.prefix(40)))) is not JSON; write a string with spaces or symbols in JSON quotes: '\"...\"'")
+            "\(String(reflecting: String(text.prefix(40)))) is not JSON; write a string with spaces or symbols in JSON quotes: '\"...\"'"
+        )
     }
     return .string(text)
 }

@@ -36,7 +36,9 @@ extension SettingsCommand {
 
         @ParentCommand var group: SettingsCommand
         @Argument(help: ArgumentHelp("The settings files to check.", valueName: "file")) var files: [String]
-        @Option(help: ArgumentHelp("Check against this type the program registers, rather than its own settings type.", valueName: "type"))
+        @Option(
+            help: ArgumentHelp(
+                "Check against this type the program registers, rather than its own settings type.", valueName: "type"))
         var schema: String?
         @Option(help: "How problems are printed: text, one line each, or json, an array for tools.")
         var format: ReportFormat = .text
@@ -69,29 +71,51 @@ extension SettingsCommand {
             let types = Location.settingsTypes
             guard let open = types[schema] else {
                 let known = types.keys.sorted()
-                throw CommandError.usage(known.isEmpty
-                    ? "--schema \(schema): this program registers no other settings type; leave --schema out"
-                    : "--schema \(schema): no such settings type; the program registers \(known.joined(separator: ", "))")
+                throw CommandError.usage(
+                    known.isEmpty
+                        ? "--schema \(schema): this program registers no other settings type; leave --schema out"
+                        : "--schema \(schema): no such settings type; the program registers \(known.joined(separator: ", "))"
+                )
             }
             return try open()
         }
 
         /// Every problem of `data`, the file at `path`, in the order they stand in the text.
-        static func problems(in data: Data, of path: String, codec: any DocumentCodec, settings: OpenSettings) -> [FileProblem] {
+        static func problems(
+            in data: Data, of path: String, codec: any DocumentCodec, settings: OpenSettings
+        ) -> [FileProblem] {
             let document: JSONValue
             do {
                 document = try codec.parse(data)
             } catch let error as DocumentSyntaxError {
                 let position = error.position ?? TextPosition(line: 1, column: 1)
-                return [FileProblem(file: path, position: position, problem: SettingsProblem(path: ValuePath([]), message: error.problem, kind: .syntax))]
+                return [
+                    FileProblem(
+                        file: path, position: position,
+                        problem: SettingsProblem(path: ValuePath([]), message: error.problem, kind: .syntax))
+                ]
             } catch {
-                let message = data.isEmpty ? "it is empty (expected a \(codec.formatName) document)" : "not a \(codec.formatName) document: \(oneLine(error))"
-                return [FileProblem(file: path, position: TextPosition(line: 1, column: 1), problem: SettingsProblem(path: ValuePath([]), message: message, kind: .syntax))]
+                let message =
+                    data.isEmpty
+                    ? "it is empty (expected a \(codec.formatName) document)"
+                    : "not a \(codec.formatName) document: \(oneLine(error))"
+                return [
+                    FileProblem(
+                        file: path, position: TextPosition(line: 1, column: 1),
+                        problem: SettingsProblem(path: ValuePath([]), message: message, kind: .syntax))
+                ]
             }
             let found = settings.root.problems(in: document, named: path, coding: codec.coding).map { problem in
-                FileProblem(file: path, position: codec.position(of: problem.path, in: data) ?? TextPosition(line: 1, column: 1), problem: problem)
+                FileProblem(
+                    file: path,
+                    position: codec.position(of: problem.path, in: data) ?? TextPosition(line: 1, column: 1),
+                    problem: problem)
             }
-            return found.enumerated().sorted { ($0.element.position.line, $0.element.position.column, $0.offset) < ($1.element.position.line, $1.element.position.column, $1.offset) }.map(\.element)
+            return found.enumerated().sorted {
+                ($0.element.position.line, $0.element.position.column, $0.offset) < (
+                    $1.element.position.line, $1.element.position.column, $1.offset
+                )
+            }.map(\.element)
         }
 
         private func report(_ problems: [FileProblem]) throws {
@@ -99,9 +123,11 @@ extension SettingsCommand {
             case .text:
                 for problem in problems { try printLine(problem.description) }
                 let files = Swift.Set(problems.map(\.file)).count
-                printError(problems.isEmpty
-                    ? "checked \(self.files.count) file\(self.files.count == 1 ? "" : "s"): no problems"
-                    : "\(problems.count) problem\(problems.count == 1 ? "" : "s") in \(files) of \(self.files.count) file\(self.files.count == 1 ? "" : "s")")
+                printError(
+                    problems.isEmpty
+                        ? "checked \(self.files.count) file\(self.files.count == 1 ? "" : "s"): no problems"
+                        : "\(problems.count) problem\(problems.count == 1 ? "" : "s") in \(files) of \(self.files.count) file\(self.files.count == 1 ? "" : "s")"
+                )
             case .json:
                 try printLine(JSONValue.array(problems.map(\.json)).jsonText(pretty: true))
             }
@@ -124,7 +150,8 @@ struct FileProblem: Sendable, CustomStringConvertible {
     var json: JSONValue {
         .object([
             "file": .string(file), "line": .integer(position.line), "column": .integer(position.column),
-            "path": .string(problem.path.components.isEmpty ? "" : problem.path.description), "message": .string(problem.message), "code": .string(problem.kind.rawValue),
+            "path": .string(problem.path.components.isEmpty ? "" : problem.path.description),
+            "message": .string(problem.message), "code": .string(problem.kind.rawValue),
         ])
     }
 }

@@ -29,16 +29,20 @@ extension SettingsCommand {
         public func run() throws {
             try group.withSettings { settings in
                 guard !settings.holdsSecrets else {
-                    throw CommandError.usage("edit does not work on secrets: it would write them to a temporary file; use get and set")
+                    throw CommandError.usage(
+                        "edit does not work on secrets: it would write them to a temporary file; use get and set")
                 }
                 let secrets = settings.root.secretPaths
                 guard secrets.isEmpty else {
                     throw CommandError.usage(
-                        "edit does not work while the settings hold secrets (\(secrets.map(\.description).joined(separator: ", "))): it would write them to a temporary file; use get and set, or edit the settings file itself")
+                        "edit does not work while the settings hold secrets (\(secrets.map(\.description).joined(separator: ", "))): it would write them to a temporary file; use get and set, or edit the settings file itself"
+                    )
                 }
                 let original = try settings.root.document
-                let directory = FileManager.default.temporaryDirectory.appendingPathComponent("settings-edit-\(UUID().uuidString)")
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "settings-edit-\(UUID().uuidString)")
+                try FileManager.default.createDirectory(
+                    at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
                 defer { try? FileManager.default.removeItem(at: directory) }
                 let copy = directory.appendingPathComponent("settings.json")
                 var text = original.jsonText(pretty: true) + "\n"
@@ -50,7 +54,10 @@ extension SettingsCommand {
                     let edited = (try? String(contentsOf: copy, encoding: .utf8)) ?? ""
                     if edited.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || edited == text {
                         // Giving up on a refused edit is not success: nothing the person wrote was saved.
-                        if refused { throw CommandError.invalidValue("the edit was refused and left as it was; nothing was written") }
+                        if refused {
+                            throw CommandError.invalidValue(
+                                "the edit was refused and left as it was; nothing was written")
+                        }
                         printError("no changes")
                         return
                     }
@@ -64,7 +71,9 @@ extension SettingsCommand {
                         case .conflict:
                             // The person's work is kept, beside the temporary directory that goes.
                             let kept = try keep(edited)
-                            throw CommandError.conflict("the settings changed while you were editing them; nothing was written; your edit is in \(kept)")
+                            throw CommandError.conflict(
+                                "the settings changed while you were editing them; nothing was written; your edit is in \(kept)"
+                            )
                         default:
                             throw error  // a lock, a read-only or broken store: editing again cannot help
                         }
@@ -78,15 +87,23 @@ extension SettingsCommand {
                     text = edited
                     refused = true
                 }
-                throw CommandError.invalidValue("the edit was still invalid after \(Self.maximumRounds) rounds; nothing was written")
+                throw CommandError.invalidValue(
+                    "the edit was still invalid after \(Self.maximumRounds) rounds; nothing was written")
             }
         }
 
         /// Writes `edited` to a private file of its own that outlives the command, and returns its path.
         private func keep(_ edited: String) throws -> String {
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent("settings-edit-\(UUID().uuidString).json").path
-            guard FileManager.default.createFile(atPath: path, contents: Data(edited.utf8), attributes: [.posixPermissions: 0o600]) else {
-                throw CommandError.conflict("the settings changed while you were editing them; nothing was written, and your edit could not be kept at \(path)")
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "settings-edit-\(UUID().uuidString).json"
+            ).path
+            guard
+                FileManager.default.createFile(
+                    atPath: path, contents: Data(edited.utf8), attributes: [.posixPermissions: 0o600])
+            else {
+                throw CommandError.conflict(
+                    "the settings changed while you were editing them; nothing was written, and your edit could not be kept at \(path)"
+                )
             }
             return path
         }
@@ -104,7 +121,8 @@ extension SettingsCommand {
             try process.run()
             process.waitUntilExit()
             guard process.terminationStatus == 0 else {
-                throw CommandError.unavailable("the editor (\(editor)) failed with status \(process.terminationStatus); nothing was written")
+                throw CommandError.unavailable(
+                    "the editor (\(editor)) failed with status \(process.terminationStatus); nothing was written")
             }
         }
     }

@@ -10,7 +10,8 @@ extension SettingsCommand {
         public static var configuration: CommandConfiguration {
             CommandConfiguration(
                 commandName: "history",
-                abstract: "Lists the changes the store keeps a record of: revision, time, who, the paths changed; --purge PATH takes a path's values out of them.",
+                abstract:
+                    "Lists the changes the store keeps a record of: revision, time, who, the paths changed; --purge PATH takes a path's values out of them.",
                 discussion: """
                     One line a change, oldest first: `12  2026-11-25T10:00:00.000Z  ann (uid 1000) via loupe[4242] \
                     on web-1  port, upstream.url`. An edit made without Loupe (an editor, a script) shows as an \
@@ -28,16 +29,18 @@ extension SettingsCommand {
         @ParentCommand var group: SettingsCommand
         @Argument(help: "Only the changes that set or removed this path, a part under it, or a part above it.")
         var path: String = ""
-        @Option(help: ArgumentHelp(
-            "Takes the values at this path, and under it, out of every record of the history; '' purges every value.",
-            valueName: "path"))
+        @Option(
+            help: ArgumentHelp(
+                "Takes the values at this path, and under it, out of every record of the history; '' purges every value.",
+                valueName: "path"))
         var purge: String?
 
         public init() {}
 
         public func validate() throws {
             if purge != nil, !path.isEmpty {
-                throw ValidationError("give either a path to list the changes that touched it, or --purge PATH, not both")
+                throw ValidationError(
+                    "give either a path to list the changes that touched it, or --purge PATH, not both")
             }
         }
 
@@ -47,9 +50,10 @@ extension SettingsCommand {
                     let target = try ValuePath(parsing: purge)
                     let named = target.components.isEmpty ? "every value" : "the values at \(target)"
                     let purged = try settings.root.purgeHistory(of: target)
-                    printError(purged == 0
-                        ? "no record of the history holds \(named); nothing was written"
-                        : "purged \(named) from \(purged) record\(purged == 1 ? "" : "s") of the history")
+                    printError(
+                        purged == 0
+                            ? "no record of the history holds \(named); nothing was written"
+                            : "purged \(named) from \(purged) record\(purged == 1 ? "" : "s") of the history")
                 }
             }
             try group.withSettings { settings in
@@ -57,15 +61,19 @@ extension SettingsCommand {
                 let history = try settings.root.history()
                 let changes = history.changes.filter { filter.components.isEmpty || $0.touches(filter) }
                 guard !changes.isEmpty else {
-                    printError(history.changes.isEmpty ? "no changes are recorded yet" : "no change recorded touched \(path)")
+                    printError(
+                        history.changes.isEmpty ? "no changes are recorded yet" : "no change recorded touched \(path)")
                     return
                 }
                 for change in changes {
                     let paths = change.changedPaths.map { path in
-                        (path.components.isEmpty ? "<root>" : path.description) + (change.purgedPaths.contains(path) ? " (purged)" : "")
+                        (path.components.isEmpty ? "<root>" : path.description)
+                            + (change.purgedPaths.contains(path) ? " (purged)" : "")
                     }
                     let who = history.recordsAuthors ? author(of: change) : "-"
-                    try printLine("\(change.revision)  \(change.time.map(timestamp) ?? "-")  \(who)  \(paths.joined(separator: ", "))")
+                    try printLine(
+                        "\(change.revision)  \(change.time.map(timestamp) ?? "-")  \(who)  \(paths.joined(separator: ", "))"
+                    )
                 }
             }
         }
@@ -77,7 +85,8 @@ extension SettingsCommand {
         public static var configuration: CommandConfiguration {
             CommandConfiguration(
                 commandName: "diff",
-                abstract: "Prints what revision REV changed, or what changed from revision REV to REV2, or from one settings file to another.",
+                abstract:
+                    "Prints what revision REV changed, or what changed from revision REV to REV2, or from one settings file to another.",
                 discussion: """
                     One line a path, with its value before and after as JSON: `port: 8080 -> 9000`; \
                     `(none)` where nothing was stored (a path added or removed). Secrets are masked unless \
@@ -95,8 +104,10 @@ extension SettingsCommand {
         @ParentCommand var group: SettingsCommand
         @Argument(help: "A revision, as `history` lists them.") var revision: Int?
         @Argument(help: "A later (or earlier) revision: what changed from REV to it.") var other: Int?
-        @Option(name: .customLong("files"), parsing: .upToNextOption, help: ArgumentHelp(
-            "Two settings files, A B: what changes from A to B.", valueName: "file"))
+        @Option(
+            name: .customLong("files"), parsing: .upToNextOption,
+            help: ArgumentHelp(
+                "Two settings files, A B: what changes from A to B.", valueName: "file"))
         var files: [String] = []
         @Flag(help: "Print secrets' values as they are instead of masking them.") var reveal = false
 
@@ -104,9 +115,13 @@ extension SettingsCommand {
 
         public func validate() throws {
             if files.isEmpty {
-                guard revision != nil else { throw ValidationError("give a revision, or --files A B to compare two settings files") }
+                guard revision != nil else {
+                    throw ValidationError("give a revision, or --files A B to compare two settings files")
+                }
             } else {
-                guard files.count == 2 else { throw ValidationError("--files takes two settings files, A B: what changes from A to B") }
+                guard files.count == 2 else {
+                    throw ValidationError("--files takes two settings files, A B: what changes from A to B")
+                }
                 guard revision == nil else { throw ValidationError("give either revisions or --files A B, not both") }
             }
         }
@@ -122,11 +137,13 @@ extension SettingsCommand {
                 let new = try history.document(after: to)
                 // The history no longer knows what the changes in between did at a purged path.
                 var purged: [ValuePath] = []
-                for change in history.changes where change.revision > min(from, to) && change.revision <= max(from, to) {
+                for change in history.changes where change.revision > min(from, to) && change.revision <= max(from, to)
+                {
                     purged += change.purgedPaths.filter { !purged.contains($0) }
                 }
                 let change = SettingsChange(
-                    revision: to, time: Date(), author: nil, patch: SettingsHistory.patch(from: old, to: new), reversePatch: .null, purgedPaths: purged)
+                    revision: to, time: Date(), author: nil, patch: SettingsHistory.patch(from: old, to: new),
+                    reversePatch: .null, purgedPaths: purged)
                 let paths = change.patch == .object([:]) && purged.isEmpty ? [] : change.changedPaths
                 guard !paths.isEmpty else {
                     printError("nothing changed from revision \(from) to revision \(to)")
@@ -153,7 +170,10 @@ extension SettingsCommand {
 
         /// Prints each of `paths` with its value in `old` and in `new`, masked where they are secrets unless
         /// --reveal, or as `PATH: (purged)` for a path of `purged`.
-        private func printChanges(at paths: [ValuePath], from old: JSONValue?, to new: JSONValue?, purged: [ValuePath], _ settings: OpenSettings) throws {
+        private func printChanges(
+            at paths: [ValuePath], from old: JSONValue?, to new: JSONValue?, purged: [ValuePath],
+            _ settings: OpenSettings
+        ) throws {
             for path in paths {
                 let name = path.components.isEmpty ? "<root>" : path.description
                 if purged.contains(path) {
@@ -214,12 +234,15 @@ extension SettingsCommand {
                 let purged = history.purgedPaths(through: revision)
                 if !purged.isEmpty {
                     let named = purged.map { $0.components.isEmpty ? "<root>" : $0.description }.joined(separator: ", ")
-                    printError("left \(named) as \(purged.count == 1 ? "it is" : "they are") now: purged from the history")
+                    printError(
+                        "left \(named) as \(purged.count == 1 ? "it is" : "they are") now: purged from the history")
                 }
                 if after == before {
                     printError("the settings are already as revision \(revision) left them; nothing was written")
                 } else {
-                    printError("restored the settings as revision \(revision) left them, recorded as revision \(after.map(String.init) ?? "?")")
+                    printError(
+                        "restored the settings as revision \(revision) left them, recorded as revision \(after.map(String.init) ?? "?")"
+                    )
                 }
             }
         }

@@ -15,16 +15,19 @@ extension SettingsCommand {
         public init() {}
 
         public func run() throws {
-            try group.withSettings({ settings in
-                try show(try settings.root.value(atPath: path), settings, at: try ValuePath(parsing: path))
-            }, orOwnStore: { store, error in
-                // What the store holds at the path, before the error: what can be printed.
-                guard !store.holdsSecrets, let path = try? ValuePath(parsing: path), let value = try? store.load().document?[path: path],
-                    let secrets = group.declaredSecrets(in: value, at: path, after: error)
-                else { return false }
-                try printLine(maskingSecrets(in: value, at: path, secrets).jsonText(pretty: true))
-                return false
-            })
+            try group.withSettings(
+                { settings in
+                    try show(try settings.root.value(atPath: path), settings, at: try ValuePath(parsing: path))
+                },
+                orOwnStore: { store, error in
+                    // What the store holds at the path, before the error: what can be printed.
+                    guard !store.holdsSecrets, let path = try? ValuePath(parsing: path),
+                        let value = try? store.load().document?[path: path],
+                        let secrets = group.declaredSecrets(in: value, at: path, after: error)
+                    else { return false }
+                    try printLine(maskingSecrets(in: value, at: path, secrets).jsonText(pretty: true))
+                    return false
+                })
         }
     }
 
@@ -47,7 +50,10 @@ extension SettingsCommand {
         // The same, for a location whose own options take `--defaults` (as `loupe`'s UserDefaults suite):
         // the group's options are matched anywhere in the command line, before the verb's.
         @Flag(name: .customLong("only-defaults"), help: .hidden) var onlyDefaults = false
-        @Flag(help: "Print each layer (the defaults, each read-only layer, the writable top), lowest first, then the locks.")
+        @Flag(
+            help:
+                "Print each layer (the defaults, each read-only layer, the writable top), lowest first, then the locks."
+        )
         var layers = false
 
         public init() {}
@@ -59,36 +65,38 @@ extension SettingsCommand {
         }
 
         public func run() throws {
-            try group.withSettings({ settings in
-                if layers {
-                    for layer in try settings.root.layers() {
-                        try printLine("# \(layer.source)\(layer.isWritable ? " (writable)" : "")")
-                        try show(layer.isSecret ? masked(layer.document) : layer.document, settings)
+            try group.withSettings(
+                { settings in
+                    if layers {
+                        for layer in try settings.root.layers() {
+                            try printLine("# \(layer.source)\(layer.isWritable ? " (writable)" : "")")
+                            try show(layer.isSecret ? masked(layer.document) : layer.document, settings)
+                        }
+                        let locks = settings.root.locks
+                        if !locks.isEmpty {
+                            try printLine("# locks")
+                            for lock in locks { try printLine("\(lock.path)  (\(lock.file), line \(lock.line))") }
+                        }
+                    } else if stored {
+                        guard let stored = try settings.root.storedDocument() else {
+                            printError("nothing is stored; the value is the default")
+                            return try show(.object([:]), settings)
+                        }
+                        try show(stored, settings)
+                    } else if defaults || onlyDefaults {
+                        try show(try settings.root.defaults, settings)
+                    } else {
+                        try show(try settings.root.document, settings)
                     }
-                    let locks = settings.root.locks
-                    if !locks.isEmpty {
-                        try printLine("# locks")
-                        for lock in locks { try printLine("\(lock.path)  (\(lock.file), line \(lock.line))") }
-                    }
-                } else if stored {
-                    guard let stored = try settings.root.storedDocument() else {
-                        printError("nothing is stored; the value is the default")
-                        return try show(.object([:]), settings)
-                    }
-                    try show(stored, settings)
-                } else if defaults || onlyDefaults {
-                    try show(try settings.root.defaults, settings)
-                } else {
-                    try show(try settings.root.document, settings)
-                }
-            }, orOwnStore: { store, error in
-                // The settings do not read: what the store holds, as it holds it, before the error.
-                guard !store.holdsSecrets, let document = try? store.load().document,
-                    let secrets = group.declaredSecrets(in: document, at: ValuePath([]), after: error)
-                else { return false }
-                try printLine(maskingSecrets(in: document, at: ValuePath([]), secrets).jsonText(pretty: true))
-                return false
-            })
+                },
+                orOwnStore: { store, error in
+                    // The settings do not read: what the store holds, as it holds it, before the error.
+                    guard !store.holdsSecrets, let document = try? store.load().document,
+                        let secrets = group.declaredSecrets(in: document, at: ValuePath([]), after: error)
+                    else { return false }
+                    try printLine(maskingSecrets(in: document, at: ValuePath([]), secrets).jsonText(pretty: true))
+                    return false
+                })
         }
     }
 
@@ -98,7 +106,9 @@ extension SettingsCommand {
             CommandConfiguration(
                 commandName: "list",
                 abstract: "Prints every path with its value, one per line: server.port = 8080.",
-                discussion: "As gsettings list-recursively: each value that is not an object, under PATH (or everywhere), in path order.")
+                discussion:
+                    "As gsettings list-recursively: each value that is not an object, under PATH (or everywhere), in path order."
+            )
         }
         @ParentCommand var group: SettingsCommand
         @Argument(help: "Where to start; everywhere when left out.") var path: String = ""
@@ -119,7 +129,8 @@ extension SettingsCommand {
         public static var configuration: CommandConfiguration {
             CommandConfiguration(
                 commandName: "describe",
-                abstract: "Describes the part at a path: its type, default, current value, allowed values and description.",
+                abstract:
+                    "Describes the part at a path: its type, default, current value, allowed values and description.",
                 discussion: "From the settings' JSON Schema (see schema) and their current value.")
         }
         @ParentCommand var group: SettingsCommand
@@ -148,7 +159,8 @@ extension SettingsCommand {
                 } else {
                     try printLine("default: none")
                 }
-                try printLine("value: \(current.map { displayed($0, settings, at: path).jsonText() } ?? "none (not set)")")
+                try printLine(
+                    "value: \(current.map { displayed($0, settings, at: path).jsonText() } ?? "none (not set)")")
                 if let allowed = description.allowed { try printLine("allowed: \(allowed)") }
                 if let text = description.text { try printLine("description: \(text)") }
             }
@@ -173,7 +185,9 @@ extension SettingsCommand {
         public init() {}
 
         public func run() throws {
-            try group.withSettingsType { settings in try printLine(try settings.root.schema().document.jsonText(pretty: true)) }
+            try group.withSettingsType { settings in
+                try printLine(try settings.root.schema().document.jsonText(pretty: true))
+            }
         }
     }
 
@@ -182,7 +196,8 @@ extension SettingsCommand {
         public static var configuration: CommandConfiguration {
             CommandConfiguration(
                 commandName: "explain",
-                abstract: "Says where the value at a path comes from: the layer that set it, and the layers it overrides.",
+                abstract:
+                    "Says where the value at a path comes from: the layer that set it, and the layers it overrides.",
                 discussion: """
                     One line for the path, or for each value under it when it holds an object: \
                     `upstream.url = "https://a.example" from /etc/app/settings.json (overrides default)`, with \
@@ -231,7 +246,9 @@ struct PartDescription {
             ("exclusiveMaximum", "less than"),
         ]
         for (keyword, words) in bounds {
-            if let bound = keywords[keyword], !Self.isTypeBound(bound) { allowed.append("\(words) \(bound.jsonText())") }
+            if let bound = keywords[keyword], !Self.isTypeBound(bound) {
+                allowed.append("\(words) \(bound.jsonText())")
+            }
         }
         if case .string(let pattern)? = keywords["pattern"] { allowed.append("matching \(pattern)") }
         if !allowed.isEmpty { self.allowed = allowed.joined(separator: ", ") }
@@ -245,7 +262,8 @@ struct PartDescription {
         case .array(let types)?: names = types.compactMap { if case .string(let name) = $0 { name } else { nil } }
         default:
             if case .array(let choices)? = keywords["anyOf"] {
-                return choices.map { if case .object(let inner) = $0 { type(of: inner) } else { "any" } }.joined(separator: " or ")
+                return choices.map { if case .object(let inner) = $0 { type(of: inner) } else { "any" } }.joined(
+                    separator: " or ")
             }
             return "any"
         }

@@ -9,7 +9,8 @@ extension SettingsCommand {
         public static var configuration: CommandConfiguration {
             CommandConfiguration(
                 commandName: "status",
-                abstract: "Lists the readers of a shared store (an etcd key's fleet): the revision each runs, and what it refused.",
+                abstract:
+                    "Lists the readers of a shared store (an etcd key's fleet): the revision each runs, and what it refused.",
                 discussion: """
                     One line a reader that reports (its lease alive): `web-1  revision 41  current  since \
                     2026-11-25T10:00:00.000Z`, or `2 behind`, and `refused 42: REASON` when it refused a newer \
@@ -24,7 +25,9 @@ extension SettingsCommand {
             try group.withSettings { settings in
                 let status = try appliedStatus(of: settings)
                 let count = status.readers.count
-                printError("the store is at revision \(status.currentRevision); \(count) reader\(count == 1 ? " reports" : "s report")")
+                printError(
+                    "the store is at revision \(status.currentRevision); \(count) reader\(count == 1 ? " reports" : "s report")"
+                )
                 for reader in status.readers {
                     try printLine(describe(reader, current: status.currentRevision))
                 }
@@ -39,7 +42,8 @@ extension SettingsCommand {
 func appliedStatus(of settings: OpenSettings) throws -> AppliedStatus {
     guard let status = try settings.root.appliedStatus() else {
         throw CommandError.unavailable(
-            "\(settings.root.storeDescription) has no report of what its readers run (an etcd store whose roots report their status has)")
+            "\(settings.root.storeDescription) has no report of what its readers run (an etcd store whose roots report their status has)"
+        )
     }
     return status
 }

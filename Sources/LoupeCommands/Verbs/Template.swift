@@ -20,14 +20,17 @@ extension SettingsCommand {
         @ParentCommand var group: SettingsCommand
 
         /// `--template-format` is the same option, for a program whose own options have a `--format`.
-        @Option(name: [.customLong("format"), .customLong("template-format")],
-                help: "The file's format: \(TemplateFormat.allCases.map(\.rawValue).joined(separator: ", ")).")
+        @Option(
+            name: [.customLong("format"), .customLong("template-format")],
+            help: "The file's format: \(TemplateFormat.allCases.map(\.rawValue).joined(separator: ", ")).")
         var format: TemplateFormat = .jsonc
 
         public init() {}
 
         public func run() throws {
-            try group.withSettingsType { settings in try printLine(String(try settings.root.schema().template(format: format).dropLast())) }
+            try group.withSettingsType { settings in
+                try printLine(String(try settings.root.schema().template(format: format).dropLast()))
+            }
         }
     }
 }

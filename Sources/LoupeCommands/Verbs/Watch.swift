@@ -10,8 +10,11 @@ extension SettingsCommand {
         public static var configuration: CommandConfiguration {
             CommandConfiguration(
                 commandName: "watch",
-                abstract: "Prints the value at a path (or the whole value), then each change as it lands, one JSON line each, until interrupted.",
-                discussion: "Changes other processes make are seen as they land; a change that cannot be applied is reported on standard error and the watch goes on.")
+                abstract:
+                    "Prints the value at a path (or the whole value), then each change as it lands, one JSON line each, until interrupted.",
+                discussion:
+                    "Changes other processes make are seen as they land; a change that cannot be applied is reported on standard error and the watch goes on."
+            )
         }
         @ParentCommand var group: SettingsCommand
         @Argument(help: "The path; the whole value when left out.") var path: String = ""

@@ -23,7 +23,8 @@ extension SettingsCommand {
         @ParentCommand var group: SettingsCommand
         @Argument(help: "The path, such as server.port.") var path: String
         // Captures what looks like an option too, so that `set offset -5` needs no `--`.
-        @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The new value.", valueName: "value")) var value: [String]
+        @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The new value.", valueName: "value")) var value:
+            [String]
 
         public init() {}
 
@@ -45,9 +46,11 @@ extension SettingsCommand {
                     break
                 }
                 if word == "--wait-applied" || word.hasPrefix("--wait-applied=") {
-                    var seconds = word.hasPrefix("--wait-applied=") ? Double(word.dropFirst("--wait-applied=".count)) : nil
+                    var seconds =
+                        word.hasPrefix("--wait-applied=") ? Double(word.dropFirst("--wait-applied=".count)) : nil
                     // A number after it is its SECONDS once the value is given (`set port 9000 --wait-applied 10`).
-                    if seconds == nil, !words.isEmpty, index + 1 < value.endIndex, let given = Double(value[index + 1]) {
+                    if seconds == nil, !words.isEmpty, index + 1 < value.endIndex, let given = Double(value[index + 1])
+                    {
                         seconds = given
                         index += 1
                     }
@@ -62,7 +65,10 @@ extension SettingsCommand {
 
         public func validate() throws {
             guard words.count == 1 else {
-                throw ValidationError(words.isEmpty ? "Missing expected argument '<value>'" : "set takes one value; quote it as JSON: '\"two words\"'")
+                throw ValidationError(
+                    words.isEmpty
+                        ? "Missing expected argument '<value>'"
+                        : "set takes one value; quote it as JSON: '\"two words\"'")
             }
             if let seconds = parsed.waitSeconds, !(seconds >= 0 && seconds <= 86_400) {
                 throw ValidationError("--wait-applied takes a number of seconds from 0 to 86400")
@@ -73,7 +79,9 @@ extension SettingsCommand {
             try group.withSettings { settings in
                 try settings.root.set(atPath: path, to: try parseValue(words[0]))
                 warnOfOverrides(at: path, settings)
-                if let seconds = parsed.waitSeconds { try waitUntilApplied(settings, for: .milliseconds(Int(seconds * 1000))) }
+                if let seconds = parsed.waitSeconds {
+                    try waitUntilApplied(settings, for: .milliseconds(Int(seconds * 1000)))
+                }
             }
         }
 
@@ -88,16 +96,19 @@ extension SettingsCommand {
                 let behind = status.readers(behind: target)
                 if behind.isEmpty {
                     let count = status.readers.count
-                    printError(count == 0
-                        ? "no reader reports what it runs: nothing to wait for"
-                        : "revision \(target) is applied by \(count == 1 ? "the one reader" : "all \(count) readers")")
+                    printError(
+                        count == 0
+                            ? "no reader reports what it runs: nothing to wait for"
+                            : "revision \(target) is applied by \(count == 1 ? "the one reader" : "all \(count) readers")"
+                    )
                     return
                 }
                 let refusedByAll = behind.allSatisfy { ($0.refusal?.revision ?? 0) >= target }
                 if refusedByAll || ContinuousClock.now >= deadline {
                     let names = behind.map { describe($0, current: target) }.joined(separator: "; ")
                     throw CommandError.conflict(
-                        "revision \(target) is not applied by \(behind.count) of \(status.readers.count) readers\(refusedByAll ? "" : " after \(limit)"): \(names)")
+                        "revision \(target) is not applied by \(behind.count) of \(status.readers.count) readers\(refusedByAll ? "" : " after \(limit)"): \(names)"
+                    )
                 }
                 Thread.sleep(forTimeInterval: 0.05)
                 status = try appliedStatus(of: settings)
@@ -126,20 +137,22 @@ extension SettingsCommand {
         public init() {}
 
         public func run() throws {
-            try group.withSettings({ settings in
-                try settings.root.reset(atPath: path)
-                warnOfOverrides(at: path, settings)
-            }, orOwnStore: { store, error in
-                // The settings do not read: the value comes out of the store as it is, which is how a user
-                // repairs a file that breaks a rule (once a lock over it is lifted, say).
-                let parsed = try ValuePath(parsing: path)
-                let stored = try store.load()
-                guard var document = stored.document, document[path: parsed] != nil else { return false }
-                document[path: parsed] = nil
-                _ = try store.save(document, replacing: stored.token)
-                printError("removed \(parsed) from \(store); the settings did not read: \(oneLine(error))")
-                return true
-            })
+            try group.withSettings(
+                { settings in
+                    try settings.root.reset(atPath: path)
+                    warnOfOverrides(at: path, settings)
+                },
+                orOwnStore: { store, error in
+                    // The settings do not read: the value comes out of the store as it is, which is how a user
+                    // repairs a file that breaks a rule (once a lock over it is lifted, say).
+                    let parsed = try ValuePath(parsing: path)
+                    let stored = try store.load()
+                    guard var document = stored.document, document[path: parsed] != nil else { return false }
+                    document[path: parsed] = nil
+                    _ = try store.save(document, replacing: stored.token)
+                    printError("removed \(parsed) from \(store); the settings did not read: \(oneLine(error))")
+                    return true
+                })
         }
     }
 }
@@ -151,10 +164,14 @@ func warnOfOverrides(at path: String, _ settings: OpenSettings) {
     guard let parsed = try? ValuePath(parsing: path), let value = try? settings.root.value(atPath: path) else { return }
     var origins: [String] = []
     for leaf in leaves(of: value, at: parsed) {
-        guard let provenance = try? settings.root.provenance(of: leaf.path), case .override(let origin) = provenance.source else { continue }
+        guard let provenance = try? settings.root.provenance(of: leaf.path),
+            case .override(let origin) = provenance.source
+        else { continue }
         if !origins.contains(origin) { origins.append(origin) }
     }
     guard !origins.isEmpty else { return }
-    printError("stored, but \(origins.joined(separator: ", ")) still \(origins.count == 1 ? "overrides" : "override") \(parsed) while set")
+    printError(
+        "stored, but \(origins.joined(separator: ", ")) still \(origins.count == 1 ? "overrides" : "override") \(parsed) while set"
+    )
 }
 #endif

@@ -18,7 +18,8 @@ public struct EtcdTLS: Sendable, Equatable, CustomStringConvertible {
     ///   - certificateAuthorityFile: The CA that signed the members' certificates; `nil` for the system's.
     ///   - certificateFile: A client certificate, when the cluster requires one.
     ///   - privateKeyFile: The client certificate's private key.
-    public init(certificateAuthorityFile: String? = nil, certificateFile: String? = nil, privateKeyFile: String? = nil) {
+    public init(certificateAuthorityFile: String? = nil, certificateFile: String? = nil, privateKeyFile: String? = nil)
+    {
         self.certificateAuthorityFile = certificateAuthorityFile
         self.certificateFile = certificateFile
         self.privateKeyFile = privateKeyFile

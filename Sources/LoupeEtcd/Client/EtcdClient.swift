@@ -71,7 +71,8 @@ final class EtcdClient: Sendable {
     /// (credentials belong in ``EtcdCredentials``, where they are never logged).
     static func normalize(_ endpoints: [String], storeName: String) throws -> [String] {
         guard !endpoints.isEmpty else {
-            throw StoreErrorFactory.configuration(storeName, "no endpoints given (expected at least one, like http://127.0.0.1:2379)")
+            throw StoreErrorFactory.configuration(
+                storeName, "no endpoints given (expected at least one, like http://127.0.0.1:2379)")
         }
         return try endpoints.map { text in
             var trimmed = text.trimmingCharacters(in: .whitespaces)
@@ -81,18 +82,23 @@ final class EtcdClient: Sendable {
                 let host = components.host, !host.isEmpty, components.path.isEmpty
             else {
                 throw StoreErrorFactory.configuration(
-                    storeName, "invalid endpoint \"\(Self.redactUserInfo(text))\" (expected http://host:port or https://host:port)")
+                    storeName,
+                    "invalid endpoint \"\(Self.redactUserInfo(text))\" (expected http://host:port or https://host:port)"
+                )
             }
             guard components.user == nil, components.password == nil else {
                 throw StoreErrorFactory.configuration(
-                    storeName, "endpoint \(Self.redactUserInfo(text)) carries credentials; pass them as EtcdCredentials instead")
+                    storeName,
+                    "endpoint \(Self.redactUserInfo(text)) carries credentials; pass them as EtcdCredentials instead")
             }
             return trimmed
         }
     }
 
     private static func redactUserInfo(_ text: String) -> String {
-        guard var components = URLComponents(string: text), components.user != nil || components.password != nil else { return text }
+        guard var components = URLComponents(string: text), components.user != nil || components.password != nil else {
+            return text
+        }
         components.user = nil
         components.password = nil
         return components.string ?? "<endpoint>"
@@ -121,7 +127,8 @@ final class EtcdClient: Sendable {
         case (nil, nil):
             break
         default:
-            throw StoreErrorFactory.configuration(storeName, "a client certificate needs both certificateFile and privateKeyFile")
+            throw StoreErrorFactory.configuration(
+                storeName, "a client certificate needs both certificateFile and privateKeyFile")
         }
         return configuration
     }
@@ -152,13 +159,19 @@ final class EtcdClient: Sendable {
             switch attempt(path, payload, endpoint: index, refusal: refusal) {
             case .answered(let data):
                 if offset > 0 {
-                    logger.notice("moved to another etcd member", metadata: ["store": "\(storeName)", "endpoint": "\(endpoints[index])"])
+                    logger.notice(
+                        "moved to another etcd member",
+                        metadata: ["store": "\(storeName)", "endpoint": "\(endpoints[index])"])
                 }
                 state.withLock { $0.preferred = index }
                 do {
                     return try JSONDecoder().decode(Response.self, from: data)
                 } catch {
-                    throw SettingsError(.unavailable, store: storeName, reason: "etcd at \(endpoints[index]) gave an answer to \(path) that is not what the v3 API describes")
+                    throw SettingsError(
+                        .unavailable, store: storeName,
+                        reason:
+                            "etcd at \(endpoints[index]) gave an answer to \(path) that is not what the v3 API describes"
+                    )
                 }
             case .notDelivered(let reason):
                 unreachable.append("\(endpoints[index]): \(reason)")
@@ -166,14 +179,17 @@ final class EtcdClient: Sendable {
                 guard repetition == .safe else {
                     throw SettingsError(
                         .unavailable, store: storeName,
-                        reason: "lost etcd at \(endpoints[index]) after sending the update (\(reason)); it may or may not have been applied, and the watch will show which")
+                        reason:
+                            "lost etcd at \(endpoints[index]) after sending the update (\(reason)); it may or may not have been applied, and the watch will show which"
+                    )
                 }
                 unreachable.append("\(endpoints[index]): \(reason)")
             case .refused(let error):
                 throw error
             }
         }
-        throw SettingsError(.unavailable, store: storeName, reason: "cannot reach etcd (\(unreachable.joined(separator: "; ")))")
+        throw SettingsError(
+            .unavailable, store: storeName, reason: "cannot reach etcd (\(unreachable.joined(separator: "; ")))")
     }
 
     enum Outcome: Error {
@@ -197,7 +213,9 @@ final class EtcdClient: Sendable {
         }
     }
 
-    private func attempt(_ path: String, _ payload: Data, endpoint index: Int, refusal: SettingsError.Code, isRetry: Bool = false) -> Outcome {
+    private func attempt(
+        _ path: String, _ payload: Data, endpoint index: Int, refusal: SettingsError.Code, isRetry: Bool = false
+    ) -> Outcome {
         var token: String?
         if credentials != nil {
             switch self.token(for: index) {
@@ -219,19 +237,24 @@ final class EtcdClient: Sendable {
         case .unauthenticated? where credentials != nil && !isRetry:
             // The token expired (or the member restarted and forgot it): get a new one, once.
             state.withLock { _ = $0.tokens.removeValue(forKey: index) }
-            logger.debug("etcd token no longer valid, authenticating again", metadata: ["store": "\(storeName)", "endpoint": "\(endpoints[index])"])
+            logger.debug(
+                "etcd token no longer valid, authenticating again",
+                metadata: ["store": "\(storeName)", "endpoint": "\(endpoints[index])"])
             return attempt(path, payload, endpoint: index, refusal: refusal, isRetry: true)
         case .unauthenticated?, .permissionDenied?,
-             .invalidArgument? where message.contains("user name is empty"):
+            .invalidArgument? where message.contains("user name is empty"):
             let user = credentials.map { " as \($0)" } ?? " without credentials"
-            return .refused(SettingsError(refusal, store: storeName, reason: "etcd at \(endpoints[index]) refused access\(user): \(message)"))
+            return .refused(
+                SettingsError(
+                    refusal, store: storeName, reason: "etcd at \(endpoints[index]) refused access\(user): \(message)"))
         case .unavailable? where message.contains("no leader") || message.contains("not capable"):
             // The member could not even propose the request: nothing happened, another member may serve it.
             return .notDelivered(message)
         case .unavailable?, .deadlineExceeded?:
             return .outcomeUnknown(message)
         default:
-            return .refused(SettingsError(refusal, store: storeName, reason: "etcd at \(endpoints[index]) refused: \(message)"))
+            return .refused(
+                SettingsError(refusal, store: storeName, reason: "etcd at \(endpoints[index]) refused: \(message)"))
         }
     }
 
@@ -242,11 +265,14 @@ final class EtcdClient: Sendable {
 
     /// The token for `endpoint`, authenticating there first if there is none.
     func token(for index: Int) -> Result<String, Outcome> {
-        guard let credentials else { return .failure(.refused(StoreErrorFactory.configuration(storeName, "no credentials"))) }
+        guard let credentials else {
+            return .failure(.refused(StoreErrorFactory.configuration(storeName, "no credentials")))
+        }
         if let token = state.withLock({ $0.tokens[index] }) { return .success(token) }
         let payload: Data
         do {
-            payload = try JSONEncoder().encode(AuthenticateRequest(name: credentials.username, password: credentials.password))
+            payload = try JSONEncoder().encode(
+                AuthenticateRequest(name: credentials.username, password: credentials.password))
         } catch {
             return .failure(.refused(StoreErrorFactory.configuration(storeName, "cannot encode the credentials")))
         }
@@ -254,16 +280,27 @@ final class EtcdClient: Sendable {
         case .failure(let failure):
             return .failure(.notDelivered(failure.reason))
         case .success(let reply):
-            if reply.status == .ok, let token = (try? JSONDecoder().decode(AuthenticateResponse.self, from: reply.body))?.token {
+            if reply.status == .ok,
+                let token = (try? JSONDecoder().decode(AuthenticateResponse.self, from: reply.body))?.token
+            {
                 state.withLock { $0.tokens[index] = token }
-                logger.debug("authenticated to etcd", metadata: ["store": "\(storeName)", "endpoint": "\(endpoints[index])", "user": "\(credentials.username)"])
+                logger.debug(
+                    "authenticated to etcd",
+                    metadata: [
+                        "store": "\(storeName)", "endpoint": "\(endpoints[index])", "user": "\(credentials.username)",
+                    ])
                 return .success(token)
             }
-            let message = (try? JSONDecoder().decode(GatewayError.self, from: reply.body))?.text ?? "HTTP \(reply.status.code)"
+            let message =
+                (try? JSONDecoder().decode(GatewayError.self, from: reply.body))?.text ?? "HTTP \(reply.status.code)"
             if message.contains("no leader") { return .failure(.notDelivered(message)) }
-            return .failure(.refused(SettingsError(
-                .unavailable, store: storeName,
-                reason: "etcd at \(endpoints[index]) did not accept the credentials of \(credentials): \(message)")))
+            return .failure(
+                .refused(
+                    SettingsError(
+                        .unavailable, store: storeName,
+                        reason:
+                            "etcd at \(endpoints[index]) did not accept the credentials of \(credentials): \(message)"))
+            )
         }
     }
 
@@ -289,7 +326,9 @@ final class EtcdClient: Sendable {
     }
 
     /// A POST to one endpoint, waited for on the caller's thread, bounded by `timeout`.
-    private func send(_ path: String, _ payload: Data, endpoint index: Int, token: String?, timeout: Duration) -> Result<Reply, SendFailure> {
+    private func send(
+        _ path: String, _ payload: Data, endpoint index: Int, token: String?, timeout: Duration
+    ) -> Result<Reply, SendFailure> {
         let request: HTTPClient.Request
         do {
             request = try makeRequest(path, payload, endpoint: index, token: token)
@@ -297,7 +336,8 @@ final class EtcdClient: Sendable {
             return .failure(SendFailure(sent: false, reason: "invalid URL"))
         }
         let delegate = CollectingDelegate()
-        let task = http.execute(request: request, delegate: delegate, eventLoop: .indifferent, deadline: .now() + TimeAmount(timeout))
+        let task = http.execute(
+            request: request, delegate: delegate, eventLoop: .indifferent, deadline: .now() + TimeAmount(timeout))
         let outcome = Locked<Result<Reply, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         task.futureResult.whenComplete { result in
@@ -311,11 +351,13 @@ final class EtcdClient: Sendable {
         }
         switch outcome.withLock({ $0 })! {
         case .success(let reply): return .success(reply)
-        case .failure(let error): return .failure(SendFailure(sent: delegate.sent, reason: describe(error, timeout: timeout)))
+        case .failure(let error):
+            return .failure(SendFailure(sent: delegate.sent, reason: describe(error, timeout: timeout)))
         }
     }
 
-    func makeRequest(_ path: String, _ payload: Data, endpoint index: Int, token: String?) throws -> HTTPClient.Request {
+    func makeRequest(_ path: String, _ payload: Data, endpoint index: Int, token: String?) throws -> HTTPClient.Request
+    {
         var request = try HTTPClient.Request(url: endpoints[index] + path, method: .POST)
         request.headers.add(name: "Content-Type", value: "application/json")
         if let token { request.headers.add(name: "Authorization", value: token) }

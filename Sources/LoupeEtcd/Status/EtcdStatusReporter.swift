@@ -68,7 +68,8 @@ final class EtcdStatusReporter: Sendable {
 
     private static func sharedQueue(for client: EtcdClient) -> DispatchQueue {
         sharedQueues.withLock { shared in
-            var cluster = shared[client.identity] ?? ((0..<16).map { DispatchQueue(label: "loupe.etcd-status.\($0)") }, 0)
+            var cluster =
+                shared[client.identity] ?? ((0..<16).map { DispatchQueue(label: "loupe.etcd-status.\($0)") }, 0)
             let queue = cluster.queues[cluster.handedOut % cluster.queues.count]
             cluster.handedOut &+= 1
             shared[client.identity] = cluster
@@ -125,16 +126,20 @@ final class EtcdStatusReporter: Sendable {
             return !state.scheduled
         }
         if schedule {
-            queue.asyncAfter(deadline: .now() + .milliseconds(Int.random(in: 50...250))) { [weak self] in self?.publish() }
+            queue.asyncAfter(deadline: .now() + .milliseconds(Int.random(in: 50...250))) { [weak self] in
+                self?.publish()
+            }
         }
     }
 
     /// Puts the latest report, under a lease (granted first if there is none).
     private func publish() {
-        guard let report = state.withLock({ state -> StatusReport? in
-            state.scheduled = false
-            return state.cancelled ? nil : state.report
-        }) else { return }
+        guard
+            let report = state.withLock({ state -> StatusReport? in
+                state.scheduled = false
+                return state.cancelled ? nil : state.report
+            })
+        else { return }
         do {
             try put(report)
         } catch let error as SettingsError where error.reason.contains("lease not found") {
@@ -163,9 +168,11 @@ final class EtcdStatusReporter: Sendable {
         if let lease = state.withLock({ $0.lease }) { return lease }
         let seconds = max(Int64(reporting.lease.components.seconds), 1)
         let response = try client.call(
-            "/v3/lease/grant", LeaseGrantRequest(TTL: GatewayInt(seconds)), as: LeaseGrantResponse.self, repetition: .safe, refusal: .unwritable)
+            "/v3/lease/grant", LeaseGrantRequest(TTL: GatewayInt(seconds)), as: LeaseGrantResponse.self,
+            repetition: .safe, refusal: .unwritable)
         guard let lease = response.ID?.value else {
-            throw SettingsError(.unavailable, store: client.storeName, reason: "etcd granted no lease for the status report")
+            throw SettingsError(
+                .unavailable, store: client.storeName, reason: "etcd granted no lease for the status report")
         }
         state.withLock { $0.lease = lease }
         return lease
@@ -176,7 +183,8 @@ final class EtcdStatusReporter: Sendable {
         guard let lease = state.withLock({ $0.cancelled ? nil : $0.lease }) else { return }
         do {
             let response = try client.call(
-                "/v3/lease/keepalive", LeaseRequest(ID: GatewayInt(lease)), as: LeaseKeepAliveResponse.self, repetition: .safe, refusal: .unwritable)
+                "/v3/lease/keepalive", LeaseRequest(ID: GatewayInt(lease)), as: LeaseKeepAliveResponse.self,
+                repetition: .safe, refusal: .unwritable)
             if (response.result?.TTL?.value ?? 0) <= 0 {
                 state.withLock { $0.lease = nil }
                 publish()
@@ -191,9 +199,13 @@ final class EtcdStatusReporter: Sendable {
             defer { state.warned = true }
             return !state.warned
         }
-        let metadata: Logger.Metadata = ["store": "\(client.storeName)", "status": "\(reporting.name)", "error": "\(logDescription(of: error))"]
+        let metadata: Logger.Metadata = [
+            "store": "\(client.storeName)", "status": "\(reporting.name)", "error": "\(logDescription(of: error))",
+        ]
         if first {
-            logger.warning("cannot publish which revision this root runs; trying again with the next change or renewal", metadata: metadata)
+            logger.warning(
+                "cannot publish which revision this root runs; trying again with the next change or renewal",
+                metadata: metadata)
         } else {
             logger.debug("cannot publish which revision this root runs", metadata: metadata)
         }
@@ -206,21 +218,30 @@ final class EtcdStatusReporter: Sendable {
             return state.lease
         }
         guard let lease else { return }
-        _ = try? client.call("/v3/lease/revoke", LeaseRequest(ID: GatewayInt(lease)), as: PutResponse.self, repetition: .safe, refusal: .unwritable)
+        _ = try? client.call(
+            "/v3/lease/revoke", LeaseRequest(ID: GatewayInt(lease)), as: PutResponse.self, repetition: .safe,
+            refusal: .unwritable)
     }
 
     // MARK: Reading the reports
 
     /// The reports under `prefix`; a value that is not a report is left out with a warning naming its key.
     static func reports(client: EtcdClient, prefix: Data, logger: Logger) throws -> [StatusReport] {
-        let response = try client.call("/v3/kv/range", RangeRequest(prefix: prefix), as: RangeResponse.self, repetition: .safe, refusal: .unreadable)
+        let response = try client.call(
+            "/v3/kv/range", RangeRequest(prefix: prefix), as: RangeResponse.self, repetition: .safe,
+            refusal: .unreadable)
         var reports: [StatusReport] = []
         for keyValue in response.kvs ?? [] {
             let name = String(decoding: (keyValue.key?.data ?? Data()).dropFirst(prefix.count), as: UTF8.self)
-            guard let report = try? JSONDecoder().decode(StatusReport.self, from: keyValue.value?.data ?? Data()), report.name == name else {
-                logger.warning("ignored a status key that is not a Loupe status report", metadata: [
-                    "store": "\(client.storeName)", "key": "\(String(decoding: keyValue.key?.data ?? Data(), as: UTF8.self))",
-                ])
+            guard let report = try? JSONDecoder().decode(StatusReport.self, from: keyValue.value?.data ?? Data()),
+                report.name == name
+            else {
+                logger.warning(
+                    "ignored a status key that is not a Loupe status report",
+                    metadata: [
+                        "store": "\(client.storeName)",
+                        "key": "\(String(decoding: keyValue.key?.data ?? Data(), as: UTF8.self))",
+                    ])
                 continue
             }
             reports.append(report)
@@ -232,7 +253,9 @@ final class EtcdStatusReporter: Sendable {
 extension Duration {
     /// In seconds, for Dispatch.
     fileprivate var timeInterval: DispatchTimeInterval {
-        .nanoseconds(Int(min(components.seconds, Int64(Int.max / 1_000_000_000))) * 1_000_000_000 + Int(components.attoseconds / 1_000_000_000))
+        .nanoseconds(
+            Int(min(components.seconds, Int64(Int.max / 1_000_000_000))) * 1_000_000_000
+                + Int(components.attoseconds / 1_000_000_000))
     }
 }
 #endif

@@ -48,7 +48,9 @@ final class EtcdWatcher: StoreWatch {
     }
     private let state: Locked<State>
 
-    init(client: EtcdClient, key: GatewayBytes, source: Source, logger: Logger, onChange: @escaping @Sendable () -> Void) {
+    init(
+        client: EtcdClient, key: GatewayBytes, source: Source, logger: Logger, onChange: @escaping @Sendable () -> Void
+    ) {
         self.client = client
         self.key = key
         self.source = source
@@ -91,7 +93,9 @@ final class EtcdWatcher: StoreWatch {
             let body = WatchRequest(create_request: .init(key: key, start_revision: GatewayInt(from)))
             request = try client.makeRequest("/v3/watch", try JSONEncoder().encode(body), endpoint: index, token: token)
         } catch {
-            logger.error("cannot start the etcd watch", metadata: ["store": "\(storeName)", "error": "\(logDescription(of: error))"])
+            logger.error(
+                "cannot start the etcd watch",
+                metadata: ["store": "\(storeName)", "error": "\(logDescription(of: error))"])
             return
         }
         let delegate = WatchStreamDelegate { [weak self] message in self?.receive(message, endpoint: index) ?? false }
@@ -113,7 +117,9 @@ final class EtcdWatcher: StoreWatch {
             }
             self.queue.async { self.streamEnded(endpoint: index, reason: reason) }
         }
-        logger.trace("opening etcd watch", metadata: ["store": "\(storeName)", "endpoint": "\(client.endpoints[index])", "from": "\(from)"])
+        logger.trace(
+            "opening etcd watch",
+            metadata: ["store": "\(storeName)", "endpoint": "\(client.endpoints[index])", "from": "\(from)"])
     }
 
     /// Handles one message of the stream; returns false to end the stream. Runs on the event loop.
@@ -130,11 +136,15 @@ final class EtcdWatcher: StoreWatch {
                     return state.failures
                 }
                 if failures > 0 {
-                    logger.notice("etcd watch resumed", metadata: ["store": "\(storeName)", "endpoint": "\(client.endpoints[index])"])
+                    logger.notice(
+                        "etcd watch resumed",
+                        metadata: ["store": "\(storeName)", "endpoint": "\(client.endpoints[index])"])
                 }
             }
             if let compacted = result.compact_revision?.value, compacted > 0 {
-                logger.notice("etcd compacted the watched revisions; reloading the key", metadata: ["store": "\(storeName)", "compacted": "\(compacted)"])
+                logger.notice(
+                    "etcd compacted the watched revisions; reloading the key",
+                    metadata: ["store": "\(storeName)", "compacted": "\(compacted)"])
                 state.withLock {
                     $0.needsReload = true
                     $0.endReason = "compacted"
@@ -170,7 +180,9 @@ final class EtcdWatcher: StoreWatch {
                 connect()
                 return
             } catch {
-                logger.warning("cannot reload the etcd key after a compaction", metadata: ["store": "\(storeName)", "error": "\(logDescription(of: error))"])
+                logger.warning(
+                    "cannot reload the etcd key after a compaction",
+                    metadata: ["store": "\(storeName)", "error": "\(logDescription(of: error))"])
             }
         }
         let delay = min(50 << min(failures, 5), 1000)
@@ -180,9 +192,12 @@ final class EtcdWatcher: StoreWatch {
         }
         if failures == 0 {
             logger.warning(
-                "etcd watch lost, reconnecting", metadata: ["store": "\(storeName)", "endpoint": "\(client.endpoints[index])", "reason": "\(reason)"])
+                "etcd watch lost, reconnecting",
+                metadata: ["store": "\(storeName)", "endpoint": "\(client.endpoints[index])", "reason": "\(reason)"])
         } else {
-            logger.debug("etcd watch still down", metadata: ["store": "\(storeName)", "endpoint": "\(client.endpoints[index])", "reason": "\(reason)"])
+            logger.debug(
+                "etcd watch still down",
+                metadata: ["store": "\(storeName)", "endpoint": "\(client.endpoints[index])", "reason": "\(reason)"])
         }
         queue.asyncAfter(deadline: .now() + .milliseconds(delay)) { [weak self] in self?.connect() }
     }
@@ -242,7 +257,8 @@ private final class WatchStreamDelegate: HTTPClientResponseDelegate {
 
     func didFinishRequest(task: HTTPClient.Task<Void>) throws {
         if status != .ok {
-            let error = (try? JSONDecoder().decode(GatewayError.self, from: Data(pending)))
+            let error =
+                (try? JSONDecoder().decode(GatewayError.self, from: Data(pending)))
                 ?? GatewayError(error: nil, message: "HTTP \(status.code)", code: nil)
             _ = onMessage(.error(error))
         }

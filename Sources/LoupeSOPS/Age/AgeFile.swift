@@ -88,7 +88,9 @@ public enum AgeFile {
         }
         var fileKey: SymmetricKey?
         search: for stanza in stanzas where stanza.type == "X25519" {
-            guard stanza.arguments.count == 1, let share = base64NoPaddingDecode(stanza.arguments[0]).map({ Data($0) }), share.count == 32 else {
+            guard stanza.arguments.count == 1, let share = base64NoPaddingDecode(stanza.arguments[0]).map({ Data($0) }),
+                share.count == 32
+            else {
                 throw AgeError("an X25519 stanza's share is not 32 bytes of canonical base64")
             }
             guard stanza.body.count == 32 else { throw AgeError("an X25519 stanza's body is not 32 bytes") }
@@ -100,7 +102,9 @@ public enum AgeFile {
             }
         }
         guard let fileKey else { throw AgeError("no identity matches any of the recipients") }
-        guard mac.count == 32, HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Data(headerText.utf8), using: macKey(fileKey)) else {
+        guard mac.count == 32,
+            HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Data(headerText.utf8), using: macKey(fileKey))
+        else {
             throw AgeError("the age header's MAC does not verify")
         }
         let payload = binary[payloadStart...]
@@ -112,12 +116,15 @@ public enum AgeFile {
     static func unwrap(_ stanza: Stanza, share: Data, with identity: AgeIdentity) throws -> SymmetricKey? {
         let sharePublic = try Curve25519.KeyAgreement.PublicKey(rawRepresentation: share)
         let shared = try identity.privateKey.sharedSecretFromKeyAgreement(with: sharePublic)
-        if shared.withUnsafeBytes({ $0.allSatisfy { $0 == 0 } }) { throw AgeError("an X25519 stanza's share is a low-order point") }
+        if shared.withUnsafeBytes({ $0.allSatisfy { $0 == 0 } }) {
+            throw AgeError("an X25519 stanza's share is a low-order point")
+        }
         let salt = share + identity.privateKey.publicKey.rawRepresentation
         let wrapKey = shared.hkdfDerivedSymmetricKey(
             using: SHA256.self, salt: salt, sharedInfo: Data("age-encryption.org/v1/X25519".utf8), outputByteCount: 32)
         let box = try ChaChaPoly.SealedBox(
-            nonce: ChaChaPoly.Nonce(data: Data(count: 12)), ciphertext: stanza.body.prefix(16), tag: stanza.body.suffix(16))
+            nonce: ChaChaPoly.Nonce(data: Data(count: 12)), ciphertext: stanza.body.prefix(16),
+            tag: stanza.body.suffix(16))
         guard var key = try? ChaChaPoly.open(box, using: wrapKey) else { return nil }
         defer { key.resetBytes(in: key.startIndex..<key.endIndex) }  // the file key's bytes, wiped
         return SymmetricKey(data: key)
@@ -134,13 +141,17 @@ public enum AgeFile {
     }
 
     /// The stanzas, the header text the MAC covers (through `---`), the MAC and where the payload starts.
-    static func parseHeader(_ data: Data) throws -> (stanzas: [Stanza], macked: String, mac: Data, payloadStart: Data.Index) {
+    static func parseHeader(
+        _ data: Data
+    ) throws -> (stanzas: [Stanza], macked: String, mac: Data, payloadStart: Data.Index) {
         var position = data.startIndex
         func line() throws -> String {
             guard let end = data[position...].firstIndex(of: 0x0A) else { throw AgeError("the age header ends early") }
             let bytes = data[position..<end]
             position = end + 1
-            guard bytes.allSatisfy({ $0 >= 0x20 && $0 <= 0x7E }) else { throw AgeError("the age header holds a byte that is not printable ASCII") }
+            guard bytes.allSatisfy({ $0 >= 0x20 && $0 <= 0x7E }) else {
+                throw AgeError("the age header holds a byte that is not printable ASCII")
+            }
             return String(decoding: bytes, as: UTF8.self)
         }
         guard try line() == versionLine else { throw AgeError("not an age v1 file (unknown version line)") }
@@ -149,7 +160,9 @@ public enum AgeFile {
         var current = try line()
         while current.hasPrefix("-> ") {
             let fields = current.dropFirst(3).split(separator: " ", omittingEmptySubsequences: false).map(String.init)
-            guard let type = fields.first, fields.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F } }) else {
+            guard let type = fields.first,
+                fields.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F } })
+            else {
                 throw AgeError("an age stanza line is malformed")
             }
             macked += current + "\n"
@@ -215,9 +228,15 @@ public enum AgeFile {
             let chunk = ciphertext[offset..<end]
             guard chunk.count >= 16 else { throw AgeError("an age payload chunk is shorter than its tag") }
             let last = end == ciphertext.endIndex
-            let box = try ChaChaPoly.SealedBox(nonce: chunkNonce(counter, last: last), ciphertext: chunk.dropLast(16), tag: chunk.suffix(16))
+            let box = try ChaChaPoly.SealedBox(
+                nonce: chunkNonce(counter, last: last), ciphertext: chunk.dropLast(16), tag: chunk.suffix(16))
             guard let plain = try? ChaChaPoly.open(box, using: key) else {
-                if !last, let _ = try? ChaChaPoly.open(ChaChaPoly.SealedBox(nonce: chunkNonce(counter, last: true), ciphertext: chunk.dropLast(16), tag: chunk.suffix(16)), using: key) {
+                if !last,
+                    let _ = try? ChaChaPoly.open(
+                        ChaChaPoly.SealedBox(
+                            nonce: chunkNonce(counter, last: true), ciphertext: chunk.dropLast(16),
+                            tag: chunk.suffix(16)), using: key)
+                {
                     throw AgeError("the age payload goes on after its last chunk")
                 }
                 throw AgeError("an age payload chunk does not verify")

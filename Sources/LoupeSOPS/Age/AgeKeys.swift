@@ -47,7 +47,11 @@ public struct AgeIdentity: Sendable, CustomStringConvertible {
         var identities: [AgeIdentity] = []
         for (number, line) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
-            if trimmed.isEmpty || trimmed.hasPrefix("#") || trimmed.hasPrefix("AGE-PLUGIN-") || trimmed.hasPrefix("AGE-SECRET-KEY-PQ-") { continue }
+            if trimmed.isEmpty || trimmed.hasPrefix("#") || trimmed.hasPrefix("AGE-PLUGIN-")
+                || trimmed.hasPrefix("AGE-SECRET-KEY-PQ-")
+            {
+                continue
+            }
             do {
                 identities.append(try AgeIdentity(trimmed))
             } catch {
@@ -74,7 +78,9 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
         } catch {
             throw AgeError("\(string) is not an age X25519 recipient (\(error))")
         }
-        guard decoded.prefix == "age", decoded.data.count == 32, string.trimmingCharacters(in: .whitespaces).first == "a" else {
+        guard decoded.prefix == "age", decoded.data.count == 32,
+            string.trimmingCharacters(in: .whitespaces).first == "a"
+        else {
             throw AgeError("\(string) is not an age X25519 recipient (age1…)")
         }
         publicKey = try Curve25519.KeyAgreement.PublicKey(rawRepresentation: decoded.data)

@@ -33,7 +33,9 @@ enum Bech32 {
     /// upper case.
     static func decode(_ string: String) throws -> (prefix: String, data: [UInt8]) {
         let bytes = Array(string.utf8)
-        guard bytes.allSatisfy({ $0 >= 33 && $0 <= 126 }) else { throw Failure(description: "it holds characters Bech32 does not use") }
+        guard bytes.allSatisfy({ $0 >= 33 && $0 <= 126 }) else {
+            throw Failure(description: "it holds characters Bech32 does not use")
+        }
         let hasLower = bytes.contains { $0 >= 0x61 && $0 <= 0x7a }
         let hasUpper = bytes.contains { $0 >= 0x41 && $0 <= 0x5a }
         guard !(hasLower && hasUpper) else { throw Failure(description: "it mixes upper and lower case") }
@@ -45,7 +47,9 @@ enum Bech32 {
         var values: [UInt8] = []
         values.reserveCapacity(lower.count - separator - 1)
         for byte in lower[(separator + 1)...] {
-            guard byte < 128, reverse[Int(byte)] >= 0 else { throw Failure(description: "it holds a character Bech32 does not use") }
+            guard byte < 128, reverse[Int(byte)] >= 0 else {
+                throw Failure(description: "it holds a character Bech32 does not use")
+            }
             values.append(UInt8(reverse[Int(byte)]))
         }
         guard polymod(expanded(prefix) + values) == 1 else { throw Failure(description: "its checksum does not match") }

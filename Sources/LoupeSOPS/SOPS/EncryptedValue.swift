@@ -40,7 +40,9 @@ struct EncryptedValue {
         guard let data = Data(base64Encoded: Data(fields[0])), let iv = Data(base64Encoded: Data(fields[1])),
             let tag = Data(base64Encoded: Data(fields[2]))
         else { throw SOPSFailure("is an ENC[…] value whose data, iv or tag is not base64") }
-        guard iv.count >= 12, tag.count == 16 else { throw SOPSFailure("is an ENC[…] value with an IV or tag of the wrong size") }
+        guard iv.count >= 12, tag.count == 16 else {
+            throw SOPSFailure("is an ENC[…] value with an IV or tag of the wrong size")
+        }
         return EncryptedValue(data: data, iv: iv, tag: tag, type: String(decoding: fields[3], as: UTF8.self))
     }
 
@@ -88,9 +90,12 @@ struct EncryptedValue {
     }
 
     /// `plaintext` sealed under `key` with a fresh 32-byte IV.
-    static func seal(_ plaintext: some DataProtocol, type: String, with key: SymmetricKey, additionalData: Data) throws -> EncryptedValue {
+    static func seal(
+        _ plaintext: some DataProtocol, type: String, with key: SymmetricKey, additionalData: Data
+    ) throws -> EncryptedValue {
         let iv = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
-        let box = try AES.GCM.seal(plaintext, using: key, nonce: AES.GCM.Nonce(data: iv), authenticating: additionalData)
+        let box = try AES.GCM.seal(
+            plaintext, using: key, nonce: AES.GCM.Nonce(data: iv), authenticating: additionalData)
         return EncryptedValue(data: box.ciphertext, iv: iv, tag: box.tag, type: type)
     }
 
@@ -124,7 +129,11 @@ struct EncryptedValue {
         case .integer(let number): (Data(String(number).utf8), "int")
         case .double(let number): (Data(GoFormat.float(number).utf8), "float")
         case .exactNumber(let text):
-            if let number = Int(text) { (Data(String(number).utf8), "int") } else { (Data(GoFormat.float(Double(text) ?? .nan).utf8), "float") }
+            if let number = Int(text) {
+                (Data(String(number).utf8), "int")
+            } else {
+                (Data(GoFormat.float(Double(text) ?? .nan).utf8), "float")
+            }
         case .bool(let flag): (Data((flag ? "True" : "False").utf8), "bool")
         case .null, .array, .object: nil
         }

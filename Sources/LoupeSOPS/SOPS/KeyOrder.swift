@@ -42,7 +42,9 @@ indirect enum KeyOrder: Sendable, Equatable {
             var scanner = JSONOrderScanner(bytes: Array(data))
             return (try? scanner.document()) ?? .unknown
         case "YAML":
-            guard let text = String(data: data, encoding: .utf8), let node = try? Yams.compose(yaml: text) else { return .unknown }
+            guard let text = String(data: data, encoding: .utf8), let node = try? Yams.compose(yaml: text) else {
+                return .unknown
+            }
             return of(node)
         default:
             return .unknown
@@ -138,7 +140,11 @@ private struct JSONOrderScanner {
 
     mutating func document() throws -> KeyOrder {
         skipTrivia()
-        if bytes.count >= position + 3, bytes[position] == 0xEF, bytes[position + 1] == 0xBB, bytes[position + 2] == 0xBF { position += 3 }
+        if bytes.count >= position + 3, bytes[position] == 0xEF, bytes[position + 1] == 0xBB,
+            bytes[position + 2] == 0xBF
+        {
+            position += 3
+        }
         skipTrivia()
         return try value(depth: 0)
     }
@@ -151,7 +157,9 @@ private struct JSONOrderScanner {
                 while position < bytes.count && bytes[position] != 0x0A { position += 1 }
             case 0x2F where position + 1 < bytes.count && bytes[position + 1] == 0x2A:
                 position += 2
-                while position + 1 < bytes.count && !(bytes[position] == 0x2A && bytes[position + 1] == 0x2F) { position += 1 }
+                while position + 1 < bytes.count && !(bytes[position] == 0x2A && bytes[position + 1] == 0x2F) {
+                    position += 1
+                }
                 position += 2
             default: return
             }
@@ -195,7 +203,9 @@ private struct JSONOrderScanner {
             _ = try string()
             return .unknown
         default:
-            while position < bytes.count, !([0x2C, 0x7D, 0x5D, 0x20, 0x09, 0x0A, 0x0D, 0x2F] as [UInt8]).contains(bytes[position]) { position += 1 }
+            while position < bytes.count,
+                !([0x2C, 0x7D, 0x5D, 0x20, 0x09, 0x0A, 0x0D, 0x2F] as [UInt8]).contains(bytes[position])
+            { position += 1 }
             return .unknown
         }
     }
@@ -215,7 +225,9 @@ private struct JSONOrderScanner {
         let raw = bytes[(start + 1)..<(position - 1)]
         guard escaped else { return String(decoding: raw, as: UTF8.self) }
         let literal = Data(bytes[start..<position])
-        guard let text = try JSONSerialization.jsonObject(with: literal, options: .fragmentsAllowed) as? String else { throw Malformed() }
+        guard let text = try JSONSerialization.jsonObject(with: literal, options: .fragmentsAllowed) as? String else {
+            throw Malformed()
+        }
         return text
     }
 }

@@ -54,21 +54,28 @@ public struct SOPSConfiguration: Sendable {
             func string(_ key: String) -> String? { rule[key]?.string }
             var recipients: [String] = []
             if let age = rule["age"] {
-                recipients += age.sequence.map { $0.compactMap(\.string) } ?? (age.string ?? "").split(separator: ",").map(String.init)
+                recipients +=
+                    age.sequence.map { $0.compactMap(\.string) }
+                    ?? (age.string ?? "").split(separator: ",").map(String.init)
             }
             for group in rule["key_groups"]?.sequence ?? [] {
                 recipients += group["age"]?.sequence?.compactMap(\.string) ?? []
             }
             do {
-                rules.append(CreationRule(
-                    pathRegex: string("path_regex"),
-                    recipients: try recipients.map { try AgeRecipient($0.trimmingCharacters(in: .whitespacesAndNewlines)) },
-                    rules: try SOPSRules(
-                        unencryptedSuffix: string("unencrypted_suffix"), encryptedSuffix: string("encrypted_suffix"),
-                        unencryptedRegex: string("unencrypted_regex"), encryptedRegex: string("encrypted_regex"),
-                        macOnlyEncrypted: rule["mac_only_encrypted"]?.bool ?? false)))
+                rules.append(
+                    CreationRule(
+                        pathRegex: string("path_regex"),
+                        recipients: try recipients.map {
+                            try AgeRecipient($0.trimmingCharacters(in: .whitespacesAndNewlines))
+                        },
+                        rules: try SOPSRules(
+                            unencryptedSuffix: string("unencrypted_suffix"),
+                            encryptedSuffix: string("encrypted_suffix"),
+                            unencryptedRegex: string("unencrypted_regex"), encryptedRegex: string("encrypted_regex"),
+                            macOnlyEncrypted: rule["mac_only_encrypted"]?.bool ?? false)))
             } catch {
-                throw SettingsError(.corrupt, store: store, reason: "creation rule \(index + 1) does not read: \(error)", cause: error)
+                throw SettingsError(
+                    .corrupt, store: store, reason: "creation rule \(index + 1) does not read: \(error)", cause: error)
             }
         }
         creationRules = rules
@@ -83,7 +90,9 @@ public struct SOPSConfiguration: Sendable {
         return creationRules.first { rule in
             guard let pattern = rule.pathRegex else { return true }
             guard let expression = try? NSRegularExpression(pattern: pattern) else { return false }
-            return [file, relative, absolute].contains { expression.firstMatch(in: $0, range: NSRange($0.startIndex..., in: $0)) != nil }
+            return [file, relative, absolute].contains {
+                expression.firstMatch(in: $0, range: NSRange($0.startIndex..., in: $0)) != nil
+            }
         }
     }
 }

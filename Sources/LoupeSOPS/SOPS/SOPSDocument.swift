@@ -32,7 +32,9 @@ enum SOPSDocument {
         }
         let recipients = metadata.recipientNames
         let names = recipients.isEmpty ? "no recipient" : recipients.joined(separator: ", ")
-        let held = identities.isEmpty ? "no age identity was found" : "none of the \(identities.count) age identities given opens it"
+        let held =
+            identities.isEmpty
+            ? "no age identity was found" : "none of the \(identities.count) age identities given opens it"
         throw SOPSFailure("\(held); it was sealed for \(names)")
     }
 
@@ -107,12 +109,14 @@ enum SOPSDocument {
                 var plain = value
                 if encrypts {
                     guard case .string(let text) = value else {
-                        throw SOPSFailure("is not encrypted, though the file's sops rules say it is", path: ValuePath(path))
+                        throw SOPSFailure(
+                            "is not encrypted, though the file's sops rules say it is", path: ValuePath(path))
                     }
                     if !text.isEmpty {
                         do throws(SOPSFailure) {
                             guard let sealed = try EncryptedValue.parse(text) else {
-                                throw SOPSFailure("is not an ENC[…] value, though the file's sops rules say it is encrypted")
+                                throw SOPSFailure(
+                                    "is not an ENC[…] value, though the file's sops rules say it is encrypted")
                             }
                             var bytes = try sealed.open(with: key, additionalData: EncryptedValue.additionalData(keys))
                             plain = try EncryptedValue.value(of: bytes, type: sealed.type)
@@ -123,7 +127,9 @@ enum SOPSDocument {
                         encrypted.append(ValuePath(path))
                     }
                 }
-                if !rules.macOnlyEncrypted || encrypts, let bytes = EncryptedValue.macBytes(of: plain) { hasher.update(data: bytes) }
+                if !rules.macOnlyEncrypted || encrypts, let bytes = EncryptedValue.macBytes(of: plain) {
+                    hasher.update(data: bytes)
+                }
                 return plain
             }
         }
@@ -143,7 +149,9 @@ enum SOPSDocument {
             case .array(let elements):
                 for (index, element) in elements.enumerated() { walk(element, keys: keys, order: order.element(index)) }
             default:
-                if !rules.macOnlyEncrypted || rules.encrypts(keys), let bytes = EncryptedValue.macBytes(of: value) { hasher.update(data: bytes) }
+                if !rules.macOnlyEncrypted || rules.encrypts(keys), let bytes = EncryptedValue.macBytes(of: value) {
+                    hasher.update(data: bytes)
+                }
             }
         }
         walk(plaintext, keys: [], order: order)
@@ -155,13 +163,18 @@ enum SOPSDocument {
             throw SOPSFailure("MAC mismatch: its sops block has no mac or lastmodified")
         }
         do throws(SOPSFailure) {
-            guard let sealed = try EncryptedValue.parse(macText) else { throw SOPSFailure("MAC mismatch: its mac is not an ENC[…] value") }
+            guard let sealed = try EncryptedValue.parse(macText) else {
+                throw SOPSFailure("MAC mismatch: its mac is not an ENC[…] value")
+            }
             let stored = try sealed.open(with: key, additionalData: Data(lastModified.utf8))
             guard String(decoding: stored, as: UTF8.self) == computed else {
-                throw SOPSFailure("MAC mismatch: the values are not the ones the file was sealed with (a value was changed, added or removed)")
+                throw SOPSFailure(
+                    "MAC mismatch: the values are not the ones the file was sealed with (a value was changed, added or removed)"
+                )
             }
         } catch {
-            throw error.description.hasPrefix("MAC mismatch") ? error : SOPSFailure("MAC mismatch: its mac \(error.description)")
+            throw error.description.hasPrefix("MAC mismatch")
+                ? error : SOPSFailure("MAC mismatch: its mac \(error.description)")
         }
     }
 
@@ -176,14 +189,20 @@ enum SOPSDocument {
     /// with a fresh IV. The `sops` block is not added.
     ///
     /// - Throws: ``SOPSFailure`` when `plaintext` has a member `sops` at its top.
-    static func seal(_ plaintext: JSONValue, previous: JSONValue?, rules: SOPSRules, key: SymmetricKey) throws -> JSONValue {
+    static func seal(
+        _ plaintext: JSONValue, previous: JSONValue?, rules: SOPSRules, key: SymmetricKey
+    ) throws -> JSONValue {
         if case .object(let members) = plaintext, members[SOPSMetadata.key] != nil {
-            throw SOPSFailure("the member sops at the top of a sops file is its metadata, not a setting", path: ValuePath([.key(SOPSMetadata.key)]))
+            throw SOPSFailure(
+                "the member sops at the top of a sops file is its metadata, not a setting",
+                path: ValuePath([.key(SOPSMetadata.key)]))
         }
         return try seal(plaintext, previous: previous, keys: [], rules: rules, key: key)
     }
 
-    private static func seal(_ value: JSONValue, previous: JSONValue?, keys: [String], rules: SOPSRules, key: SymmetricKey) throws -> JSONValue {
+    private static func seal(
+        _ value: JSONValue, previous: JSONValue?, keys: [String], rules: SOPSRules, key: SymmetricKey
+    ) throws -> JSONValue {
         switch value {
         case .object(let members):
             let old: [String: JSONValue]? = if case .object(let old)? = previous { old } else { nil }
@@ -195,17 +214,23 @@ enum SOPSDocument {
             return .object(result)
         case .array(let elements):
             let old: [JSONValue]? = if case .array(let old)? = previous { old } else { nil }
-            return .array(try elements.enumerated().map { index, element in
-                try seal(element, previous: old.flatMap { $0.indices.contains(index) ? $0[index] : nil }, keys: keys, rules: rules, key: key)
-            })
+            return .array(
+                try elements.enumerated().map { index, element in
+                    try seal(
+                        element, previous: old.flatMap { $0.indices.contains(index) ? $0[index] : nil }, keys: keys,
+                        rules: rules, key: key)
+                })
         default:
-            guard rules.encrypts(keys), let (plaintext, type) = EncryptedValue.plaintext(of: value) else { return value }
+            guard rules.encrypts(keys), let (plaintext, type) = EncryptedValue.plaintext(of: value) else {
+                return value
+            }
             var bytes = plaintext
             defer { bytes.resetBytes(in: bytes.startIndex..<bytes.endIndex) }  // the plaintext buffer, wiped
             let additionalData = EncryptedValue.additionalData(keys)
             if case .string(let text)? = previous, let sealed = try? EncryptedValue.parse(text),
                 let opened = try? sealed.open(with: key, additionalData: additionalData),
-                let old = try? EncryptedValue.value(of: opened, type: sealed.type), old == value || (old.isSameValue(as: value) && sealed.type == type)
+                let old = try? EncryptedValue.value(of: opened, type: sealed.type),
+                old == value || (old.isSameValue(as: value) && sealed.type == type)
             {
                 return .string(text)
             }

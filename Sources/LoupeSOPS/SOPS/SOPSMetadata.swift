@@ -13,7 +13,8 @@ struct SOPSMetadata {
     static let key = "sops"
     /// What sops hashes first when only encrypted values are in the MAC.
     static let macOnlyEncryptedPrefix: [UInt8] = [
-        0x8a, 0x3f, 0xd2, 0xad, 0x54, 0xce, 0x66, 0x52, 0x7b, 0x10, 0x34, 0xf3, 0xd1, 0x47, 0xbe, 0x0b, 0x0b, 0x97, 0x5b, 0x3b,
+        0x8a, 0x3f, 0xd2, 0xad, 0x54, 0xce, 0x66, 0x52, 0x7b, 0x10, 0x34, 0xf3, 0xd1, 0x47, 0xbe, 0x0b, 0x0b, 0x97,
+        0x5b, 0x3b,
         0xf4, 0x4f, 0x72, 0xc6, 0xfd, 0xad, 0xec, 0x81, 0x76, 0xf2, 0x7d, 0x69,
     ]
     /// The sops version Loupe writes in a block it creates.
@@ -30,7 +31,9 @@ struct SOPSMetadata {
         func collect(_ list: JSONValue?) {
             guard case .array(let entries)? = list else { return }
             for case .object(let entry) in entries {
-                if case .string(let recipient)? = entry["recipient"], case .string(let enc)? = entry["enc"] { keys.append((recipient, enc)) }
+                if case .string(let recipient)? = entry["recipient"], case .string(let enc)? = entry["enc"] {
+                    keys.append((recipient, enc))
+                }
             }
         }
         collect(block["age"])
@@ -49,7 +52,10 @@ struct SOPSMetadata {
                 if case .string(let name)? = entry[field] { names.append("\(kind) \(name)") }
             }
         }
-        let kinds = [("pgp", "fp"), ("kms", "arn"), ("gcp_kms", "resource_id"), ("azure_kv", "vault_url"), ("hc_vault", "vault_address"), ("hckms", "key_id")]
+        let kinds = [
+            ("pgp", "fp"), ("kms", "arn"), ("gcp_kms", "resource_id"), ("azure_kv", "vault_url"),
+            ("hc_vault", "vault_address"), ("hckms", "key_id"),
+        ]
         for (kind, field) in kinds { other(kind, field, in: block) }
         if case .array(let groups)? = block["key_groups"] {
             for case .object(let group) in groups { for (kind, field) in kinds { other(kind, field, in: group) } }
@@ -74,20 +80,26 @@ struct SOPSMetadata {
         case .integer(let number)?: version = String(number)
         default: throw SOPSFailure("its sops block has no version")
         }
-        guard version.split(separator: ".").first == "3" else { throw SOPSFailure("its sops block has version \(version), which Loupe does not read (it reads sops 3)") }
+        guard version.split(separator: ".").first == "3" else {
+            throw SOPSFailure("its sops block has version \(version), which Loupe does not read (it reads sops 3)")
+        }
         if case .integer(let threshold)? = block["shamir_threshold"], threshold > 1 {
-            throw SOPSFailure("its sops block splits the data key (shamir_threshold \(threshold)), which Loupe does not read")
+            throw SOPSFailure(
+                "its sops block splits the data key (shamir_threshold \(threshold)), which Loupe does not read")
         }
         for unsupported in ["encrypted_comment_regex", "unencrypted_comment_regex"] where block[unsupported] != nil {
             throw SOPSFailure("its sops block has \(unsupported), which Loupe does not read")
         }
-        func string(_ name: String) -> String? { if case .string(let text)? = block[name], !text.isEmpty { text } else { nil } }
+        func string(_ name: String) -> String? {
+            if case .string(let text)? = block[name], !text.isEmpty { text } else { nil }
+        }
         let macOnly: Bool = if case .bool(true)? = block["mac_only_encrypted"] { true } else { false }
         let rules: SOPSRules
         do {
             rules = try SOPSRules(
-            unencryptedSuffix: string("unencrypted_suffix"), encryptedSuffix: string("encrypted_suffix"),
-            unencryptedRegex: string("unencrypted_regex"), encryptedRegex: string("encrypted_regex"), macOnlyEncrypted: macOnly)
+                unencryptedSuffix: string("unencrypted_suffix"), encryptedSuffix: string("encrypted_suffix"),
+                unencryptedRegex: string("unencrypted_regex"), encryptedRegex: string("encrypted_regex"),
+                macOnlyEncrypted: macOnly)
         } catch {
             throw SOPSFailure("its sops block's rules do not read: \(error)")
         }
@@ -148,7 +160,8 @@ public struct SOPSRules: Sendable, Equatable {
         unencryptedSuffix: String? = nil, encryptedSuffix: String? = nil, unencryptedRegex: String? = nil,
         encryptedRegex: String? = nil, macOnlyEncrypted: Bool = false
     ) throws {
-        let none = unencryptedSuffix == nil && encryptedSuffix == nil && unencryptedRegex == nil && encryptedRegex == nil
+        let none =
+            unencryptedSuffix == nil && encryptedSuffix == nil && unencryptedRegex == nil && encryptedRegex == nil
         self.unencryptedSuffix = none ? "_unencrypted" : unencryptedSuffix
         self.encryptedSuffix = encryptedSuffix
         self.unencryptedRegex = try unencryptedRegex.map(Pattern.init)

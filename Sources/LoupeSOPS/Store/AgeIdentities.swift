@@ -33,7 +33,8 @@ public struct AgeIdentities: Sendable, CustomStringConvertible {
         } catch let error as SettingsError {
             throw error
         } catch {
-            throw SettingsError(.unavailable, reason: "the age identities in \(description) do not read: \(error)", cause: error)
+            throw SettingsError(
+                .unavailable, reason: "the age identities in \(description) do not read: \(error)", cause: error)
         }
     }
 
@@ -45,7 +46,9 @@ public struct AgeIdentities: Sendable, CustomStringConvertible {
     /// Where sops looks, in its order, all that are there: `SOPS_AGE_KEY` (identities in the variable),
     /// `SOPS_AGE_KEY_FILE` (a file of them), then `$XDG_CONFIG_HOME/sops/age/keys.txt` (`~/.config` when
     /// unset).
-    public static func sopsDefaults(environment: [String: String] = ProcessInfo.processInfo.environment) -> AgeIdentities {
+    public static func sopsDefaults(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> AgeIdentities {
         AgeIdentities(description: "SOPS_AGE_KEY, SOPS_AGE_KEY_FILE and sops/age/keys.txt") {
             var identities: [AgeIdentity] = []
             if let text = environment["SOPS_AGE_KEY"], !text.isEmpty {
@@ -54,7 +57,8 @@ public struct AgeIdentities: Sendable, CustomStringConvertible {
             if let path = environment["SOPS_AGE_KEY_FILE"], !path.isEmpty {
                 identities += try readFile(path)
             }
-            let base = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            let base =
+                environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
                 ?? (environment["HOME"].map { $0 + "/.config" } ?? NSHomeDirectory() + "/.config")
             let keys = base + "/sops/age/keys.txt"
             if FileManager.default.fileExists(atPath: keys) { identities += try readFile(keys) }
@@ -69,17 +73,23 @@ public struct AgeIdentities: Sendable, CustomStringConvertible {
 
     /// The identities in the systemd credential `name` (`LoadCredential=` or `LoadCredentialEncrypted=`,
     /// read from `$CREDENTIALS_DIRECTORY`).
-    public static func systemdCredential(_ name: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> AgeIdentities {
+    public static func systemdCredential(
+        _ name: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> AgeIdentities {
         AgeIdentities(description: "the systemd credential \(name)") {
             guard let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else {
-                throw SettingsError(.unavailable, reason: "the systemd credential \(name) is not there: CREDENTIALS_DIRECTORY is not set")
+                throw SettingsError(
+                    .unavailable,
+                    reason: "the systemd credential \(name) is not there: CREDENTIALS_DIRECTORY is not set")
             }
             return try readFile(directory + "/" + name)
         }
     }
 
     /// The identities in the string `provider` returns (nil: none), such as a keyring item's secret.
-    public static func provider(named name: String, _ provider: @escaping @Sendable () throws -> String?) -> AgeIdentities {
+    public static func provider(
+        named name: String, _ provider: @escaping @Sendable () throws -> String?
+    ) -> AgeIdentities {
         AgeIdentities(description: name) {
             guard let text = try provider() else { return [] }
             return try AgeIdentity.parseIdentities(text)

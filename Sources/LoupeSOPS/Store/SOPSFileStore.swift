@@ -100,8 +100,11 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
         guard let cipher = stored.document else { return stored }
         let opened = try open(cipher, text: try text(of: cipher))
         encrypted.withLock { $0 = opened.encryptedPaths }
-        logger.debug("opened the sops file", metadata: ["file": "\(path)", "encrypted-values": "\(opened.encryptedPaths.count)"])
-        return StoredDocument(opened.plaintext, token: stored.token, layers: stored.layers, source: stored.source, writers: stored.writers)
+        logger.debug(
+            "opened the sops file", metadata: ["file": "\(path)", "encrypted-values": "\(opened.encryptedPaths.count)"])
+        return StoredDocument(
+            opened.plaintext, token: stored.token, layers: stored.layers, source: stored.source, writers: stored.writers
+        )
     }
 
     public func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken {
@@ -114,7 +117,9 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
 
     public func remove(replacing token: ChangeToken) throws -> ChangeToken { try file.remove(replacing: token) }
 
-    public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? { try file.watch(onChange) }
+    public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
+        try file.watch(onChange)
+    }
 
     /// The file's, with its history opened: the file's lock, its deferred writes, and its journal, whose
     /// revisions are read as ``history()`` reads them.
@@ -144,10 +149,12 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
         var changes: [SettingsChange] = []
         for change in history.changes {
             let current = opened[change.revision] ?? nil
-            changes.append(SettingsChange(
-                revision: change.revision, time: change.time, author: change.author,
-                patch: SettingsHistory.patch(from: previous, to: current), reversePatch: SettingsHistory.patch(from: current, to: previous),
-                purgedPaths: change.purgedPaths))
+            changes.append(
+                SettingsChange(
+                    revision: change.revision, time: change.time, author: change.author,
+                    patch: SettingsHistory.patch(from: previous, to: current),
+                    reversePatch: SettingsHistory.patch(from: current, to: previous),
+                    purgedPaths: change.purgedPaths))
             previous = current
         }
         return SettingsHistory(
@@ -181,7 +188,9 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
             let recipients = try ageRecipients(of: metadata, forWhat: "rotate its data key")
             let (key, stanzas) = try SOPSSealing.newDataKey(for: recipients)
             metadata.block["age"] = Self.ageList(stanzas)
-            let sealed = try SOPSSealing.seal(plaintext, metadata: metadata, key: key, reusing: nil, editing: text.map { (cipher, $0) }, format: format)
+            let sealed = try SOPSSealing.seal(
+                plaintext, metadata: metadata, key: key, reusing: nil, editing: text.map { (cipher, $0) },
+                format: format)
             _ = try file.save(sealed, replacing: token)
             dataKeyCache.withLock { $0 = (stanzas.map(\.enc), key) }
         }
@@ -195,17 +204,21 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
     ///   its keys in `key_groups`.
     public func updateRecipients(_ recipients: [AgeRecipient]) throws {
         guard !recipients.isEmpty else {
-            throw SettingsError(.invalidValue, store: description, reason: "a sops file needs at least one age recipient")
+            throw SettingsError(
+                .invalidValue, store: description, reason: "a sops file needs at least one age recipient")
         }
         try file.withExclusiveAccess {
             let (cipher, text, token) = try current()
             var metadata = try self.metadata(of: cipher)
             _ = try open(cipher, text: text)
             guard metadata.block["key_groups"] == nil else {
-                throw SettingsError(.unwritable, store: description, reason: "it keeps its keys in key_groups, which Loupe does not update")
+                throw SettingsError(
+                    .unwritable, store: description,
+                    reason: "it keeps its keys in key_groups, which Loupe does not update")
             }
             let key = try dataKey(of: metadata)
-            let existing = Dictionary(metadata.ageKeys.map { ($0.recipient, $0.enc) }, uniquingKeysWith: { first, _ in first })
+            let existing = Dictionary(
+                metadata.ageKeys.map { ($0.recipient, $0.enc) }, uniquingKeysWith: { first, _ in first })
             var stanzas: [(recipient: String, enc: String)] = []
             for recipient in recipients {
                 if let enc = existing[recipient.description] {
@@ -245,7 +258,9 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
         guard others.isEmpty, metadata.block["key_groups"] == nil else {
             throw SettingsError(
                 .unwritable, store: description,
-                reason: "it is also sealed for \(others.isEmpty ? "key groups" : others.joined(separator: ", ")), which Loupe cannot wrap a new data key for; use sops to \(what)")
+                reason:
+                    "it is also sealed for \(others.isEmpty ? "key groups" : others.joined(separator: ", ")), which Loupe cannot wrap a new data key for; use sops to \(what)"
+            )
         }
         return try metadata.ageKeys.map { try AgeRecipient($0.recipient) }
     }
@@ -267,22 +282,30 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
         let file = FileStore(path: path, format: recording, history: .off)
         let name = "\(format.formatName) file \(path)"
         guard !recipients.isEmpty else {
-            throw SettingsError(.invalidValue, store: name, reason: "no age recipient to seal it for (--age, or a .sops.yaml creation rule)")
+            throw SettingsError(
+                .invalidValue, store: name,
+                reason: "no age recipient to seal it for (--age, or a .sops.yaml creation rule)")
         }
         try file.withExclusiveAccess {
             let stored = try file.load()
-            guard let plaintext = stored.document else { throw SettingsError(.notFound, store: name, reason: "there is no such file") }
+            guard let plaintext = stored.document else {
+                throw SettingsError(.notFound, store: name, reason: "there is no such file")
+            }
             if (try? SOPSMetadata.of(plaintext)) != nil {
-                throw SettingsError(.invalidValue, store: name, reason: "it is already a sops file (it has a sops block)")
+                throw SettingsError(
+                    .invalidValue, store: name, reason: "it is already a sops file (it has a sops block)")
             }
             let (key, stanzas) = try SOPSSealing.newDataKey(for: recipients)
             let metadata = SOPSMetadata.new(rules: rules ?? .standard, ageStanzas: stanzas)
             let text = recording.last(holding: plaintext)
             let sealed: JSONValue
             do {
-                sealed = try SOPSSealing.seal(plaintext, metadata: metadata, key: key, reusing: nil, editing: text.map { (plaintext, $0) }, format: format)
+                sealed = try SOPSSealing.seal(
+                    plaintext, metadata: metadata, key: key, reusing: nil, editing: text.map { (plaintext, $0) },
+                    format: format)
             } catch let error as SOPSFailure {
-                throw SettingsError(.invalidValue, path: error.path, store: name, reason: error.description, cause: error)
+                throw SettingsError(
+                    .invalidValue, path: error.path, store: name, reason: error.description, cause: error)
             }
             _ = try file.save(sealed, replacing: stored.token)
         }
@@ -294,7 +317,9 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
     /// it; nil when the file holds something else by now.
     private func text(of cipher: JSONValue) throws -> Data? {
         if let text = recording.last(holding: cipher) { return text }
-        guard let data = FileManager.default.contents(atPath: path), (try? format.parse(data)) == cipher else { return nil }
+        guard let data = FileManager.default.contents(atPath: path), (try? format.parse(data)) == cipher else {
+            return nil
+        }
         return data
     }
 
@@ -303,7 +328,9 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
         let metadata = try metadata(of: cipher)
         let key = try dataKey(of: metadata)
         do {
-            guard checkingMAC else { return try SOPSDocument.open(cipher, metadata: metadata, key: key, order: .unknown, checkingMAC: false) }
+            guard checkingMAC else {
+                return try SOPSDocument.open(cipher, metadata: metadata, key: key, order: .unknown, checkingMAC: false)
+            }
             // Where the ciphertexts stand gives the order the MAC takes, without reading the text again;
             // where it does not verify so, the text is read for its order (a file with plaintext values).
             if let text, KeyOrder.followsText(format.formatName), let order = KeyOrder.positional(cipher, text: text),
@@ -314,7 +341,9 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
             let order = text.map { KeyOrder.of($0, format: format.formatName) } ?? .unknown
             return try SOPSDocument.open(cipher, metadata: metadata, key: key, order: order)
         } catch {
-            throw SettingsError(.corrupt, path: error.path, store: description, reason: error.path == nil ? error.description : "the value \(error.description)", cause: error)
+            throw SettingsError(
+                .corrupt, path: error.path, store: description,
+                reason: error.path == nil ? error.description : "the value \(error.description)", cause: error)
         }
     }
 
@@ -326,7 +355,8 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
             throw SettingsError(.corrupt, store: description, reason: error.description, cause: error)
         }
         guard let metadata else {
-            let reason = SOPSDocument.holdsEncryptedValues(cipher)
+            let reason =
+                SOPSDocument.holdsEncryptedValues(cipher)
                 ? "it holds ENC[…] values but no sops block, so they cannot be opened or checked"
                 : "it is not a sops file (it has no sops block); seal it with `loupe encrypt`"
             throw SettingsError(.corrupt, store: description, reason: reason)
@@ -341,7 +371,10 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
         do {
             key = try SOPSDocument.dataKey(of: metadata, identities: identities.identities())
         } catch let error as SOPSFailure {
-            throw SettingsError(.unavailable, store: description, reason: "its data key does not open: \(error.description) (identities from \(identities))", cause: error)
+            throw SettingsError(
+                .unavailable, store: description,
+                reason: "its data key does not open: \(error.description) (identities from \(identities))", cause: error
+            )
         }
         dataKeyCache.withLock { $0 = (stanzas, key) }
         return key
@@ -351,7 +384,8 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
     private func sealed(_ document: JSONValue, replacing token: ChangeToken) throws -> (JSONValue, [ValuePath]) {
         let current = try file.load()
         guard current.token == token else {
-            throw SettingsError(.conflict, store: description, reason: "another writer changed the file since it was read")
+            throw SettingsError(
+                .conflict, store: description, reason: "another writer changed the file since it was read")
         }
         var metadata: SOPSMetadata
         let key: SymmetricKey
@@ -362,7 +396,9 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
             previousText = recording.last(holding: previous)
         } else {
             guard !recipients.isEmpty else {
-                throw SettingsError(.unwritable, store: description, reason: "it does not exist, and the store has no age recipient to seal a new file for")
+                throw SettingsError(
+                    .unwritable, store: description,
+                    reason: "it does not exist, and the store has no age recipient to seal a new file for")
             }
             let stanzas: [(recipient: String, enc: String)]
             (key, stanzas) = try SOPSSealing.newDataKey(for: recipients)
@@ -373,9 +409,11 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
         let cipher: JSONValue
         do {
             let editing = current.document.flatMap { previous in previousText.map { (document: previous, text: $0) } }
-            cipher = try SOPSSealing.seal(document, metadata: metadata, key: key, reusing: current.document, editing: editing, format: format)
+            cipher = try SOPSSealing.seal(
+                document, metadata: metadata, key: key, reusing: current.document, editing: editing, format: format)
         } catch let error as SOPSFailure {
-            throw SettingsError(.unwritable, path: error.path, store: description, reason: error.description, cause: error)
+            throw SettingsError(
+                .unwritable, path: error.path, store: description, reason: error.description, cause: error)
         }
         return (cipher, Self.encryptedPaths(in: document, rules: metadata.rules))
     }
@@ -384,9 +422,14 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
         var paths: [ValuePath] = []
         func walk(_ value: JSONValue, keys: [String], path: [ValuePath.Component]) {
             switch value {
-            case .object(let members): for (name, member) in members { walk(member, keys: keys + [name], path: path + [.key(name)]) }
-            case .array(let elements): for (index, element) in elements.enumerated() { walk(element, keys: keys, path: path + [.index(index)]) }
-            default: if rules.encrypts(keys), EncryptedValue.plaintext(of: value) != nil { paths.append(ValuePath(path)) }
+            case .object(let members):
+                for (name, member) in members { walk(member, keys: keys + [name], path: path + [.key(name)]) }
+            case .array(let elements):
+                for (index, element) in elements.enumerated() {
+                    walk(element, keys: keys, path: path + [.index(index)])
+                }
+            default:
+                if rules.encrypts(keys), EncryptedValue.plaintext(of: value) != nil { paths.append(ValuePath(path)) }
             }
         }
         walk(document, keys: [], path: [])

@@ -30,7 +30,9 @@ enum SOPSSealing {
         if let editing, SOPSDocument.sameShape(draft, editing.document) {
             order = textOrder(of: editing.document, in: editing.text, format: format)
         } else {
-            let text = try editing.map { try format.serialize(draft, editing: $0.text, holding: $0.document) } ?? format.serialize(draft)
+            let text =
+                try editing.map { try format.serialize(draft, editing: $0.text, holding: $0.document) }
+                ?? format.serialize(draft)
             order = textOrder(of: draft, in: text, format: format)
         }
         let mac = SOPSDocument.mac(of: plaintext, rules: metadata.rules, order: order)
@@ -41,7 +43,9 @@ enum SOPSSealing {
     /// The order of `document`'s keys in `text`: where its ciphertexts stand, when that tells it, else the
     /// text read again.
     static func textOrder(of document: JSONValue, in text: Data, format: any DocumentCodec) -> KeyOrder {
-        if KeyOrder.followsText(format.formatName), let order = KeyOrder.positional(document, text: text) { return order }
+        if KeyOrder.followsText(format.formatName), let order = KeyOrder.positional(document, text: text) {
+            return order
+        }
         return KeyOrder.of(text, format: format.formatName)
     }
 
@@ -52,7 +56,9 @@ enum SOPSSealing {
     }
 
     /// A fresh data key wrapped for each of `recipients`, one armored stanza each, as sops keeps them.
-    static func newDataKey(for recipients: [AgeRecipient]) throws -> (key: SymmetricKey, stanzas: [(recipient: String, enc: String)]) {
+    static func newDataKey(
+        for recipients: [AgeRecipient]
+    ) throws -> (key: SymmetricKey, stanzas: [(recipient: String, enc: String)]) {
         let key = SymmetricKey(size: .bits256)
         return (key, try wrap(key, for: recipients))
     }

@@ -27,7 +27,9 @@ final class ChangeFeed: Sendable {
         self.model = model
         let changes = model.root.observe { [weak self] _ in self?.changed() }
         let problems = model.root.observeErrors { [weak self] error in
-            self?.send(Self.event("problem", .object(["error": .string("\(error)".replacingOccurrences(of: "\n", with: " "))])))
+            self?.send(
+                Self.event("problem", .object(["error": .string("\(error)".replacingOccurrences(of: "\n", with: " "))]))
+            )
         }
         tokens.withLock { $0 = [changes, problems] }
     }

@@ -60,11 +60,14 @@ struct PageModel: Sendable {
     /// The leaves under `schema` (the part at `path`), in key order; the descriptions of the objects on
     /// the way, by path, for the groups' headings.
     private func collect(
-        _ schema: JSONValue, at path: [ValuePath.Component], into leaves: inout [Leaf], groups: inout [String: JSONValue]
+        _ schema: JSONValue, at path: [ValuePath.Component], into leaves: inout [Leaf],
+        groups: inout [String: JSONValue]
     ) {
         guard case .object(let part) = schema else { return }
         if case .object(let properties)? = part["properties"] {
-            if let description = part["description"] { groups[Self.groupName(ValuePath(path + [.key("")]))] = description }
+            if let description = part["description"] {
+                groups[Self.groupName(ValuePath(path + [.key("")]))] = description
+            }
             for key in properties.keys.sorted() where !(path.isEmpty && key == "$version") {
                 collect(properties[key]!, at: path + [.key(key)], into: &leaves, groups: &groups)
             }
@@ -76,7 +79,8 @@ struct PageModel: Sendable {
 
     /// One setting: `{path, description, type, editor, nullable, choices, constraints, default, value,
     /// source, overrides, lock, secret, editable}`.
-    private func setting(_ leaf: Leaf, _ provenance: Provenance, document: JSONValue, secrets: [ValuePath]) -> JSONValue {
+    private func setting(_ leaf: Leaf, _ provenance: Provenance, document: JSONValue, secrets: [ValuePath]) -> JSONValue
+    {
         let kind = Self.editor(for: leaf.schema)
         let secret = provenance.isSecret || isSecret(leaf.path, secrets) || leaf.schema["writeOnly"] == .bool(true)
         var entry: [String: JSONValue] = [
@@ -93,7 +97,9 @@ struct PageModel: Sendable {
         if let choices = kind.choices { entry["choices"] = .array(choices) }
         if let items = kind.items { entry["items"] = .string(items) }
         var constraints: [String: JSONValue] = [:]
-        for key in ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "pattern", "format", "minLength", "maxLength"] {
+        for key in [
+            "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "pattern", "format", "minLength", "maxLength",
+        ] {
             if let value = leaf.schema[key] ?? kind.inner[key] { constraints[key] = value }
         }
         entry["constraints"] = .object(constraints)
@@ -104,7 +110,9 @@ struct PageModel: Sendable {
             entry["default"] = secret ? masked(defaultValue) : defaultValue
         }
         if let lock = provenance.lock {
-            entry["lock"] = .object(["file": .string(lock.file), "line": .integer(lock.line), "path": .string(lock.path.description)])
+            entry["lock"] = .object([
+                "file": .string(lock.file), "line": .integer(lock.line), "path": .string(lock.path.description),
+            ])
         }
         return .object(entry)
     }
@@ -140,7 +148,8 @@ struct PageModel: Sendable {
         let type: String? = if case .string(let name)? = part["type"] { name } else { nil }
         if case .array(var choices)? = part["enum"] {
             choices.removeAll { $0 == .null }
-            return EditorKind(type: type ?? "choice", editor: "choice", nullable: nullable, choices: choices, inner: part)
+            return EditorKind(
+                type: type ?? "choice", editor: "choice", nullable: nullable, choices: choices, inner: part)
         }
         switch type {
         case "boolean": return EditorKind(type: "boolean", editor: "toggle", nullable: nullable, inner: part)
@@ -149,10 +158,13 @@ struct PageModel: Sendable {
         case "string": return EditorKind(type: "string", editor: "text", nullable: nullable, inner: part)
         case "array":
             let items = scalarType(part["items"])
-            return EditorKind(type: "array", editor: items == nil ? "json" : "list", nullable: nullable, items: items, inner: part)
+            return EditorKind(
+                type: "array", editor: items == nil ? "json" : "list", nullable: nullable, items: items, inner: part)
         case "object":
             let values = scalarType(part["additionalProperties"])
-            return EditorKind(type: "object", editor: values == nil ? "json" : "dictionary", nullable: nullable, items: values, inner: part)
+            return EditorKind(
+                type: "object", editor: values == nil ? "json" : "dictionary", nullable: nullable, items: values,
+                inner: part)
         default:
             return EditorKind(type: type ?? "any", editor: "json", nullable: nullable, inner: part)
         }
@@ -161,7 +173,9 @@ struct PageModel: Sendable {
     /// `string`, `integer`, `number` or `boolean` when `schema` describes such a scalar (not an optional,
     /// not a choice): what the list and dictionary editors edit in a row.
     private static func scalarType(_ schema: JSONValue?) -> String? {
-        guard case .object(let part)? = schema, part["enum"] == nil, case .string(let type)? = part["type"] else { return nil }
+        guard case .object(let part)? = schema, part["enum"] == nil, case .string(let type)? = part["type"] else {
+            return nil
+        }
         return ["string", "integer", "number", "boolean"].contains(type) ? type : nil
     }
 
@@ -184,9 +198,10 @@ struct PageModel: Sendable {
 
     /// Whether the value at `path` is, or lies in, a secret, or holds one: then the page shows it masked.
     func isSecret(_ path: ValuePath, _ secrets: [ValuePath]) -> Bool {
-        root.holdsSecrets || secrets.contains { secret in
-            path.components.starts(with: secret.components) || secret.components.starts(with: path.components)
-        }
+        root.holdsSecrets
+            || secrets.contains { secret in
+                path.components.starts(with: secret.components) || secret.components.starts(with: path.components)
+            }
     }
 
     /// `value`, the part at `path`, as the page may show it: masked where secret, unless revealing.
@@ -229,12 +244,18 @@ struct PageModel: Sendable {
             let after = try history.document(after: change.revision)
             var paths: [JSONValue] = []
             for path in change.changedPaths {
-                var entry: [String: JSONValue] = ["path": .string(path.components.isEmpty ? "<root>" : path.description)]
+                var entry: [String: JSONValue] = [
+                    "path": .string(path.components.isEmpty ? "<root>" : path.description)
+                ]
                 if change.purgedPaths.contains(path) {
                     entry["purged"] = .bool(true)
                 } else {
-                    if let old = before?[path: path] { entry["old"] = shown(old, at: path, in: secretPaths(in: old, at: path)) }
-                    if let new = after?[path: path] { entry["new"] = shown(new, at: path, in: secretPaths(in: new, at: path)) }
+                    if let old = before?[path: path] {
+                        entry["old"] = shown(old, at: path, in: secretPaths(in: old, at: path))
+                    }
+                    if let new = after?[path: path] {
+                        entry["new"] = shown(new, at: path, in: secretPaths(in: new, at: path))
+                    }
                 }
                 paths.append(.object(entry))
             }

@@ -33,7 +33,8 @@ struct PageError: Error, Sendable {
             switch error.code {
             case .invalidPath: status = .badRequest
             case .notFound: status = .notFound
-            case .invalidValue, .notRemovable, .missingParent, .notOptional, .outOfRange, .reentrantUpdate: status = .unprocessableContent
+            case .invalidValue, .notRemovable, .missingParent, .notOptional, .outOfRange, .reentrantUpdate:
+                status = .unprocessableContent
             case .conflict: status = .conflict
             case .locked: status = Self.locked
             case .readOnly: status = .forbidden
@@ -84,18 +85,26 @@ struct Access: Sendable {
     /// carries it in a header and comes from the page's own origin, on a page that is not read-only.
     func check(_ request: Request, writing: Bool) async throws {
         if let authenticator = configuration.authenticator {
-            guard await authenticator(request) else { throw PageError(.unauthorized, "not signed in: the application refused this request") }
+            guard await authenticator(request) else {
+                throw PageError(.unauthorized, "not signed in: the application refused this request")
+            }
         } else {
-            let header = request.headers[.loupeToken]
+            let header =
+                request.headers[.loupeToken]
                 ?? request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
             let query = writing ? nil : request.uri.queryParameters.get("token")
             guard let given = header ?? query else {
-                throw PageError(.unauthorized, "this page needs its token: open the address printed at start (…?token=…)")
+                throw PageError(
+                    .unauthorized, "this page needs its token: open the address printed at start (…?token=…)")
             }
-            guard Self.same(given, configuration.token) else { throw PageError(.unauthorized, "wrong token: open the address printed at start") }
+            guard Self.same(given, configuration.token) else {
+                throw PageError(.unauthorized, "wrong token: open the address printed at start")
+            }
         }
         guard writing else { return }
-        guard !configuration.readOnly else { throw PageError(.forbidden, "the settings page is read-only: nothing was written") }
+        guard !configuration.readOnly else {
+            throw PageError(.forbidden, "the settings page is read-only: nothing was written")
+        }
         try checkSameOrigin(request)
     }
 
@@ -109,7 +118,8 @@ struct Access: Sendable {
         guard let host = request.head.authority, let url = URL(string: origin), let originHost = url.host,
             originHost + (url.port.map { ":\($0)" } ?? "") == host
         else {
-            throw PageError(.forbidden, "cross-origin write refused: the request came from \(origin), not from this page")
+            throw PageError(
+                .forbidden, "cross-origin write refused: the request came from \(origin), not from this page")
         }
     }
 

@@ -19,7 +19,9 @@ extension SettingsPage {
     /// | `POST /api/rollback` | `{"revision"}`: the settings as that revision left them, as a new change. |
     /// | `GET /api/status` | A shared store's rollout status: which reader runs which revision, who refused it. |
     /// | `GET /api/events` | Server-Sent Events: the settings after each change, from anywhere. |
-    public func routes<Context: RequestContext>(context: Context.Type = BasicRequestContext.self) -> RouteCollection<Context> {
+    public func routes<Context: RequestContext>(
+        context: Context.Type = BasicRequestContext.self
+    ) -> RouteCollection<Context> {
         let routes = RouteCollection(context: Context.self)
         let handler = PageHandler(page: self)
         routes.get("/") { request, _ in await handler.respond { try await handler.page(request) } }
@@ -64,7 +66,8 @@ struct PageHandler: Sendable {
             headers: [
                 .contentType: "text/html; charset=utf-8", .cacheControl: "no-store",
                 // Everything the page runs is its own: no other origin's script, style, frame or form target.
-                .contentSecurityPolicy: "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'",
+                .contentSecurityPolicy:
+                    "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'",
                 HTTPField.Name("Referrer-Policy")!: "no-referrer",
                 HTTPField.Name("X-Content-Type-Options")!: "nosniff",
             ],
@@ -82,21 +85,24 @@ struct PageHandler: Sendable {
     func save(_ request: Request) async throws -> Response {
         try await access.check(request, writing: true)
         let body = try await access.body(of: request)
-        guard case .string(let pathText)? = body[path: "path"] else { throw PageError(.badRequest, "the body names no \"path\"") }
+        guard case .string(let pathText)? = body[path: "path"] else {
+            throw PageError(.badRequest, "the body names no \"path\"")
+        }
         guard let value = body[path: "value"] else { throw PageError(.badRequest, "the body holds no \"value\"") }
         let expected = body[path: "expected"]
         let path = try ValuePath(parsing: pathText)
         let root = page.root, model = self.model
         do {
             // The write and the settings after it in one trip off the pool.
-            return .json(try await offPool {
-                if let expected {
-                    try root.set(atPath: pathText, to: value, ifUnchangedFrom: expected)
-                } else {
-                    try root.set(atPath: pathText, to: value)
-                }
-                return try model.settings()
-            })
+            return .json(
+                try await offPool {
+                    if let expected {
+                        try root.set(atPath: pathText, to: value, ifUnchangedFrom: expected)
+                    } else {
+                        try root.set(atPath: pathText, to: value)
+                    }
+                    return try model.settings()
+                })
         } catch let error as SettingsError where error.code == .conflict {
             throw try await conflict(at: path)
         }
@@ -112,7 +118,8 @@ struct PageHandler: Sendable {
         }
         var message = "\(path) changed meanwhile"
         if let author { message += " by \(author)" }
-        message += "; nothing was written. Its value is now \(current?.jsonText() ?? "(none)"): save again to replace it."
+        message +=
+            "; nothing was written. Its value is now \(current?.jsonText() ?? "(none)"): save again to replace it."
         var details: [String: JSONValue] = ["path": .string(path.description), "conflict": .bool(true)]
         if let current { details["current"] = current }
         if let author { details["author"] = .string(author) }
@@ -121,13 +128,16 @@ struct PageHandler: Sendable {
 
     func reset(_ request: Request) async throws -> Response {
         try await access.check(request, writing: true)
-        guard let pathText = request.uri.queryParameters.get("path") else { throw PageError(.badRequest, "name the setting: ?path=") }
+        guard let pathText = request.uri.queryParameters.get("path") else {
+            throw PageError(.badRequest, "name the setting: ?path=")
+        }
         _ = try ValuePath(parsing: pathText)
         let root = page.root, model = self.model
-        return .json(try await offPool {
-            try root.reset(atPath: pathText)
-            return try model.settings()
-        })
+        return .json(
+            try await offPool {
+                try root.reset(atPath: pathText)
+                return try model.settings()
+            })
     }
 
     func reveal(_ request: Request) async throws -> Response {
@@ -135,7 +145,9 @@ struct PageHandler: Sendable {
         guard page.configuration.allowsReveal else {
             throw PageError(.forbidden, "this page does not reveal secrets (start it with reveal allowed)")
         }
-        guard let pathText = request.uri.queryParameters.get("path") else { throw PageError(.badRequest, "name the setting: ?path=") }
+        guard let pathText = request.uri.queryParameters.get("path") else {
+            throw PageError(.badRequest, "name the setting: ?path=")
+        }
         _ = try ValuePath(parsing: pathText)
         let root = page.root
         let value = try await offPool { try root.value(atPath: pathText) }
@@ -155,10 +167,11 @@ struct PageHandler: Sendable {
             throw PageError(.badRequest, "the body names no \"revision\" (an integer)")
         }
         let root = page.root, model = self.model
-        return .json(try await offPool {
-            try root.rollback(to: revision)
-            return try model.settings()
-        })
+        return .json(
+            try await offPool {
+                try root.rollback(to: revision)
+                return try model.settings()
+            })
     }
 
     func status(_ request: Request) async throws -> Response {
@@ -172,7 +185,10 @@ struct PageHandler: Sendable {
         let stream = page.feed.subscribe()
         return Response(
             status: .ok,
-            headers: [.contentType: "text/event-stream", .cacheControl: "no-store", HTTPField.Name("X-Accel-Buffering")!: "no"],
+            headers: [
+                .contentType: "text/event-stream", .cacheControl: "no-store",
+                HTTPField.Name("X-Accel-Buffering")!: "no",
+            ],
             body: ResponseBody { writer in
                 for await event in stream {
                     try await writer.write(ByteBuffer(string: event))

@@ -40,7 +40,8 @@ public struct SettingsPageServer: Service {
     /// A server of `page` at `address`; `onReady` is called with the page's address once it listens
     /// (`http://127.0.0.1:8123/?token=…`, or the socket's path).
     public init(
-        page: SettingsPage, address: Address = .loopback(port: 8123), logger: Logger = Logger(label: "LoupeSettingsPage"),
+        page: SettingsPage, address: Address = .loopback(port: 8123),
+        logger: Logger = Logger(label: "LoupeSettingsPage"),
         onReady: @escaping @Sendable (_ url: String) async -> Void = { _ in }
     ) {
         self.page = page

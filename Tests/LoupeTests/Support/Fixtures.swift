@@ -40,7 +40,9 @@ final class RecordingStore: DocumentStore {
 
     var saves: Int { state.withLock { $0.saves } }
     /// Makes every save fail with `code` (a lost disk by default; `.conflict` for a writer that always wins).
-    func fail(_ failing: Bool, with code: SettingsError.Code = .unwritable) { state.withLock { $0.failure = failing ? code : nil } }
+    func fail(_ failing: Bool, with code: SettingsError.Code = .unwritable) {
+        state.withLock { $0.failure = failing ? code : nil }
+    }
 
     func load() throws -> StoredDocument { try inner.load() }
     /// The stored document read as a root over `defaultValue` reads it.
@@ -59,7 +61,6 @@ final class RecordingStore: DocumentStore {
 }
 
 struct Boom: Error, Equatable {}
-
 
 /// The failure a test expects: settings errors compare by code, path and store, never by their words, so a
 /// test that cares about the words checks the caught error's `description` as well.

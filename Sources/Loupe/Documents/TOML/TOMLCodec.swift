@@ -66,7 +66,11 @@ public struct TOMLCodec: DocumentCodec {
     /// they stand in their own spelling, removed keys go with their lines and own comments, new keys join
     /// their table's section, arrays and inline tables keep their layout, and comments, blank lines and
     /// order stay. TOML has no null: a document that needs one is refused, naming where.
-    public func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
-        try TextEngine.edit(previous, from: previousDocument, to: document, with: TOMLEditor(document: document, lastWritten: lastWritten))
+    public func serialize(
+        _ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue
+    ) throws -> Data {
+        try TextEngine.edit(
+            previous, from: previousDocument, to: document,
+            with: TOMLEditor(document: document, lastWritten: lastWritten))
     }
 }

@@ -49,7 +49,8 @@ struct TOMLReader {
         var reader = TOMLReader(bytes, outlining: true)
         try reader.readDocument()
         for index in reader.syntax.sections.indices {
-            let next = index + 1 < reader.syntax.sections.count ? reader.syntax.sections[index + 1].headerStart : bytes.count
+            let next =
+                index + 1 < reader.syntax.sections.count ? reader.syntax.sections[index + 1].headerStart : bytes.count
             reader.syntax.sections[index].end = next
         }
         return (reader.root.document, reader.syntax)
@@ -120,7 +121,10 @@ struct TOMLReader {
                 try readHeader()
                 try endOfLine()
                 if outlining {
-                    syntax.sections.append(.init(path: sectionPath, isArrayElement: isArray, headerStart: lineStart, bodyStart: position, end: position))
+                    syntax.sections.append(
+                        .init(
+                            path: sectionPath, isArrayElement: isArray, headerStart: lineStart, bodyStart: position,
+                            end: position))
                 }
                 continue
             default:
@@ -130,9 +134,10 @@ struct TOMLReader {
                 let valueEnd = position
                 try endOfLine()
                 if outlining {
-                    syntax.keyValues.append(.init(
-                        key: key, section: syntax.sections.count - 1,
-                        line: lineStart..<position, range: keyStart..<valueEnd, value: value))
+                    syntax.keyValues.append(
+                        .init(
+                            key: key, section: syntax.sections.count - 1,
+                            line: lineStart..<position, range: keyStart..<valueEnd, value: value))
                 }
                 continue
             }
@@ -165,10 +170,18 @@ struct TOMLReader {
                 if isLast && isArray { path.append(.index(0)) }
                 table = made
             case .table(let existing):
-                if existing.kind == .inline { throw error("the table \(name(key, upTo: index)) is an inline table, complete where it is written", at: start) }
+                if existing.kind == .inline {
+                    throw error(
+                        "the table \(name(key, upTo: index)) is an inline table, complete where it is written",
+                        at: start)
+                }
                 if isLast {
-                    guard !isArray else { throw error("\(name(key)) is already a table, not an array of tables", at: start) }
-                    guard existing.kind == .implicit else { throw error("the table \(name(key)) is defined twice", at: start) }
+                    guard !isArray else {
+                        throw error("\(name(key)) is already a table, not an array of tables", at: start)
+                    }
+                    guard existing.kind == .implicit else {
+                        throw error("the table \(name(key)) is defined twice", at: start)
+                    }
                     existing.kind = .header
                 }
                 table = existing
@@ -194,7 +207,8 @@ struct TOMLReader {
 
     /// `key = value` (the key may be dotted), into `table`; returns the key and the value's syntax.
     @discardableResult
-    private mutating func readKeyValue(into table: Table, depth: Int) throws -> (key: [String], value: TOMLSyntax.Value) {
+    private mutating func readKeyValue(into table: Table, depth: Int) throws -> (key: [String], value: TOMLSyntax.Value)
+    {
         let start = position
         let relative = try readKey()
         // Errors name the whole key, from the section's header (inside an inline table, from there).
@@ -214,10 +228,18 @@ struct TOMLReader {
                 target = made
             case .table(let existing):
                 switch existing.kind {
-                case .inline: throw error("the table \(name(key, upTo: index)) is an inline table, complete where it is written", at: start)
-                case .header: throw error("the table \(name(key, upTo: index)) is defined by a header; dotted keys cannot add to it", at: start)
+                case .inline:
+                    throw error(
+                        "the table \(name(key, upTo: index)) is an inline table, complete where it is written",
+                        at: start)
+                case .header:
+                    throw error(
+                        "the table \(name(key, upTo: index)) is defined by a header; dotted keys cannot add to it",
+                        at: start)
                 case .dotted where existing.section != sectionNumber && depth == 0:
-                    throw error("the table \(name(key, upTo: index)) was defined by dotted keys in an earlier section", at: start)
+                    throw error(
+                        "the table \(name(key, upTo: index)) was defined by dotted keys in an earlier section",
+                        at: start)
                 case .dotted, .implicit:
                     if existing.kind == .implicit { existing.kind = .dotted; existing.section = sectionNumber }
                     target = existing
@@ -269,8 +291,10 @@ struct TOMLReader {
 
     private static func isBareKeyByte(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "_"), UInt8(ascii: "-"): true
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "_"), UInt8(ascii: "-"):
+            true
         default: false
         }
     }
@@ -318,7 +342,9 @@ struct TOMLReader {
         var elements: [JSONValue] = []
         var items: [TOMLSyntax.Item] = []
         func done(_ position: Int) -> JSONValue {
-            if outlining { lastList = (start, .list(TOMLSyntax.List(range: start..<position, isTable: false, items: items))) }
+            if outlining {
+                lastList = (start, .list(TOMLSyntax.List(range: start..<position, isTable: false, items: items)))
+            }
             return .array(elements)
         }
         while true {
@@ -327,14 +353,17 @@ struct TOMLReader {
             let elementStart = position
             let (element, syntax) = try readValue(depth: depth + 1)
             elements.append(element.document)
-            if outlining { items.append(TOMLSyntax.Item(key: [], range: elementStart..<position, value: syntax, comma: nil)) }
+            if outlining {
+                items.append(TOMLSyntax.Item(key: [], range: elementStart..<position, value: syntax, comma: nil))
+            }
             try skipBlankLinesAndComments()
             switch peek() {
             case UInt8(ascii: ","):
                 if outlining { items[items.count - 1].comma = position }
                 position += 1
             case UInt8(ascii: "]"): position += 1; return done(position)
-            case let other: throw error("',' or ']' was expected in the array, not \(other.map(describe) ?? "the end of the text")")
+            case let other:
+                throw error("',' or ']' was expected in the array, not \(other.map(describe) ?? "the end of the text")")
             }
         }
     }
@@ -346,7 +375,9 @@ struct TOMLReader {
         let table = Table(kind: .dotted, section: sectionNumber)
         var items: [TOMLSyntax.Item] = []
         func done(_ position: Int) -> Table {
-            if outlining { lastList = (start, .list(TOMLSyntax.List(range: start..<position, isTable: true, items: items))) }
+            if outlining {
+                lastList = (start, .list(TOMLSyntax.List(range: start..<position, isTable: true, items: items)))
+            }
             freeze(table)
             return table
         }
@@ -359,7 +390,9 @@ struct TOMLReader {
             skipBlank()
             let memberStart = position
             let (key, syntax) = try readKeyValue(into: table, depth: depth + 1)
-            if outlining { items.append(TOMLSyntax.Item(key: key, range: memberStart..<position, value: syntax, comma: nil)) }
+            if outlining {
+                items.append(TOMLSyntax.Item(key: key, range: memberStart..<position, value: syntax, comma: nil))
+            }
             skipBlank()
             switch peek() {
             case UInt8(ascii: ","):
@@ -371,7 +404,9 @@ struct TOMLReader {
                 position += 1
                 return done(position)
             case UInt8(ascii: "\n"), UInt8(ascii: "\r"): throw error("an inline table must be on one line")
-            case let other: throw error("',' or '}' was expected in the inline table, not \(other.map(describe) ?? "the end of the text")")
+            case let other:
+                throw error(
+                    "',' or '}' was expected in the inline table, not \(other.map(describe) ?? "the end of the text")")
             }
         }
     }
@@ -394,7 +429,8 @@ struct TOMLReader {
             switch byte {
             case UInt8(ascii: "\""): return try string(text, at: start)
             case UInt8(ascii: "\\"): try readEscape(into: &text)
-            case UInt8(ascii: "\n"), UInt8(ascii: "\r"): throw error("a string on one line cannot hold a line break", at: position - 1)
+            case UInt8(ascii: "\n"), UInt8(ascii: "\r"):
+                throw error("a string on one line cannot hold a line break", at: position - 1)
             default:
                 try checkAllowed(byte, at: position - 1, in: "a string")
                 text.append(byte)
@@ -412,7 +448,9 @@ struct TOMLReader {
             if starts(with: "\"\"\"") {
                 // Up to two quotes may end the content: `""""` is a quote then the closing three.
                 var quotes = 3
-                while quotes < 5, position + quotes < bytes.count, bytes[position + quotes] == UInt8(ascii: "\"") { quotes += 1 }
+                while quotes < 5, position + quotes < bytes.count, bytes[position + quotes] == UInt8(ascii: "\"") {
+                    quotes += 1
+                }
                 text += Array(repeating: UInt8(ascii: "\""), count: quotes - 3)
                 position += quotes
                 return try string(text, at: start)
@@ -433,7 +471,9 @@ struct TOMLReader {
                     try readEscape(into: &text)
                 }
             case UInt8(ascii: "\r"):
-                guard peek() == UInt8(ascii: "\n") else { throw error("a carriage return must be followed by a line feed", at: position - 1) }
+                guard peek() == UInt8(ascii: "\n") else {
+                    throw error("a carriage return must be followed by a line feed", at: position - 1)
+                }
                 text.append(UInt8(ascii: "\r"))
             case UInt8(ascii: "\n"):
                 text.append(byte)
@@ -471,7 +511,9 @@ struct TOMLReader {
             guard let byte = peek() else { throw error("the string is not closed", at: start) }
             if starts(with: "'''") {
                 var quotes = 3
-                while quotes < 5, position + quotes < bytes.count, bytes[position + quotes] == UInt8(ascii: "'") { quotes += 1 }
+                while quotes < 5, position + quotes < bytes.count, bytes[position + quotes] == UInt8(ascii: "'") {
+                    quotes += 1
+                }
                 text += Array(repeating: UInt8(ascii: "'"), count: quotes - 3)
                 position += quotes
                 return try string(text, at: start)
@@ -503,10 +545,14 @@ struct TOMLReader {
         case UInt8(ascii: "u"), UInt8(ascii: "U"):
             let count = byte == UInt8(ascii: "u") ? 4 : 8
             guard position + count <= bytes.count,
-                  let code = UInt32(String(decoding: bytes[position..<(position + count)], as: UTF8.self), radix: 16),
-                  bytes[position..<(position + count)].allSatisfy({ Self.isHexDigit($0) }),
-                  let scalar = Unicode.Scalar(code)
-            else { throw error("\\\(Character(Unicode.Scalar(byte))) must be followed by \(count) hex digits of a Unicode scalar value", at: position - 2) }
+                let code = UInt32(String(decoding: bytes[position..<(position + count)], as: UTF8.self), radix: 16),
+                bytes[position..<(position + count)].allSatisfy({ Self.isHexDigit($0) }),
+                let scalar = Unicode.Scalar(code)
+            else {
+                throw error(
+                    "\\\(Character(Unicode.Scalar(byte))) must be followed by \(count) hex digits of a Unicode scalar value",
+                    at: position - 2)
+            }
             position += count
             text += Array(String(Character(scalar)).utf8)
         default:
@@ -522,7 +568,9 @@ struct TOMLReader {
     }
 
     private func string(_ text: [UInt8], at start: Int) throws -> String {
-        guard let string = String(validating: text, as: UTF8.self) else { throw error("the string is not UTF-8 text", at: start) }
+        guard let string = String(validating: text, as: UTF8.self) else {
+            throw error("the string is not UTF-8 text", at: start)
+        }
         return string
     }
 
@@ -533,13 +581,16 @@ struct TOMLReader {
         while let byte = peek(), Self.isValueByte(byte) { position += 1 }
         // A date and a time may be separated by one space: `1979-05-27 07:32:00`.
         if position - start == 10, peek() == UInt8(ascii: " "), position + 2 < bytes.count,
-           Self.isDigit(bytes[position + 1]), Self.isDigit(bytes[position + 2]), bytes[start + 4] == UInt8(ascii: "-") {
+            Self.isDigit(bytes[position + 1]), Self.isDigit(bytes[position + 2]), bytes[start + 4] == UInt8(ascii: "-")
+        {
             position += 1
             while let byte = peek(), Self.isValueByte(byte) { position += 1 }
         }
         if let integer = Self.plainInteger(bytes[start..<position]) { return .integer(integer) }
         let text = String(decoding: bytes[start..<position], as: UTF8.self)
-        guard !text.isEmpty else { throw error("a value was expected, not \(peek().map(describe) ?? "the end of the text")") }
+        guard !text.isEmpty else {
+            throw error("a value was expected, not \(peek().map(describe) ?? "the end of the text")")
+        }
         if let value = Self.number(text) { return value }
         if let date = Self.dateTime(text) { return .string(date) }
         throw error("\(text) is not a TOML value", at: start)
@@ -547,8 +598,10 @@ struct TOMLReader {
 
     private static func isValueByte(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: ":"): true
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: ":"):
+            true
         default: false
         }
     }
@@ -559,7 +612,9 @@ struct TOMLReader {
         var digits = text[...]
         let negative = digits.first == UInt8(ascii: "-")
         if negative { digits = digits.dropFirst() }
-        guard !digits.isEmpty, digits.count <= 18, digits.count == 1 || digits.first != UInt8(ascii: "0") else { return nil }
+        guard !digits.isEmpty, digits.count <= 18, digits.count == 1 || digits.first != UInt8(ascii: "0") else {
+            return nil
+        }
         var value = 0
         for byte in digits {
             guard isDigit(byte) else { return nil }
@@ -579,7 +634,10 @@ struct TOMLReader {
         var body = Substring(text)
         for (prefix, radix) in [("0x", 16), ("0o", 8), ("0b", 2)] where body.hasPrefix(prefix) {
             body = body.dropFirst(2)
-            guard let digits = withoutUnderscores(body, isDigit: { radix == 16 ? isHexDigit($0) : ($0 >= 0x30 && $0 < 0x30 + UInt8(radix)) }) else { return nil }
+            guard
+                let digits = withoutUnderscores(
+                    body, isDigit: { radix == 16 ? isHexDigit($0) : ($0 >= 0x30 && $0 < 0x30 + UInt8(radix)) })
+            else { return nil }
             // TOML's integers are 64-bit signed: a larger one is an error, never a rounded number.
             return Int(digits, radix: radix).map(JSONValue.integer)
         }
@@ -591,7 +649,7 @@ struct TOMLReader {
         // The integer part: no leading zero unless it is the only digit.
         let integerPart = body.prefix { $0 != "." && $0 != "e" && $0 != "E" }
         guard let integerDigits = withoutUnderscores(integerPart, isDigit: isDigit),
-              integerDigits.count == 1 || integerDigits.first != "0"
+            integerDigits.count == 1 || integerDigits.first != "0"
         else { return nil }
         var rest = body.dropFirst(integerPart.count)
         if rest.isEmpty { return Int(sign + integerDigits).map(JSONValue.integer) }
@@ -642,7 +700,9 @@ struct TOMLReader {
         let characters = Array(text.utf8)
         var index = 0
         func digits(_ count: Int) -> Int? {
-            guard index + count <= characters.count, characters[index..<(index + count)].allSatisfy(isDigit) else { return nil }
+            guard index + count <= characters.count, characters[index..<(index + count)].allSatisfy(isDigit) else {
+                return nil
+            }
             defer { index += count }
             return Int(String(decoding: characters[index..<(index + count)], as: UTF8.self))
         }
@@ -654,7 +714,8 @@ struct TOMLReader {
         func time() -> String? {
             let start = index
             guard let hour = digits(2), hour < 24, take(UInt8(ascii: ":")), let minute = digits(2), minute < 60,
-                  take(UInt8(ascii: ":")), let second = digits(2), second <= 60 else { return nil }
+                take(UInt8(ascii: ":")), let second = digits(2), second <= 60
+            else { return nil }
             if take(UInt8(ascii: ".")) {
                 let fractionStart = index
                 while index < characters.count, isDigit(characters[index]) { index += 1 }
@@ -668,11 +729,13 @@ struct TOMLReader {
             return time
         }
         guard let year = digits(4), take(UInt8(ascii: "-")), let month = digits(2), (1...12).contains(month),
-              take(UInt8(ascii: "-")), let day = digits(2), day >= 1, day <= daysIn(month: month, year: year)
+            take(UInt8(ascii: "-")), let day = digits(2), day >= 1, day <= daysIn(month: month, year: year)
         else { return nil }
         let date = String(decoding: characters[0..<10], as: UTF8.self)
         if index == characters.count { return date }
-        guard index < characters.count, [UInt8(ascii: "T"), UInt8(ascii: "t"), UInt8(ascii: " ")].contains(characters[index]) else { return nil }
+        guard index < characters.count,
+            [UInt8(ascii: "T"), UInt8(ascii: "t"), UInt8(ascii: " ")].contains(characters[index])
+        else { return nil }
         index += 1
         guard let time = time() else { return nil }
         if index == characters.count { return date + "T" + time }
@@ -681,7 +744,7 @@ struct TOMLReader {
         }
         let offsetStart = index
         guard take(UInt8(ascii: "+")) || take(UInt8(ascii: "-")), let hours = digits(2), hours < 24,
-              take(UInt8(ascii: ":")), let minutes = digits(2), minutes < 60, index == characters.count
+            take(UInt8(ascii: ":")), let minutes = digits(2), minutes < 60, index == characters.count
         else { return nil }
         return date + "T" + time + String(decoding: characters[offsetStart...], as: UTF8.self)
     }
@@ -697,7 +760,8 @@ struct TOMLReader {
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 
     private static func isHexDigit(_ byte: UInt8) -> Bool {
-        isDigit(byte) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "F"))
+        isDigit(byte) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f"))
+            || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "F"))
     }
 
     // MARK: White space, comments, lines
@@ -753,13 +817,16 @@ struct TOMLReader {
         skipBlank()
         try skipComment()
         guard peek() == nil || skipNewline() else {
-            throw error("a line break was expected after the \(peek() == UInt8(ascii: "\r") ? "value (a lone carriage return is not one)" : "value, not \(describe(peek()!))")")
+            throw error(
+                "a line break was expected after the \(peek() == UInt8(ascii: "\r") ? "value (a lone carriage return is not one)" : "value, not \(describe(peek()!))")"
+            )
         }
     }
 
     private mutating func expect(_ character: Unicode.Scalar, _ what: String) throws {
         guard let byte = peek(), byte == UInt8(ascii: character) else {
-            throw error("\(what) was expected\(peek().map { ", not \(describe($0))" } ?? " before the end of the text")")
+            throw error(
+                "\(what) was expected\(peek().map { ", not \(describe($0))" } ?? " before the end of the text")")
         }
         position += 1
     }

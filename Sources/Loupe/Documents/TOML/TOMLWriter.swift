@@ -58,7 +58,8 @@ struct TOMLWriter {
         for key in keys {
             switch members[key]! {
             case .object: tables.append(key)
-            case .array(let elements) where !elements.isEmpty && elements.allSatisfy({ if case .object = $0 { true } else { false } }):
+            case .array(let elements)
+            where !elements.isEmpty && elements.allSatisfy({ if case .object = $0 { true } else { false } }):
                 arraysOfTables.append(key)
             default: values.append(key)
             }
@@ -68,7 +69,9 @@ struct TOMLWriter {
             text += header + "\n"
         }
         for key in values {
-            text += Self.key(key) + " = " + (try inline(members[key]!, at: path.map(ValuePath.Component.key) + [.key(key)])) + "\n"
+            text +=
+                Self.key(key) + " = " + (try inline(members[key]!, at: path.map(ValuePath.Component.key) + [.key(key)]))
+                + "\n"
         }
         for key in tables {
             guard case .object(let inner) = members[key]! else { continue }
@@ -97,7 +100,9 @@ struct TOMLWriter {
     /// `value` on one line, spelled like `previous` (the text of the value it replaces) where it can be:
     /// a literal string stays literal and a multi-line string multi-line when the new string can be written
     /// so, and an integer keeps its base (`0x`, `0o`, `0b`) or its `_` grouping.
-    static func inlineText(of value: JSONValue, spelledLike previous: ArraySlice<UInt8>, at path: [ValuePath.Component] = []) throws -> String {
+    static func inlineText(
+        of value: JSONValue, spelledLike previous: ArraySlice<UInt8>, at path: [ValuePath.Component] = []
+    ) throws -> String {
         let previous = String(decoding: previous, as: UTF8.self)
         switch value {
         case .string(let string) where TOMLReader.dateTime(string) != string:
@@ -112,12 +117,15 @@ struct TOMLWriter {
     /// `string` in the quoting of `previous`, or nil when that quoting cannot hold it (or is a basic string,
     /// which ``quoted(_:)`` writes).
     private static func spelledString(_ string: String, like previous: String) -> String? {
-        let control = string.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t" && $0 != "\n") || $0.value == 0x7F }
+        let control = string.unicodeScalars.contains {
+            ($0.value < 0x20 && $0 != "\t" && $0 != "\n") || $0.value == 0x7F
+        }
         guard !control else { return nil }
         for delimiter in ["'''", "\"\"\""] where previous.hasPrefix(delimiter) {
             // A multi-line string: its first line break, when it had one right after the delimiter, stays
             // (TOML drops it); a basic one escapes what it must, and leaves line breaks as they are.
-            let opening = previous.dropFirst(3).hasPrefix("\r\n") ? "\r\n" : previous.dropFirst(3).hasPrefix("\n") ? "\n" : ""
+            let opening =
+                previous.dropFirst(3).hasPrefix("\r\n") ? "\r\n" : previous.dropFirst(3).hasPrefix("\n") ? "\n" : ""
             var body = string
             if delimiter == "\"\"\"" {
                 // Escapes but for line breaks and tabs; a backslash is left to a basic string.
@@ -149,7 +157,8 @@ struct TOMLWriter {
         }
         let digits = previous.drop { $0 == "+" || $0 == "-" }
         // By its bytes: `contains` of a string goes through Foundation's search.
-        guard digits.utf8.contains(UInt8(ascii: "_")), let group = digits.split(separator: "_").last?.count, group > 0 else { return nil }
+        guard digits.utf8.contains(UInt8(ascii: "_")), let group = digits.split(separator: "_").last?.count, group > 0
+        else { return nil }
         let plain = String(number.magnitude)
         var grouped = ""
         for (index, digit) in plain.enumerated() {
@@ -176,7 +185,8 @@ struct TOMLWriter {
         case .exactNumber(let text):
             // A number beyond what `Double` or `Int` hold exactly: TOML holds it only as a float.
             guard TOMLReader.number(text) != nil, text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) else {
-                throw DocumentSyntaxError("TOML cannot hold the integer \(text), beyond 64 bits (at \(ValuePath(path)))")
+                throw DocumentSyntaxError(
+                    "TOML cannot hold the integer \(text), beyond 64 bits (at \(ValuePath(path)))")
             }
             return text
         case .string(let string):
@@ -200,13 +210,17 @@ struct TOMLWriter {
 
     /// A key: bare when TOML allows it, else a basic string.
     static func key(_ key: String) -> String {
-        let bare = !key.isEmpty && key.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "_"), UInt8(ascii: "-"): true
-            default: false
+        let bare =
+            !key.isEmpty
+            && key.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"),
+                    UInt8(ascii: "_"), UInt8(ascii: "-"):
+                    true
+                default: false
+                }
             }
-        }
         return bare ? key : quoted(key)
     }
 

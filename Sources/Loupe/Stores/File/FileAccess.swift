@@ -37,7 +37,8 @@ extension FileSystem {
                 reasons.append("its directory \(folder) is writable by its group (gid \(info.st_gid))")
             }
         }
-        return DocumentWriters(file: path, owner: identity.owner, openToOthers: reasons.isEmpty ? nil : reasons.joined(separator: "; "))
+        return DocumentWriters(
+            file: path, owner: identity.owner, openToOthers: reasons.isEmpty ? nil : reasons.joined(separator: "; "))
     }
 
     /// The directories whose files are the kernel's and the devices', never a secret a reference may name.
@@ -71,7 +72,9 @@ extension FileSystem {
             guard mayRead(info, owner: owner), mayReach(opened, owner: owner) else {
                 throw SystemCallError(
                     "read", path, code: EACCES,
-                    explanation: "the settings file's owner (uid \(owner)) may not read it, so a reference in that file may not either")
+                    explanation:
+                        "the settings file's owner (uid \(owner)) may not read it, so a reference in that file may not either"
+                )
             }
         }
         return try read(fd, path: path, info: info, maximumSize: maximumSize)
@@ -81,7 +84,8 @@ extension FileSystem {
     private static func checkNotSystemTree(_ path: String, as name: String) throws {
         let normalized = URL(fileURLWithPath: path).standardizedFileURL.path
         for tree in systemTrees where normalized == tree || normalized.hasPrefix(tree + "/") {
-            throw SystemCallError("read", name, code: EACCES, explanation: "it is under \(tree), which secret references may not name")
+            throw SystemCallError(
+                "read", name, code: EACCES, explanation: "it is under \(tree), which secret references may not name")
         }
     }
 
@@ -104,7 +108,8 @@ extension FileSystem {
         var folder = directory(of: path)
         while true {
             var info = stat()
-            guard stat(folder, &info) == 0, permits(info, owner: owner, user: S_IXUSR, group: S_IXGRP, other: S_IXOTH) else { return false }
+            guard stat(folder, &info) == 0, permits(info, owner: owner, user: S_IXUSR, group: S_IXGRP, other: S_IXOTH)
+            else { return false }
             guard folder != "/", folder != "." else { return true }
             folder = directory(of: folder)
         }
@@ -145,7 +150,9 @@ extension FileSystem {
         var entry = passwd()
         var result: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 16_384)
-        guard getpwuid_r(uid_t(uid), &entry, &buffer, buffer.count, &result) == 0, result != nil, let name = entry.pw_name else { return nil }
+        guard getpwuid_r(uid_t(uid), &entry, &buffer, buffer.count, &result) == 0, result != nil,
+            let name = entry.pw_name
+        else { return nil }
         return (String(cString: name), UInt32(entry.pw_gid))
     }
 

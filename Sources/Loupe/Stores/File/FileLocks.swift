@@ -31,7 +31,9 @@ final class FileLock: Sendable {
     /// The lock of the file at `target` (a resolved path: the lock is beside the file itself, not beside
     /// a link to it), one per sidecar in the process.
     static func beside(_ target: String) -> FileLock {
-        at(FileSystem.directory(of: target) + "/" + FileSystem.sidecarName(for: FileSystem.fileName(of: target), suffix: ".lock"), guarding: target)
+        at(
+            FileSystem.directory(of: target) + "/"
+                + FileSystem.sidecarName(for: FileSystem.fileName(of: target), suffix: ".lock"), guarding: target)
     }
 
     /// The lock whose sidecar is the file at `path`, one per path in the process.
@@ -137,7 +139,9 @@ final class FileLock: Sendable {
 
 /// Takes `flock`'s exclusive lock on `fd` (the `what` at `path`), polling with growing pauses until
 /// `deadline`: a timeout says that another process holds it.
-private func lockExclusively(_ fd: Int32, _ path: String, _ what: String, until deadline: ContinuousClock.Instant) throws {
+private func lockExclusively(
+    _ fd: Int32, _ path: String, _ what: String, until deadline: ContinuousClock.Instant
+) throws {
     var pause = Duration.microseconds(50)
     while flock(fd, LOCK_EX | LOCK_NB) != 0 {
         guard errno == EWOULDBLOCK || errno == EINTR else { throw SystemCallError("lock", path) }
@@ -206,12 +210,14 @@ extension DirectoryLock {
         if info.st_mode & 0o055 == 0 { return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         let lockDirectory = path + "/" + Self.privateName
         if mkdir(lockDirectory, 0o700) == 0 {
-            if info.st_uid != geteuid() || info.st_gid != getegid() { _ = chown(lockDirectory, info.st_uid, info.st_gid) }
+            if info.st_uid != geteuid() || info.st_gid != getegid() {
+                _ = chown(lockDirectory, info.st_uid, info.st_gid)
+            }
         }
         var made = stat()
         // Only a real directory that nobody else may open: one planted by another user is not used.
         guard lstat(lockDirectory, &made) == 0, (made.st_mode & S_IFMT) == S_IFDIR, made.st_mode & 0o077 == 0,
-              made.st_uid == info.st_uid || made.st_uid == geteuid()
+            made.st_uid == info.st_uid || made.st_uid == geteuid()
         else { return -1 }
         return open(lockDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
     }
@@ -226,7 +232,9 @@ package func withLockFile<R>(at path: String, timeout: Duration, store: String, 
     do {
         result = try FileLock.at(path).withLock(until: ContinuousClock.now + timeout) { Result { try body() } }
     } catch let error as SystemCallError {
-        throw SettingsError(error.code == ETIMEDOUT ? .timeout : .unwritable, store: store, reason: error.description, cause: error, errno: error.code)
+        throw SettingsError(
+            error.code == ETIMEDOUT ? .timeout : .unwritable, store: store, reason: error.description, cause: error,
+            errno: error.code)
     }
     return try result.get()
 }
@@ -243,11 +251,17 @@ package func userLockDirectory(store: String) throws -> String {
         path = (environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp") + "/loupe-\(geteuid())"
     }
     if mkdir(path, 0o700) != 0, errno != EEXIST {
-        throw SettingsError(.unwritable, store: store, reason: "cannot create the lock directory \(path): \(String(cString: strerror(errno)))", errno: errno)
+        throw SettingsError(
+            .unwritable, store: store,
+            reason: "cannot create the lock directory \(path): \(String(cString: strerror(errno)))", errno: errno)
     }
     var info = stat()
-    guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == geteuid(), info.st_mode & 0o022 == 0 else {
-        throw SettingsError(.unwritable, store: store, reason: "the lock directory \(path) is not a directory of this user's that only it may write")
+    guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == geteuid(),
+        info.st_mode & 0o022 == 0
+    else {
+        throw SettingsError(
+            .unwritable, store: store,
+            reason: "the lock directory \(path) is not a directory of this user's that only it may write")
     }
     return path
 }

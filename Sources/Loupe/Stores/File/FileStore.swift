@@ -218,12 +218,14 @@ final class DocumentFile: DocumentStore, StoreExclusiveAccess {
 
     init(
         path: String, codec: any DocumentCodec, permissions: mode_t, recovery: FileStore.CorruptFileRecovery,
-        lockTimeout: Duration, maximumDocumentSize: Int, history: FileStore.HistoryPolicy, settleTime: Duration, logger: Logger
+        lockTimeout: Duration, maximumDocumentSize: Int, history: FileStore.HistoryPolicy, settleTime: Duration,
+        logger: Logger
     ) {
-        journal = switch history {
-        case .off: nil
-        case .kept(let changes, let bytes): Journal(maximumChanges: changes, maximumBytes: bytes, logger: logger)
-        }
+        journal =
+            switch history {
+            case .off: nil
+            case .kept(let changes, let bytes): Journal(maximumChanges: changes, maximumBytes: bytes, logger: logger)
+            }
         self.path = path
         self.codec = codec
         self.permissions = permissions
@@ -231,7 +233,9 @@ final class DocumentFile: DocumentStore, StoreExclusiveAccess {
         self.lockTimeout = lockTimeout
         self.logger = logger
         let name = "\(codec.formatName) file \(path)"
-        file = WatchedFile(path: path, name: name, maximumSize: maximumDocumentSize, settleTime: settleTime, watchingSavesInPlace: true) { data in
+        file = WatchedFile(
+            path: path, name: name, maximumSize: maximumDocumentSize, settleTime: settleTime, watchingSavesInPlace: true
+        ) { data in
             do {
                 return .document(try codec.parseDocument(data, store: name), text: data)
             } catch let error as SettingsError where recovery == .moveAside {
@@ -266,21 +270,31 @@ final class DocumentFile: DocumentStore, StoreExclusiveAccess {
         try file.withLock(timeout: lockTimeout) { target, found in
             let replaced = try checkUnchanged(target, found: found, since: token)
             var previous: (text: Data, document: JSONValue)?
-            if let (content, identity) = file.lastReadContent(), identity.token == token, case .document(let held, let text) = content {
+            if let (content, identity) = file.lastReadContent(), identity.token == token,
+                case .document(let held, let text) = content
+            {
                 previous = (text, held)
             }
             let data = try codec.serializeDocument(document, editing: previous, store: description)
             if let previous, data == previous.text { return token }
             // The history's record goes first: it is flushed, or its journal staged, while the file is
             // written, and in the journal before the file changes.
-            let old = journal == nil ? nil : previous.map { (document: .some($0.document), text: .some($0.text)) } ?? held(token)
-            let record = old.flatMap { journal?.begin(from: $0, to: (document, data), at: target, author: .thisProcess, store: description) }
+            let old =
+                journal == nil
+                ? nil : previous.map { (document: .some($0.document), text: .some($0.text)) } ?? held(token)
+            let record = old.flatMap {
+                journal?.begin(from: $0, to: (document, data), at: target, author: .thisProcess, store: description)
+            }
             let identity: FileIdentity
             do {
                 // The bytes the update read, where it read them, are what the file must still hold.
                 var expected = replaced.expected
-                if case .version(let identity, _) = expected, let previous { expected = .version(identity, bytes: previous.text) }
-                identity = try file.write(data, to: target, replacing: replaced.found, expecting: expected, permissions: permissions) {
+                if case .version(let identity, _) = expected, let previous {
+                    expected = .version(identity, bytes: previous.text)
+                }
+                identity = try file.write(
+                    data, to: target, replacing: replaced.found, expecting: expected, permissions: permissions
+                ) {
                     journal?.place(record)
                 }
             } catch is FileSystem.ChangedMeanwhile {
@@ -311,19 +325,24 @@ final class DocumentFile: DocumentStore, StoreExclusiveAccess {
     /// one this process may write, and the file is not what its last record left. A process that may only
     /// read (a daemon reading a root-owned file) leaves it to the next writer.
     private func recordOutsideEdit() {
-        guard let journal, let target = try? file.resolved(), let current = try? file.read()?.content ?? .none else { return }
+        guard let journal, let target = try? file.resolved(), let current = try? file.read()?.content ?? .none else {
+            return
+        }
         let text: Data? = if case .document(_, let text) = current { text } else { nil }
         guard journal.mayHaveMissed(digest: Journal.digest(of: text), at: target) else { return }
         do {
             try file.withLock(timeout: .milliseconds(200)) { target in
                 switch try file.read()?.content {
-                case .document(let document, let text)?: journal.recordOutsideEdit(to: (document, text), at: target, store: description)
+                case .document(let document, let text)?:
+                    journal.recordOutsideEdit(to: (document, text), at: target, store: description)
                 case nil: journal.recordOutsideEdit(to: (nil, nil), at: target, store: description)
                 case .corrupt?: break  // recorded once it reads
                 }
             }
         } catch {
-            logger.debug("did not record an outside edit in the settings history", metadata: ["file": "\(path)", "error": "\(logDescription(of: error))"])
+            logger.debug(
+                "did not record an outside edit in the settings history",
+                metadata: ["file": "\(path)", "error": "\(logDescription(of: error))"])
         }
     }
 
@@ -351,7 +370,9 @@ final class DocumentFile: DocumentStore, StoreExclusiveAccess {
         try file.withLock(timeout: lockTimeout) { target, found in
             try checkUnchanged(target, found: found, since: token)
             let old = journal == nil ? nil : held(token)
-            let record = old.flatMap { journal?.begin(from: $0, to: (nil, nil), at: target, author: .thisProcess, store: description) }
+            let record = old.flatMap {
+                journal?.begin(from: $0, to: (nil, nil), at: target, author: .thisProcess, store: description)
+            }
             do {
                 try file.remove(at: target) { journal?.place(record) }
             } catch {
@@ -382,7 +403,9 @@ final class DocumentFile: DocumentStore, StoreExclusiveAccess {
             }
             return watch
         } catch {
-            logger.warning("cannot watch the settings file for outside changes", metadata: ["file": "\(path)", "error": "\(logDescription(of: error))"])
+            logger.warning(
+                "cannot watch the settings file for outside changes",
+                metadata: ["file": "\(path)", "error": "\(logDescription(of: error))"])
             return nil
         }
     }
@@ -392,12 +415,15 @@ final class DocumentFile: DocumentStore, StoreExclusiveAccess {
     /// `found`, the status of the file there as the lock found it (nil: asked for here). Returns the status
     /// of the file a write would replace: nil once it was moved aside.
     @discardableResult
-    private func checkUnchanged(_ target: String, found: stat?, since token: ChangeToken) throws -> (found: stat?, expected: FileSystem.Expected) {
+    private func checkUnchanged(
+        _ target: String, found: stat?, since token: ChangeToken
+    ) throws -> (found: stat?, expected: FileSystem.Expected) {
         // A save in place under way is waited for: what it leaves is then another version, and a conflict.
         let found = file.waitWhileSavedInPlace(target) ? nil : found
         let current = try found.map(FileIdentity.init) ?? file.identity(at: target)
         guard (current?.token ?? .absent) == token else {
-            throw SettingsError(.conflict, store: description, reason: "another writer changed the file since it was read")
+            throw SettingsError(
+                .conflict, store: description, reason: "another writer changed the file since it was read")
         }
         if current != nil, recovery == .moveAside, case .corrupt(let failure)? = try? file.read()?.content {
             try moveAside(target, because: failure)
@@ -409,9 +435,11 @@ final class DocumentFile: DocumentStore, StoreExclusiveAccess {
     /// The conflict a save meets when a file was saved while it wrote (by an editor, which takes no lock):
     /// that save is at the path as it was left, and the update runs again on it.
     private func savedMeanwhile() -> SettingsError {
-        logger.info("the settings file was saved by someone else while Loupe wrote it: their save is kept, and the update runs again on it",
-                    metadata: ["file": "\(path)"])
-        return SettingsError(.conflict, store: description, reason: "another writer saved the file while it was written")
+        logger.info(
+            "the settings file was saved by someone else while Loupe wrote it: their save is kept, and the update runs again on it",
+            metadata: ["file": "\(path)"])
+        return SettingsError(
+            .conflict, store: description, reason: "another writer saved the file while it was written")
     }
 
     private func moveAside(_ target: String, because failure: SettingsError) throws {
@@ -450,5 +478,7 @@ extension Duration {
 
 extension FileStore: CustomDebugStringConvertible {
     /// The store's type, place and policy, for a debugger; never its value.
-    public var debugDescription: String { "FileStore(\(codec.formatName), \(path), \(writePolicy), recovery: \(recovery))" }
+    public var debugDescription: String {
+        "FileStore(\(codec.formatName), \(path), \(writePolicy), recovery: \(recovery))"
+    }
 }

@@ -44,7 +44,10 @@ package struct FileIdentity: Hashable, Sendable {
     let owner: UInt32
     let mode: UInt32
 
-    package init(device: UInt64, inode: UInt64, size: Int64, modifiedSeconds: Int, modifiedNanoseconds: Int, owner: UInt32 = 0, mode: UInt32 = 0o600) {
+    package init(
+        device: UInt64, inode: UInt64, size: Int64, modifiedSeconds: Int, modifiedNanoseconds: Int, owner: UInt32 = 0,
+        mode: UInt32 = 0o600
+    ) {
         self.device = device
         self.inode = inode
         self.size = size
@@ -92,15 +95,16 @@ package enum FileSystem {
     /// The error for a path that names something other than a regular file, saying what it is:
     /// `it is a FIFO (named pipe), not a regular file`.
     private static func notARegularFile(_ operation: String, _ path: String, mode: mode_t) -> SystemCallError {
-        let kind: String? = switch mode & S_IFMT {
-        case S_IFDIR: "a directory"
-        case S_IFIFO: "a FIFO (named pipe)"
-        case S_IFCHR: "a character device"
-        case S_IFBLK: "a block device"
-        case S_IFSOCK: "a socket"
-        case S_IFLNK: "a symbolic link"
-        default: nil
-        }
+        let kind: String? =
+            switch mode & S_IFMT {
+            case S_IFDIR: "a directory"
+            case S_IFIFO: "a FIFO (named pipe)"
+            case S_IFCHR: "a character device"
+            case S_IFBLK: "a block device"
+            case S_IFSOCK: "a socket"
+            case S_IFLNK: "a symbolic link"
+            default: nil
+            }
         return SystemCallError(
             operation, path, code: (mode & S_IFMT) == S_IFDIR ? EISDIR : EINVAL,
             explanation: kind.map { "it is \($0), not a regular file" } ?? "not a regular file")
@@ -173,7 +177,9 @@ package enum FileSystem {
         guard owner != geteuid(), owner != info.st_uid else { return }
         throw SystemCallError(
             "follow", path, code: EACCES,
-            explanation: "it is a symbolic link owned by another user (uid \(owner)) in \(folder), a sticky directory anyone may write to; such a link is not followed (as the kernel's protected_symlinks rule would not)")
+            explanation:
+                "it is a symbolic link owned by another user (uid \(owner)) in \(folder), a sticky directory anyone may write to; such a link is not followed (as the kernel's protected_symlinks rule would not)"
+        )
     }
 
     /// What the symbolic link at `path` points to, as written in the link (relative or absolute).
@@ -216,7 +222,9 @@ package enum FileSystem {
     /// Only a regular file is read: anything else (a FIFO, whose `open` would wait for a writer forever, a
     /// device, a socket, a directory) is an error saying what it is. A file larger than `maximumSize`
     /// bytes, or that grows past it while it is read, is an error too.
-    static func read(_ path: String, maximumSize: Int = defaultMaximumSize) throws -> (data: Data, identity: FileIdentity)? {
+    static func read(
+        _ path: String, maximumSize: Int = defaultMaximumSize
+    ) throws -> (data: Data, identity: FileIdentity)? {
         guard !path.isEmpty else { throw emptyPath("open") }
         // Non-blocking, so that opening a FIFO returns at once (to be refused below) instead of waiting.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
@@ -225,7 +233,9 @@ package enum FileSystem {
             // A socket cannot be opened (ENXIO, "No such device or address"): say what it is.
             let failure = SystemCallError("open", path)
             var info = stat()
-            if stat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG { throw notARegularFile("read", path, mode: info.st_mode) }
+            if stat(path, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG {
+                throw notARegularFile("read", path, mode: info.st_mode)
+            }
             throw failure
         }
         defer { close(fd) }
@@ -239,7 +249,9 @@ package enum FileSystem {
     static func read(_ fd: Int32, path: String, info: stat, maximumSize: Int) throws -> Data {
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw notARegularFile("read", path, mode: info.st_mode) }
         func tooLarge() -> SystemCallError {
-            SystemCallError("read", path, code: EFBIG, explanation: "it is larger than the maximum document size, \(describe(bytes: maximumSize))")
+            SystemCallError(
+                "read", path, code: EFBIG,
+                explanation: "it is larger than the maximum document size, \(describe(bytes: maximumSize))")
         }
         let size = Int(info.st_size)
         guard size <= maximumSize else { throw tooLarge() }
@@ -253,7 +265,9 @@ package enum FileSystem {
                 guard filled <= maximumSize else { throw tooLarge() }
                 data.count = min(filled * 2, maximumSize + 1)
             }
-            let count = data.withUnsafeMutableBytes { buffer in systemRead(fd, buffer.baseAddress! + filled, buffer.count - filled) }
+            let count = data.withUnsafeMutableBytes { buffer in
+                systemRead(fd, buffer.baseAddress! + filled, buffer.count - filled)
+            }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw SystemCallError("read", path)
@@ -334,10 +348,12 @@ package enum FileSystem {
     /// one: what must be in place before the file changes (its history's record) goes there, and the
     /// directory's flush that follows carries both.
     static func writeAtomically(
-        _ data: Data, to path: String, replacing found: stat? = nil, expecting expected: Expected? = nil, permissions: mode_t,
+        _ data: Data, to path: String, replacing found: stat? = nil, expecting expected: Expected? = nil,
+        permissions: mode_t,
         keepingMode: Bool = false, durable: Bool = true, beforeReplacing: () -> Void = {}
     ) throws -> FileIdentity {
-        let staged = try stage(data, for: path, replacing: found, permissions: permissions, keepingMode: keepingMode, durable: durable)
+        let staged = try stage(
+            data, for: path, replacing: found, permissions: permissions, keepingMode: keepingMode, durable: durable)
         beforeReplacing()
         if let expected {
             try place(staged, expecting: expected, durable: durable)
@@ -363,12 +379,15 @@ package enum FileSystem {
     /// `found` is the status of the file at `path`, when the caller has just asked for it (holding the
     /// file's lock); when nil, it is asked for here.
     static func stage(
-        _ data: Data, for path: String, replacing found: stat? = nil, permissions: mode_t, keepingMode: Bool = false, durable: Bool = true
+        _ data: Data, for path: String, replacing found: stat? = nil, permissions: mode_t, keepingMode: Bool = false,
+        durable: Bool = true
     ) throws -> StagedFile {
         guard !path.isEmpty else { throw emptyPath("write") }
         var existing = found ?? stat()
         let exists = found != nil || stat(path, &existing) == 0
-        if exists, (existing.st_mode & S_IFMT) != S_IFREG { throw notARegularFile("write", path, mode: existing.st_mode) }
+        if exists, (existing.st_mode & S_IFMT) != S_IFREG {
+            throw notARegularFile("write", path, mode: existing.st_mode)
+        }
         let directory = directory(of: path)
         // A file's directory is there already.
         if !exists { try createDirectory(directory) }
@@ -376,7 +395,8 @@ package enum FileSystem {
         // umask); a file replaced keeps its own mode (`keepingMode`) or gets `permissions`, and what the
         // umask took from it is given back.
         let mode = exists && keepingMode ? existing.st_mode & 0o7777 : permissions
-        let (fd, temporary) = try createTemporaryFile(named: directory + "/" + temporaryPrefix(for: fileName(of: path)), in: directory, mode: mode)
+        let (fd, temporary) = try createTemporaryFile(
+            named: directory + "/" + temporaryPrefix(for: fileName(of: path)), in: directory, mode: mode)
         var staged = false
         defer {
             if !staged { unlink(temporary) }
@@ -404,7 +424,9 @@ package enum FileSystem {
     /// Creates a new file named `prefix` and six random letters or digits, with `mode` less the umask (as
     /// open(2) gives it), closed on exec (a process another thread starts meanwhile does not inherit it):
     /// what `mkostemp(3)` does with `O_CLOEXEC`, which Swift's Glibc module does not declare, with a mode.
-    static func createTemporaryFile(named prefix: String, in directory: String, mode: mode_t) throws -> (fd: Int32, path: String) {
+    static func createTemporaryFile(
+        named prefix: String, in directory: String, mode: mode_t
+    ) throws -> (fd: Int32, path: String) {
         let characters = temporaryNameCharacters
         for _ in 0..<100 {
             var random = UInt64.random(in: .min ... .max)
@@ -421,7 +443,8 @@ package enum FileSystem {
     }
 
     /// The letters and digits of a temporary file's random suffix.
-    private static let temporaryNameCharacters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
+    private static let temporaryNameCharacters = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
 
     /// Renames a staged file over the file it replaces, and (when `durable`) flushes the directory; the
     /// staged file is removed when the rename fails.
@@ -528,13 +551,17 @@ package enum FileSystem {
 
     /// The prefix of the temporary files written next to `name`; hidden, and tied to the file's name so
     /// that leftovers of a killed writer can be found and removed.
-    static func temporaryPrefix(for name: String) -> String { String(sidecarName(for: name, suffix: ".tmp-XXXXXX").dropLast(6)) }
+    static func temporaryPrefix(for name: String) -> String {
+        String(sidecarName(for: name, suffix: ".tmp-XXXXXX").dropLast(6))
+    }
 
     /// Removes temporary files that a writer killed mid-write left next to `path`, its own and its history
     /// journal's (written under the same lock). Call only while holding the file's lock, so no live
     /// writer's temporary file is touched.
     static func removeStaleTemporaryFiles(for path: String) {
-        let prefixes = [temporaryPrefix(for: fileName(of: path)), temporaryPrefix(for: fileName(of: historyPath(for: path)))]
+        let prefixes = [
+            temporaryPrefix(for: fileName(of: path)), temporaryPrefix(for: fileName(of: historyPath(for: path))),
+        ]
         let directory = directory(of: path)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
         for name in names where prefixes.contains(where: name.hasPrefix) {
@@ -561,7 +588,9 @@ package enum FileSystem {
         if stat(directory, &info) == 0 { return }
         let parent = self.directory(of: directory)
         if parent != directory, parent != "." { try createDirectory(parent) }
-        guard mkdir(directory, 0o755) == 0 || errno == EEXIST else { throw SystemCallError("create directory", directory) }
+        guard mkdir(directory, 0o755) == 0 || errno == EEXIST else {
+            throw SystemCallError("create directory", directory)
+        }
     }
 
     /// The mode of the file at `path` (following links); nil when there is none.

@@ -177,7 +177,8 @@ final class FileWatcher: StoreWatch, @unchecked Sendable {
         /// Watches the directories `path` now passes through, and stops watching the others.
         mutating func follow(_ path: String) throws {
             let points = FileWatcher.watchPoints(of: path, contents: contents)
-            let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF)
+            let mask = UInt32(
+                IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF)
             var next: [Int32: (directory: String, names: Set<String>)] = [:]
             var failure: SystemCallError?
             for (directory, names) in points {
@@ -214,7 +215,8 @@ final class FileWatcher: StoreWatch, @unchecked Sendable {
                 // The backup check: what the path names now, against what it named at the last change.
                 let identity = try? FileSystem.identity(of: path)
                 let points = Self.watchPoints(of: path, contents: watches.contents)
-                let watched = Dictionary(watches.byDescriptor.values.map { ($0.directory, $0.names) }, uniquingKeysWith: { $0.union($1) })
+                let watched = Dictionary(
+                    watches.byDescriptor.values.map { ($0.directory, $0.names) }, uniquingKeysWith: { $0.union($1) })
                 relevant = identity != lastIdentity || points != watched
             }
             for event in Self.pendingEvents(of: watcherFD, into: &buffer) {

@@ -46,7 +46,8 @@ final class InPlaceWrites: Sendable {
         let directory = FileSystem.directory(of: target)
         state.withLock { watched in
             guard !watched.values.contains(where: { $0.directory == directory }) else { return }
-            let descriptor = inotify_add_watch(fd, directory, UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE))
+            let descriptor = inotify_add_watch(
+                fd, directory, UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE))
             if descriptor >= 0 { watched[descriptor] = (directory, watched[descriptor]?.writing ?? []) }
         }
         #endif

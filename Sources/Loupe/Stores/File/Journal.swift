@@ -99,10 +99,13 @@ final class Journal: Sendable {
         var lastRevision: Int { records.last?.change.revision ?? baseRevision }
         var lastDigest: String { records.last?.digest ?? baseDigest }
         /// The digest of the file before the last record's change.
-        var digestBeforeLast: String? { records.isEmpty ? nil : records.count == 1 ? baseDigest : records[records.count - 2].digest }
+        var digestBeforeLast: String? {
+            records.isEmpty ? nil : records.count == 1 ? baseDigest : records[records.count - 2].digest
+        }
 
         var history: SettingsHistory {
-            SettingsHistory(baseRevision: baseRevision, base: base, changes: records.map(\.change), basePurgedPaths: basePurged)
+            SettingsHistory(
+                baseRevision: baseRevision, base: base, changes: records.map(\.change), basePurgedPaths: basePurged)
         }
 
         /// The document after the last record.
@@ -145,7 +148,10 @@ final class Journal: Sendable {
         /// Whether a staged journal was renamed into place or removed: each happens once.
         private let settled = Locked<Bool>(false)
 
-        fileprivate init(path: String, settings: String, on queue: DispatchQueue, making: @escaping @Sendable () -> (Outcome, fd: Int32?)) {
+        fileprivate init(
+            path: String, settings: String, on queue: DispatchQueue,
+            making: @escaping @Sendable () -> (Outcome, fd: Int32?)
+        ) {
             self.path = path
             self.settings = settings
             queue.async { [self] in
@@ -191,7 +197,8 @@ final class Journal: Sendable {
     /// The history the journal beside `target` holds; empty when there is none or it does not read (which
     /// is logged).
     func history(of target: String, store: String) throws -> SettingsHistory {
-        try contents(at: Self.path(for: target), settings: target, store: store)?.history ?? SettingsHistory(baseRevision: 0, base: nil, changes: [])
+        try contents(at: Self.path(for: target), settings: target, store: store)?.history
+            ?? SettingsHistory(baseRevision: 0, base: nil, changes: [])
     }
 
     /// The journal at `path`, from memory when its file is the one this process last read or wrote; nil
@@ -200,7 +207,9 @@ final class Journal: Sendable {
         let read: (data: Data, identity: FileIdentity)?
         do {
             guard let identity = try FileSystem.identity(of: path) else { return nil }
-            if let known = lastSeen.withLock({ $0 }), known.path == path, known.identity == identity { return known.contents }
+            if let known = lastSeen.withLock({ $0 }), known.path == path, known.identity == identity {
+                return known.contents
+            }
             var info = stat()
             guard lstat(path, &info) != 0 || Self.isOwnJournal(owner: info.st_uid, settings: settings) else {
                 logger.warning(
@@ -213,18 +222,22 @@ final class Journal: Sendable {
         } catch let error as SystemCallError where error.code == EFBIG {
             // A journal grown past any bound (written by hand, or by another program) is not the settings
             // file's fault: it is reported by its own name and started afresh, as one that does not read.
-            logger.warning("the settings history is too large to read: it starts afresh with the next change; the settings file is untouched", metadata: [
-                "history": "\(path)", "error": "\(error)",
-            ])
+            logger.warning(
+                "the settings history is too large to read: it starts afresh with the next change; the settings file is untouched",
+                metadata: [
+                    "history": "\(path)", "error": "\(error)",
+                ])
             return nil
         } catch let error as SystemCallError {
             throw SettingsError(.unreadable, store: "settings history \(path)", path: path, error)
         }
         guard let (data, identity) = read else { return nil }
         guard let contents = Self.parse(data) else {
-            logger.warning("the settings history does not read: it starts afresh with the next change; the settings file is untouched", metadata: [
-                "history": "\(path)",
-            ])
+            logger.warning(
+                "the settings history does not read: it starts afresh with the next change; the settings file is untouched",
+                metadata: [
+                    "history": "\(path)"
+                ])
             return nil
         }
         lastSeen.withLock { $0 = Known(path: path, identity: identity, contents: contents) }
@@ -244,9 +257,11 @@ final class Journal: Sendable {
             lines.append((bytes[start..<(newline ?? bytes.count)], end, newline != nil))
             start = end
         }
-        guard let first = lines.first, first.whole, case .object(let header)? = try? JSONReader.document(from: Array(first.bytes)),
-              header["format"] == .string(format), header["version"] == .integer(version),
-              case .integer(let baseRevision)? = header["revision"], case .string(let baseDigest)? = header["digest"] else { return nil }
+        guard let first = lines.first, first.whole,
+            case .object(let header)? = try? JSONReader.document(from: Array(first.bytes)),
+            header["format"] == .string(format), header["version"] == .integer(version),
+            case .integer(let baseRevision)? = header["revision"], case .string(let baseDigest)? = header["digest"]
+        else { return nil }
         var contents = Contents()
         contents.baseRevision = baseRevision
         contents.base = header["document"].flatMap { $0 == .null ? nil : $0 }
@@ -260,8 +275,10 @@ final class Journal: Sendable {
                 return nil
             }
             // A line kept as it reads, unless its bytes are not UTF-8 (it is then written again as new).
-            let text = String(validating: line.bytes, as: UTF8.self).map { $0 + "\n" } ?? Self.line(change, digest: digest)
-            contents.records.append(Contents.Record(change, digest: digest, line: text, length: line.end - contents.length))
+            let text =
+                String(validating: line.bytes, as: UTF8.self).map { $0 + "\n" } ?? Self.line(change, digest: digest)
+            contents.records.append(
+                Contents.Record(change, digest: digest, line: text, length: line.end - contents.length))
             contents.length = line.end
         }
         return contents
@@ -269,19 +286,23 @@ final class Journal: Sendable {
 
     private static func record(_ line: ArraySlice<UInt8>) -> (SettingsChange, digest: String)? {
         guard case .object(let record)? = try? JSONReader.document(from: Array(line)),
-              case .integer(let revision)? = record["revision"], case .integer(let milliseconds)? = record["time"],
-              let patch = record["patch"], let back = record["back"], case .string(let digest)? = record["digest"] else { return nil }
+            case .integer(let revision)? = record["revision"], case .integer(let milliseconds)? = record["time"],
+            let patch = record["patch"], let back = record["back"], case .string(let digest)? = record["digest"]
+        else { return nil }
         var author: SettingsChange.Author?
         if case .object(let who)? = record["author"] {
             guard case .integer(let uid)? = who["uid"], case .integer(let pid)? = who["pid"],
-                  case .string(let program)? = who["program"], case .string(let host)? = who["host"] else { return nil }
+                case .string(let program)? = who["program"], case .string(let host)? = who["host"]
+            else { return nil }
             var name: String?
             if case .string(let user)? = who["user"] { name = user }
             author = SettingsChange.Author(
-                userID: UInt32(truncatingIfNeeded: uid), userName: name, processID: Int32(truncatingIfNeeded: pid), program: program, host: host)
+                userID: UInt32(truncatingIfNeeded: uid), userName: name, processID: Int32(truncatingIfNeeded: pid),
+                program: program, host: host)
         }
         let change = SettingsChange(
-            revision: revision, time: time(milliseconds: milliseconds), author: author, patch: patch, reversePatch: back,
+            revision: revision, time: time(milliseconds: milliseconds), author: author, patch: patch,
+            reversePatch: back,
             purgedPaths: purgedPaths(record["purged"]))
         return (change, digest)
     }
@@ -312,9 +333,11 @@ final class Journal: Sendable {
             do {
                 return try append(from: old, to: new, path: path, settings: target, author: author, store: store)
             } catch {
-                logger.warning("cannot record the change in the settings history", metadata: [
-                    "history": "\(path)", "error": "\(logDescription(of: error))",
-                ])
+                logger.warning(
+                    "cannot record the change in the settings history",
+                    metadata: [
+                        "history": "\(path)", "error": "\(logDescription(of: error))",
+                    ])
                 return (.none, nil)
             }
         }
@@ -334,9 +357,11 @@ final class Journal: Sendable {
             try FileSystem.place(file, durable: durable)
             lastSeen.withLock { $0 = Known(path: pending.path, identity: file.identity, contents: contents) }
         } catch {
-            logger.warning("cannot record the change in the settings history", metadata: [
-                "history": "\(pending.path)", "error": "\(logDescription(of: error))",
-            ])
+            logger.warning(
+                "cannot record the change in the settings history",
+                metadata: [
+                    "history": "\(pending.path)", "error": "\(logDescription(of: error))",
+                ])
         }
     }
 
@@ -348,7 +373,8 @@ final class Journal: Sendable {
         place(pending, durable: true)
         switch pending.waitFlushed() {
         case .appended(_, let failure?):
-            logger.warning("cannot flush the settings history", metadata: ["history": "\(pending.path)", "error": "\(failure)"])
+            logger.warning(
+                "cannot flush the settings history", metadata: ["history": "\(pending.path)", "error": "\(failure)"])
         case .staged:
             matchOwnerAndMode(of: pending.path, to: pending.settings)
         case .appended, .none:
@@ -383,12 +409,15 @@ final class Journal: Sendable {
     func mayHaveMissed(digest: String, at target: String) -> Bool {
         let path = Self.path(for: target)
         guard access(path, W_OK) == 0 else { return false }
-        guard let seen = lastSeen.withLock({ $0 }), seen.path == path, (try? FileSystem.identity(of: path)) == seen.identity else { return true }
+        guard let seen = lastSeen.withLock({ $0 }), seen.path == path,
+            (try? FileSystem.identity(of: path)) == seen.identity
+        else { return true }
         return seen.contents.lastDigest != digest
     }
 
     private func append(
-        from old: (document: JSONValue?, text: Data?), to new: (document: JSONValue?, text: Data?), path: String, settings: String,
+        from old: (document: JSONValue?, text: Data?), to new: (document: JSONValue?, text: Data?), path: String,
+        settings: String,
         author: SettingsChange.Author?, store: String
     ) throws -> (Outcome, fd: Int32?) {
         let oldDigest = Self.digest(of: old.text)
@@ -402,10 +431,14 @@ final class Journal: Sendable {
             return known
         }
         do {
-            return try append(from: old, to: new, path: path, settings: settings, author: author, store: store, oldDigest: oldDigest, trusting: trusted)
+            return try append(
+                from: old, to: new, path: path, settings: settings, author: author, store: store, oldDigest: oldDigest,
+                trusting: trusted)
         } catch is StaleJournal {
             lastSeen.withLock { $0 = nil }
-            return try append(from: old, to: new, path: path, settings: settings, author: author, store: store, oldDigest: oldDigest, trusting: nil)
+            return try append(
+                from: old, to: new, path: path, settings: settings, author: author, store: store, oldDigest: oldDigest,
+                trusting: nil)
         }
     }
 
@@ -416,7 +449,8 @@ final class Journal: Sendable {
     private struct ForeignJournal: Error {}
 
     private func append(
-        from old: (document: JSONValue?, text: Data?), to new: (document: JSONValue?, text: Data?), path: String, settings: String,
+        from old: (document: JSONValue?, text: Data?), to new: (document: JSONValue?, text: Data?), path: String,
+        settings: String,
         author: SettingsChange.Author?, store: String, oldDigest: String, trusting trusted: consuming Known?
     ) throws -> (Outcome, fd: Int32?) {
         let expected = trusted?.identity
@@ -438,7 +472,8 @@ final class Journal: Sendable {
                 let last = try journal.lastDocument()
                 let change = SettingsChange(
                     revision: journal.lastRevision + 1, time: now, author: nil,
-                    patch: SettingsHistory.patch(from: last, to: old.document), reversePatch: SettingsHistory.patch(from: old.document, to: last))
+                    patch: SettingsHistory.patch(from: last, to: old.document),
+                    reversePatch: SettingsHistory.patch(from: old.document, to: last))
                 let record = Contents.Record(change, digest: oldDigest)
                 journal.records.append(record)
                 lines.append(record.line)
@@ -466,14 +501,17 @@ final class Journal: Sendable {
         }
         guard changed, var journal = contents else {
             // Nothing to record: the journal taken out is put back as it was.
-            if let contents, let expected { lastSeen.withLock { $0 = Known(path: path, identity: expected, contents: contents) } }
+            if let contents, let expected {
+                lastSeen.withLock { $0 = Known(path: path, identity: expected, contents: contents) }
+            }
             return (.none, nil)
         }
         let appended = lines.reduce(0) { $0 + $1.utf8.count }
         if appendable, journal.records.count <= maximumChanges, journal.length + appended <= maximumBytes {
             let keeping = journal.length
             journal.length += appended
-            let (identity, fd) = try appendLines(lines.joined(), to: path, settings: settings, keeping: keeping, expecting: expected)
+            let (identity, fd) = try appendLines(
+                lines.joined(), to: path, settings: settings, keeping: keeping, expecting: expected)
             lastSeen.withLock { $0 = Known(path: path, identity: identity, contents: journal) }
             return (.appended(lengthBefore: keeping, flushFailure: nil), fd)
         }
@@ -491,7 +529,8 @@ final class Journal: Sendable {
         if lstat(path, &found) == 0, !Self.isOwnJournal(owner: found.st_uid, settings: settings), unlink(path) != 0 {
             throw SystemCallError("remove another user's file at", path)
         }
-        let staged = try FileSystem.stage(Data(text.utf8), for: path, permissions: FileSystem.permissions(of: settings) ?? 0o600)
+        let staged = try FileSystem.stage(
+            Data(text.utf8), for: path, permissions: FileSystem.permissions(of: settings) ?? 0o600)
         return (.staged(staged, contents: journal), nil)
     }
 
@@ -522,7 +561,9 @@ final class Journal: Sendable {
         guard var journal = try contents(at: location, settings: target, store: store) else {
             throw SettingsError(
                 .corrupt, store: "settings history \(location)",
-                reason: "it does not read, or belongs to another user, so nothing could be purged from it: remove it by hand (the history starts afresh with the next change)")
+                reason:
+                    "it does not read, or belongs to another user, so nothing could be purged from it: remove it by hand (the history starts afresh with the next change)"
+            )
         }
         var purged = 0
         if let base = journal.base, let kept = Self.purging(path, from: base) {
@@ -546,7 +587,8 @@ final class Journal: Sendable {
         journal.length = text.utf8.count
         for index in journal.records.indices { journal.records[index].length = journal.records[index].line.utf8.count }
         do {
-            let staged = try FileSystem.stage(Data(text.utf8), for: location, permissions: FileSystem.permissions(of: target) ?? 0o600)
+            let staged = try FileSystem.stage(
+                Data(text.utf8), for: location, permissions: FileSystem.permissions(of: target) ?? 0o600)
             try FileSystem.place(staged, durable: true)
             matchOwnerAndMode(of: location, to: target)
             lastSeen.withLock { $0 = Known(path: location, identity: staged.identity, contents: journal) }
@@ -570,10 +612,13 @@ final class Journal: Sendable {
     /// newest change).
     private func compact(_ journal: inout Contents) {
         var bytes = journal.records.reduce(0) { $0 + $1.length }
-        guard journal.records.count > maximumChanges || Self.header(journal).utf8.count + bytes > maximumBytes else { return }
+        guard journal.records.count > maximumChanges || Self.header(journal).utf8.count + bytes > maximumBytes else {
+            return
+        }
         var dropped = 0
         while journal.records.count - dropped > 1,
-              journal.records.count - dropped > maximumChanges * 3 / 4 || bytes > maximumBytes * 3 / 4 {
+            journal.records.count - dropped > maximumChanges * 3 / 4 || bytes > maximumBytes * 3 / 4
+        {
             bytes -= journal.records[dropped].length
             dropped += 1
         }
@@ -624,7 +669,8 @@ final class Journal: Sendable {
         if let expected {
             let found = FileIdentity(info)
             guard found.device == expected.device, found.inode == expected.inode, found.size >= expected.size,
-                  found.size > expected.size || found == expected else { throw StaleJournal() }
+                found.size > expected.size || found == expected
+            else { throw StaleJournal() }
         }
         if Int(info.st_size) != length, ftruncate(fd, off_t(length)) != 0 { throw SystemCallError("truncate", path) }
         try Array(text.utf8).withUnsafeBytes { bytes in

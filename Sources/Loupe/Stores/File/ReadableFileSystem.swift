@@ -42,7 +42,9 @@ package protocol ReadableFileSystem: Sendable {
     /// Starts reporting changes to the file at `path` (through the links on its path), or with `contents`,
     /// to the names in the directory it names. A report may be spurious; a change is never missed.
     /// `pollingReason` says why the watch checks by polling, when it cannot be told of changes.
-    func watch(_ path: String, contents: Bool, onChange: @escaping @Sendable () -> Void) throws -> (watch: any StoreWatch, pollingReason: String?)
+    func watch(
+        _ path: String, contents: Bool, onChange: @escaping @Sendable () -> Void
+    ) throws -> (watch: any StoreWatch, pollingReason: String?)
 }
 
 /// The file system on disk.
@@ -57,7 +59,9 @@ package struct LocalFileSystem: ReadableFileSystem {
         try FileSystem.identity(of: path)
     }
 
-    package func readSettled<T>(_ path: String, maximumSize: Int, parse: (Data) throws -> T) throws -> (T, FileIdentity)? {
+    package func readSettled<T>(
+        _ path: String, maximumSize: Int, parse: (Data) throws -> T
+    ) throws -> (T, FileIdentity)? {
         try FileSystem.readSettled(path, maximumSize: maximumSize, parse: parse)
     }
 
@@ -78,7 +82,9 @@ package struct LocalFileSystem: ReadableFileSystem {
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
-    package func watch(_ path: String, contents: Bool, onChange: @escaping @Sendable () -> Void) throws -> (watch: any StoreWatch, pollingReason: String?) {
+    package func watch(
+        _ path: String, contents: Bool, onChange: @escaping @Sendable () -> Void
+    ) throws -> (watch: any StoreWatch, pollingReason: String?) {
         let watcher = try FileWatcher(path: path, contents: contents, onChange: onChange)
         return (watcher, watcher.pollingReason.map { "\($0)" })
     }

@@ -42,7 +42,8 @@ final class WatchedFile<Content: Sendable>: Sendable {
     private let watchingSavesInPlace: Bool
 
     init(
-        path: String, name: String, maximumSize: Int = FileSystem.defaultMaximumSize, settleTime: Duration = .milliseconds(50),
+        path: String, name: String, maximumSize: Int = FileSystem.defaultMaximumSize,
+        settleTime: Duration = .milliseconds(50),
         fileSystem: any ReadableFileSystem = LocalFileSystem(), watchingSavesInPlace: Bool = false,
         parse: @escaping @Sendable (Data) throws -> Content
     ) {
@@ -90,7 +91,10 @@ final class WatchedFile<Content: Sendable>: Sendable {
             return (known.content, known.identity, known.writers)
         }
         if let current { try waitUntilSettled(target, current, known: known?.identity) }
-        guard let (content, identity) = try mapping(.unreadable, { try fileSystem.readSettled(target, maximumSize: maximumSize, parse: parse) }) else {
+        guard
+            let (content, identity) = try mapping(
+                .unreadable, { try fileSystem.readSettled(target, maximumSize: maximumSize, parse: parse) })
+        else {
             return nil
         }
         let writers = fileSystem.writers(of: path, target: target, identity: identity)
@@ -108,14 +112,18 @@ final class WatchedFile<Content: Sendable>: Sendable {
     /// read at once. Such a file is read once it has not changed for ``settleTime``, waiting at most twenty
     /// times that.
     private func waitUntilSettled(_ target: String, _ current: FileIdentity, known: FileIdentity?) throws {
-        guard settleTime > .zero, known == nil || known?.inode == current.inode && known?.device == current.device else { return }
+        guard settleTime > .zero, known == nil || known?.inode == current.inode && known?.device == current.device
+        else { return }
         let deadline = ContinuousClock.now + settleTime * 20
         var current = current
         while ContinuousClock.now < deadline {
             let age = current.age
             guard age < settleTime else { return }
             let pause = settleTime - age
-            usleep(UInt32(max(1_000, pause.components.seconds * 1_000_000 + pause.components.attoseconds / 1_000_000_000_000)))
+            usleep(
+                UInt32(
+                    max(1_000, pause.components.seconds * 1_000_000 + pause.components.attoseconds / 1_000_000_000_000))
+            )
             guard let now = try mapping(.unreadable, { try fileSystem.identity(of: target) }) else { return }
             current = now
         }
@@ -158,7 +166,9 @@ final class WatchedFile<Content: Sendable>: Sendable {
             guard data.count <= maximumSize else {
                 throw SystemCallError(
                     "write", target, code: EFBIG,
-                    explanation: "it would be \(FileSystem.describe(bytes: data.count)), larger than the maximum document size, \(FileSystem.describe(bytes: maximumSize)); nothing was written")
+                    explanation:
+                        "it would be \(FileSystem.describe(bytes: data.count)), larger than the maximum document size, \(FileSystem.describe(bytes: maximumSize)); nothing was written"
+                )
             }
             return try FileSystem.writeAtomically(
                 data, to: target, replacing: found, expecting: expected, permissions: permissions, keepingMode: true,
@@ -206,7 +216,8 @@ final class WatchedFile<Content: Sendable>: Sendable {
                 outcome = try lock.withLock(until: deadline) { () -> Result<R, any Error>? in
                     // On the disk, where the lock is taken and the file written.
                     var found: stat?
-                    guard try mapping(.unreadable, { try FileSystem.resolvingSymlinks(path, found: &found) }) == target else { return nil }
+                    guard try mapping(.unreadable, { try FileSystem.resolvingSymlinks(path, found: &found) }) == target
+                    else { return nil }
                     lock.removeStaleTemporaryFilesOnce(for: target)
                     return Result { try body(target, found) }
                 }
@@ -219,7 +230,9 @@ final class WatchedFile<Content: Sendable>: Sendable {
 
     /// Starts reporting changes to the file (through every link on its path), or with `contents`, to the
     /// names in the directory it names; `pollingReason` says why it checks by polling, if it does.
-    func watch(contents: Bool = false, _ onChange: @escaping @Sendable () -> Void) throws -> (watch: any StoreWatch, pollingReason: String?) {
+    func watch(
+        contents: Bool = false, _ onChange: @escaping @Sendable () -> Void
+    ) throws -> (watch: any StoreWatch, pollingReason: String?) {
         try mapping(.unreadable) { try fileSystem.watch(path, contents: contents, onChange: onChange) }
     }
 

@@ -40,9 +40,16 @@ final class LayerFile: LayerSource {
     func load() -> (layers: [StoredLayer], token: ChangeToken) {
         do {
             guard let (content, identity, writers) = try file.read() else { return ([], .absent) }
-            return ([StoredLayer(source: file.path, name: file.name, content: content, writers: writers)], identity.token)
+            return (
+                [StoredLayer(source: file.path, name: file.name, content: content, writers: writers)], identity.token
+            )
         } catch {
-            return ([StoredLayer(source: file.path, name: file.name, content: .unreadable(.reading(error, store: file.name)))], token())
+            return (
+                [
+                    StoredLayer(
+                        source: file.path, name: file.name, content: .unreadable(.reading(error, store: file.name)))
+                ], token()
+            )
         }
     }
 
@@ -94,7 +101,10 @@ final class DropInDirectory: LayerSource {
         do {
             files = try list()
         } catch {
-            return ([StoredLayer(source: path, name: name, content: .unreadable(.reading(error, store: name)))], ChangeToken("unreadable"))
+            return (
+                [StoredLayer(source: path, name: name, content: .unreadable(.reading(error, store: name)))],
+                ChangeToken("unreadable")
+            )
         }
         var layers: [StoredLayer] = []
         var tokens: [ChangeToken] = []
@@ -123,7 +133,8 @@ final class DropInDirectory: LayerSource {
         } catch let error as SystemCallError {
             throw SettingsError(.unreadable, store: name, path: path, error)
         }
-        let paths = names
+        let paths =
+            names
             .filter { !$0.hasPrefix(".") && includes($0) && fileSystem.isRegularFile(path + "/" + $0) }
             .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             .map { path + "/" + $0 }
@@ -146,10 +157,14 @@ final class StoreLayer: LayerSource {
     func load() -> (layers: [StoredLayer], token: ChangeToken) {
         do {
             let stored = try store.load()
-            let layers = stored.document.map { [StoredLayer(source: store.description, name: store.description, content: .document($0))] }
+            let layers = stored.document.map {
+                [StoredLayer(source: store.description, name: store.description, content: .document($0))]
+            }
             return (layers ?? [], stored.token)
         } catch {
-            let failure = StoredLayer(source: store.description, name: store.description, content: .unreadable(.reading(error, store: store.description)))
+            let failure = StoredLayer(
+                source: store.description, name: store.description,
+                content: .unreadable(.reading(error, store: store.description)))
             return ([failure], ChangeToken("unreadable"))
         }
     }

@@ -63,14 +63,17 @@ public final class LayeredStore: DocumentStore {
 
         /// A file, in `format`. A missing file is an empty layer, and is read when it appears.
         public static func file(_ path: String, format: any DocumentCodec = JSONCodec()) -> Layer {
-            Layer(makeSource: { LayerFile(path: path, codec: format, fileSystem: $0) }, label: path, holdsSecrets: false)
+            Layer(
+                makeSource: { LayerFile(path: path, codec: format, fileSystem: $0) }, label: path, holdsSecrets: false)
         }
 
         /// A drop-in directory: each file named with one of `format`'s extensions (`*.json`), in name order,
         /// is a layer over the ones before, as systemd reads `*.conf.d`. Hidden files are skipped; a missing
         /// directory holds no layers, and files are read as they appear.
         public static func directory(_ path: String, format: any DocumentCodec = JSONCodec()) -> Layer {
-            Layer(makeSource: { DropInDirectory(path: path, codec: format, fileSystem: $0) }, label: path + "/", holdsSecrets: false)
+            Layer(
+                makeSource: { DropInDirectory(path: path, codec: format, fileSystem: $0) }, label: path + "/",
+                holdsSecrets: false)
         }
 
         /// ``directory(_:format:)`` when `path` names a directory when the store is made, else
@@ -78,7 +81,9 @@ public final class LayeredStore: DocumentStore {
         public static func fileOrDirectory(_ path: String, format: any DocumentCodec = JSONCodec()) -> Layer {
             Layer(
                 makeSource: { fileSystem -> any LayerSource in
-                    if fileSystem.isDirectory(path) { return DropInDirectory(path: path, codec: format, fileSystem: fileSystem) }
+                    if fileSystem.isDirectory(path) {
+                        return DropInDirectory(path: path, codec: format, fileSystem: fileSystem)
+                    }
                     return LayerFile(path: path, codec: format, fileSystem: fileSystem)
                 },
                 label: path, holdsSecrets: false)
@@ -232,7 +237,7 @@ public final class LayeredStore: DocumentStore {
     private func unchangedLayers(since token: ChangeToken) throws -> (top: ChangeToken, lower: [ChangeToken]) {
         let sources = sources
         guard let parts = token.parts, let topToken = parts.first, parts.count == sources.count + 1,
-              zip(sources, parts.dropFirst()).allSatisfy({ $0.token() == $1 })
+            zip(sources, parts.dropFirst()).allSatisfy({ $0.token() == $1 })
         else {
             throw SettingsError(.conflict, store: description, reason: "a layer changed since the settings were read")
         }

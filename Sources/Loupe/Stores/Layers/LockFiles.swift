@@ -33,7 +33,9 @@ enum LockFiles {
             }
             var locks: [SettingsLock] = []
             // LF, CRLF and CR all end a line ("\r\n" is one Character: a split on "\n" would not see it).
-            for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
+            for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+                .enumerated()
+            {
                 let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
                 let trimmed = line.trimmingCharacters(in: .whitespaces)
                 guard !trimmed.isEmpty else { continue }

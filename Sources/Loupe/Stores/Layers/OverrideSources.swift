@@ -35,9 +35,13 @@ final class EnvironmentLayer: LayerSource {
 
     /// The variables under the prefix (with more to their name than it), in name order.
     private func variables() -> [Variable] {
-        var all = given.map { variables in
-            variables().compactMap { Self.names($0.key, under: prefix) ? Variable(origin: Variable.originPrefix + $0.key, value: $0.value) : nil }
-        } ?? Self.processVariables(withPrefix: prefix)
+        var all =
+            given.map { variables in
+                variables().compactMap {
+                    Self.names($0.key, under: prefix)
+                        ? Variable(origin: Variable.originPrefix + $0.key, value: $0.value) : nil
+                }
+            } ?? Self.processVariables(withPrefix: prefix)
         // Every origin starts with the same words: in origin order is in name order.
         all.sort { $0.origin < $1.origin }
         return all
@@ -68,10 +72,12 @@ final class EnvironmentLayer: LayerSource {
             while let pointer = entry.pointee {
                 defer { entry += 1 }
                 guard strncmp(pointer, cPrefix, count) == 0, let equals = strchr(pointer, Int32(UInt8(ascii: "="))),
-                      pointer.distance(to: equals) > count else { continue }
+                    pointer.distance(to: equals) > count
+                else { continue }
                 origin.removeSubrange(kept...)
                 origin.append(contentsOf: UnsafeRawBufferPointer(start: pointer, count: pointer.distance(to: equals)))
-                found.append(Variable(origin: String(decoding: origin, as: UTF8.self), value: String(cString: equals + 1)))
+                found.append(
+                    Variable(origin: String(decoding: origin, as: UTF8.self), value: String(cString: equals + 1)))
             }
             return found
         }
@@ -84,7 +90,8 @@ final class EnvironmentLayer: LayerSource {
         let matching = variables()
         let values = matching.map { variable in
             SettingOverride(
-                target: .environmentName(Self.levels(of: variable.name.utf8.dropFirst(prefix.utf8.count))), text: variable.value,
+                target: .environmentName(Self.levels(of: variable.name.utf8.dropFirst(prefix.utf8.count))),
+                text: variable.value,
                 origin: variable.origin, isSecret: false)
         }
         let layers = values.isEmpty ? [] : [StoredLayer(source: name, name: name, content: .overrides(values))]
@@ -151,11 +158,16 @@ final class ArgumentsLayer: LayerSource {
             } catch {
                 return (Self.unreadable("--set \(text): \(error)"), token())
             }
-            values.append(SettingOverride(
-                target: .path(path), text: String(argument[argument.index(after: equals)...]), origin: "--set \(text)", isSecret: false,
-                mustNameASetting: true))
+            values.append(
+                SettingOverride(
+                    target: .path(path), text: String(argument[argument.index(after: equals)...]),
+                    origin: "--set \(text)", isSecret: false,
+                    mustNameASetting: true))
         }
-        return (values.isEmpty ? [] : [StoredLayer(source: Self.name, name: Self.name, content: .overrides(values))], token())
+        return (
+            values.isEmpty ? [] : [StoredLayer(source: Self.name, name: Self.name, content: .overrides(values))],
+            token()
+        )
     }
 
     private static func unreadable(_ reason: String) -> [StoredLayer] {
@@ -194,31 +206,38 @@ final class CredentialsDirectory: LayerSource {
                 do {
                     read = try fileSystem.readSettled(file, maximumSize: SecretReferences.maximumSecretSize) { data in
                         guard let text = SecretReferences.secretText(data) else {
-                            throw SettingsError(.corrupt, store: "credential \(credential)", reason: "it is not UTF-8 text")
+                            throw SettingsError(
+                                .corrupt, store: "credential \(credential)", reason: "it is not UTF-8 text")
                         }
                         return text
                     }
-                } catch where !fileSystem.isRegularFile(file) {
+                } catch  where !fileSystem.isRegularFile(file) {
                     continue  // a directory, a socket: not a credential
                 }
                 guard let (text, identity) = read else { continue }  // removed meanwhile
-                let target: SettingOverride.Target = (try? ValuePath(parsing: credential)).map { .path($0) } ?? .environmentName([credential])
-                values.append(SettingOverride(target: target, text: text, origin: "credential \(credential)", isSecret: true))
+                let target: SettingOverride.Target =
+                    (try? ValuePath(parsing: credential)).map { .path($0) } ?? .environmentName([credential])
+                values.append(
+                    SettingOverride(target: target, text: text, origin: "credential \(credential)", isSecret: true))
                 tokens += [ChangeToken(credential), identity.token]
             }
             let layers = values.isEmpty ? [] : [StoredLayer(source: name, name: name, content: .overrides(values))]
             return (layers, ChangeToken(combining: tokens))
         } catch {
-            return ([StoredLayer(source: name, name: name, content: .unreadable(.reading(error, store: name)))], ChangeToken("unreadable"))
+            return (
+                [StoredLayer(source: name, name: name, content: .unreadable(.reading(error, store: name)))],
+                ChangeToken("unreadable")
+            )
         }
     }
 
     func token() -> ChangeToken {
         guard let files = try? files() else { return ChangeToken("unreadable") }
         // As `load()` reads them: the regular files only.
-        return ChangeToken(combining: files.filter { fileSystem.isRegularFile($0.file) }.flatMap { file, credential in
-            [ChangeToken(credential), (try? fileSystem.identity(of: file))?.map(\.token) ?? .absent]
-        })
+        return ChangeToken(
+            combining: files.filter { fileSystem.isRegularFile($0.file) }.flatMap { file, credential in
+                [ChangeToken(credential), (try? fileSystem.identity(of: file))?.map(\.token) ?? .absent]
+            })
     }
 
     func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
@@ -237,7 +256,8 @@ final class CredentialsDirectory: LayerSource {
             throw SettingsError(.unreadable, store: name, reason: "no such directory")
         }
         // Whether each is a regular file is seen when it is opened (a directory in it is skipped then).
-        return names
+        return
+            names
             .filter { !$0.hasPrefix(".") }
             .sorted()
             .map { (path + "/" + $0, $0) }

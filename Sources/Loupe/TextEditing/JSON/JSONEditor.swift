@@ -31,7 +31,8 @@ struct JSONEditor: TextEditor {
                 throw TextEditRefusal(path: path, reason: "the JSON text holds no array or object at this path")
             }
             if plans[container.open] == nil {
-                plans[container.open] = ContainerPlan(container: container, inMultilineContext: try writer.isMultilineContext(of: path))
+                plans[container.open] = ContainerPlan(
+                    container: container, inMultilineContext: try writer.isMultilineContext(of: path))
                 order.append(container.open)
             }
             return container.open
@@ -41,8 +42,9 @@ struct JSONEditor: TextEditor {
             switch edit {
             case .replace(let path, let value):
                 let node = try syntax.node(at: path)
-                let text = try writer.fresh(value, indentation: Array(JSONSyntax.indentation(in: syntax.text, lineStart: node.lineStart)),
-                                            multiline: try writer.isMultilineContext(of: path))
+                let text = try writer.fresh(
+                    value, indentation: Array(JSONSyntax.indentation(in: syntax.text, lineStart: node.lineStart)),
+                    multiline: try writer.isMultilineContext(of: path))
                 splices.append(TextSplice(node.range, text))
             case .addMember(let path, let key, let value):
                 plans[try plan(for: path)]!.appended.append((key, value))
@@ -56,13 +58,15 @@ struct JSONEditor: TextEditor {
             case .removeMember(let path, let key):
                 let open = try plan(for: path)
                 guard let index = plans[open]!.container.index(ofKey: key) else {
-                    throw TextEditRefusal(path: path + [.key(key)], reason: "the JSON text holds no member at this path")
+                    throw TextEditRefusal(
+                        path: path + [.key(key)], reason: "the JSON text holds no member at this path")
                 }
                 plans[open]!.removed.insert(index)
             case .removeElement(let path, let index):
                 let open = try plan(for: path)
                 guard plans[open]!.container.entries.indices.contains(index) else {
-                    throw TextEditRefusal(path: path + [.index(index)], reason: "the JSON text holds no element at this path")
+                    throw TextEditRefusal(
+                        path: path + [.index(index)], reason: "the JSON text holds no element at this path")
                 }
                 plans[open]!.removed.insert(index)
             }
@@ -160,7 +164,8 @@ private struct JSONEditWriter {
         var added: [UInt8] = []
         for (position, entry) in plan.appended.enumerated() {
             added += lead
-            added += try entryText(entry, separator: separator, indentation: indentation, multiline: ownLine || container.spansLines)
+            added += try entryText(
+                entry, separator: separator, indentation: indentation, multiline: ownLine || container.spansLines)
             if position < plan.appended.count - 1 || trailingComma { added.append(UInt8(ascii: ",")) }
         }
         splices.append(.insert(added, at: anchor.tailEnd))
@@ -193,7 +198,8 @@ private struct JSONEditWriter {
         // The first on their line, with entries after them there: those move to the start of the line.
         if run.lowerBound == 0 || startsLine(run.lowerBound, in: container) {
             guard run.upperBound < container.entries.count - 1 else {
-                return run.lowerBound == 0 ? first.start..<last.tailEnd : container.leadStart(of: run.lowerBound)..<last.tailEnd
+                return run.lowerBound == 0
+                    ? first.start..<last.tailEnd : container.leadStart(of: run.lowerBound)..<last.tailEnd
             }
             var end = last.tailEnd
             while end < text.count, text[end] == UInt8(ascii: " ") || text[end] == UInt8(ascii: "\t") { end += 1 }
@@ -204,18 +210,24 @@ private struct JSONEditWriter {
 
     /// Elements written before old element `index`: on lines of their own above it (and its comments) when
     /// it starts a line, before it on its line otherwise.
-    private func insertions(of values: [JSONValue], before index: Int, in container: JSONSyntax.Container) throws -> [TextSplice] {
+    private func insertions(
+        of values: [JSONValue], before index: Int, in container: JSONSyntax.Container
+    ) throws -> [TextSplice] {
         let entry = container.entries[index]
         let indentation = Array(JSONSyntax.indentation(in: text, lineStart: entry.lineStart))
         if startsLine(index, in: container) {
             let at = ownComments(of: index, in: container)
             return try values.map { value in
-                .insert(indentation + (try fresh(value, indentation: indentation, multiline: true)) + Array(",\n".utf8), at: at)
+                .insert(
+                    indentation + (try fresh(value, indentation: indentation, multiline: true)) + Array(",\n".utf8),
+                    at: at)
             }
         }
         let lead = oneLineLead(of: index, in: container)
         return try values.map { value in
-            .insert(try fresh(value, indentation: indentation, multiline: container.spansLines) + [UInt8(ascii: ",")] + lead, at: entry.start)
+            .insert(
+                try fresh(value, indentation: indentation, multiline: container.spansLines) + [UInt8(ascii: ",")]
+                    + lead, at: entry.start)
         }
     }
 
@@ -226,12 +238,16 @@ private struct JSONEditWriter {
         let first = entries[0]
         let ownLine = startsLine(0, in: plan.container)
         let indentation = Array(JSONSyntax.indentation(in: text, lineStart: first.lineStart))
-        let between: [UInt8] = ownLine ? Array(",\n".utf8) + indentation : [UInt8(ascii: ",")] + oneLineLead(of: entries.count - 1, in: plan.container)
+        let between: [UInt8] =
+            ownLine
+            ? Array(",\n".utf8) + indentation
+            : [UInt8(ascii: ",")] + oneLineLead(of: entries.count - 1, in: plan.container)
         let multiline = ownLine || plan.container.spansLines
         var replacement: [UInt8] = ownLine ? indentation : []
         for (position, entry) in plan.appended.enumerated() {
             if position > 0 { replacement += between }
-            replacement += try entryText(entry, separator: keySeparator(of: first), indentation: indentation, multiline: multiline)
+            replacement += try entryText(
+                entry, separator: keySeparator(of: first), indentation: indentation, multiline: multiline)
         }
         if entries[entries.count - 1].comma != nil { replacement.append(UInt8(ascii: ",")) }
         let from = ownLine ? ownComments(of: 0, in: plan.container) : first.start
@@ -276,11 +292,12 @@ private struct JSONEditWriter {
         container.entries[index].lineStart > container.leadStart(of: index)
     }
 
-
     /// Whether only spaces and tabs stand between `offset` and the end of its line (or of the text).
     private func endsLine(at offset: Int) -> Bool {
         var position = offset
-        while position < text.count, text[position] == UInt8(ascii: " ") || text[position] == UInt8(ascii: "\t") { position += 1 }
+        while position < text.count, text[position] == UInt8(ascii: " ") || text[position] == UInt8(ascii: "\t") {
+            position += 1
+        }
         return position == text.count || text[position] == UInt8(ascii: "\n") || text[position] == UInt8(ascii: "\r")
     }
 
@@ -307,8 +324,12 @@ private struct JSONEditWriter {
         var block: Int?
         while position < entry.lineStart {
             let line = position
-            while position < entry.lineStart, JSONSyntax.isBlank(text[position]), text[position] != UInt8(ascii: "\r") { position += 1 }
-            if position >= entry.lineStart || text[position] == UInt8(ascii: "\r") || text[position] == UInt8(ascii: "\n") {
+            while position < entry.lineStart, JSONSyntax.isBlank(text[position]), text[position] != UInt8(ascii: "\r") {
+                position += 1
+            }
+            if position >= entry.lineStart || text[position] == UInt8(ascii: "\r")
+                || text[position] == UInt8(ascii: "\n")
+            {
                 block = nil  // a blank line
             } else if block == nil {
                 block = line
@@ -345,7 +366,8 @@ private struct JSONEditWriter {
     /// How a member separates its key from its value, or the file's way where it holds a comment.
     private func keySeparator(of entry: JSONSyntax.Entry) -> [UInt8] {
         let separator = text[entry.keyEnd..<entry.value.range.lowerBound]
-        return separator.contains(UInt8(ascii: "/")) || separator.contains(UInt8(ascii: "\n")) ? syntax.keySeparator : Array(separator)
+        return separator.contains(UInt8(ascii: "/")) || separator.contains(UInt8(ascii: "\n"))
+            ? syntax.keySeparator : Array(separator)
     }
 
     /// Whether a comment stands anywhere in the container outside its values.
@@ -362,7 +384,9 @@ private struct JSONEditWriter {
     // MARK: Writing anew
 
     /// A new entry: a member's key and separator, then the value.
-    private func entryText(_ entry: (key: String?, value: JSONValue), separator: [UInt8], indentation: [UInt8], multiline: Bool) throws -> [UInt8] {
+    private func entryText(
+        _ entry: (key: String?, value: JSONValue), separator: [UInt8], indentation: [UInt8], multiline: Bool
+    ) throws -> [UInt8] {
         var bytes: [UInt8] = []
         if let key = entry.key {
             bytes += try JSONWriter.bytes(of: .string(key), pretty: false)
@@ -385,7 +409,9 @@ private struct JSONEditWriter {
         case .object(let members):
             brackets = (UInt8(ascii: "{"), UInt8(ascii: "}"))
             items = try members.sorted { $0.key < $1.key }.map { member in
-                try entryText((member.key, member.value), separator: syntax.keySeparator, indentation: inner, multiline: multiline)
+                try entryText(
+                    (member.key, member.value), separator: syntax.keySeparator, indentation: inner, multiline: multiline
+                )
             }
         default:
             return try JSONWriter.bytes(of: value, pretty: false)
@@ -393,7 +419,8 @@ private struct JSONEditWriter {
         guard !items.isEmpty else { return [brackets.0, brackets.1] }
         if multiline {
             let newline = [UInt8(ascii: "\n")]
-            return [brackets.0] + newline + inner + Array(items.joined(separator: [UInt8(ascii: ",")] + newline + inner))
+            return [brackets.0] + newline + inner
+                + Array(items.joined(separator: [UInt8(ascii: ",")] + newline + inner))
                 + newline + indentation + [brackets.1]
         }
         let between: [UInt8] = syntax.isCompact ? [UInt8(ascii: ",")] : Array(", ".utf8)

@@ -231,7 +231,9 @@ extension JSONSyntax {
             var elements: [JSONValue] = []
             while true {
                 try skipTrivia()
-                guard position < text.count else { throw error("unexpected end of the text in an \(isObject ? "object" : "array")") }
+                guard position < text.count else {
+                    throw error("unexpected end of the text in an \(isObject ? "object" : "array")")
+                }
                 if text[position] == closing {
                     if !comments, !entries.isEmpty { throw error("a comma after the last entry in strict JSON") }
                     break
@@ -250,10 +252,14 @@ extension JSONSyntax {
                     keyEnd = end
                     key = decoded
                     try skipTrivia()
-                    guard position < text.count, text[position] == UInt8(ascii: ":") else { throw error("expected : after a key") }
+                    guard position < text.count, text[position] == UInt8(ascii: ":") else {
+                        throw error("expected : after a key")
+                    }
                     position += 1
                     try skipTrivia()
-                    if separator == nil, text[keyEnd..<position].allSatisfy({ $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: " ") }) {
+                    if separator == nil,
+                        text[keyEnd..<position].allSatisfy({ $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: " ") })
+                    {
                         separator = Array(text[keyEnd..<position])
                     }
                     if indexesKeys { keys[decoded] = entries.count }
@@ -272,13 +278,17 @@ extension JSONSyntax {
                     throw error("expected , or \(Character(Unicode.Scalar(closing)))")
                 }
                 let tailEnd = JSONSyntax.tailEnd(in: text, from: comma.map { $0 + 1 } ?? valueEnd)
-                entries.append(Entry(key: key, start: start, lineStart: entryLine, keyEnd: keyEnd, value: value, comma: comma, tailEnd: tailEnd))
+                entries.append(
+                    Entry(
+                        key: key, start: start, lineStart: entryLine, keyEnd: keyEnd, value: value, comma: comma,
+                        tailEnd: tailEnd))
                 if comma == nil { break }  // at the closing bracket
             }
             let close = position
             position += 1
             let container = Container(
-                isObject: isObject, open: open, close: close, openLineStart: openLineStart, spansLines: lines != openLines,
+                isObject: isObject, open: open, close: close, openLineStart: openLineStart,
+                spansLines: lines != openLines,
                 entries: entries, keys: isObject && indexesKeys ? keys : nil)
             guard buildsValues else { return (container, nil) }
             return (container, isObject ? try JSONReader.object(of: members, in: text) : .array(elements))
@@ -300,8 +310,9 @@ extension JSONSyntax {
     /// Whether `byte` ends a scalar's raw text (`true`, `-1.5e3`).
     fileprivate static func endsScalar(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), UInt8(ascii: ":"), UInt8(ascii: " "), UInt8(ascii: "\t"),
-             UInt8(ascii: "\r"), UInt8(ascii: "\n"), UInt8(ascii: "/"):
+        case UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), UInt8(ascii: ":"), UInt8(ascii: " "),
+            UInt8(ascii: "\t"),
+            UInt8(ascii: "\r"), UInt8(ascii: "\n"), UInt8(ascii: "/"):
             true
         default: false
         }
@@ -336,7 +347,9 @@ extension JSONSyntax {
         var position = offset
         var end = offset
         while true {
-            while position < text.count, text[position] == UInt8(ascii: " ") || text[position] == UInt8(ascii: "\t") { position += 1 }
+            while position < text.count, text[position] == UInt8(ascii: " ") || text[position] == UInt8(ascii: "\t") {
+                position += 1
+            }
             guard position < text.count else { return position }
             switch text[position] {
             case UInt8(ascii: "\r"), UInt8(ascii: "\n"):

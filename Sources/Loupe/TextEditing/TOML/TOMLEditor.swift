@@ -143,7 +143,8 @@ private struct TOMLEditWork {
             }
             let parent = Array(path.dropLast())
             if let first = sectionsUnder[path]?.first, Self.isTable(value) || Self.tables(value) != nil {
-                let written = try Self.isTable(value)
+                let written =
+                    try Self.isTable(value)
                     ? TOMLWriter.text(of: value, under: Self.keys(of: path))
                     : TOMLWriter.text(ofArrayOfTables: Self.tables(value) ?? [], under: Self.keys(of: path))
                 let offset = sectionBlockStart(first)
@@ -171,15 +172,18 @@ private struct TOMLEditWork {
                 if Self.isTable(value) {
                     insertSections(try TOMLWriter.text(of: value, under: Self.keys(of: memberPath)), after: path)
                 } else if let elements = Self.tables(value) {
-                    insertSections(try TOMLWriter.text(ofArrayOfTables: elements, under: Self.keys(of: memberPath)), after: path)
+                    insertSections(
+                        try TOMLWriter.text(ofArrayOfTables: elements, under: Self.keys(of: memberPath)), after: path)
                 } else {
-                    try insertLine(TOMLWriter.key(key) + " = " + TOMLWriter.inlineText(of: value, at: memberPath), in: section)
+                    try insertLine(
+                        TOMLWriter.key(key) + " = " + TOMLWriter.inlineText(of: value, at: memberPath), in: section)
                 }
             } else if let defining = keyValuesUnder[path]?.last {
                 // A table dotted keys define: one more dotted key after their last line.
                 let line = syntax.keyValues[defining]
                 let prefix = Array(line.key.prefix(path.count - syntax.sections[line.section].path.count))
-                let written = TOMLWriter.dotted(prefix + [key]) + " = " + (try TOMLWriter.inlineText(of: value, at: memberPath))
+                let written =
+                    TOMLWriter.dotted(prefix + [key]) + " = " + (try TOMLWriter.inlineText(of: value, at: memberPath))
                 splices.append(.insert(lineAfter(line.line.upperBound, written), at: line.line.upperBound))
             } else if let first = sectionsUnder[path]?.first {
                 // A table only its sub-tables' headers make (`tool.ruff` of `[tool.ruff.lint]`): a new table
@@ -188,7 +192,8 @@ private struct TOMLEditWork {
                     insertSections(try TOMLWriter.text(of: value, under: Self.keys(of: memberPath)), after: path)
                 } else {
                     let header = "[" + TOMLWriter.dotted(Self.keys(of: path)) + "]\n"
-                    let member = TOMLWriter.key(key) + " = " + (try TOMLWriter.inlineText(of: value, at: memberPath)) + "\n\n"
+                    let member =
+                        TOMLWriter.key(key) + " = " + (try TOMLWriter.inlineText(of: value, at: memberPath)) + "\n\n"
                     splices.append(.insert(Array((header + member).utf8), at: sectionBlockStart(first)))
                 }
             } else {
@@ -219,7 +224,8 @@ private struct TOMLEditWork {
             listChanges[list.range.lowerBound, default: ListChange(list: list)].inserted.append((index, written))
         case .sections:
             guard case .object = value else {
-                throw TextEditRefusal(path: path.appending(.index(index)), reason: "an element of an array of tables can only be a table")
+                throw TextEditRefusal(
+                    path: path.appending(.index(index)), reason: "an element of an array of tables can only be a table")
             }
             let written = try TOMLWriter.text(ofArrayOfTables: [value], under: Self.keys(of: path))
             gainingElements.insert(path)
@@ -260,7 +266,8 @@ private struct TOMLEditWork {
                 continue
             }
             guard !Self.isTable(value), sectionAt[array.appending(.index(0))] != nil, !paths.contains(array),
-                  array.allSatisfy({ if case .key = $0 { true } else { false } }) else { continue }
+                array.allSatisfy({ if case .key = $0 { true } else { false } })
+            else { continue }
             paths.append(array)
         }
         return paths
@@ -275,7 +282,8 @@ private struct TOMLEditWork {
         }
         for (path, removed) in removedMembers where !gainingMembers.contains(path) && sectionAt[path] == nil {
             guard case .key(let key)? = path.last, case .object(let members)? = old[path: ValuePath(path)],
-                  members.count == removed, case .sections = place(of: path) else { continue }
+                members.count == removed, case .sections = place(of: path)
+            else { continue }
             try addMember(in: Array(path.dropLast()), key: key, value: .object([:]))
         }
     }
@@ -301,7 +309,8 @@ private struct TOMLEditWork {
         while length > 0, sectionAt[Array(path.prefix(length))] == nil { length -= 1 }
         guard let section = sectionAt[Array(path.prefix(max(length, 0)))] else { return nil }
         if keyValueIndex[section] == nil {
-            keyValueIndex[section] = Dictionary(keyValuesOf[section].map { (syntax.path(of: $0), $0) }, uniquingKeysWith: { first, _ in first })
+            keyValueIndex[section] = Dictionary(
+                keyValuesOf[section].map { (syntax.path(of: $0), $0) }, uniquingKeysWith: { first, _ in first })
         }
         return keyValueIndex[section]?[path]
     }
@@ -375,7 +384,9 @@ private struct TOMLEditWork {
         if offset > 0 { written = "\n" + written }
         if offset > 0, text[offset - 1] != UInt8(ascii: "\n") { written = "\n" + written }
         // A blank line before what follows, where a line follows at once.
-        if offset < text.count, text[offset] != UInt8(ascii: "\n"), text[offset] != UInt8(ascii: "\r") { written += "\n" }
+        if offset < text.count, text[offset] != UInt8(ascii: "\n"), text[offset] != UInt8(ascii: "\r") {
+            written += "\n"
+        }
         splices.append(.insert(Array(written.utf8), at: offset))
     }
 
@@ -386,7 +397,9 @@ private struct TOMLEditWork {
         for section in sections {
             // The last section goes with the blank lines that separated it.
             let end = sectionBlockEnd(section)
-            let start = end == text.count ? contentEnd(sectionBlockStart(section), floor: sectionFloor(section)) : sectionBlockStart(section)
+            let start =
+                end == text.count
+                ? contentEnd(sectionBlockStart(section), floor: sectionFloor(section)) : sectionBlockStart(section)
             splices.append(.remove(start..<end))
         }
         let lines = keyValue(at: path).map { [$0] } ?? keyValuesUnder[path] ?? []
@@ -398,7 +411,8 @@ private struct TOMLEditWork {
     /// A `key = value` line with the comment lines directly above it.
     private func lineBlock(_ index: Int) -> Range<Int> {
         let line = syntax.keyValues[index]
-        let floor = index > 0 && syntax.keyValues[index - 1].section == line.section
+        let floor =
+            index > 0 && syntax.keyValues[index - 1].section == line.section
             ? syntax.keyValues[index - 1].line.upperBound : syntax.sections[line.section].bodyStart
         return commentBlockStart(line.line.lowerBound, floor: floor)..<line.line.upperBound
     }
@@ -412,7 +426,8 @@ private struct TOMLEditWork {
     /// Where the text before a section's header ends: the previous section's last line or header.
     private func sectionFloor(_ section: Int) -> Int {
         let previous = section - 1
-        return lastKeyValue(of: previous).map { syntax.keyValues[$0].line.upperBound } ?? syntax.sections[previous].bodyStart
+        return lastKeyValue(of: previous).map { syntax.keyValues[$0].line.upperBound }
+            ?? syntax.sections[previous].bodyStart
     }
 
     /// Where a section ends: where the next one starts with its comments, or the end of the text.
@@ -439,8 +454,13 @@ private struct TOMLEditWork {
 
     /// Whether a comment's text starts like a value (a quote, a digit, a sign, a bracket or brace).
     private static func isCommentedOutValue(_ comment: ArraySlice<UInt8>) -> Bool {
-        guard let first = comment.first(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }) else { return false }
-        return [UInt8(ascii: "\""), UInt8(ascii: "'"), UInt8(ascii: "["), UInt8(ascii: "{"), UInt8(ascii: "-"), UInt8(ascii: "+")].contains(first)
+        guard let first = comment.first(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }) else {
+            return false
+        }
+        return [
+            UInt8(ascii: "\""), UInt8(ascii: "'"), UInt8(ascii: "["), UInt8(ascii: "{"), UInt8(ascii: "-"),
+            UInt8(ascii: "+"),
+        ].contains(first)
             || (first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9"))
     }
 
@@ -456,12 +476,15 @@ private struct TOMLEditWork {
     }
 
     private static func isBlank(_ byte: UInt8) -> Bool {
-        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r")
+        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\n")
+            || byte == UInt8(ascii: "\r")
     }
 
     // MARK: Arrays and inline tables
 
-    private mutating func insertMember(into list: TOMLSyntax.List, prefix: [String], key: String, value: JSONValue, at path: Path) throws {
+    private mutating func insertMember(
+        into list: TOMLSyntax.List, prefix: [String], key: String, value: JSONValue, at path: Path
+    ) throws {
         let written = TOMLWriter.dotted(prefix + [key]) + " = " + (try TOMLWriter.inlineText(of: value, at: path))
         listChanges[list.range.lowerBound, default: ListChange(list: list)].inserted.append((list.items.count, written))
     }
@@ -484,7 +507,8 @@ private struct TOMLEditWork {
         var removals: [Range<Int>] = []
         // (What is removed at the end of the text goes with the blank lines before it.)
         let removed = all.filter { $0.replacement.isEmpty && !$0.range.isEmpty }.map { splice in
-            splice.range.upperBound == text.count ? contentEnd(splice.range.lowerBound, floor: 0)..<text.count : splice.range
+            splice.range.upperBound == text.count
+                ? contentEnd(splice.range.lowerBound, floor: 0)..<text.count : splice.range
         }
         for range in removed.sorted(by: { $0.lowerBound < $1.lowerBound }) {
             if let last = removals.last, range.lowerBound < last.upperBound {
@@ -511,7 +535,9 @@ private struct TOMLEditWork {
             let middle = (low + high) / 2
             if removals[middle].upperBound <= offset { low = middle + 1 } else { high = middle }
         }
-        guard low < removals.count, removals[low].lowerBound < offset, offset < removals[low].upperBound else { return nil }
+        guard low < removals.count, removals[low].lowerBound < offset, offset < removals[low].upperBound else {
+            return nil
+        }
         return removals[low]
     }
 
@@ -522,7 +548,9 @@ private struct TOMLEditWork {
         let open = list.range.lowerBound + 1
         guard restOfLineIsTrivia(from: open, allowComma: false) else { return false }
         for item in list.items {
-            guard lines.startsLine(item.range.lowerBound), restOfLineIsTrivia(from: item.range.upperBound, allowComma: true) else { return false }
+            guard lines.startsLine(item.range.lowerBound),
+                restOfLineIsTrivia(from: item.range.upperBound, allowComma: true)
+            else { return false }
         }
         return lines.startsLine(list.range.upperBound - 1)
     }
@@ -550,7 +578,9 @@ private struct TOMLEditWork {
         let firstLine = lines.nextLineStart(after: change.list.range.lowerBound)
         func lineEnd(_ index: Int) -> Int { lines.nextLineStart(after: items[index].range.upperBound) }
         func blockStart(_ index: Int) -> Int {
-            commentBlockStart(lines.lineStart(of: items[index].range.lowerBound), floor: index > 0 ? lineEnd(index - 1) : firstLine, inArray: true)
+            commentBlockStart(
+                lines.lineStart(of: items[index].range.lowerBound), floor: index > 0 ? lineEnd(index - 1) : firstLine,
+                inArray: true)
         }
         for index in change.removed.sorted() {
             result.append(.remove(blockStart(index)..<lineEnd(index)))
