@@ -254,26 +254,8 @@ struct HardeningTests {
         #expect(names.filter { $0.contains(".tmp-") }.isEmpty, "\(names)")
     }
 
-    @Test func exclusionSurvivesTheLockFileBeingDeletedWhileWritersRun() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanUp() }
-        let path = directory.file("record.json")
-        let lockFile = directory.file(".record.json.lock")
-        // As measured in the issue: three writers of 1,000 increments each.
-        let writers = try (0..<3).map { _ in try ChildProcess(testHelper, ["increment", path, "1000"]) }
-        // Deletes the lock file over and over while the writers run.
-        var deletions = 0
-        while writers.contains(where: { $0.wait(limit: .zero) == nil }) {
-            if unlink(lockFile) == 0 { deletions += 1 }
-            usleep(200)
-        }
-        for writer in writers {
-            #expect(writer.wait(limit: .seconds(60)) == 0, "\(writer.errorOutput)")
-        }
-        #expect(deletions > 10, "the lock file was deleted while the writers ran")
-        let record = try decodeStored(over: Record(), Data(contentsOf: URL(fileURLWithPath: path)))
-        #expect(record.count == 3_000, "no increment lost")
-    }
+    // That exclusion survives the lock file being deleted while writers run is `SharedWithEditorsTests`'
+    // `aCleanupLosesNoIncrement` (the lock file and the lock directory both).
 
     /// Runs in a process of its own, as a user of its own: the inotify limit is per user, and using it up
     /// in the test process would take inotify from every other test running meanwhile (and one of theirs
