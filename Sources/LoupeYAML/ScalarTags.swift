@@ -6,9 +6,8 @@ import Yams
 ///
 /// Yams resolves a plain scalar's type by running its resolver's patterns (bool, int, float, merge, null,
 /// timestamp, value) on the text, through `NSRegularExpression`, which copies the text for each pattern: for
-/// long values (a sops file's `ENC[…]`, a URL, a sentence) that costs more than the rest of a parse
-/// (measured: the row "load a sops YAML file of 200 encrypted values", 1.94× plaintext with every scalar
-/// resolved by Yams). Every one of those patterns starts with one of `~ n N y Y t T f F o O 0-9 + - . < =`,
+/// long values (a sops file's `ENC[…]`, a URL, a sentence) that costs more than the rest of a parse (the sops
+/// rows of `Benchmarks/`). Every one of those patterns starts with one of `~ n N y Y t T f F o O 0-9 + - . < =`,
 /// or matches the empty text: a plain scalar starting with any other character is a string, and only the
 /// others are handed to Yams. `ScalarTagsTests` checks this against Yams's own resolver.
 enum ScalarTags {

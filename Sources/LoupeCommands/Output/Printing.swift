@@ -40,34 +40,12 @@ func show(_ value: JSONValue, _ settings: OpenSettings, at path: ValuePath = Val
 /// secrets, and the values at the root's secret paths (credentials, secret references, the parts the
 /// settings type declares secret), unless the person asked to see them.
 func displayed(_ value: JSONValue, _ settings: OpenSettings, at path: ValuePath = ValuePath([])) -> JSONValue {
-    if settings.masksValues { return masked(value) }
+    if settings.masksValues { return value.masked }
     guard !settings.revealsSecrets else { return value }
     // The declared secrets `value` holds (a stored document's, a layer's, an old version's), besides those
     // the current value does.
     let declared = settings.root.declaredSecretPaths(in: value, at: path)
-    return maskingSecrets(in: value, at: path, settings.root.secretPaths + declared)
-}
-
-/// `value`, the part at `path`, with the values at `secrets` (paths from the root) masked.
-func maskingSecrets(in value: JSONValue, at path: ValuePath, _ secrets: [ValuePath]) -> JSONValue {
-    var shown = value
-    for secret in secrets {
-        if path.components.starts(with: secret.components) { return masked(value) }
-        guard secret.components.starts(with: path.components) else { continue }
-        let inside = ValuePath(Array(secret.components.dropFirst(path.components.count)))
-        if let part = shown[path: inside] { shown[path: inside] = masked(part) }
-    }
-    return shown
-}
-
-/// `value` with every scalar replaced by asterisks (numbers and booleans are secrets too: PINs, counters).
-func masked(_ value: JSONValue) -> JSONValue {
-    switch value {
-    case .array(let values): .array(values.map(masked))
-    case .object(let values): .object(values.mapValues(masked))
-    case .null: .null
-    default: .string("********")
-    }
+    return value.masking(settings.root.secretPaths + declared, at: path)
 }
 
 /// Parses a command-line value: JSON, or a bare word of letters, digits and `-_.:/` as a string; `-`

@@ -25,7 +25,7 @@ extension SettingsCommand {
                         let value = try? store.load().document?[path: path],
                         let secrets = group.declaredSecrets(in: value, at: path, after: error)
                     else { return false }
-                    try printLine(maskingSecrets(in: value, at: path, secrets).jsonText(pretty: true))
+                    try printLine(value.masking(secrets, at: path).jsonText(pretty: true))
                     return false
                 })
         }
@@ -70,7 +70,7 @@ extension SettingsCommand {
                     if layers {
                         for layer in try settings.root.layers() {
                             try printLine("# \(layer.source)\(layer.isWritable ? " (writable)" : "")")
-                            try show(layer.isSecret ? masked(layer.document) : layer.document, settings)
+                            try show(layer.isSecret ? layer.document.masked : layer.document, settings)
                         }
                         let locks = settings.root.locks
                         if !locks.isEmpty {
@@ -94,7 +94,7 @@ extension SettingsCommand {
                     guard !store.holdsSecrets, let document = try? store.load().document,
                         let secrets = group.declaredSecrets(in: document, at: ValuePath([]), after: error)
                     else { return false }
-                    try printLine(maskingSecrets(in: document, at: ValuePath([]), secrets).jsonText(pretty: true))
+                    try printLine(document.masking(secrets, at: ValuePath([])).jsonText(pretty: true))
                     return false
                 })
         }

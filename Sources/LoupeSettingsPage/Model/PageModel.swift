@@ -104,10 +104,10 @@ struct PageModel: Sendable {
         }
         entry["constraints"] = .object(constraints)
         if let value = document[path: leaf.path] {
-            entry["value"] = secret ? masked(value) : value
+            entry["value"] = secret ? value.masked : value
         }
         if let defaultValue = leaf.schema["default"] {
-            entry["default"] = secret ? masked(defaultValue) : defaultValue
+            entry["default"] = secret ? defaultValue.masked : defaultValue
         }
         if let lock = provenance.lock {
             entry["lock"] = .object([
@@ -206,25 +206,7 @@ struct PageModel: Sendable {
 
     /// `value`, the part at `path`, as the page may show it: masked where secret, unless revealing.
     func shown(_ value: JSONValue, at path: ValuePath, in secrets: [ValuePath]) -> JSONValue {
-        if root.holdsSecrets { return masked(value) }
-        var shown = value
-        for secret in secrets {
-            if path.components.starts(with: secret.components) { return masked(value) }
-            guard secret.components.starts(with: path.components) else { continue }
-            let inside = ValuePath(Array(secret.components.dropFirst(path.components.count)))
-            if let part = shown[path: inside] { shown[path: inside] = masked(part) }
-        }
-        return shown
-    }
-
-    /// `value` with every scalar replaced by asterisks (numbers and booleans are secrets too: PINs).
-    func masked(_ value: JSONValue) -> JSONValue {
-        switch value {
-        case .array(let values): .array(values.map(masked))
-        case .object(let values): .object(values.mapValues(masked))
-        case .null: .null
-        default: .string("********")
-        }
+        root.holdsSecrets ? value.masked : value.masking(secrets, at: path)
     }
 
     // MARK: History
