@@ -299,6 +299,11 @@ public final class EtcdStore: DocumentStore, StoreHistory, StoreFleetReport {
         return "\(path): \(error.reason)"
     }
 
+    /// How many status-report calls of this process's roots over this store's cluster are waiting on etcd
+    /// now (at most one for each of the cluster's shared reporting queues): what a test of a hung cluster
+    /// waits for.
+    package var statusCallsWaiting: Int { EtcdStatusReporter.callsWaiting(for: client) }
+
     /// The key's revision now and what each reporting root runs.
     public func appliedStatus() throws -> AppliedStatus {
         let current = try client.call(

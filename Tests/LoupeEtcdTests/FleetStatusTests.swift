@@ -82,12 +82,12 @@ struct FleetStatusTests {
                     endpoints: hung.endpoints, key: hungKey, requestTimeout: .seconds(20),
                     statusReporting: EtcdStatusReporting(name: "stuck-\(index)", lease: .seconds(1))))
         }
-        let hungStatus = try status(of: EtcdStore(endpoints: hung.endpoints, key: hungKey)) {
-            $0.readers.count == stuck.count
-        }
+        let hungStore = try EtcdStore(endpoints: hung.endpoints, key: hungKey)
+        let hungStatus = try status(of: hungStore) { $0.readers.count == stuck.count }
         #expect(hungStatus.readers.count == stuck.count)
         hung.freeze(0)
-        Thread.sleep(forTimeInterval: 1)
+        // Each shared queue's next lease renewal (every third of a second) goes into a call that waits.
+        #expect(eventually(deadline: .seconds(10)) { hungStore.statusCallsWaiting == 16 })
 
         // A root over another cluster reports a change in well under the hung calls' 20 s.
         let etcd = try SharedEtcd()

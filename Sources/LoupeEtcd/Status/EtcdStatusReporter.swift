@@ -62,19 +62,35 @@ final class EtcdStatusReporter: Sendable {
     private let queue: DispatchQueue
     private let state = Locked(State())
 
-    /// The queues the reporters of each cluster share (by their client's identity), and how many have
-    /// been handed out: in turn, so that they are shared evenly.
-    private static let sharedQueues = Locked<[String: (queues: [DispatchQueue], handedOut: Int)]>([:])
+    /// The queues the reporters of each cluster share (by their client's identity), how many have been
+    /// handed out (in turn, so that they are shared evenly), and how many of their calls are waiting on etcd.
+    private static let sharedQueues = Locked<[String: (queues: [DispatchQueue], handedOut: Int, waiting: Int)]>([:])
 
     private static func sharedQueue(for client: EtcdClient) -> DispatchQueue {
         sharedQueues.withLock { shared in
             var cluster =
-                shared[client.identity] ?? ((0..<16).map { DispatchQueue(label: "loupe.etcd-status.\($0)") }, 0)
+                shared[client.identity] ?? ((0..<16).map { DispatchQueue(label: "loupe.etcd-status.\($0)") }, 0, 0)
             let queue = cluster.queues[cluster.handedOut % cluster.queues.count]
             cluster.handedOut &+= 1
             shared[client.identity] = cluster
             return queue
         }
+    }
+
+    /// How many calls of the reporters of `client`'s cluster are waiting on etcd now: at most one a
+    /// shared queue. A cluster that hangs holds every one of its queues in a call.
+    static func callsWaiting(for client: EtcdClient) -> Int {
+        sharedQueues.withLock { $0[client.identity]?.waiting ?? 0 }
+    }
+
+    /// Calls etcd, counted in ``callsWaiting(for:)`` while it waits.
+    private func call<Request: Encodable, Response: Decodable>(
+        _ path: String, _ request: Request, as response: Response.Type, refusal: SettingsError.Code
+    ) throws -> Response {
+        let identity = client.identity
+        Self.sharedQueues.withLock { $0[identity]?.waiting += 1 }
+        defer { Self.sharedQueues.withLock { $0[identity]?.waiting -= 1 } }
+        return try client.call(path, request, as: response, repetition: .safe, refusal: refusal)
     }
 
     private struct State {
@@ -154,9 +170,9 @@ final class EtcdStatusReporter: Sendable {
     private func put(_ report: StatusReport) throws {
         let lease = try currentLease()
         let value = try JSONEncoder().encode(report)
-        _ = try client.call(
+        _ = try call(
             "/v3/kv/put", PutRequest(key: GatewayBytes(key), value: GatewayBytes(value), lease: GatewayInt(lease)),
-            as: PutResponse.self, repetition: .safe, refusal: .unwritable)
+            as: PutResponse.self, refusal: .unwritable)
         state.withLock {
             $0.published = report
             $0.warned = false
@@ -167,9 +183,9 @@ final class EtcdStatusReporter: Sendable {
     private func currentLease() throws -> Int64 {
         if let lease = state.withLock({ $0.lease }) { return lease }
         let seconds = max(Int64(reporting.lease.components.seconds), 1)
-        let response = try client.call(
+        let response = try call(
             "/v3/lease/grant", LeaseGrantRequest(TTL: GatewayInt(seconds)), as: LeaseGrantResponse.self,
-            repetition: .safe, refusal: .unwritable)
+            refusal: .unwritable)
         guard let lease = response.ID?.value else {
             throw SettingsError(
                 .unavailable, store: client.storeName, reason: "etcd granted no lease for the status report")
@@ -182,9 +198,9 @@ final class EtcdStatusReporter: Sendable {
     private func keepAlive() {
         guard let lease = state.withLock({ $0.cancelled ? nil : $0.lease }) else { return }
         do {
-            let response = try client.call(
+            let response = try call(
                 "/v3/lease/keepalive", LeaseRequest(ID: GatewayInt(lease)), as: LeaseKeepAliveResponse.self,
-                repetition: .safe, refusal: .unwritable)
+                refusal: .unwritable)
             if (response.result?.TTL?.value ?? 0) <= 0 {
                 state.withLock { $0.lease = nil }
                 publish()
