@@ -234,7 +234,7 @@ let package = Package(
         .testTarget(
             name: "LoupeSettingsPageTests",
             dependencies: [
-                "LoupeSettingsPage", "LoupeTestSupport", "DaemonSettings",
+                "LoupeSettingsPage", "LoupeTestSupport", "DaemonSettings", "LoupeEtcd",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]

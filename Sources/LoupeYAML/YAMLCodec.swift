@@ -47,19 +47,28 @@ public struct YAMLCodec: DocumentCodec {
     /// Where the part at `path` is written in `data`: its value's first character, or the nearest part
     /// above it the text writes; nil when Loupe's YAML reader cannot follow the text.
     public func position(of path: ValuePath, in data: Data) -> TextPosition? {
+        positions(of: [path], in: data)[0]
+    }
+
+    /// Where the parts at `paths` are written in `data`, the text read once: see ``position(of:in:)``.
+    public func positions(of paths: [ValuePath], in data: Data) -> [TextPosition?] {
         let text = Array(data)
-        guard let tree = try? YAMLSyntaxReader.read(text), var node = tree.root else { return nil }
-        for component in path.components {
-            let entry: YAMLSyntaxEntry? =
-                switch component {
-                case .key(let key): node.isMapping ? node.member(key) : nil
-                case .index(let index):
-                    node.isSequence && node.entries.indices.contains(index) ? node.entries[index] : nil
-                }
-            guard let entry else { break }
-            node = entry.value
+        guard let tree = try? YAMLSyntaxReader.read(text), let root = tree.root else { return paths.map { _ in nil } }
+        let lines = TextLines(text)
+        return paths.map { path in
+            var node = root
+            for component in path.components {
+                let entry: YAMLSyntaxEntry? =
+                    switch component {
+                    case .key(let key): node.isMapping ? node.member(key) : nil
+                    case .index(let index):
+                        node.isSequence && node.entries.indices.contains(index) ? node.entries[index] : nil
+                    }
+                guard let entry else { break }
+                node = entry.value
+            }
+            return lines.position(of: node.range.lowerBound)
         }
-        return TextLines(text).position(of: node.range.lowerBound)
     }
 
     /// What Yams says is wrong, with what it was reading (`did not find expected ',' or ']', while

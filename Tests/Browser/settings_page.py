@@ -53,8 +53,8 @@ with sync_playwright() as playwright:
     def _():
         for path in ["logLevel", "ticker.intervalSeconds", "ticker.greeting", "upstream.url", "upstream.timeoutSeconds", "upstream.token"]:
             expect(setting(page, path)).to_be_visible()
-        expect(setting(page, "logLevel")).to_contain_text(f"From {settings_file}")
-        expect(setting(page, "upstream.timeoutSeconds")).to_contain_text(f"From {vendor_file} (overrides the default)")
+        expect(setting(page, "logLevel")).to_contain_text(f"From {settings_file} line 4")
+        expect(setting(page, "upstream.timeoutSeconds")).to_contain_text(f"From {vendor_file} line 1 (overrides the default)")
         expect(setting(page, "ticker.intervalSeconds")).to_contain_text("From the default")
         expect(setting(page, "logLevel")).to_contain_text("How much the daemon logs.")
         expect(page.get_by_label("logLevel", exact=True)).to_have_value('"debug"')

@@ -296,7 +296,7 @@ struct OverrideExampleTests {
         #expect(
             explained.output.contains(
                 "upstream.token = \"********\" from credential upstream.token (overrides default)"))
-        #expect(explained.output.contains("logLevel = \"notice\" from \(site.file) (overrides default)"))
+        #expect(explained.output.contains("logLevel = \"notice\" from \(site.file) line 1 (overrides default)"))
         // Masked in every verb that prints values, unless --reveal.
         for verb in [
             ["get", "upstream.token"], ["get", "upstream"], ["show"], ["show", "--layers"], ["list"],
@@ -1250,21 +1250,24 @@ struct LayeredSettingsTests {
         #expect(explained.status == 0, "\(explained.error)")
         #expect(
             explained.output.contains(
-                #"upstream.url = "https://site.example" from \#(etc.file("settings.d/50-site.json")) (overrides \#(Self.vendor), default), locked by \#(etc.file("locks/site")) line 2"#
+                #"upstream.url = "https://site.example" from \#(etc.file("settings.d/50-site.json")) line 1 (overrides \#(Self.vendor), default), locked by \#(etc.file("locks/site")) line 2"#
             ), "\(explained.output)")
         #expect(
             explained.output.contains(
-                #"ticker.greeting = "bonjour" from \#(daemon.settings) (overrides \#(Self.vendor), default)"#),
+                #"ticker.greeting = "bonjour" from \#(daemon.settings) line 3 (overrides \#(Self.vendor), default)"#),
             "\(explained.output)")
         #expect(
             explained.output.contains(
-                #"upstream.timeoutSeconds = 3 from \#(etc.file("settings.json")) (overrides \#(Self.vendor), default)"#),
+                #"upstream.timeoutSeconds = 3 from \#(etc.file("settings.json")) line 1 (overrides \#(Self.vendor), default)"#
+            ),
             "\(explained.output)")
         #expect(
-            explained.output.contains("ticker.intervalSeconds = 2 from \(Self.vendor) (overrides default)"),
+            explained.output.contains("ticker.intervalSeconds = 2 from \(Self.vendor) line 5 (overrides default)"),
             "\(explained.output)")
         let one = try cli("explain", "logLevel")
-        #expect(one.output == #"logLevel = "notice" from \#(Self.vendor) (overrides default)"# + "\n", "\(one.output)")
+        #expect(
+            one.output == #"logLevel = "notice" from \#(Self.vendor) line 2 (overrides default)"# + "\n",
+            "\(one.output)")
 
         let shown = try cli("show", "--layers")
         #expect(

@@ -187,11 +187,12 @@ struct LoupeCommandsTests {
         defer { app.directory.cleanUp() }
         try app("config", "set", "greeting", "hey")
         let explained = try app("config", "explain").output
-        #expect(explained.contains(#"greeting = "hey" from \#(app.settings) (overrides default)"#), "\(explained)")
+        #expect(
+            explained.contains(#"greeting = "hey" from \#(app.settings) line 2 (overrides default)"#), "\(explained)")
         #expect(explained.contains("server.port = 8080 from default"), "\(explained)")
         #expect(
             try app("config", "explain", "greeting").output
-                == #"greeting = "hey" from \#(app.settings) (overrides default)"# + "\n")
+                == #"greeting = "hey" from \#(app.settings) line 2 (overrides default)"# + "\n")
     }
 
     @Test func editChecksTheEditAgainstTheTypeAndReopensTheEditor() throws {

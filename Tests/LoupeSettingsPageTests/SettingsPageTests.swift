@@ -78,6 +78,7 @@ struct SettingsPageTests {
                 #expect(logLevel[path: "default"] == .string("info"))
                 #expect(logLevel[path: "description"] == .string("How much the daemon logs."))
                 #expect(logLevel[path: "source.name"] == .string(fixture.settingsFile))
+                #expect(logLevel[path: "line"] == .integer(4), "the line of the user's file that sets it")
                 if case .array(let choices)? = logLevel[path: "choices"] {
                     #expect(choices.contains(.string("warning")))
                 } else {
@@ -88,11 +89,13 @@ struct SettingsPageTests {
                 #expect(interval[path: "editor"] == .string("number"))
                 #expect(interval[path: "type"] == .string("number"))
                 #expect(interval[path: "source.kind"] == .string("default"))
+                #expect(interval[path: "line"] == nil)
                 #expect(interval[path: "constraints.maximum"] != nil)
 
                 let timeout = try #require(model.setting("upstream.timeoutSeconds"))
                 #expect(timeout[path: "value"] == .integer(7))
                 #expect(timeout[path: "source.name"] == .string(fixture.directory.file("vendor.json")))
+                #expect(timeout[path: "line"] == .integer(1))
                 #expect(
                     timeout[path: "overrides"]
                         == .array([.object(["kind": .string("default"), "name": .string("default")])]))
@@ -368,17 +371,22 @@ struct SettingsPageTests {
             "curl", ["-sN", "--max-time", "30", url.replacingOccurrences(of: "/?token=", with: "/api/events?token=")])
         defer { events.kill(SIGTERM) }
         // The stream opens with the settings as they are.
-        #expect(await eventually(deadline: pageDeadline) { events.output.contains("event: settings") && events.output.contains("\"hi\"") })
+        #expect(
+            await eventually(deadline: pageDeadline) {
+                events.output.contains("event: settings") && events.output.contains("\"hi\"")
+            })
         // An editor's save: the file replaced whole.
         let edited = PageFixture.userFile.replacingOccurrences(of: "\"hi\"", with: "\"from an editor\"")
         try edited.write(toFile: fixture.settingsFile, atomically: true, encoding: .utf8)
-        #expect(await eventually(deadline: pageDeadline) { events.output.contains("from an editor") }, "\(events.output)")
+        #expect(
+            await eventually(deadline: pageDeadline) { events.output.contains("from an editor") }, "\(events.output)")
         // And a write through the root.
         try await fixture.root.logLevel.async.set(.warning)
         #expect(await eventually(deadline: pageDeadline) { events.output.contains("\"warning\"") })
         // An edit the root cannot take is reported to the page, not applied.
         try "{ broken".write(toFile: fixture.settingsFile, atomically: true, encoding: .utf8)
-        #expect(await eventually(deadline: pageDeadline) { events.output.contains("event: problem") }, "\(events.output)")
+        #expect(
+            await eventually(deadline: pageDeadline) { events.output.contains("event: problem") }, "\(events.output)")
         #expect(fixture.root.logLevel.value == .warning)
         #expect(!events.output.contains("s3cret"))
         serving.cancel()

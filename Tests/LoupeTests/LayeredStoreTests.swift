@@ -102,7 +102,9 @@ struct LayeredStoreTests {
         #expect(beta.value == nil)
         let url = try root.provenance(ofPath: "upstream.url")
         #expect(url.source == .layer(site.admin))
-        #expect(url.description == #"upstream.url = "https://admin.example" from \#(site.admin) (overrides default)"#)
+        #expect(
+            url.description == #"upstream.url = "https://admin.example" from \#(site.admin) line 1 (overrides default)"#
+        )
         #expect(try root.provenance(ofPath: "features.a").overrides == [])
 
         let layers = try root.layers()
@@ -113,6 +115,39 @@ struct LayeredStoreTests {
             ])
         #expect(layers.map(\.isWritable) == [false, false, false, false, false, false, true])
         #expect(layers.last?.document == (try JSONValue(parsing: #"{"upstream": {"timeoutSeconds": 7}}"#)))
+    }
+
+    @Test func provenanceNamesTheLineOfTheFileThatSetsAValueAsLastReadOrWritten() throws {
+        let site = try Deployment()
+        defer { site.cleanUp() }
+        try Self.write(
+            "{\n  \"greeting\": \"vendor\",\n  \"upstream\": {\n    \"timeoutSeconds\": 30\n  }\n}\n", to: site.vendor)
+        try Self.write(
+            "# the site's\n\n[upstream]\n# nearer\nurl = \"https://site.example\"\n", to: site.dropIn("10-site.toml"))
+        try Self.write("// mine\n{\n  \"logLevel\": \"debug\"\n}\n", to: site.user)
+        let store = LayeredStore(
+            layers: [.file(site.vendor), .directory(site.dropIns, format: TOMLCodec())],
+            top: FileStore(path: site.user, format: JSONCCodec()))
+        let root = try RootLens(default: Settings(), store: store, watch: false)
+
+        let timeout = try root.provenance(ofPath: "upstream.timeoutSeconds")
+        #expect(timeout.source == .layer(site.vendor) && timeout.position?.line == 4, "\(timeout)")
+        let url = try root.provenance(ofPath: "upstream.url")
+        #expect(url.source == .layer(site.dropIn("10-site.toml")) && url.position?.line == 5, "\(url)")
+        let level = try root.provenance(ofPath: "logLevel")
+        #expect(level.position?.line == 3)
+        #expect(level.description == #"logLevel = "debug" from \#(site.user) line 3 (overrides default)"#)
+        #expect(try root.provenance(ofPath: "features").position == nil, "a default is in no file")
+        // Each path's line, one reading of each file.
+        let each = try root.provenance(ofEach: [ValuePath(parsing: "upstream.url"), ValuePath(parsing: "greeting")])
+        #expect(each.map { $0.position?.line } == [5, 2])
+
+        // After the root's own write, the line is where the file holds the value now.
+        try root.greeting.set("mine")
+        let greeting = try root.provenance(ofPath: "greeting")
+        let lines = try String(contentsOfFile: site.user, encoding: .utf8).components(separatedBy: "\n")
+        let line = try #require(greeting.position?.line)
+        #expect(greeting.source == .layer(site.user) && lines[line - 1].contains(#""greeting": "mine""#), "\(lines)")
     }
 
     @Test func aWriteStoresOnlyThePatchOverTheLayersBelowSoALaterAdminChangeStillReachesTheUser() throws {

@@ -41,6 +41,10 @@ public protocol DocumentCodec: Sendable {
     /// its value, or of the nearest part above it the text writes, for messages that point into a file
     /// (`loupe check`). By default nil: the format cannot say.
     func position(of path: ValuePath, in data: Data) -> TextPosition?
+
+    /// Where the parts at `paths` are written in `data`, each as ``position(of:in:)`` says, the text read
+    /// once. By default, ``position(of:in:)`` for each.
+    func positions(of paths: [ValuePath], in data: Data) -> [TextPosition?]
 }
 
 extension DocumentCodec {
@@ -59,6 +63,10 @@ extension DocumentCodec {
     public var fileExtensions: [String] { ["json"] }
 
     public func position(of path: ValuePath, in data: Data) -> TextPosition? { nil }
+
+    public func positions(of paths: [ValuePath], in data: Data) -> [TextPosition?] {
+        paths.map { position(of: $0, in: data) }
+    }
 
     /// Parses `data`, or throws a ``SettingsError`` with code ``SettingsError/Code/corrupt`` naming `store` and,
     /// unless `revealingValues` is false, what the format's parser said.

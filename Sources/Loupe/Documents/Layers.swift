@@ -101,16 +101,20 @@ public struct Provenance: Sendable, Equatable, CustomStringConvertible {
     /// The lower layers that set it too and are overridden, nearest first; the last is often the
     /// default.
     public var overrides: [Source]
+    /// Where ``source`` writes the value, when it is a file whose format can tell (JSON, JSONC, TOML,
+    /// YAML): its line and column, or those of the nearest part above it that the file writes.
+    public var position: TextPosition?
     /// The lock that keeps the path at the value of the layers below the top, if any.
     public var lock: SettingsLock?
     /// Whether the value, or a part of it, is a secret (a credential's): never shown unmasked without
     /// being asked.
     public var isSecret = false
 
-    /// `upstream.url = "https://a.example" from /etc/app/settings.json (overrides default)`.
+    /// `upstream.url = "https://a.example" from /etc/app/settings.json line 3 (overrides default)`.
     public var description: String {
         let shown = isSecret ? "\"********\"" : value?.jsonText() ?? "(none)"
         var text = "\(path.components.isEmpty ? "<root>" : path.description) = \(shown) from \(source)"
+        if let position { text += " line \(position.line)" }
         if !overrides.isEmpty { text += " (overrides \(overrides.map(\.description).joined(separator: ", ")))" }
         if let lock { text += ", locked by \(lock.file) line \(lock.line)" }
         return text

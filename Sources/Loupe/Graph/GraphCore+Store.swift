@@ -226,14 +226,23 @@ extension GraphCore {
 
     /// Where the value at `path` comes from.
     func provenance(of path: ValuePath) throws -> Provenance {
-        let (memory, full) = try consistentState()
-        return pipeline.provenance(of: path, full: full, memory: memory)
+        try provenance(ofEach: [path])[0]
     }
 
-    /// Where the values at `paths` come from, worked out from one state of the root.
+    /// Where the values at `paths` come from, worked out from one state of the root; each file that sets
+    /// one is asked once where it writes them.
     func provenance(ofEach paths: [ValuePath]) throws -> [Provenance] {
         let (memory, full) = try consistentState()
-        return paths.map { pipeline.provenance(of: $0, full: full, memory: memory) }
+        var provenances = paths.map { pipeline.provenance(of: $0, full: full, memory: memory) }
+        guard let positions = store?.capabilities.textPositions else { return provenances }
+        let byFile = Dictionary(grouping: provenances.indices) { index -> String? in
+            if case .layer(let file) = provenances[index].source { file } else { nil }
+        }
+        for case (let file?, let indices) in byFile {
+            let found = positions.positions(of: indices.map { provenances[$0].path }, inFile: file)
+            for (index, position) in zip(indices, found) { provenances[index].position = position }
+        }
+        return provenances
     }
 
     /// The layers as last read, lowest first, the top one as the current value makes it.

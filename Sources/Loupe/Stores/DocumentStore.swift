@@ -140,16 +140,30 @@ public struct StoreCapabilities: Sendable {
     public var exclusiveAccess: (any StoreExclusiveAccess)?
     /// Saves answered at once and written later (a ``CoalescingStore``), made durable on demand.
     public var deferredWrites: (any StoreDeferredWrites)?
+    /// Where values are written in the text of the store's files, for a ``Provenance`` that names the line.
+    public var textPositions: (any StoreTextPositions)?
 
     public init(
         history: (any StoreHistory)? = nil, fleetReport: (any StoreFleetReport)? = nil,
-        exclusiveAccess: (any StoreExclusiveAccess)? = nil, deferredWrites: (any StoreDeferredWrites)? = nil
+        exclusiveAccess: (any StoreExclusiveAccess)? = nil, deferredWrites: (any StoreDeferredWrites)? = nil,
+        textPositions: (any StoreTextPositions)? = nil
     ) {
         self.history = history
         self.fleetReport = fleetReport
         self.exclusiveAccess = exclusiveAccess
         self.deferredWrites = deferredWrites
+        self.textPositions = textPositions
     }
+}
+
+/// Where a store's values are written in the text of its files: what lets ``Provenance`` say the line of a
+/// value as well as its file, as `loupe explain` and the settings page show it.
+public protocol StoreTextPositions: Sendable {
+    /// Where the values at `paths` are written in the file `source` (as ``StoredDocument/source`` and
+    /// ``StoredLayer/source`` name it) as the store last read or wrote it: each value's line and column, or
+    /// those of the nearest part above it that the text writes. nil for each path when the store keeps no
+    /// such file or its format cannot say.
+    func positions(of paths: [ValuePath], inFile source: String) -> [TextPosition?]
 }
 
 /// A record of a store's changes.

@@ -32,14 +32,24 @@ extension JSONCodec {
     /// Where the part at `path` is written in `data`: its value's first character, or the nearest part
     /// above it the text writes; nil when `data` is not JSON (JSONC when comments are allowed).
     public func position(of path: ValuePath, in data: Data) -> TextPosition? {
+        positions(of: [path], in: data)[0]
+    }
+
+    /// Where the parts at `paths` are written in `data`, the text read once: see ``position(of:in:)``.
+    public func positions(of paths: [ValuePath], in data: Data) -> [TextPosition?] {
         let text = Array(TextEngine.withoutByteOrderMark(data))
-        guard let syntax = try? JSONSyntax(text, comments: allowsComments, indexingKeys: false) else { return nil }
-        var node = syntax.root
-        for component in path.components {
-            guard let container = node.container, let index = container.index(of: component) else { break }
-            node = container.entries[index].value
+        guard let syntax = try? JSONSyntax(text, comments: allowsComments, indexingKeys: false) else {
+            return paths.map { _ in nil }
         }
-        return TextLines(text).position(of: node.range.lowerBound)
+        let lines = TextLines(text)
+        return paths.map { path in
+            var node = syntax.root
+            for component in path.components {
+                guard let container = node.container, let index = container.index(of: component) else { break }
+                node = container.entries[index].value
+            }
+            return lines.position(of: node.range.lowerBound)
+        }
     }
 }
 
@@ -48,15 +58,26 @@ extension JSONCCodec {
     public func position(of path: ValuePath, in data: Data) -> TextPosition? {
         JSONCodec(allowsComments: true).position(of: path, in: data)
     }
+
+    /// Where the parts at `paths` are written in `data`: see ``JSONCodec/positions(of:in:)``.
+    public func positions(of paths: [ValuePath], in data: Data) -> [TextPosition?] {
+        JSONCodec(allowsComments: true).positions(of: paths, in: data)
+    }
 }
 
 extension TOMLCodec {
     /// Where the part at `path` is written in `data`: its value's first character (a table's: its
     /// header), or the nearest part above it the text writes; nil when `data` is not TOML.
     public func position(of path: ValuePath, in data: Data) -> TextPosition? {
+        positions(of: [path], in: data)[0]
+    }
+
+    /// Where the parts at `paths` are written in `data`, the text read once: see ``position(of:in:)``.
+    public func positions(of paths: [ValuePath], in data: Data) -> [TextPosition?] {
         let text = Array(TextEngine.withoutByteOrderMark(data))
-        guard let syntax = try? TOMLReader.syntax(of: text).syntax else { return nil }
-        return TextLines(text).position(of: syntax.offset(of: path.components))
+        guard let syntax = try? TOMLReader.syntax(of: text).syntax else { return paths.map { _ in nil } }
+        let lines = TextLines(text)
+        return paths.map { lines.position(of: syntax.offset(of: $0.components)) }
     }
 }
 

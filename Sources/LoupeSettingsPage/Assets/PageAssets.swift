@@ -260,7 +260,7 @@ enum PageAssets {
           if (entry.description) box.append(el("p", { id: descriptionId, text: entry.description }));
           const meta = el("p", { className: "meta", id: metaId });
           const parts = [];
-          parts.push("From " + describeSource(entry.source) + (entry.overrides.length ? " (overrides " + entry.overrides.map(describeSource).join(", ") + ")" : ""));
+          parts.push("From " + describeSource(entry.source) + (entry.line ? " line " + entry.line : "") + (entry.overrides.length ? " (overrides " + entry.overrides.map(describeSource).join(", ") + ")" : ""));
           if (entry.lock) parts.push("Locked by " + entry.lock.file + " line " + entry.lock.line + ": read-only here");
           if (entry.default !== undefined) parts.push("Default " + json(entry.default));
           if (entry.choices) parts.push("Allowed: " + entry.choices.map((c) => (typeof c === "string" ? c : json(c))).join(", "));

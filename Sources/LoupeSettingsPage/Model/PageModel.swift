@@ -78,7 +78,7 @@ struct PageModel: Sendable {
     }
 
     /// One setting: `{path, description, type, editor, nullable, choices, constraints, default, value,
-    /// source, overrides, lock, secret, editable}`.
+    /// source, line, overrides, lock, secret, editable}`.
     private func setting(_ leaf: Leaf, _ provenance: Provenance, document: JSONValue, secrets: [ValuePath]) -> JSONValue
     {
         let kind = Self.editor(for: leaf.schema)
@@ -93,6 +93,7 @@ struct PageModel: Sendable {
             "overrides": .array(provenance.overrides.map(Self.source)),
             "editable": .bool(!configuration.readOnly && provenance.lock == nil),
         ]
+        if let position = provenance.position { entry["line"] = .integer(position.line) }
         if let description = leaf.schema["description"] { entry["description"] = description }
         if let choices = kind.choices { entry["choices"] = .array(choices) }
         if let items = kind.items { entry["items"] = .string(items) }

@@ -347,7 +347,23 @@ final class DocumentFile: DocumentStore, StoreExclusiveAccess {
     }
 
     var capabilities: StoreCapabilities {
-        StoreCapabilities(history: journal.map { JournalHistory(journal: $0, store: self) }, exclusiveAccess: self)
+        StoreCapabilities(
+            history: journal.map { JournalHistory(journal: $0, store: self) }, exclusiveAccess: self,
+            textPositions: TextPositions(store: self))
+    }
+
+    /// Where values are written in the file's text as this store last read or wrote it.
+    private struct TextPositions: StoreTextPositions {
+        let store: DocumentFile
+
+        func positions(of paths: [ValuePath], inFile source: String) -> [TextPosition?] {
+            guard source == store.path || source == store.description,
+                case .document(_, let text)? = store.file.lastReadContent()?.content
+            else {
+                return paths.map { _ in nil }
+            }
+            return store.codec.positions(of: paths, in: text)
+        }
     }
 
     /// The journal beside the file, read and purged where the file's path resolves now.

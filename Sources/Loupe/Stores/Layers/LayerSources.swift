@@ -14,34 +14,47 @@ protocol LayerSource: Sendable {
     /// Starts reporting changes; nil when the source cannot report them (it is then read again before
     /// each write, and on `reload()`).
     func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)?
+
+    /// Where the values at `paths` are written in the file `source` of this source's layers, as last read
+    /// (see ``StoreTextPositions``); nil when no layer of it is that file or its format cannot say.
+    func positions(of paths: [ValuePath], inFile source: String) -> [TextPosition?]?
+}
+
+extension LayerSource {
+    func positions(of paths: [ValuePath], inFile source: String) -> [TextPosition?]? { nil }
 }
 
 /// One file of a layer: read without a lock or a write, so a reader allowed only to read it follows every
 /// change.
 final class LayerFile: LayerSource {
-    private let file: WatchedFile<StoredLayer.Content>
+    /// The layer as read, and the text it was read from (where its values' lines are).
+    private let file: WatchedFile<(content: StoredLayer.Content, text: Data)>
+    /// The file's format, when it is a document whose values' positions the format can tell.
+    private let codec: (any DocumentCodec)?
 
     var path: String { file.path }
 
     init(
-        path: String, name: String, fileSystem: any ReadableFileSystem,
+        path: String, name: String, fileSystem: any ReadableFileSystem, codec: (any DocumentCodec)? = nil,
         parse: @escaping @Sendable (Data, _ name: String) throws -> StoredLayer.Content
     ) {
-        file = WatchedFile(path: path, name: name, fileSystem: fileSystem) { try parse($0, name) }
+        self.codec = codec
+        file = WatchedFile(path: path, name: name, fileSystem: fileSystem) { (try parse($0, name), $0) }
     }
 
     /// A layer file in `codec`'s format.
     convenience init(path: String, codec: any DocumentCodec, fileSystem: any ReadableFileSystem) {
-        self.init(path: path, name: "\(codec.formatName) file \(path)", fileSystem: fileSystem) { data, name in
-            .document(try codec.parseDocument(data, store: name))
+        self.init(path: path, name: "\(codec.formatName) file \(path)", fileSystem: fileSystem, codec: codec) {
+            data, name in .document(try codec.parseDocument(data, store: name))
         }
     }
 
     func load() -> (layers: [StoredLayer], token: ChangeToken) {
         do {
-            guard let (content, identity, writers) = try file.read() else { return ([], .absent) }
+            guard let (read, identity, writers) = try file.read() else { return ([], .absent) }
             return (
-                [StoredLayer(source: file.path, name: file.name, content: content, writers: writers)], identity.token
+                [StoredLayer(source: file.path, name: file.name, content: read.content, writers: writers)],
+                identity.token
             )
         } catch {
             return (
@@ -59,6 +72,11 @@ final class LayerFile: LayerSource {
 
     func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
         try file.watch(onChange).watch
+    }
+
+    func positions(of paths: [ValuePath], inFile source: String) -> [TextPosition?]? {
+        guard source == path, let codec, let text = file.lastReadContent()?.content.text else { return nil }
+        return codec.positions(of: paths, in: text)
     }
 }
 
@@ -125,6 +143,10 @@ final class DropInDirectory: LayerSource {
         try fileSystem.watch(path, contents: true, onChange: onChange).watch
     }
 
+    func positions(of paths: [ValuePath], inFile source: String) -> [TextPosition?]? {
+        files.withLock { $0[source] }?.positions(of: paths, inFile: source)
+    }
+
     /// The readers of the directory's layer files now, in name order.
     private func list() throws -> [LayerFile] {
         let names: [String]
@@ -175,6 +197,10 @@ final class StoreLayer: LayerSource {
 
     func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
         try store.watch(onChange)
+    }
+
+    func positions(of paths: [ValuePath], inFile source: String) -> [TextPosition?]? {
+        store.capabilities.textPositions?.positions(of: paths, inFile: source)
     }
 }
 

@@ -187,8 +187,26 @@ public final class LayeredStore: DocumentStore {
     public var secretValuePaths: [ValuePath] { top.secretValuePaths }
 
     /// The top store's: its history is the changes written to it (the read-only layers keep none), its
-    /// report is what readers share, its lock and deferred writes are where the writes go.
-    public var capabilities: StoreCapabilities { top.capabilities }
+    /// report is what readers share, its lock and deferred writes are where the writes go. The positions of
+    /// values are every layer's.
+    public var capabilities: StoreCapabilities {
+        var capabilities = top.capabilities
+        capabilities.textPositions = LayerPositions(top: capabilities.textPositions, sources: layerSources)
+        return capabilities
+    }
+
+    /// Where values are written in the top's file or in a read-only layer's.
+    private struct LayerPositions: StoreTextPositions {
+        let top: (any StoreTextPositions)?
+        let sources: [any LayerSource]
+
+        func positions(of paths: [ValuePath], inFile source: String) -> [TextPosition?] {
+            for layer in sources {
+                if let positions = layer.positions(of: paths, inFile: source) { return positions }
+            }
+            return top?.positions(of: paths, inFile: source) ?? paths.map { _ in nil }
+        }
+    }
 
     private var sources: [any LayerSource] { layerSources + lockSources + overrideSources }
 
