@@ -23,8 +23,9 @@ import Foundation
 /// }
 /// ```
 ///
-/// - An update that breaks a rule throws ``RuleViolation`` (`ticker.intervalSeconds: must be greater than
-///   0, got -5`) and changes nothing.
+/// - An update that breaks a rule throws a ``SettingsError`` with code ``SettingsError/Code/outOfRange``
+///   whose reason is the rule's message (`ticker.intervalSeconds: must be greater than 0, got -5`) and whose
+///   cause is the ``RuleViolation``, and changes nothing.
 /// - An outside edit that breaks one is refused like an edit that does not decode: logged, reported on
 ///   ``RootLens/errors``, and the good value stays.
 /// - A stored document that breaks one is a ``SettingsError`` at load naming the store and the path; it is

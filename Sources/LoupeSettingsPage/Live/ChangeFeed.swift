@@ -2,7 +2,6 @@
 import Dispatch
 import Foundation
 import Loupe
-import Synchronization
 
 /// The open pages' Server-Sent Events streams, fed by the root's observer: each change of the settings
 /// (from this page, another one, `loupe`, an editor, etcd) is sent to every page as the settings' model,
@@ -16,8 +15,8 @@ final class ChangeFeed: Sendable {
     }
 
     private let model: PageModel
-    private let state = Mutex(State())
-    private let tokens = Mutex<[ObservationToken]>([])
+    private let state = Locked(State())
+    private let tokens = Locked<[ObservationToken]>([])
     /// Works out the model after a change, off the committing thread, one change after the other.
     private let queue = DispatchQueue(label: "LoupeSettingsPage.ChangeFeed")
     /// How often an idle stream sends a comment, so that a page gone away is noticed.
