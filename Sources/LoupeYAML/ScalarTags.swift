@@ -14,14 +14,13 @@ enum ScalarTags {
     /// The first characters some pattern of Yams's default resolver starts with.
     static let resolvable = Set("~nNyYtTfFoO0123456789+-.<=".utf8)
 
-    /// The tag Yams gives `node` (a scalar's, resolved), without resolving it when its text cannot be
-    /// anything but a string.
+    /// The tag Yams's default resolver gives `node` (a scalar's, resolved), whatever resolver parsed it,
+    /// without resolving it when its text cannot be anything but a string.
     static func tag(of node: Node) -> Tag.Name {
         // A tag not yet resolved says "resolve me" (the implicit tag, ""); any other is as written or resolved.
-        if case .scalar(let scalar) = node, scalar.tag.description == Tag.Name.implicit.rawValue,
-            let first = scalar.string.utf8.first, !resolvable.contains(first)
-        {
-            return .str
+        if case .scalar(let scalar) = node, scalar.tag.description == Tag.Name.implicit.rawValue {
+            if let first = scalar.string.utf8.first, !resolvable.contains(first) { return .str }
+            return Resolver.default.resolveTag(of: node)
         }
         return Tag.Name(rawValue: node.tag.description)
     }

@@ -120,9 +120,19 @@ public struct YAMLCodec: DocumentCodec {
     /// A parser of `text`, told that it is UTF-8 (a Swift string's encoding, which Yams' default finds
     /// too): the default looks for `YAMS_DEFAULT_ENCODING` in a copy of the whole environment on every
     /// parse.
+    ///
+    /// Its nodes resolve one type, the merge key's (`<<`): ``ScalarTags`` resolves each value's, as Yams's
+    /// default resolver does. Yams checks every mapping for duplicate keys by hashing its keys, and hashing
+    /// a scalar resolves its tag, once and for good: with the default resolver, seven regular expressions
+    /// over every key, which cost a sops file's load (`Benchmarks/`, the sops rows) more than the rest of the
+    /// parse. The check finds the same duplicates either way (two keys are the same key when their texts
+    /// are), and a key's only type Loupe reads is whether it is the merge key.
     static func parser(of text: String) throws -> Parser {
-        try Parser(yaml: text, encoding: .utf8)
+        try Parser(yaml: text, resolver: keyResolver, encoding: .utf8)
     }
+
+    /// What ``parser(of:)`` resolves: the merge key.
+    private static let keyResolver = Resolver.basic.appending(Resolver.Rule.merge)
 
     private func document(_ node: Node, budget: inout Int) throws -> JSONValue {
         budget -= 1
