@@ -172,6 +172,32 @@ struct LayerLogicTests {
         #expect(root.value.greeting == "mine")
         #expect(root.locks.isEmpty)
     }
+
+    @Test func aFileASecretReferenceReadsIsReportedThroughTheStoresWatchWhileAReferenceReadsIt() throws {
+        let site = Site()
+        let secret = "/run/secrets/greeting"
+        site.files.write("hello\n", to: secret)
+        site.files.write(#"{"greeting": {"$secret": "file:\#(secret)"}}"#, to: site.admin)
+        let store = LayeredStore(layers: [.file(site.admin)], top: site.top, fileSystem: site.files)
+        let read = try store.load().token
+        let reports = Locked(0)
+        let watch = try #require(try store.watch { reports.withLock { $0 += 1 } })
+        defer { watch.cancel() }
+
+        site.files.write("rotated\n", to: secret)
+        #expect(reports.withLock { $0 } == 1)
+        #expect(try store.load().token != read)
+        // A save over the secret as it was read is a conflict: the root loads the new one and updates again.
+        #expect(throws: failure(.conflict, store: store.description)) { try store.save(.object([:]), replacing: read) }
+
+        // A file that no reference reads any more is not reported.
+        site.files.write(#"{"greeting": "plain"}"#, to: site.admin)
+        let plain = try store.load().token
+        let reported = reports.withLock { $0 }
+        site.files.write("rotated again\n", to: secret)
+        #expect(reports.withLock { $0 } == reported)
+        #expect(try store.load().token == plain)
+    }
 }
 
 /// The in-memory double answers as the disk does, for what the layers ask of a file system: the same

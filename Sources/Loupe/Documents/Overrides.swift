@@ -64,8 +64,6 @@ struct AppliedOverride: Sendable, Equatable {
     /// The secret reference that gave the value (`env:TOKEN`), written back in its place; nil for an
     /// override layer's value.
     var reference: String? = nil
-    /// The file the reference read (`file:`, `credential:`), watched while the root watches.
-    var referencedFile: String? = nil
 
     /// Whether the override sets `other` or a part above or below it.
     func overlaps(_ other: ValuePath) -> Bool {

@@ -10,8 +10,8 @@ import Foundation
 /// | Reference | The secret |
 /// |---|---|
 /// | `env:NAME` | The environment variable `NAME`. |
-/// | `file:/run/secrets/token` | The file's content, without one trailing newline; watched. A relative path is relative to the settings file's directory. |
-/// | `credential:NAME` | The file `NAME` in `$CREDENTIALS_DIRECTORY` (systemd's credentials); watched. |
+/// | `file:/run/secrets/token` | The file's content, without one trailing newline; watched (over a ``FileStore`` or a ``LayeredStore``). A relative path is relative to the settings file's directory. |
+/// | `credential:NAME` | The file `NAME` in `$CREDENTIALS_DIRECTORY` (systemd's credentials); watched (over a ``FileStore`` or a ``LayeredStore``). |
 /// | `keyring:SERVICE/ACCOUNT` | The login keyring's item, once the program registers `LoupeKeyring`'s resolver. |
 ///
 /// The text is typed by the settings type at the reference's path, as an environment variable's is. The
@@ -60,14 +60,14 @@ public enum SecretReferences {
         return directory + "/" + name
     }
 
-    /// The text `reference` names, and the file it read (to watch), for the reference at `path` in the
-    /// document `writers` can change (nil: a document of the program's own).
+    /// The text `reference` names, for the reference at `path` in the document `writers` can change (nil:
+    /// a document of the program's own).
     ///
     /// - Throws: ``SettingsError/Code/unreadable`` naming the reference, `path` and the file holding the
     ///   reference, never a value; where the trust boundary forbids following it, saying why.
     static func resolve(
         _ reference: String, at path: ValuePath, heldBy writers: DocumentWriters?
-    ) throws(SettingsError) -> (text: String, file: String?) {
+    ) throws(SettingsError) -> String {
         let parts = reference.split(separator: ":", maxSplits: 1).map(String.init)
         let store = "secret reference \(reference)" + (writers.map { " in \($0.file)" } ?? "")
         do {
@@ -79,8 +79,7 @@ public enum SecretReferences {
             guard parts.count == 2 else { throw unknownScheme() }
             let (scheme, name) = (parts[0], parts[1])
             if scheme == "file" {
-                let file = try referencedFile(name, heldBy: writers)
-                return (try readSecretFile(file, readableBy: writers?.owner), file)
+                return try readSecretFile(referencedFile(name, heldBy: writers), readableBy: writers?.owner)
             }
             guard let resolve = resolvers.withLock({ $0[scheme] }) else { throw unknownScheme() }
             if let writers, writers.owner != 0, writers.owner != UInt32(geteuid()) {
@@ -88,14 +87,27 @@ public enum SecretReferences {
                     "it is not followed: a \(scheme): reference reads what the process holds, and the file belongs to another user (uid \(writers.owner)); such references are followed only in files of root or of the user the process runs as (uid \(geteuid()))"
                 )
             }
-            let file = scheme == "credential" ? try? credentialFile(name) : nil
-            return (try resolve(name), file)
+            return try resolve(name)
         } catch let failure as Failure {
             throw SettingsError(.unreadable, path: path, store: store, reason: failure.reason)
         } catch let error as SettingsError {
             throw SettingsError(error.code, path: path, store: store, reason: error.reason, cause: error)
         } catch {
             throw SettingsError(.unreadable, path: path, store: store, reason: "\(error)", cause: error)
+        }
+    }
+
+    /// The file `reference` reads (`file:PATH`, `credential:NAME`), in a document `writers` can change: the
+    /// file a store watches so that a secret rotated in it reaches the root. Nil for a reference that reads
+    /// no file, names none, or would not be followed there (see ``DocumentWriters``).
+    static func file(readBy reference: String, heldBy writers: DocumentWriters?) -> String? {
+        guard writers?.openToOthers == nil, let colon = reference.firstIndex(of: ":") else { return nil }
+        let name = String(reference[reference.index(after: colon)...])
+        switch reference[..<colon] {
+        case "file": return try? referencedFile(name, heldBy: writers)
+        case "credential" where writers.map({ $0.owner == 0 || $0.owner == UInt32(geteuid()) }) ?? true:
+            return try? credentialFile(name)
+        default: return nil
         }
     }
 
@@ -160,7 +172,7 @@ extension SchemaIndex {
     ) throws(SettingsError) -> [AppliedOverride] {
         var applied: [AppliedOverride] = []
         for (path, reference) in references {
-            let (text, file) = try SecretReferences.resolve(reference, at: path, heldBy: writers(path))
+            let text = try SecretReferences.resolve(reference, at: path, heldBy: writers(path))
             let origin = "secret reference \(reference)"
             let value = try typedValue(
                 SettingOverride(target: .path(path), text: text, origin: origin, isSecret: true), at: path,
@@ -168,8 +180,7 @@ extension SchemaIndex {
             applied.append(
                 AppliedOverride(
                     path: path, value: value, underneath: document[path: path], origin: origin, isSecret: true,
-                    reference: reference,
-                    referencedFile: file))
+                    reference: reference))
             document[path: path] = value
         }
         return applied

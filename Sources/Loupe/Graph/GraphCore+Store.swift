@@ -2,7 +2,7 @@ import Foundation
 import Logging
 
 // What a root knows of its store: loads (keeping the last good layers), catching up with what the store
-// holds, outside changes and the files secret references read, the layers and provenance.
+// holds, outside changes, the layers and provenance.
 extension GraphCore {
     /// Loads what `store` holds and commits it if it is newer than what the root knows; says whether it
     /// committed. Call it holding the update lock.
@@ -48,15 +48,15 @@ extension GraphCore {
     }
 
     /// Answers a store's report of an outside change: loads what the store holds and commits it, if it
-    /// changed (or, `force`d, when a file a secret reference reads changed, whatever the store's token).
-    func refreshFromStore(force: Bool = false) {
+    /// changed.
+    func refreshFromStore() {
         guard let store else { return }
         var committedAny = false
         do {
             // No lock across processes, as for `reload()`.
             try serialized(path: .root) {
                 let stored = try store.load()
-                guard force || stored.token != storedMemory.withLock({ $0.token }),
+                guard stored.token != storedMemory.withLock({ $0.token }),
                     stored.token != rejected.withLock({ $0 })
                 else { return }
                 do {
@@ -164,29 +164,10 @@ extension GraphCore {
                     "programVersion": "\(pipeline.version)",
                 ])
         }
-        watchReferencedFiles(loaded.memory.overrides)
         loaded.memory.token = stored.token
         loaded.memory.goodLayers = good
         loaded.memory.brokenLayers = broken
         return loaded
-    }
-
-    /// Watches the files the secret references of the last load read (`file:`, `credential:`), when the
-    /// root watches: a secret rotated in its file reaches the root as an outside change does.
-    func watchReferencedFiles(_ applied: [AppliedOverride]) {
-        guard watching else { return }
-        let files = Set(applied.compactMap(\.referencedFile))
-        referenceWatches.withLock { watches in
-            for (path, watch) in watches where !files.contains(path) {
-                watch.cancel()
-                watches[path] = nil
-            }
-            for path in files where watches[path] == nil {
-                watches[path] = try? LocalFileSystem().watch(path, contents: false) { [weak self] in
-                    self?.refreshFromStore(force: true)
-                }.watch
-            }
-        }
     }
 
     /// Warns, once for each, of locks that name no part of the settings type (a misspelled path locks

@@ -27,10 +27,6 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     let committed: CommittedRoot<Root>
     let rootsEqual: (@Sendable (Root, Root) -> Bool)?
     let watch = Locked<(any StoreWatch)?>(nil)
-    /// Whether the root follows outside changes: its store's, and the files its secret references read.
-    let watching: Bool
-    /// The watches of the files secret references read, by path.
-    let referenceWatches = Locked<[String: any StoreWatch]>([:])
     /// What the root knows of what its store holds (the token of what it last read or wrote, the unknown
     /// keys, the version, the layers), to write the next document. Changed only under the update lock.
     let storedMemory = Locked(StoredMemory.empty)
@@ -62,13 +58,15 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         migrations: [Int: DocumentPipeline<Root>.Migration] = [:], form: StoredForm = .differencesFromDefaults,
         watch shouldWatch: Bool, equality: RuntimeEquality<Root>?, logger: Logger
     ) throws {
+        // The files a settings file's secret references read are watched as a layer source is, by a
+        // layered store: a file alone is one of no layers.
+        let store: (any DocumentStore)? = (store as? FileStore).map { LayeredStore(layers: [], top: $0) } ?? store
         self.store = store
         self.defaultValue = defaultValue
         self.logger = logger
         self.rootsEqual = equality?.areEqual
         validator = Self.validator(coding: store?.coding ?? DocumentCoding())
         holdsSecrets = store?.holdsSecrets ?? false
-        watching = shouldWatch
         let coding = store?.coding ?? DocumentCoding()
         let storeName = store?.description ?? Self.noStoreName
         guard version >= 1 else {
@@ -114,7 +112,6 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
 
     deinit {
         watch.withLock { $0?.cancel() }
-        referenceWatches.withLock { $0.values.forEach { $0.cancel() } }
         do {
             try store?.flush()
         } catch {

@@ -101,8 +101,20 @@ public final class FileStore: DocumentStore {
     /// must have been left alone before it is read as finished.
     public let settleTime: Duration
 
-    /// The file written at once, or a coalescing store around it.
-    private let backing: any DocumentStore
+    private let file: WatchedFile<Parsed>
+    private let logger: Logger
+    /// The history beside the file; nil when none is kept (or when ``deferred`` keeps it).
+    private let journal: Journal?
+    /// With ``WritePolicy/coalesced(_:)``, the store that answers loads, saves, removes and watches: a
+    /// ``CoalescingStore`` around a store of the same file written at once. Nil: this store writes at once.
+    private let deferred: CoalescingStore?
+
+    /// A file's content as read: a document and the text that holds it (which the next write edits), or
+    /// (with ``CorruptFileRecovery/moveAside``) the reason it does not parse.
+    private enum Parsed: Sendable {
+        case document(JSONValue, text: Data)
+        case corrupt(SettingsError)
+    }
 
     /// Creates a store for the file at `path`.
     ///
@@ -142,16 +154,36 @@ public final class FileStore: DocumentStore {
         self.permissions = permissions
         self.recovery = recovery
         self.lockTimeout = lockTimeout
-        let file = DocumentFile(
-            path: path, codec: format, permissions: permissions, recovery: recovery, lockTimeout: lockTimeout,
-            maximumDocumentSize: maximumDocumentSize, history: history, settleTime: settleTime, logger: logger)
-        switch writePolicy {
-        case .immediate: backing = file
-        case .coalesced(let interval): backing = CoalescingStore(file, interval: interval, logger: logger)
+        self.logger = logger
+        let name = "\(format.formatName) file \(path)"
+        file = WatchedFile(
+            path: path, name: name, maximumSize: maximumDocumentSize, settleTime: settleTime, watchingSavesInPlace: true
+        ) { data in
+            do {
+                return .document(try format.parseDocument(data, store: name), text: data)
+            } catch let error as SettingsError where recovery == .moveAside {
+                return .corrupt(error)
+            }
+        }
+        switch (writePolicy, history) {
+        case (.coalesced(let interval), _):
+            journal = nil
+            let immediate = FileStore(
+                path: path, format: format, permissions: permissions, recovery: recovery, lockTimeout: lockTimeout,
+                maximumDocumentSize: maximumDocumentSize, history: history, settleTime: settleTime, logger: logger)
+            deferred = CoalescingStore(immediate, interval: interval, logger: logger)
+        case (.immediate, .off):
+            journal = nil
+            deferred = nil
+        case (.immediate, .kept(let changes, let bytes)):
+            journal = Journal(maximumChanges: changes, maximumBytes: bytes, logger: logger)
+            deferred = nil
         }
     }
 
-    /// Creates a store for the file at `url`; see ``init(path:format:writePolicy:permissions:recovery:lockTimeout:maximumDocumentSize:history:settleTime:logger:)``.
+    /// Creates a store for the file at `url`: the store for its path,
+    /// ``init(path:format:writePolicy:permissions:recovery:lockTimeout:maximumDocumentSize:history:settleTime:logger:)``,
+    /// whose parameters these are.
     public convenience init(
         url: URL,
         format: any DocumentCodec = JSONCodec(),
@@ -170,85 +202,13 @@ public final class FileStore: DocumentStore {
             settleTime: settleTime, logger: logger)
     }
 
-    public var description: String { backing.description }
+    public var description: String { file.name }
 
     /// The codec's date and key strategies.
     public var coding: DocumentCoding { codec.coding }
 
-    public func load() throws -> StoredDocument { try backing.load() }
-
-    public func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken {
-        try backing.save(document, replacing: token)
-    }
-
-    public func remove(replacing token: ChangeToken) throws -> ChangeToken {
-        try backing.remove(replacing: token)
-    }
-
-    public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
-        try backing.watch(onChange)
-    }
-
-    /// The file's lock; the journal beside the file as its history (none with ``HistoryPolicy/off``): a
-    /// purge writes the journal again whole, atomically and durably, with the settings file's mode and owner,
-    /// under the file's lock, and leaves the file itself alone; deferred writes with
-    /// ``WritePolicy/coalesced(_:)``.
-    public var capabilities: StoreCapabilities { backing.capabilities }
-}
-
-/// A document in one file, each save written at once: atomically and durably, under the file's lock,
-/// checked against the file's identity. ``FileStore`` is this, or a ``CoalescingStore`` around it.
-final class DocumentFile: DocumentStore, StoreExclusiveAccess {
-    let path: String
-    let codec: any DocumentCodec
-    let permissions: mode_t
-    let recovery: FileStore.CorruptFileRecovery
-    let lockTimeout: Duration
-    private let file: WatchedFile<Parsed>
-    private let logger: Logger
-    /// The history beside the file; nil when none is kept.
-    private let journal: Journal?
-
-    /// A file's content as read: a document and the text that holds it (which the next write edits), or
-    /// (with ``FileStore/CorruptFileRecovery/moveAside``) the reason it does not parse.
-    private enum Parsed: Sendable {
-        case document(JSONValue, text: Data)
-        case corrupt(SettingsError)
-    }
-
-    init(
-        path: String, codec: any DocumentCodec, permissions: mode_t, recovery: FileStore.CorruptFileRecovery,
-        lockTimeout: Duration, maximumDocumentSize: Int, history: FileStore.HistoryPolicy, settleTime: Duration,
-        logger: Logger
-    ) {
-        journal =
-            switch history {
-            case .off: nil
-            case .kept(let changes, let bytes): Journal(maximumChanges: changes, maximumBytes: bytes, logger: logger)
-            }
-        self.path = path
-        self.codec = codec
-        self.permissions = permissions
-        self.recovery = recovery
-        self.lockTimeout = lockTimeout
-        self.logger = logger
-        let name = "\(codec.formatName) file \(path)"
-        file = WatchedFile(
-            path: path, name: name, maximumSize: maximumDocumentSize, settleTime: settleTime, watchingSavesInPlace: true
-        ) { data in
-            do {
-                return .document(try codec.parseDocument(data, store: name), text: data)
-            } catch let error as SettingsError where recovery == .moveAside {
-                return .corrupt(error)
-            }
-        }
-    }
-
-    var description: String { file.name }
-
-    var coding: DocumentCoding { codec.coding }
-
-    func load() throws -> StoredDocument {
+    public func load() throws -> StoredDocument {
+        if let deferred { return try deferred.load() }
         guard let (parsed, identity, writers) = try file.read() else {
             logger.debug("no settings file yet; starting from the default", metadata: ["file": "\(path)"])
             return StoredDocument(nil, token: .absent, source: path)
@@ -266,8 +226,9 @@ final class DocumentFile: DocumentStore, StoreExclusiveAccess {
 
     /// Writes `document` as an edit of the file's text as last read, when that is what the file holds:
     /// a format people edit by hand changes only what changed. An edit that changes nothing writes nothing.
-    func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken {
-        try file.withLock(timeout: lockTimeout) { target, found in
+    public func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken {
+        if let deferred { return try deferred.save(document, replacing: token) }
+        return try file.withLock(timeout: lockTimeout) { target, found in
             let replaced = try checkUnchanged(target, found: found, since: token)
             var previous: (text: Data, document: JSONValue)?
             if let (content, identity) = file.lastReadContent(), identity.token == token,
@@ -346,15 +307,20 @@ final class DocumentFile: DocumentStore, StoreExclusiveAccess {
         }
     }
 
-    var capabilities: StoreCapabilities {
-        StoreCapabilities(
-            history: journal.map { JournalHistory(journal: $0, store: self) }, exclusiveAccess: self,
-            textPositions: TextPositions(store: self))
+    /// The file's lock; the journal beside the file as its history (none with ``HistoryPolicy/off``): a
+    /// purge writes the journal again whole, atomically and durably, with the settings file's mode and owner,
+    /// under the file's lock, and leaves the file itself alone; deferred writes with
+    /// ``WritePolicy/coalesced(_:)``; where values stand in the file's text.
+    public var capabilities: StoreCapabilities {
+        if let deferred { return deferred.capabilities }
+        return StoreCapabilities(
+            history: journal.map { JournalHistory(journal: $0, store: self) },
+            exclusiveAccess: FileLockAccess(store: self), textPositions: TextPositions(store: self))
     }
 
     /// Where values are written in the file's text as this store last read or wrote it.
     private struct TextPositions: StoreTextPositions {
-        let store: DocumentFile
+        let store: FileStore
 
         func positions(of paths: [ValuePath], inFile source: String) -> [TextPosition?] {
             guard source == store.path || source == store.description,
@@ -369,7 +335,7 @@ final class DocumentFile: DocumentStore, StoreExclusiveAccess {
     /// The journal beside the file, read and purged where the file's path resolves now.
     private struct JournalHistory: StoreHistory {
         let journal: Journal
-        let store: DocumentFile
+        let store: FileStore
 
         func history() throws -> SettingsHistory {
             try journal.history(of: store.file.resolved(), store: store.description)
@@ -382,8 +348,9 @@ final class DocumentFile: DocumentStore, StoreExclusiveAccess {
         }
     }
 
-    func remove(replacing token: ChangeToken) throws -> ChangeToken {
-        try file.withLock(timeout: lockTimeout) { target, found in
+    public func remove(replacing token: ChangeToken) throws -> ChangeToken {
+        if let deferred { return try deferred.remove(replacing: token) }
+        return try file.withLock(timeout: lockTimeout) { target, found in
             try checkUnchanged(target, found: found, since: token)
             let old = journal == nil ? nil : held(token)
             let record = old.flatMap {
@@ -400,12 +367,17 @@ final class DocumentFile: DocumentStore, StoreExclusiveAccess {
         }
     }
 
-    /// Holds the file's lock around `body`.
-    func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R {
-        try file.withLock(timeout: lockTimeout) { _ in try body() }
+    /// The file's lock, held around `body`.
+    private struct FileLockAccess: StoreExclusiveAccess {
+        let store: FileStore
+
+        func withExclusiveAccess<R>(_ body: () throws -> R) throws -> R {
+            try store.file.withLock(timeout: store.lockTimeout) { _ in try body() }
+        }
     }
 
-    func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
+    public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
+        if let deferred { return try deferred.watch(onChange) }
         do {
             // The path as given: the watch follows its symbolic links afresh after every change.
             let (watch, pollingReason) = try file.watch { [weak self] in

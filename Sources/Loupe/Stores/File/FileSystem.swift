@@ -604,7 +604,7 @@ package enum FileSystem {
         try data.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
-                let count = systemWrite(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                let count = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
                 if count < 0 {
                     if errno == EINTR { continue }
                     throw SystemCallError("write", path)
@@ -622,7 +622,7 @@ package enum FileSystem {
     }
 }
 
-// The C `read` and `write`, named by module so that no Swift method of the same name is picked instead.
+// The C `read`, named by its module: `FileSystem.read` would be called in its place.
 @inline(__always)
 private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
     #if canImport(Glibc)
@@ -631,16 +631,5 @@ private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count
     Musl.read(fd, buffer, count)
     #else
     Darwin.read(fd, buffer, count)
-    #endif
-}
-
-@inline(__always)
-private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
-    #if canImport(Glibc)
-    Glibc.write(fd, buffer, count)
-    #elseif canImport(Musl)
-    Musl.write(fd, buffer, count)
-    #else
-    Darwin.write(fd, buffer, count)
     #endif
 }

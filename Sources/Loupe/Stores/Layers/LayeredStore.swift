@@ -32,7 +32,9 @@ import Foundation
 ///   user did not override it.
 /// - **Every layer is watched** (files, drop-in directories, and read-only stores that can watch, such as
 ///   etcd): an edit in `/etc` reaches observers like a local update. Files in lower layers are read
-///   without any lock or write, so a daemon that may only read `/etc` follows every edit.
+///   without any lock or write, so a daemon that may only read `/etc` follows every edit. So are the files
+///   that the secret references in the layers and the top read (``SecretReferences``): a rotated secret
+///   reaches the root as an edit does.
 /// - **A bad layer does not stop the others.** When an edited layer does not parse or does not decode,
 ///   the root keeps that layer's last good document, logs the error naming the file, and reports it on
 ///   its `errors`; the other layers' changes apply. (On load and `reload()`, a bad layer is an error, so a
@@ -148,6 +150,8 @@ public final class LayeredStore: DocumentStore {
     private let lockSources: [any LayerSource]
     /// The sources of the layers above the top, lowest first.
     private let overrideSources: [any LayerSource]
+    /// The files the secret references of the last load read.
+    private let referencedFiles: ReferencedFiles
 
     /// Creates a store of `layers` (read-only, lowest first) under the writable `top`.
     ///
@@ -170,11 +174,14 @@ public final class LayeredStore: DocumentStore {
         layerSources = layers.filter { !$0.isOverride }.map { $0.makeSource(fileSystem) }
         overrideSources = layers.filter(\.isOverride).map { $0.makeSource(fileSystem) }
         lockSources = locks.map { LockFiles.source($0, fileSystem: fileSystem) }
+        referencedFiles = ReferencedFiles(fileSystem: fileSystem)
     }
 
-    /// `JSON file /home/me/.config/app/settings.json over 3 layers`; never a value.
+    /// `JSON file /home/me/.config/app/settings.json over 3 layers`, or the top's alone when there are neither
+    /// layers nor locks; never a value.
     public var description: String {
-        "\(top.description) over \(layers.count) layer\(layers.count == 1 ? "" : "s")"
+        if layers.isEmpty && lockSources.isEmpty { return top.description }
+        return "\(top.description) over \(layers.count) layer\(layers.count == 1 ? "" : "s")"
     }
 
     /// The top layer's date and key strategies.
@@ -210,8 +217,8 @@ public final class LayeredStore: DocumentStore {
 
     private var sources: [any LayerSource] { layerSources + lockSources + overrideSources }
 
-    /// Reads every layer, every lock file and the top. A layer that cannot be read is a layer whose
-    /// content says so; the top's failure is thrown.
+    /// Reads every layer, every lock file and the top, and notes the files their secret references read.
+    /// A layer that cannot be read is a layer whose content says so; the top's failure is thrown.
     public func load() throws -> StoredDocument {
         var read: [StoredLayer] = []
         var tokens: [ChangeToken] = []
@@ -221,8 +228,14 @@ public final class LayeredStore: DocumentStore {
             tokens.append(token)
         }
         let stored = try top.load()
+        read += stored.layers
+        var documents = read.compactMap { layer in
+            if case .document(let document) = layer.content { (document, layer.writers) } else { nil }
+        }
+        if let document = stored.document { documents.append((document, stored.writers)) }
+        tokens.append(referencedFiles.read(documents))
         return StoredDocument(
-            stored.document, token: ChangeToken(combining: [stored.token] + tokens), layers: read + stored.layers,
+            stored.document, token: ChangeToken(combining: [stored.token] + tokens), layers: read,
             source: stored.source ?? top.description, writers: stored.writers)
     }
 
@@ -239,25 +252,25 @@ public final class LayeredStore: DocumentStore {
         return ChangeToken(combining: [try top.remove(replacing: topToken)] + lower)
     }
 
-    /// Watches every layer, every lock file and the top; nil when none of them can be watched. A layer
-    /// that cannot be watched here is still read again before each write and on `reload()`.
+    /// Watches every layer, every lock file, the top and the files secret references read. A layer that
+    /// cannot be watched here is still read again before each write and on `reload()`.
     public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? {
-        var watches: [any StoreWatch] = []
+        var watches: [any StoreWatch] = [referencedFiles.watch(onChange)]
         for source in sources {
             if let watch = try? source.watch(onChange) { watches.append(watch) }
         }
         if let watch = try? top.watch(onChange) { watches.append(watch) }
-        return watches.isEmpty ? nil : StoreWatches(watches)
+        return StoreWatches(watches)
     }
 
-    /// `token`'s parts, the top's and the lower layers', when the lower layers are as it says; else a
-    /// conflict.
+    /// `token`'s parts, the top's and the others' (the lower layers', the files references read), when the
+    /// others are as it says; else a conflict.
     private func unchangedLayers(since token: ChangeToken) throws -> (top: ChangeToken, lower: [ChangeToken]) {
-        let sources = sources
-        guard let parts = token.parts, let topToken = parts.first, parts.count == sources.count + 1,
-            zip(sources, parts.dropFirst()).allSatisfy({ $0.token() == $1 })
-        else {
-            throw SettingsError(.conflict, store: description, reason: "a layer changed since the settings were read")
+        let tokens = sources.map { $0.token() } + [referencedFiles.token()]
+        guard let parts = token.parts, let topToken = parts.first, Array(parts.dropFirst()) == tokens else {
+            throw SettingsError(
+                .conflict, store: description,
+                reason: "a layer, or a file a secret reference reads, changed since the settings were read")
         }
         return (topToken, Array(parts.dropFirst()))
     }
