@@ -210,18 +210,7 @@ struct TOMLWriter {
 
     /// A key: bare when TOML allows it, else a basic string.
     static func key(_ key: String) -> String {
-        let bare =
-            !key.isEmpty
-            && key.utf8.allSatisfy { byte in
-                switch byte {
-                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                    UInt8(ascii: "0")...UInt8(ascii: "9"),
-                    UInt8(ascii: "_"), UInt8(ascii: "-"):
-                    true
-                default: false
-                }
-            }
-        return bare ? key : quoted(key)
+        !key.isEmpty && key.utf8.allSatisfy(TOMLReader.isBareKeyByte) ? key : quoted(key)
     }
 
     static func dotted(_ path: [String]) -> String {
