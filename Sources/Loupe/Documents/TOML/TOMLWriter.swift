@@ -217,24 +217,9 @@ struct TOMLWriter {
         path.map(key).joined(separator: ".")
     }
 
-    /// `string` as a TOML basic string, with TOML's escapes.
+    /// `string` as a TOML basic string, with TOML's escapes: a control character or DEL as `\uXXXX`
+    /// where TOML has no shorter escape for it.
     static func quoted(_ string: String) -> String {
-        var result = "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\t": result += "\\t"
-            case "\r": result += "\\r"
-            case "\u{08}": result += "\\b"
-            case "\u{0C}": result += "\\f"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                let hex = String(scalar.value, radix: 16, uppercase: true)
-                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
+        string.doubleQuoted(namesBackspaceAndFormFeed: true) { $0.value < 0x20 || $0.value == 0x7F }
     }
 }
