@@ -47,6 +47,14 @@ struct YAMLSyntaxNode: Sendable {
             }, uniquingKeysWith: { $1 })
     }
 
+    /// A block mapping or sequence whose entries start at `column`: from `offset` (its first entry) through
+    /// the line its last entry ends on.
+    init(block kind: Kind, at offset: Int, entries: [YAMLSyntaxEntry], column: Int) {
+        self.init(
+            kind: kind, range: offset..<entries.last!.lineEnd, propertiesStart: offset, entries: entries, column: column
+        )
+    }
+
     /// The member `key` (not one a merge key brings in).
     func member(_ key: String) -> YAMLSyntaxEntry? { keys[key].map { entries[$0] } }
 
@@ -171,6 +179,13 @@ struct YAMLSyntaxReader {
         let next = lines.line(of: offset) + 1
         guard next < lines.starts.count else { return nil }
         return contentLine(from: lines.starts[next])
+    }
+    /// The line a block collection's entry ending at `offset` is followed by, with the offset and column of
+    /// its content: the next line that is not ignorable; nil at the end of the text or a document marker.
+    private func nextLine(after offset: Int) -> (content: Int, indent: Int)? {
+        guard let line = contentLine(after: offset), !isDocumentMarker(line: line) else { return nil }
+        let content = contentStart(ofLine: line)
+        return (content, content - line)
     }
     private func isDashItem(_ offset: Int) -> Bool { byte(offset) == UInt8(ascii: "-") && isBlank(offset + 1) }
 
@@ -362,16 +377,12 @@ struct YAMLSyntaxReader {
             var entry = try finish(start: position, slot: colon + 1, key: key, value: value, column: column)
             entry.isMerge = plainMerge
             entries.append(entry)
-            guard let line = contentLine(after: entry.lineEnd), !isDocumentMarker(line: line) else { break }
-            let content = contentStart(ofLine: line)
-            if content - line < column { break }
-            if content - line > column { throw fail(content, "a line indented more than its mapping's keys") }
-            if isDashItem(content) { break }
-            position = content
+            guard let next = nextLine(after: entry.lineEnd), next.indent >= column else { break }
+            if next.indent > column { throw fail(next.content, "a line indented more than its mapping's keys") }
+            if isDashItem(next.content) { break }
+            position = next.content
         }
-        return YAMLSyntaxNode(
-            kind: .blockMapping, range: offset..<entries.last!.lineEnd, propertiesStart: offset, entries: entries,
-            column: column)
+        return YAMLSyntaxNode(block: .blockMapping, at: offset, entries: entries, column: column)
     }
 
     private mutating func blockSequence(at offset: Int) throws -> YAMLSyntaxNode {
@@ -382,15 +393,13 @@ struct YAMLSyntaxReader {
             let value = try value(after: position + 1, parentIndent: column, indentless: false, compact: true)
             let entry = try finish(start: position, slot: position + 1, key: nil, value: value, column: column)
             entries.append(entry)
-            guard let line = contentLine(after: entry.lineEnd), !isDocumentMarker(line: line) else { break }
-            let content = contentStart(ofLine: line)
-            if content - line < column || !isDashItem(content) { break }
-            if content - line > column { throw fail(content, "a line indented more than its sequence's dashes") }
-            position = content
+            guard let next = nextLine(after: entry.lineEnd), next.indent >= column, isDashItem(next.content) else {
+                break
+            }
+            if next.indent > column { throw fail(next.content, "a line indented more than its sequence's dashes") }
+            position = next.content
         }
-        return YAMLSyntaxNode(
-            kind: .blockSequence, range: offset..<entries.last!.lineEnd, propertiesStart: offset, entries: entries,
-            column: column)
+        return YAMLSyntaxNode(block: .blockSequence, at: offset, entries: entries, column: column)
     }
 
     // MARK: Scalars and flow collections

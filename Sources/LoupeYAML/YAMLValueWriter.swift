@@ -90,12 +90,7 @@ enum YAMLValueWriter {
         if "-?:,[]{}#&*!|>'\"%@`".unicodeScalars.contains(first) { return false }
         if last == ":" { return false }
         for scalar in text.unicodeScalars {
-            if scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
-                || scalar.value == 0xFEFF
-                || scalar.value == 0x2028 || scalar.value == 0x2029
-            {
-                return false
-            }
+            if needsEscape(scalar) { return false }
             if flow, ",[]{}".unicodeScalars.contains(scalar) { return false }
         }
         if text.contains(": ") || text.contains(" #") || text.contains(":\t") || text.contains("\t#") { return false }
@@ -110,36 +105,19 @@ enum YAMLValueWriter {
 
     /// `text` in double quotes, escaped as YAML (and JSON) escape.
     static func doubleQuoted(_ text: String) -> String {
-        var output = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\t": output += "\\t"
-            case "\r": output += "\\r"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
-                    || scalar.value == 0xFEFF
-                    || scalar.value == 0x2028 || scalar.value == 0x2029
-                {
-                    output += String(format: "\\u%04X", scalar.value)
-                } else {
-                    output.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return output + "\""
+        text.doubleQuoted(namesBackspaceAndFormFeed: false, escaping: needsEscape)
+    }
+
+    /// Whether `scalar` is one YAML writes only escaped, in double quotes: a C0 or C1 control character,
+    /// DEL, a byte-order mark, or a line or paragraph separator.
+    private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
+            || scalar.value == 0xFEFF || scalar.value == 0x2028 || scalar.value == 0x2029
     }
 
     /// `text` in single quotes, or nil where single quotes cannot hold it (line breaks, control characters).
     static func singleQuoted(_ text: String) -> String? {
-        for scalar in text.unicodeScalars
-        where scalar.value < 0x20 || scalar.value == 0x7F || (0x80...0x9F).contains(scalar.value)
-            || scalar.value == 0xFEFF || scalar.value == 0x2028 || scalar.value == 0x2029
-        {
-            return nil
-        }
+        guard !text.unicodeScalars.contains(where: needsEscape) else { return nil }
         return "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
     }
 

@@ -239,9 +239,8 @@ public struct JSONCodec: DocumentCodec {
     public func serialize(
         _ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue
     ) throws -> Data {
-        try TextEngine.edit(
-            previous, from: previousDocument, to: document,
-            with: JSONEditor(allowsComments: allowsComments, lastWritten: lastWritten))
+        let editor = JSONEditor(allowsComments: allowsComments, lastWritten: lastWritten)
+        return try TextEngine.edit(previous, from: previousDocument, to: document, with: editor)
     }
 }
 

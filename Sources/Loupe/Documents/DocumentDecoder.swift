@@ -588,21 +588,30 @@ private protocol DocumentScalar: Decodable {
     init(document: JSONValue, decoder: DocumentDecoder, at codingPath: @autoclosure () -> [any CodingKey]) throws
 }
 
-extension Bool: DocumentScalar {
+/// A scalar the document holds as it is, nothing converted: a boolean, a string.
+private protocol DocumentVerbatimScalar: DocumentScalar {
+    /// The value `document` holds, when it is one of this type.
+    static func held(in document: JSONValue) -> Self?
+}
+
+extension DocumentVerbatimScalar {
     fileprivate init(
         document: JSONValue, decoder: DocumentDecoder, at codingPath: @autoclosure () -> [any CodingKey]
     ) throws {
-        guard case .bool(let value) = document else { throw decoder.mismatch(Bool.self, document, codingPath()) }
+        guard let value = Self.held(in: document) else { throw decoder.mismatch(Self.self, document, codingPath()) }
         self = value
     }
 }
 
-extension String: DocumentScalar {
-    fileprivate init(
-        document: JSONValue, decoder: DocumentDecoder, at codingPath: @autoclosure () -> [any CodingKey]
-    ) throws {
-        guard case .string(let value) = document else { throw decoder.mismatch(String.self, document, codingPath()) }
-        self = value
+extension Bool: DocumentVerbatimScalar {
+    fileprivate static func held(in document: JSONValue) -> Bool? {
+        if case .bool(let value) = document { value } else { nil }
+    }
+}
+
+extension String: DocumentVerbatimScalar {
+    fileprivate static func held(in document: JSONValue) -> String? {
+        if case .string(let value) = document { value } else { nil }
     }
 }
 

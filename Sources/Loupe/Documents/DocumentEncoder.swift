@@ -541,10 +541,19 @@ private enum Slot {
     }
 }
 
+/// A container's builder, kept in its value's slot: an object's members or an array's elements.
+private protocol ContainerBuilder: AnyObject {
+    init(previous: DocumentEncoder.MemoNode?)
+    /// The builder `slot` holds, when it is one of this kind.
+    static func held(in slot: Slot?) -> Self?
+    /// The slot that holds this builder.
+    var slot: Slot { get }
+}
+
 /// The members of an object in the order they were encoded; one encoded again under the same key replaces
 /// the earlier one, as in a dictionary. Kept as a list until the object is done, so that the dictionary is
 /// built once, at its size.
-private final class ObjectBuilder {
+private final class ObjectBuilder: ContainerBuilder {
     private var members: [(key: String, slot: Slot)] = []
     /// The node of the value at the same place last time, whose members' nodes may be reused.
     private let previous: DocumentEncoder.MemoNode?
@@ -561,6 +570,9 @@ private final class ObjectBuilder {
             memoMembers.reserveCapacity(previous.members.count)
         }
     }
+
+    static func held(in slot: Slot?) -> ObjectBuilder? { if case .object(let builder)? = slot { builder } else { nil } }
+    var slot: Slot { .object(self) }
 
     func set(_ slot: Slot, for key: String, node: DocumentEncoder.MemoNode? = nil) {
         members.append((key, slot))
@@ -586,7 +598,7 @@ private final class ObjectBuilder {
     }
 }
 
-private final class ArrayBuilder {
+private final class ArrayBuilder: ContainerBuilder {
     var elements: [Slot] = []
     /// The node of the value at the same place last time, whose elements' nodes may be reused.
     let previous: DocumentEncoder.MemoNode?
@@ -594,6 +606,9 @@ private final class ArrayBuilder {
     var memoElements: [DocumentEncoder.MemoNode?] = []
 
     init(previous: DocumentEncoder.MemoNode?) { self.previous = previous }
+
+    static func held(in slot: Slot?) -> ArrayBuilder? { if case .array(let builder)? = slot { builder } else { nil } }
+    var slot: Slot { .array(self) }
 
     func append(_ slot: Slot, node: DocumentEncoder.MemoNode? = nil) {
         elements.append(slot)
@@ -636,42 +651,32 @@ private final class NestedEncoder: Encoder, SingleValueEncodingContainer {
 
     /// The nodes of the parts the value encoded in a keyed container.
     var memoMembers: [(key: String, node: DocumentEncoder.MemoNode)] {
-        if case .object(let builder) = content { builder.memoMembers } else { [] }
+        ObjectBuilder.held(in: content)?.memoMembers ?? []
     }
 
     /// The nodes of the parts the value encoded in an unkeyed container.
     var memoElements: [DocumentEncoder.MemoNode?] {
-        if case .array(let builder) = content { builder.memoElements } else { [] }
+        ArrayBuilder.held(in: content)?.memoElements ?? []
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        let builder: ObjectBuilder
-        switch content {
-        case .object(let existing): builder = existing
-        case nil:
-            builder = ObjectBuilder(previous: previous)
-            content = .object(builder)
-        default:
-            root.noteMisuse("asked for a keyed container after encoding something else", at: codingPath)
-            builder = ObjectBuilder(previous: nil)
-            content = .object(builder)
-        }
-        return KeyedEncodingContainer(KeyedContainer<Key>(root: root, builder: builder, codingPath: codingPath))
+        KeyedEncodingContainer(
+            KeyedContainer<Key>(root: root, builder: builder(for: "a keyed container"), codingPath: codingPath))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        let builder: ArrayBuilder
-        switch content {
-        case .array(let existing): builder = existing
-        case nil:
-            builder = ArrayBuilder(previous: previous)
-            content = .array(builder)
-        default:
-            root.noteMisuse("asked for an unkeyed container after encoding something else", at: codingPath)
-            builder = ArrayBuilder(previous: nil)
-            content = .array(builder)
-        }
-        return UnkeyedContainer(root: root, builder: builder, codingPath: codingPath)
+        UnkeyedContainer(root: root, builder: builder(for: "an unkeyed container"), codingPath: codingPath)
+    }
+
+    /// The builder of the container the value asks for (`container`, in words): the one it has, or a new
+    /// one in its slot, which takes from last time unless the value already encoded something else (a
+    /// misuse, noted).
+    private func builder<Builder: ContainerBuilder>(for container: String) -> Builder {
+        if let existing = Builder.held(in: content) { return existing }
+        if content != nil { root.noteMisuse("asked for \(container) after encoding something else", at: codingPath) }
+        let builder = Builder(previous: content == nil ? previous : nil)
+        content = builder.slot
+        return builder
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer { self }

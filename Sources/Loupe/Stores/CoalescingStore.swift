@@ -94,13 +94,7 @@ public final class CoalescingStore: DocumentStore, StoreDeferredWrites {
     }
 
     deinit {
-        do {
-            try flush()
-        } catch {
-            logger.error(
-                "could not write pending settings",
-                metadata: ["store": "\(base.description)", "error": "\(logDescription(of: error))"])
-        }
+        flush(orLog: "could not write pending settings")
     }
 
     public var description: String { base.description }
@@ -230,12 +224,17 @@ public final class CoalescingStore: DocumentStore, StoreDeferredWrites {
 
     private func writeScheduledFlush() {
         state.withLock { $0.flushScheduled = false }
+        flush(orLog: "could not write coalesced settings")
+    }
+
+    /// Writes what is pending where no caller waits for the write (a scheduled flush, the store's release):
+    /// a failure is logged as `message`.
+    private func flush(orLog message: Logger.Message) {
         do {
             try flush()
         } catch {
             logger.error(
-                "could not write coalesced settings",
-                metadata: ["store": "\(description)", "error": "\(logDescription(of: error))"])
+                message, metadata: ["store": "\(base.description)", "error": "\(logDescription(of: error))"])
         }
     }
 }

@@ -78,4 +78,18 @@ func leaves(of value: JSONValue, at path: ValuePath) -> [(path: ValuePath, value
     guard case .object(let members) = value, !members.isEmpty else { return [(path, value)] }
     return members.keys.sorted().flatMap { leaves(of: members[$0]!, at: ValuePath(path.components + [.key($0)])) }
 }
+
+extension SettingsCommand {
+    /// Prints one line for each value under the value at `path` (a command's argument), in path order: what
+    /// `line` makes of it.
+    func printLeaves(
+        under path: String, _ line: (OpenSettings, _ path: ValuePath, _ value: JSONValue) throws -> String
+    ) throws {
+        try withSettings { settings in
+            for leaf in leaves(of: try settings.root.value(atPath: path), at: try ValuePath(parsing: path)) {
+                try printLine(try line(settings, leaf.path, leaf.value))
+            }
+        }
+    }
+}
 #endif

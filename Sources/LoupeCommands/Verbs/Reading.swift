@@ -15,19 +15,17 @@ extension SettingsCommand {
         public init() {}
 
         public func run() throws {
-            try group.withSettings(
-                { settings in
-                    try show(try settings.root.value(atPath: path), settings, at: try ValuePath(parsing: path))
-                },
-                orOwnStore: { store, error in
-                    // What the store holds at the path, before the error: what can be printed.
-                    guard !store.holdsSecrets, let path = try? ValuePath(parsing: path),
-                        let value = try? store.load().document?[path: path],
-                        let secrets = group.declaredSecrets(in: value, at: path, after: error)
-                    else { return false }
-                    try printLine(value.masking(secrets, at: path).jsonText(pretty: true))
-                    return false
-                })
+            try group.withSettings { settings in
+                try show(try settings.root.value(atPath: path), settings, at: try ValuePath(parsing: path))
+            } orOwnStore: { store, error in
+                // What the store holds at the path, before the error: what can be printed.
+                guard !store.holdsSecrets, let path = try? ValuePath(parsing: path),
+                    let value = try? store.load().document?[path: path],
+                    let secrets = group.declaredSecrets(in: value, at: path, after: error)
+                else { return false }
+                try printLine(value.masking(secrets, at: path).jsonText(pretty: true))
+                return false
+            }
         }
     }
 
@@ -65,38 +63,36 @@ extension SettingsCommand {
         }
 
         public func run() throws {
-            try group.withSettings(
-                { settings in
-                    if layers {
-                        for layer in try settings.root.layers() {
-                            try printLine("# \(layer.source)\(layer.isWritable ? " (writable)" : "")")
-                            try show(layer.isSecret ? layer.document.masked : layer.document, settings)
-                        }
-                        let locks = settings.root.locks
-                        if !locks.isEmpty {
-                            try printLine("# locks")
-                            for lock in locks { try printLine("\(lock.path)  (\(lock.file), line \(lock.line))") }
-                        }
-                    } else if stored {
-                        guard let stored = try settings.root.storedDocument() else {
-                            printError("nothing is stored; the value is the default")
-                            return try show(.object([:]), settings)
-                        }
-                        try show(stored, settings)
-                    } else if defaults || onlyDefaults {
-                        try show(try settings.root.defaults, settings)
-                    } else {
-                        try show(try settings.root.document, settings)
+            try group.withSettings { settings in
+                if layers {
+                    for layer in try settings.root.layers() {
+                        try printLine("# \(layer.source)\(layer.isWritable ? " (writable)" : "")")
+                        try show(layer.isSecret ? layer.document.masked : layer.document, settings)
                     }
-                },
-                orOwnStore: { store, error in
-                    // The settings do not read: what the store holds, as it holds it, before the error.
-                    guard !store.holdsSecrets, let document = try? store.load().document,
-                        let secrets = group.declaredSecrets(in: document, at: ValuePath([]), after: error)
-                    else { return false }
-                    try printLine(document.masking(secrets, at: ValuePath([])).jsonText(pretty: true))
-                    return false
-                })
+                    let locks = settings.root.locks
+                    if !locks.isEmpty {
+                        try printLine("# locks")
+                        for lock in locks { try printLine("\(lock.path)  (\(lock.file), line \(lock.line))") }
+                    }
+                } else if stored {
+                    guard let stored = try settings.root.storedDocument() else {
+                        printError("nothing is stored; the value is the default")
+                        return try show(.object([:]), settings)
+                    }
+                    try show(stored, settings)
+                } else if defaults || onlyDefaults {
+                    try show(try settings.root.defaults, settings)
+                } else {
+                    try show(try settings.root.document, settings)
+                }
+            } orOwnStore: { store, error in
+                // The settings do not read: what the store holds, as it holds it, before the error.
+                guard !store.holdsSecrets, let document = try? store.load().document,
+                    let secrets = group.declaredSecrets(in: document, at: ValuePath([]), after: error)
+                else { return false }
+                try printLine(document.masking(secrets, at: ValuePath([])).jsonText(pretty: true))
+                return false
+            }
         }
     }
 
@@ -116,10 +112,8 @@ extension SettingsCommand {
         public init() {}
 
         public func run() throws {
-            try group.withSettings { settings in
-                for leaf in leaves(of: try settings.root.value(atPath: path), at: try ValuePath(parsing: path)) {
-                    try printLine("\(leaf.path) = \(displayed(leaf.value, settings, at: leaf.path).jsonText())")
-                }
+            try group.printLeaves(under: path) { settings, path, value in
+                "\(path) = \(displayed(value, settings, at: path).jsonText())"
             }
         }
     }
@@ -210,13 +204,11 @@ extension SettingsCommand {
         public init() {}
 
         public func run() throws {
-            try group.withSettings { settings in
-                for leaf in leaves(of: try settings.root.value(atPath: path), at: try ValuePath(parsing: path)) {
-                    var origin = try settings.root.provenance(of: leaf.path)
-                    origin.value = origin.value.map { displayed($0, settings, at: leaf.path) }
-                    if settings.revealsSecrets { origin.isSecret = false }
-                    try printLine(origin.description)
-                }
+            try group.printLeaves(under: path) { settings, path, _ in
+                var origin = try settings.root.provenance(of: path)
+                origin.value = origin.value.map { displayed($0, settings, at: path) }
+                if settings.revealsSecrets { origin.isSecret = false }
+                return origin.description
             }
         }
     }

@@ -137,22 +137,20 @@ extension SettingsCommand {
         public init() {}
 
         public func run() throws {
-            try group.withSettings(
-                { settings in
-                    try settings.root.reset(atPath: path)
-                    warnOfOverrides(at: path, settings)
-                },
-                orOwnStore: { store, error in
-                    // The settings do not read: the value comes out of the store as it is, which is how a user
-                    // repairs a file that breaks a rule (once a lock over it is lifted, say).
-                    let parsed = try ValuePath(parsing: path)
-                    let stored = try store.load()
-                    guard var document = stored.document, document[path: parsed] != nil else { return false }
-                    document[path: parsed] = nil
-                    _ = try store.save(document, replacing: stored.token)
-                    printError("removed \(parsed) from \(store); the settings did not read: \(oneLine(error))")
-                    return true
-                })
+            try group.withSettings { settings in
+                try settings.root.reset(atPath: path)
+                warnOfOverrides(at: path, settings)
+            } orOwnStore: { store, error in
+                // The settings do not read: the value comes out of the store as it is, which is how a user
+                // repairs a file that breaks a rule (once a lock over it is lifted, say).
+                let parsed = try ValuePath(parsing: path)
+                let stored = try store.load()
+                guard var document = stored.document, document[path: parsed] != nil else { return false }
+                document[path: parsed] = nil
+                _ = try store.save(document, replacing: stored.token)
+                printError("removed \(parsed) from \(store); the settings did not read: \(oneLine(error))")
+                return true
+            }
         }
     }
 }

@@ -183,12 +183,6 @@ struct GatewayError: Decodable, Sendable {
     var code: Int?
     var grpc_code: Int?
 
-    init(error: String?, message: String?, code: Int?) {
-        self.error = error
-        self.message = message
-        self.code = code
-    }
-
     /// The gRPC status code.
     var status: Int? { code ?? grpc_code }
 

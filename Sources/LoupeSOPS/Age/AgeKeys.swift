@@ -11,16 +11,10 @@ public struct AgeIdentity: Sendable, CustomStringConvertible {
     ///
     /// - Throws: ``AgeError`` when `string` is not an age X25519 identity; the message never quotes it.
     public init(_ string: String) throws {
-        let decoded: (prefix: String, data: [UInt8])
-        do {
-            decoded = try Bech32.decode(string.trimmingCharacters(in: .whitespaces))
-        } catch {
-            throw AgeError("an identity is not an age X25519 secret key (\(error))")
-        }
-        guard decoded.prefix == "age-secret-key-", decoded.data.count == 32 else {
-            throw AgeError("an identity is not an age X25519 secret key (AGE-SECRET-KEY-1…)")
-        }
-        privateKey = try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: decoded.data)
+        let key = try x25519Key(
+            string, prefix: "age-secret-key-", spelled: "AGE-SECRET-KEY-1…",
+            otherwise: "an identity is not an age X25519 secret key")
+        privateKey = try Curve25519.KeyAgreement.PrivateKey(rawRepresentation: key)
     }
 
     /// A new random identity.
@@ -72,18 +66,10 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
     ///
     /// - Throws: ``AgeError`` when it is not one.
     public init(_ string: String) throws {
-        let decoded: (prefix: String, data: [UInt8])
-        do {
-            decoded = try Bech32.decode(string.trimmingCharacters(in: .whitespaces))
-        } catch {
-            throw AgeError("\(string) is not an age X25519 recipient (\(error))")
-        }
-        guard decoded.prefix == "age", decoded.data.count == 32,
-            string.trimmingCharacters(in: .whitespaces).first == "a"
-        else {
-            throw AgeError("\(string) is not an age X25519 recipient (age1…)")
-        }
-        publicKey = try Curve25519.KeyAgreement.PublicKey(rawRepresentation: decoded.data)
+        let key = try x25519Key(
+            string, prefix: "age", spelled: "age1…", inLowerCase: true,
+            otherwise: "\(string) is not an age X25519 recipient")
+        publicKey = try Curve25519.KeyAgreement.PublicKey(rawRepresentation: key)
     }
 
     init(publicKey: Curve25519.KeyAgreement.PublicKey) {
@@ -109,5 +95,26 @@ public struct AgeError: Error, Sendable, CustomStringConvertible {
     init(_ description: String) {
         self.description = description
     }
+}
+
+/// The 32 bytes of the X25519 key `string` spells in Bech32 under `prefix` (white space around it
+/// ignored; only in lower case where `inLowerCase`).
+///
+/// - Throws: ``AgeError`` saying `failure`, then why: Bech32's reason, or `spelled` (how such a key starts)
+///   when `string` is another kind of key.
+private func x25519Key(
+    _ string: String, prefix: String, spelled: String, inLowerCase: Bool = false, otherwise failure: String
+) throws -> [UInt8] {
+    let trimmed = string.trimmingCharacters(in: .whitespaces)
+    let decoded: (prefix: String, data: [UInt8])
+    do {
+        decoded = try Bech32.decode(trimmed)
+    } catch {
+        throw AgeError("\(failure) (\(error))")
+    }
+    guard decoded.prefix == prefix, decoded.data.count == 32, !inLowerCase || trimmed.first?.isLowercase == true else {
+        throw AgeError("\(failure) (\(spelled))")
+    }
+    return decoded.data
 }
 #endif

@@ -75,9 +75,27 @@ struct PageHandler: Sendable {
     }
 
     func settings(_ request: Request) async throws -> Response {
+        try await read(request) { try $0.settings() }
+    }
+
+    /// What `answer` reads from the model, off the pool, for a caller allowed to read.
+    private func read(
+        _ request: Request, _ answer: @escaping @Sendable (PageModel) throws -> JSONValue
+    ) async throws -> Response {
         try await access.check(request, writing: false)
         let model = self.model
-        return .json(try await offPool { try model.settings() })
+        return .json(try await offPool { try answer(model) })
+    }
+
+    /// A write through the root, off the pool, answered with the settings after it (in the same trip).
+    /// The caller has checked that the request may write.
+    private func write(_ change: @escaping @Sendable (AnyRootLens) throws -> Void) async throws -> Response {
+        let root = page.root, model = self.model
+        return .json(
+            try await offPool {
+                try change(root)
+                return try model.settings()
+            })
     }
 
     /// One write through the root; refused values answer with the message `loupe` prints, and a value
@@ -91,18 +109,14 @@ struct PageHandler: Sendable {
         guard let value = body[path: "value"] else { throw PageError(.badRequest, "the body holds no \"value\"") }
         let expected = body[path: "expected"]
         let path = try ValuePath(parsing: pathText)
-        let root = page.root, model = self.model
         do {
-            // The write and the settings after it in one trip off the pool.
-            return .json(
-                try await offPool {
-                    if let expected {
-                        try root.set(atPath: pathText, to: value, ifUnchangedFrom: expected)
-                    } else {
-                        try root.set(atPath: pathText, to: value)
-                    }
-                    return try model.settings()
-                })
+            return try await write { root in
+                if let expected {
+                    try root.set(atPath: pathText, to: value, ifUnchangedFrom: expected)
+                } else {
+                    try root.set(atPath: pathText, to: value)
+                }
+            }
         } catch let error as SettingsError where error.code == .conflict {
             throw try await conflict(at: path)
         }
@@ -128,16 +142,8 @@ struct PageHandler: Sendable {
 
     func reset(_ request: Request) async throws -> Response {
         try await access.check(request, writing: true)
-        guard let pathText = request.uri.queryParameters.get("path") else {
-            throw PageError(.badRequest, "name the setting: ?path=")
-        }
-        _ = try ValuePath(parsing: pathText)
-        let root = page.root, model = self.model
-        return .json(
-            try await offPool {
-                try root.reset(atPath: pathText)
-                return try model.settings()
-            })
+        let pathText = try pathParameter(of: request)
+        return try await write { try $0.reset(atPath: pathText) }
     }
 
     func reveal(_ request: Request) async throws -> Response {
@@ -145,19 +151,23 @@ struct PageHandler: Sendable {
         guard page.configuration.allowsReveal else {
             throw PageError(.forbidden, "this page does not reveal secrets (start it with reveal allowed)")
         }
-        guard let pathText = request.uri.queryParameters.get("path") else {
-            throw PageError(.badRequest, "name the setting: ?path=")
-        }
-        _ = try ValuePath(parsing: pathText)
+        let pathText = try pathParameter(of: request)
         let root = page.root
         let value = try await offPool { try root.value(atPath: pathText) }
         return .json(.object(["path": .string(pathText), "value": value]))
     }
 
+    /// The `?path=` a request names, checked to be a path.
+    private func pathParameter(of request: Request) throws -> String {
+        guard let pathText = request.uri.queryParameters.get("path") else {
+            throw PageError(.badRequest, "name the setting: ?path=")
+        }
+        _ = try ValuePath(parsing: pathText)
+        return pathText
+    }
+
     func history(_ request: Request) async throws -> Response {
-        try await access.check(request, writing: false)
-        let model = self.model
-        return .json(try await offPool { try model.history() })
+        try await read(request) { try $0.history() }
     }
 
     func rollback(_ request: Request) async throws -> Response {
@@ -166,18 +176,11 @@ struct PageHandler: Sendable {
         guard case .integer(let revision)? = body[path: "revision"] else {
             throw PageError(.badRequest, "the body names no \"revision\" (an integer)")
         }
-        let root = page.root, model = self.model
-        return .json(
-            try await offPool {
-                try root.rollback(to: revision)
-                return try model.settings()
-            })
+        return try await write { try $0.rollback(to: revision) }
     }
 
     func status(_ request: Request) async throws -> Response {
-        try await access.check(request, writing: false)
-        let model = self.model
-        return .json(try await offPool { try model.status() })
+        try await read(request) { try $0.status() }
     }
 
     func events(_ request: Request) async throws -> Response {

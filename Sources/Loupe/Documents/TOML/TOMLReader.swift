@@ -289,7 +289,8 @@ struct TOMLReader {
         }
     }
 
-    private static func isBareKeyByte(_ byte: UInt8) -> Bool {
+    /// Whether `byte` may stand in a bare key: `A-Z a-z 0-9 _ -`.
+    static func isBareKeyByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"),
@@ -309,9 +310,9 @@ struct TOMLReader {
         let entry: Entry
         switch byte {
         case UInt8(ascii: "\""):
-            entry = .value(.string(starts(with: "\"\"\"") ? try readMultilineBasicString() : try readBasicString()))
+            entry = .value(.string(starts(with: "\"\"\"") ? try readMultilineString(byte) : try readBasicString()))
         case UInt8(ascii: "'"):
-            entry = .value(.string(starts(with: "'''") ? try readMultilineLiteralString() : try readLiteralString()))
+            entry = .value(.string(starts(with: "'''") ? try readMultilineString(byte) : try readLiteralString()))
         case UInt8(ascii: "["):
             entry = .value(try readArray(depth: depth))
         case UInt8(ascii: "{"):
@@ -438,26 +439,26 @@ struct TOMLReader {
         }
     }
 
-    private mutating func readMultilineBasicString() throws -> String {
+    /// A multi-line string, from its three opening quotes (`quote`): `"""…"""` (basic: escapes read) or
+    /// `'''…'''` (literal: as written).
+    private mutating func readMultilineString(_ quote: UInt8) throws -> String {
         let start = position
         position += 3
         skipNewline()  // a newline right after the opening quotes is trimmed
         var text: [UInt8] = []
         while true {
             guard let byte = peek() else { throw error("the string is not closed", at: start) }
-            if starts(with: "\"\"\"") {
-                // Up to two quotes may end the content: `""""` is a quote then the closing three.
+            if byte == quote, position + 2 < bytes.count, bytes[position + 1] == quote, bytes[position + 2] == quote {
+                // Up to two more quotes end the content: `""""` is a quote, then the closing three.
                 var quotes = 3
-                while quotes < 5, position + quotes < bytes.count, bytes[position + quotes] == UInt8(ascii: "\"") {
-                    quotes += 1
-                }
-                text += Array(repeating: UInt8(ascii: "\""), count: quotes - 3)
+                while quotes < 5, position + quotes < bytes.count, bytes[position + quotes] == quote { quotes += 1 }
+                text.append(contentsOf: repeatElement(quote, count: quotes - 3))
                 position += quotes
                 return try string(text, at: start)
             }
             position += 1
             switch byte {
-            case UInt8(ascii: "\\"):
+            case UInt8(ascii: "\\") where quote == UInt8(ascii: "\""):
                 // A backslash at the end of a line trims it and the white space after it.
                 let afterBackslash = position
                 skipBlank()
@@ -474,7 +475,7 @@ struct TOMLReader {
                 guard peek() == UInt8(ascii: "\n") else {
                     throw error("a carriage return must be followed by a line feed", at: position - 1)
                 }
-                text.append(UInt8(ascii: "\r"))
+                text.append(byte)
             case UInt8(ascii: "\n"):
                 text.append(byte)
             default:
@@ -498,34 +499,6 @@ struct TOMLReader {
                 throw error("a string on one line cannot hold a line break")
             }
             try checkAllowed(byte, at: position, in: "a string")
-            position += 1
-        }
-    }
-
-    private mutating func readMultilineLiteralString() throws -> String {
-        let start = position
-        position += 3
-        skipNewline()
-        var text: [UInt8] = []
-        while true {
-            guard let byte = peek() else { throw error("the string is not closed", at: start) }
-            if starts(with: "'''") {
-                var quotes = 3
-                while quotes < 5, position + quotes < bytes.count, bytes[position + quotes] == UInt8(ascii: "'") {
-                    quotes += 1
-                }
-                text += Array(repeating: UInt8(ascii: "'"), count: quotes - 3)
-                position += quotes
-                return try string(text, at: start)
-            }
-            if byte == UInt8(ascii: "\r") {
-                guard position + 1 < bytes.count, bytes[position + 1] == UInt8(ascii: "\n") else {
-                    throw error("a carriage return must be followed by a line feed")
-                }
-            } else if byte != UInt8(ascii: "\n") {
-                try checkAllowed(byte, at: position, in: "a string")
-            }
-            text.append(byte)
             position += 1
         }
     }
@@ -843,9 +816,7 @@ struct TOMLReader {
 
     /// A key as TOML writes it: `a.b."c d"`, the first `upTo + 1` parts.
     private func name(_ key: [String], upTo last: Int? = nil) -> String {
-        key.prefix((last ?? key.count - 1) + 1).map { part in
-            part.utf8.allSatisfy(Self.isBareKeyByte) && !part.isEmpty ? part : TOMLWriter.quoted(part)
-        }.joined(separator: ".")
+        TOMLWriter.dotted(Array(key.prefix((last ?? key.count - 1) + 1)))
     }
 
     /// An error at `offset` (the current position by default), with its line and column.

@@ -210,42 +210,16 @@ struct TOMLWriter {
 
     /// A key: bare when TOML allows it, else a basic string.
     static func key(_ key: String) -> String {
-        let bare =
-            !key.isEmpty
-            && key.utf8.allSatisfy { byte in
-                switch byte {
-                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                    UInt8(ascii: "0")...UInt8(ascii: "9"),
-                    UInt8(ascii: "_"), UInt8(ascii: "-"):
-                    true
-                default: false
-                }
-            }
-        return bare ? key : quoted(key)
+        !key.isEmpty && key.utf8.allSatisfy(TOMLReader.isBareKeyByte) ? key : quoted(key)
     }
 
     static func dotted(_ path: [String]) -> String {
         path.map(key).joined(separator: ".")
     }
 
-    /// `string` as a TOML basic string, with TOML's escapes.
+    /// `string` as a TOML basic string, with TOML's escapes: a control character or DEL as `\uXXXX`
+    /// where TOML has no shorter escape for it.
     static func quoted(_ string: String) -> String {
-        var result = "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\t": result += "\\t"
-            case "\r": result += "\\r"
-            case "\u{08}": result += "\\b"
-            case "\u{0C}": result += "\\f"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                let hex = String(scalar.value, radix: 16, uppercase: true)
-                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
+        string.doubleQuoted(namesBackspaceAndFormFeed: true) { $0.value < 0x20 || $0.value == 0x7F }
     }
 }
