@@ -30,9 +30,9 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
     /// The first rule a root breaks (``Validated``), when `Root` has rules; the flag says whether the
     /// violation may quote the value.
     let validate: (@Sendable (Root, Bool) -> RuleViolation?)?
-    /// Whether two roots with the same bytes are the same value (``ValueSemantics``): when they are not,
+    /// Whether two roots with the same bytes are the same value (``SameBytes``): when they are not,
     /// nothing is taken as unchanged for its bytes.
-    let comparesBytes = ValueSemantics.isBytewiseComparable(Root.self)
+    let comparesBytes = SameBytes.isSound(for: Root.self)
     /// What the last encode made, for the next one to reuse; none for a type that holds references, whose
     /// parts may change with their bytes the same.
     let memo: DocumentEncoder.Memo?

@@ -276,7 +276,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         let unchanged: Bool
         if let rootsEqual {
             let current = committed.rootForUpdate
-            if pipeline.comparesBytes, haveSameBytes(value, current) {
+            if pipeline.comparesBytes, SameBytes.equal(value, current) {
                 unchanged = true
             } else if store != nil {
                 let encoded = try sameDocument(as: current, for: value, entryWrite: entryWrite)

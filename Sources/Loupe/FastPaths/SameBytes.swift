@@ -1,27 +1,62 @@
 @_spi(Reflection) import Swift
 import Foundation
 
-/// Whether a type is made of values all the way down, so that two values with the same bytes are the same
-/// value and encode the same way: the soundness rule of every "same bytes" shortcut (``haveSameBytes(_:_:)``).
+/// The one "same bytes" check: two values with the same bytes are the same value, and encode the same way,
+/// for a type made of values all the way down.
 ///
-/// The bytes of a value hold its stored properties, and for a collection or a string a reference to
-/// storage the standard library never changes while it is shared: a copy left alone keeps its bytes, and a
-/// change gives it other bytes. A class instance is a reference to state anyone holding it may change (a
-/// `Sendable` class with locked state, say): a part that holds one may encode differently with the same
-/// bytes. So a type is bytewise comparable when it holds no class instance and nothing that may be one
-/// (`any P`, `AnyObject`, an enum with payloads, which reflection cannot look into), through its stored
-/// properties, the elements of its arrays, sets and dictionaries, and the value of its optionals.
-/// A settings type that is not gives up the encoder's memo and the commit's byte check: each update encodes
-/// the value whole and compares documents, and a change made through a class is saved.
-enum ValueSemantics {
-    /// Whether `type` is made of values all the way down. Worked out once per type.
-    static func isBytewiseComparable(_ type: Any.Type) -> Bool {
+/// A fast path, and a fix. Comparing bytes costs nothing however large a value is (a collection's bytes
+/// are its storage's address), so an update that left a part alone is found unchanged without `==` or an
+/// encode; and it tells a no-op update apart where `==` cannot (a `Double` that is NaN is not `==` to
+/// itself). It is a quick check before `==`, never instead of it: equal values may differ in their bytes
+/// (two copies of a string's storage, padding), and those are left to `==`.
+///
+/// Benchmark rows it holds (`Benchmarks/README.md`, "Fast paths"): the durable updates and the loads, through
+/// ``JSONValue/isShared(with:)`` (a merge or an edit walk passes over parts that share their storage), and
+/// every row the encoder's memo holds (``DocumentEncoder``), which compares each remembered part by its
+/// bytes first. SAMEBYTES_FIGURES
+///
+/// **The soundness rule.** The bytes of a value hold its stored properties, and for a collection or a
+/// string a reference to storage the standard library never changes while it is shared: a copy left alone
+/// keeps its bytes, and a change gives it other bytes. A class instance is a reference to state anyone
+/// holding it may change (a `Sendable` class with locked state, say): a part that holds one may encode
+/// differently with the same bytes. So the check is sound for a type that holds no class instance and
+/// nothing that may be one (`any P`, `AnyObject`, an enum with payloads, which reflection cannot look into),
+/// through its stored properties, the elements of its arrays, sets and dictionaries, and the value of its
+/// optionals: ``isSound(for:)``. Every use keeps to it:
+/// - a commit (`GraphCore.commit`) takes a root with the same bytes for unchanged only when the check is
+///   sound for the root's type; otherwise it compares by `==` and by the encoded document;
+/// - the encoder keeps a memo (whose parts it compares by their bytes) only for a root type the check is
+///   sound for (`DocumentPipeline.memo`): a settings type that holds references is encoded whole on each
+///   update, and a change made through a class is saved;
+/// - ``JSONValue/isShared(with:)`` compares documents, which are values;
+/// - a lens's delivery (`Notifier`) compares the value it delivered last with the new one: for a part that
+///   holds a reference, the same bytes are the same instance, which `==` takes for equal as well, so the
+///   bytes decide nothing `==` would not.
+enum SameBytes {
+    /// Whether two values of `type` with the same bytes are the same value: whether `type` is made of values
+    /// all the way down. Worked out once per type.
+    static func isSound(for type: Any.Type) -> Bool {
         let id = ObjectIdentifier(type)
         if let known = known.withLock({ $0[id] }) { return known }
         var visiting: Set<ObjectIdentifier> = []
         let result = holdsOnlyValues(type, visiting: &visiting)
         known.withLock { $0[id] = result }
         return result
+    }
+
+    /// Whether `lhs` and `rhs` have the same bytes (compared by `memcmp`: an encode compares every unchanged
+    /// member of a dictionary of settings groups so, each some tens of bytes).
+    static func equal<Value>(_ lhs: Value, _ rhs: Value) -> Bool {
+        withUnsafePointer(to: rhs) { equal(lhs, asAt: $0) }
+    }
+
+    /// Whether `value` has the same bytes as the value at `pointer`, compared where that one is (an element
+    /// of an array, which reading would copy).
+    static func equal<Value>(_ value: Value, asAt pointer: UnsafePointer<Value>) -> Bool {
+        withUnsafeBytes(of: value) { bytes in
+            guard let base = bytes.baseAddress, bytes.count > 0 else { return true }
+            return memcmp(base, pointer, bytes.count) == 0
+        }
     }
 
     private static let known = Locked<[ObjectIdentifier: Bool]>([:])
