@@ -35,17 +35,13 @@ final class DocumentEncoder {
     fileprivate let dates: JSONEncoder.DateEncodingStrategy
     /// Whether an infinite or NaN number is encoded (see ``DocumentCoding/encodesNonFiniteNumbers``).
     fileprivate var encodesNonFiniteNumbers = false
-    /// The dictionary entry the update wrote alone, if it did: the dictionary it wrote is encoded by that
-    /// member alone.
-    let entryWrite: DictionaryEntryWrite?
     /// Set when this encoder threw, even if the conformance caught it.
     fileprivate var threw = false
     /// The first misuse of the encoder by a conformance, reported after the encode.
     fileprivate var misuse: EncodingError?
 
-    private init(dates: JSONEncoder.DateEncodingStrategy, entryWrite: DictionaryEntryWrite?) {
+    private init(dates: JSONEncoder.DateEncodingStrategy) {
         self.dates = dates
-        self.entryWrite = entryWrite
     }
 
     /// The document for `value`, or nil when `coding` asks for what only `JSONEncoder` does, or when an
@@ -60,16 +56,13 @@ final class DocumentEncoder {
     /// Wherever the document is the same as the last one (its scalars the same, its objects and arrays of
     /// the same parts), it is the last one's, sharing its storage: a document that does not share the last
     /// one's storage differs from it.
-    ///
-    /// `entryWrite`, when the update that made `value` wrote one entry of a dictionary and nothing else,
-    /// names it: that dictionary, found by its storage, is encoded by that entry alone.
     static func encodeNotingLast<T: Encodable>(
-        _ value: T, coding: DocumentCoding, memo: Memo?, entryWrite: DictionaryEntryWrite? = nil
+        _ value: T, coding: DocumentCoding, memo: Memo?
     ) throws -> (document: JSONValue, last: JSONValue?)? {
         guard case .useDefaultKeys = coding.keyEncodingStrategy, Self.supports(coding.dateEncodingStrategy) else {
             return nil
         }
-        let encoder = DocumentEncoder(dates: coding.dateEncodingStrategy, entryWrite: entryWrite)
+        let encoder = DocumentEncoder(dates: coding.dateEncodingStrategy)
         encoder.encodesNonFiniteNumbers = coding.encodesNonFiniteNumbers
         let document: JSONValue
         let node: MemoNode?

@@ -279,13 +279,10 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
     }
 
     /// The document for `root`, and the document of the last encode it started from, which it shares its
-    /// storage with if and only if the two are the same; nil when it started from none. `entryWrite` is
-    /// the dictionary entry an update wrote alone, if it did.
-    func encodeNotingLast(
-        _ root: Root, entryWrite: DictionaryEntryWrite? = nil
-    ) throws -> (document: JSONValue, last: JSONValue?) {
+    /// storage with if and only if the two are the same; nil when it started from none.
+    func encodeNotingLast(_ root: Root) throws -> (document: JSONValue, last: JSONValue?) {
         do {
-            return try coding.encodeNotingLast(root, memo: memo, entryWrite: entryWrite)
+            return try coding.encodeNotingLast(root, memo: memo)
         } catch {
             throw SettingsError(
                 .unwritable, store: storeName, reason: "cannot encode the value: \(error)", cause: error)
