@@ -26,13 +26,31 @@ extension DocumentEncoder {
     }
 
     /// What one encode made, for the next to reuse: the node of the whole value.
-    typealias Memo = PartMemo<MemoNode>
+    ///
+    /// Each encode takes what is kept and keeps, when it is done, exactly what it made: what the last one
+    /// saw. Two at once simply find nothing to reuse.
+    final class Memo: Sendable {
+        private let node = Locked<MemoNode?>(nil)
+
+        /// Takes what is kept, leaving nothing.
+        func take() -> MemoNode? {
+            node.withLock { node in
+                defer { node = nil }
+                return node
+            }
+        }
+
+        /// Keeps `kept` for the next encode, in place of whatever is there.
+        func keep(_ kept: MemoNode) {
+            node.withLock { $0 = kept }
+        }
+    }
 
     /// A part of the value that is not a scalar, its document, and the nodes of its own parts.
     ///
     /// The part belongs to a `Sendable` root (the pipeline encodes only those) and is never mutated here,
     /// only compared. A node never changes once made, but for a dictionary's layout, which the encode that
-    /// holds the memo (taken from its ``PartMemo``, so no other) hands on to the dictionary's next node.
+    /// holds the memo (taken from its ``Memo``, so no other) hands on to the dictionary's next node.
     final class MemoNode: @unchecked Sendable {
         let part: Any
         /// The part's type, when it is `Equatable`; found once, when the node is made.
