@@ -5,7 +5,8 @@ import Foundation
 ///
 /// Why not `JSONEncoder` alone: it writes text, which the pipeline must read back into a tree, and it
 /// encodes the whole value on every commit. This encoder builds the tree directly, and does not encode a
-/// part again that an update did not change (`Benchmarks/README.md` says which rows need it).
+/// part again that an update did not change (the memo, in `FastPaths/EncoderMemo.swift`, says which
+/// benchmark rows need it).
 ///
 /// **How a part is known to be unchanged.** Every part that is not a scalar (a struct, an enum with
 /// values, a collection) is remembered with its document in a tree of ``MemoNode``s that follows the
