@@ -6,11 +6,11 @@ import Foundation
 // (`DocumentEdit.changes`) passes over it too.
 //
 // Rows it holds (Benchmarks/README.md, "Fast paths"), measured on the 2-core machine with other builds
-// running (load 7–12), each row with the memo and, in the next run of the same build, without it
+// running (load 6–12), each row with the memo and, in the next run of the same build, without it
 // (`DocumentPipeline.memo` nil):
 // - "one-value update of a 40000-key JSON object (876 KB), edited in place", target ≤ 1.30× its floor:
-//   1.05× with it, 1.79× without it (38.3 ms → 91.5 ms an update). This row needs it.
-// - the 2211-line TOML file's update, same target: 1.05× with it, 1.24× without it.
+//   1.05× and 1.13× with it, 1.79× without it (38.3 ms → 91.5 ms an update). This row needs it.
+// - the 2211-line TOML file's update, same target: 1.05× and 1.24× with it, 1.24× without it.
 // - "durable update, ~157 KB graph", target ≤ 2.00× its floor: 1.18× with it, 1.80× without it.
 
 extension DocumentEncoder {

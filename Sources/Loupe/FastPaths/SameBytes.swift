@@ -10,12 +10,15 @@ import Foundation
 /// itself). It is a quick check before `==`, never instead of it: equal values may differ in their bytes
 /// (two copies of a string's storage, padding), and those are left to `==`.
 ///
-/// Benchmark rows it holds (`Benchmarks/README.md`, "Fast paths"): the durable updates and the loads, through
-/// ``JSONValue/isShared(with:)`` (a merge or an edit walk passes over parts that share their storage), and
-/// every row the encoder's memo holds (``DocumentEncoder``), which compares each remembered part by its
-/// bytes first. It is not only a fast path: without it a root holding NaN would count every no-op update
-/// as a change, so it stays whatever the rows say; `Benchmarks/README.md` gives the rows with and without
-/// the storage check of `isShared`.
+/// Rows it holds (`Benchmarks/README.md`, "Fast paths"), through ``JSONValue/isShared(with:)``: a commit, a
+/// merge and the edit walk pass over parts that share their storage. Measured on the 2-core machine with
+/// other builds running (load 6–12), one release build, `isShared` answering false when turned off: the
+/// one-value updates of a 2,211-line TOML file and of a 40,000-key JSON object, edited in place (target
+/// ≤ 1.30× their floor), 1.05–1.24× and 1.05–1.13× with it, 1.48× and 1.47× without it; the ~157 KB
+/// durable update (≤ 2.00×) 1.18× with it, 1.43× without it; the loads unchanged. Every row of the
+/// encoder's memo (``DocumentEncoder``) needs it too: the memo compares each remembered part by its bytes
+/// first. And it is not only a fast path: without it a root holding NaN would count every no-op update as
+/// a change.
 ///
 /// **The soundness rule.** The bytes of a value hold its stored properties, and for a collection or a
 /// string a reference to storage the standard library never changes while it is shared: a copy left alone
