@@ -3,11 +3,10 @@
 // - reads in place, row "read a derived lens (depth 3) vs a bare read + ObservationRegistrar.access",
 //   target ≤ 1.50×: 0.85× with it, 2.13× without it (the part read through the key path under the gate).
 // - the striped read gate, row "read from 2 threads at once", target 0.8× of what two threads of
-//   independent work gain at that moment: 1.03× and 1.28× one thread with it (the machine's own gain
-//   0.42× and 0.47×), 1.00× and 0.99× with a `pthread_rwlock_t` instead (the machine's gain 0.26× and
-//   0.40×). Both meet a target that the loaded machine had pushed down to 0.21–0.38×; on a quiet machine
-//   the target is about 1.13× (the gate measured 1.43× there), which a lock counting every reader in one
-//   word is not known to meet. Kept until the row is measured without it on a quiet machine.
+//   independent work gain at that moment: 2.00× one thread's reads with it (the machine's own gain 1.81×,
+//   so a target of 1.45×), and 0.57× with a `pthread_rwlock_t` instead, whose one reader count the two
+//   threads' cache lines fight over (the machine's gain 1.69×, target 1.35×: missed). Runs in which the
+//   loaded machine gave the second thread no core (its gain 0.26–0.98×) met the target either way.
 
 #if canImport(Glibc)
 import Glibc
