@@ -1,5 +1,5 @@
 // Fast paths of the read (Benchmarks/README.md, "Fast paths"). Measured on the 2-core machine with other
-// builds running (load 10–11), `--area reads`, each turned off in turn in one build:
+// builds running (load 3–11), `--area reads`, each turned off in turn in one build:
 // - reads in place, row "read a derived lens (depth 3) vs a bare read + ObservationRegistrar.access",
 //   target ≤ 1.50×: 0.85× with it, 2.13× without it (the part read through the key path under the gate).
 // - the striped read gate, row "read from 2 threads at once", target 0.8× of what two threads of
