@@ -5,13 +5,14 @@ import Foundation
 // ``EncodedDictionary``). A part found unchanged keeps the last document's storage, so the edit walk
 // (`DocumentEdit.changes`) passes over it too.
 //
-// Rows it holds (Benchmarks/README.md, "Fast paths"), measured on the 2-core machine with other builds
-// running (load 6–12), each row with the memo and, in the next run of the same build, without it
-// (`DocumentPipeline.memo` nil):
-// - "one-value update of a 40000-key JSON object (876 KB), edited in place", target ≤ 1.30× its floor:
-//   1.05× and 1.13× with it, 1.79× without it (38.3 ms → 91.5 ms an update). This row needs it.
-// - the 2211-line TOML file's update, same target: 1.05× and 1.24× with it, 1.24× without it.
-// - "durable update, ~157 KB graph", target ≤ 2.00× its floor: 1.18× with it, 1.80× without it.
+// Rows it holds (Benchmarks/README.md, "Fast paths"), measured on the 2-core machine in one release build
+// with the memo and without it (`DocumentPipeline.memo` nil), calm (load 1.5–2), the figures of a run among
+// other builds (load 6–12) in brackets:
+// - the one-value updates of a 2,211-line TOML file and of a 40,000-key JSON object, edited in place,
+//   target ≤ 1.30× their floor: 1.28× and 1.31× with it [1.05–1.24×, 1.05–1.13×], 1.78× and 2.10× without
+//   it [1.24×, 1.79×]. These rows need it.
+// - "durable update, ~157 KB graph", target ≤ 2.00× its floor: 1.07–1.08× with it [1.18×], 1.78× without
+//   it [1.80×].
 
 extension DocumentEncoder {
     /// Whether `value` is the part `previous` remembers: of the same type, and the same bytes, or (when

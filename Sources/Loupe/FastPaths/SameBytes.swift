@@ -10,15 +10,14 @@ import Foundation
 /// itself). It is a quick check before `==`, never instead of it: equal values may differ in their bytes
 /// (two copies of a string's storage, padding), and those are left to `==`.
 ///
-/// Rows it holds (`Benchmarks/README.md`, "Fast paths"), through ``JSONValue/isShared(with:)``: a commit, a
-/// merge and the edit walk pass over parts that share their storage. Measured on the 2-core machine with
-/// other builds running (load 6–12), one release build, `isShared` answering false when turned off: the
-/// one-value updates of a 2,211-line TOML file and of a 40,000-key JSON object, edited in place (target
-/// ≤ 1.30× their floor), 1.05–1.24× and 1.05–1.13× with it, 1.48× and 1.47× without it; the ~157 KB
-/// durable update (≤ 2.00×) 1.18× with it, 1.43× without it; the loads unchanged. Every row of the
-/// encoder's memo (``DocumentEncoder``) needs it too: the memo compares each remembered part by its bytes
-/// first. And it is not only a fast path: without it a root holding NaN would count every no-op update as
-/// a change.
+/// Rows it holds (`Benchmarks/README.md`, "Fast paths"), through ``JSONValue/isShared(with:)``: a commit, a merge
+/// and the edit walk pass over parts that share their storage. Measured on the 2-core machine, one release build,
+/// `isShared` answering false when turned off: the one-value updates of a 2,211-line TOML file and of a 40,000-key
+/// JSON object, edited in place (target ≤ 1.30× their floor), 1.28× and 1.31× with it, 1.48× and 1.44× without it
+/// on a calm machine (1.48× and 1.47× among other builds); the ~157 KB durable update (≤ 2.00×) 1.18× with it,
+/// 1.43× without it among other builds; the loads unchanged. Every row of the encoder's memo (``DocumentEncoder``)
+/// needs it too: the memo compares each remembered part by its bytes first. And it is not only a fast path: without
+/// it a root holding NaN would count every no-op update as a change.
 ///
 /// **The soundness rule.** The bytes of a value hold its stored properties, and for a collection or a
 /// string a reference to storage the standard library never changes while it is shared: a copy left alone

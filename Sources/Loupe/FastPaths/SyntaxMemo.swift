@@ -1,8 +1,8 @@
 // Rows it holds (Benchmarks/README.md, "Fast paths"): the one-value updates of a 2,211-line commented TOML
 // file and of a 40,000-key JSON object, edited in place, each against its floor (a durable write of the same
-// bytes, their read-back and the compare), target ≤ 1.30×. Measured on the 2-core machine with other builds
-// running (load 6–12), `--area hand-written`, one build: TOML 1.05× and 1.24× with it, 1.40× without it
-// (missed; 1.36× in an earlier quiet run); JSON 1.05× and 1.13× with it, 1.28× without it.
+// bytes, their read-back and the compare), target ≤ 1.30×. Measured on the 2-core machine in one release
+// build, calm (load 1.5–2): 1.28× and 1.31× with it, 1.98× and 1.35× without it (among other builds,
+// load 6–12: 1.40× and 1.28× without it).
 
 /// The syntax tree of the text a codec wrote last, as the write's read-back read it, kept for the next edit
 /// of that same text.
