@@ -1,7 +1,8 @@
 // Fast paths of the read (Benchmarks/README.md, "Fast paths"). Measured on the 2-core machine with other
 // builds running (load 3–11), `--area reads`, each turned off in turn in one build:
 // - reads in place, row "read a derived lens (depth 3) vs a bare read + ObservationRegistrar.access",
-//   target ≤ 1.50×: 0.85× with it, 2.13× without it (the part read through the key path under the gate).
+//   target ≤ 1.50×: 0.85–0.91× with it, 2.12–2.13× without it (the part read through the key path under
+//   the gate).
 // - the striped read gate, row "read from 2 threads at once", target 0.8× of what two threads of
 //   independent work gain at that moment: 2.00× one thread's reads with it (the machine's own gain 1.81×,
 //   so a target of 1.45×), and 0.57× with a `pthread_rwlock_t` instead, whose one reader count the two
