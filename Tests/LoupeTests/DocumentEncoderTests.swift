@@ -353,35 +353,6 @@ struct DocumentEncoderTests {
         #expect(reread.items.value[5].weight == 5)
     }
 
-    @Test("the writer's memo writes exactly what a fresh write writes, through a series of edits", .tags(.property))
-    func writerMemoMatchesAFreshWrite() async {
-        let edit = zip(Gen.int(in: 0...5), Gen.int(in: 0...99), Gen.int(in: -1000...1000))
-        await propertyCheck(count: 50, input: edit.array(of: 1...12)) { edits in
-            var items = (0..<100).map { JSONValue.object(["id": .integer($0), "name": .string("item \($0)")]) }
-            var table = Dictionary(uniqueKeysWithValues: (0..<40).map { ("key \($0)", JSONValue.integer($0)) })
-            var counter = 0
-            let memos = [true: JSONWriter.Memo(), false: JSONWriter.Memo()]
-            for (kind, index, number) in edits {
-                switch kind {
-                case 0: counter = number
-                case 1: items[index] = .object(["id": .integer(number), "name": .string("edited")])
-                case 2: table["key \(index % 40)"] = .double(Double(number) / 8)
-                case 3: table["new \(number)"] = .string("added \"quoted\"")
-                case 4: items.remove(at: index % items.count); items.append(.integer(number))
-                default: break  // the same document again
-                }
-                let document = JSONValue.object([
-                    "counter": .integer(counter), "items": .array(items), "table": .object(table),
-                    "nested": .object(["items": .array(items)]),
-                ])
-                for pretty in [true, false] {
-                    let remembered = try JSONWriter.bytes(of: document, pretty: pretty, memo: memos[pretty])
-                    #expect(try remembered == JSONWriter.bytes(of: document, pretty: pretty))
-                }
-            }
-        }
-    }
-
     @Test("an encode that threw, even where the conformance caught it, is left to JSONEncoder")
     func caughtErrorsFallBack() throws {
         struct Forgiving: Encodable {

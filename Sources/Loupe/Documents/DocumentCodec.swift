@@ -182,8 +182,6 @@ public struct JSONCodec: DocumentCodec {
     public var allowsComments: Bool
     /// How the typed value maps to JSON: date and key strategies.
     public var coding: DocumentCoding
-    /// The text of large parts written last time, reused where they have not changed.
-    private let memo = JSONWriter.Memo()
     /// The syntax of the text written last, as its read-back read it: the next edit most often starts from it.
     private let lastWritten = SyntaxMemo<JSONSyntax>()
 
@@ -228,7 +226,7 @@ public struct JSONCodec: DocumentCodec {
     }
 
     public func serialize(_ document: JSONValue) throws -> Data {
-        var data = Data(try JSONWriter.bytes(of: document, pretty: prettyPrinted, memo: memo))
+        var data = Data(try JSONWriter.bytes(of: document, pretty: prettyPrinted))
         if prettyPrinted { data.append(0x0A) }  // end the file with a newline, as editors do
         return data
     }

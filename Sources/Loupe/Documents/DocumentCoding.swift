@@ -88,11 +88,11 @@ public struct DocumentCoding: Sendable {
 
     /// The document for `value` as ``encode(_:memo:)`` makes it, and the document of the last encode with
     /// `memo` it started from (nil when it started from none): the two share their storage if and only if
-    /// they are the same (see ``DocumentEncoder``). `entryWrite` is the dictionary entry an update wrote alone, if it did.
+    /// they are the same (see ``DocumentEncoder``).
     func encodeNotingLast<T: Encodable>(
-        _ value: T, memo: DocumentEncoder.Memo?, entryWrite: DictionaryEntryWrite? = nil
+        _ value: T, memo: DocumentEncoder.Memo?
     ) throws -> (document: JSONValue, last: JSONValue?) {
-        if let encoded = try DocumentEncoder.encodeNotingLast(value, coding: self, memo: memo, entryWrite: entryWrite) {
+        if let encoded = try DocumentEncoder.encodeNotingLast(value, coding: self, memo: memo) {
             return encoded
         }
         return (try encodeWithJSONEncoder(value), nil)

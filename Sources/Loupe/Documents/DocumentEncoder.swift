@@ -5,14 +5,15 @@ import Foundation
 ///
 /// Why not `JSONEncoder` alone: it writes text, which the pipeline must read back into a tree, and it
 /// encodes the whole value on every commit. This encoder builds the tree directly, and does not encode a
-/// part again that an update did not change (`Benchmarks/README.md` says which rows need it).
+/// part again that an update did not change (the memo, in `FastPaths/EncoderMemo.swift`, says which
+/// benchmark rows need it).
 ///
 /// **How a part is known to be unchanged.** Every part that is not a scalar (a struct, an enum with
 /// values, a collection) is remembered with its document in a tree of ``MemoNode``s that follows the
 /// document: by key in an object, by index in an array. The next encode compares the part at the same
 /// place with the remembered one, and reuses the document, and the nodes below it, when the part is
 /// unchanged: it has the same bytes (a part an update did not touch is a copy of them, its collections
-/// sharing their storage; see ``haveSameBytes(_:_:)``), or, for an `Equatable` type, `==` says so, as
+/// sharing their storage; see ``SameBytes``), or, for an `Equatable` type, `==` says so, as
 /// the core's commit does for the root (an update to a root `==` to the current one saves nothing). A
 /// part that changed is encoded again, reusing in turn what did not change inside it: one element of
 /// a large array costs one element's encode. A dictionary with `String` keys that changed is compared
@@ -29,132 +30,19 @@ import Foundation
 /// single-value container) is an `EncodingError` naming the path, where `JSONEncoder` would stop the
 /// process. `DocumentEncoderTests` compares the two over generated values.
 final class DocumentEncoder {
-    /// What one encode made, for the next to reuse: the node of the whole value.
-    typealias Memo = PartMemo<MemoNode>
-
-    /// A part of the value that is not a scalar, its document, and the nodes of its own parts.
-    ///
-    /// The part belongs to a `Sendable` root (the pipeline encodes only those) and is never mutated here,
-    /// only compared. A node never changes once made, but for a dictionary's layout, which the encode that
-    /// holds the memo (taken from its ``PartMemo``, so no other) hands on to the dictionary's next node.
-    final class MemoNode: @unchecked Sendable {
-        let part: Any
-        /// The part's type, when it is `Equatable`; found once, when the node is made.
-        let equatable: (any Equatable.Type)?
-        let document: JSONValue
-        /// The nodes of the parts it encoded under keys (an object's members that are not scalars), in the
-        /// order it encoded them.
-        let members: [(key: String, node: MemoNode)]
-        /// `members` by key, for an object with many (a few are searched in order).
-        private let membersByKey: [String: MemoNode]?
-        /// The nodes of the parts it encoded in order (an array's elements); nil for a scalar element.
-        let elements: [MemoNode?]
-        /// Whether the part is a dictionary with `String` keys, encoded member by member.
-        private let isDictionary: Bool
-        /// A dictionary's members in its own order (a ``DictionaryLayout``); nil for any other part, and
-        /// once the next encode has taken it.
-        private var layout: AnyObject?
-
-        init<Part>(part: Part, document: JSONValue, members: [(key: String, node: MemoNode)], elements: [MemoNode?]) {
-            self.part = part
-            equatable = Part.self as? any Equatable.Type
-            self.document = document
-            self.members = members
-            membersByKey = members.count > 16 ? Dictionary(members, uniquingKeysWith: { _, last in last }) : nil
-            self.elements = elements
-            isDictionary = false
-        }
-
-        /// The node of a dictionary with `String` keys, its members in its order.
-        init<Value>(dictionary: [String: Value], document: JSONValue, layout: DictionaryLayout<Value>) {
-            part = dictionary
-            equatable = [String: Value].self as? any Equatable.Type
-            self.document = document
-            members = []
-            membersByKey = nil
-            elements = []
-            isDictionary = true
-            self.layout = layout
-        }
-
-        /// The dictionary's layout, which the next node of the dictionary takes over: nil when this is not
-        /// a dictionary's node, or the layout was taken.
-        func takeLayout() -> AnyObject? {
-            defer { layout = nil }
-            return layout
-        }
-
-        /// Whether the part is an object of many parts that are not scalars (a dictionary of settings
-        /// groups), or a dictionary with `String` keys: whether it is unchanged is then asked of each
-        /// member, which finds a changed one without first comparing the whole part (and each unchanged
-        /// member costs a comparison of its bytes).
-        var comparesMembersAlone: Bool { isDictionary || membersByKey != nil }
-
-        /// The nodes of the members, by key.
-        var nodesByKey: [String: MemoNode] {
-            membersByKey ?? Dictionary(members, uniquingKeysWith: { _, last in last })
-        }
-
-        /// The node of the member under `key`. An encode usually encodes its members in the same order
-        /// each time, so `hint`, the index after the member found last, is tried first. (A key encoded
-        /// twice may find the node of either encode: each is a part with its own document, so reusing
-        /// either for an unchanged part is right.)
-        func member(_ key: String, hint: inout Int) -> MemoNode? {
-            if hint < members.count, members[hint].key == key {
-                hint += 1
-                return members[hint - 1].node
-            }
-            if let membersByKey { return membersByKey[key] }
-            guard let index = members.firstIndex(where: { $0.key == key }) else { return nil }
-            hint = index + 1
-            return members[index].node
-        }
-    }
-
-    /// A dictionary's keys, values and members' nodes, in the dictionary's own order.
-    ///
-    /// A dictionary changed by copy-on-write (`settings.groups["a"]?.limit = 3`) is a copy of the one before
-    /// with a member changed in place, and a copy keeps each member where it was. So the next encode walks
-    /// the new dictionary beside its layout, compares each member with the value at the same place (by its
-    /// bytes, in place, without copying it out or looking its key up), and changes the layout where a
-    /// member changed, in place: the layout passes from node to node, never copied. A dictionary whose
-    /// order is not the layout's (keys added or removed) is compared key by key, and gets a new layout.
-    final class DictionaryLayout<Value>: @unchecked Sendable {  // used only by the encode holding its node
-        var keys: [String]
-        var values: [Value]
-        var nodes: [MemoNode?]
-
-        init(keys: [String], values: [Value], nodes: [MemoNode?]) {
-            self.keys = keys
-            self.values = values
-            self.nodes = nodes
-        }
-
-        /// The members' nodes, by key.
-        var nodesByKey: [String: MemoNode] {
-            var byKey: [String: MemoNode] = [:]
-            for (key, node) in zip(keys, nodes) { byKey[key] = node }
-            return byKey
-        }
-    }
-
     /// Why the encode must be handed to `JSONEncoder` instead.
     private struct Unsupported: Error {}
 
     fileprivate let dates: JSONEncoder.DateEncodingStrategy
     /// Whether an infinite or NaN number is encoded (see ``DocumentCoding/encodesNonFiniteNumbers``).
     fileprivate var encodesNonFiniteNumbers = false
-    /// The dictionary entry the update wrote alone, if it did: the dictionary it wrote is encoded by that
-    /// member alone.
-    fileprivate let entryWrite: DictionaryEntryWrite?
     /// Set when this encoder threw, even if the conformance caught it.
     fileprivate var threw = false
     /// The first misuse of the encoder by a conformance, reported after the encode.
     fileprivate var misuse: EncodingError?
 
-    private init(dates: JSONEncoder.DateEncodingStrategy, entryWrite: DictionaryEntryWrite?) {
+    private init(dates: JSONEncoder.DateEncodingStrategy) {
         self.dates = dates
-        self.entryWrite = entryWrite
     }
 
     /// The document for `value`, or nil when `coding` asks for what only `JSONEncoder` does, or when an
@@ -169,16 +57,13 @@ final class DocumentEncoder {
     /// Wherever the document is the same as the last one (its scalars the same, its objects and arrays of
     /// the same parts), it is the last one's, sharing its storage: a document that does not share the last
     /// one's storage differs from it.
-    ///
-    /// `entryWrite`, when the update that made `value` wrote one entry of a dictionary and nothing else,
-    /// names it: that dictionary, found by its storage, is encoded by that entry alone.
     static func encodeNotingLast<T: Encodable>(
-        _ value: T, coding: DocumentCoding, memo: Memo?, entryWrite: DictionaryEntryWrite? = nil
+        _ value: T, coding: DocumentCoding, memo: Memo?
     ) throws -> (document: JSONValue, last: JSONValue?)? {
         guard case .useDefaultKeys = coding.keyEncodingStrategy, Self.supports(coding.dateEncodingStrategy) else {
             return nil
         }
-        let encoder = DocumentEncoder(dates: coding.dateEncodingStrategy, entryWrite: entryWrite)
+        let encoder = DocumentEncoder(dates: coding.dateEncodingStrategy)
         encoder.encodesNonFiniteNumbers = coding.encodesNonFiniteNumbers
         let document: JSONValue
         let node: MemoNode?
@@ -212,7 +97,7 @@ final class DocumentEncoder {
     /// The path is made only when it is needed (an error, a part encoded again): a part found unchanged
     /// costs none. `isWhole` says `value` is the whole value, which is compared by its bytes only: the
     /// pipeline encodes a root that changed.
-    fileprivate func part<T: Encodable>(
+    func part<T: Encodable>(
         _ value: T, at codingPath: @autoclosure () -> [any CodingKey], isWhole: Bool = false, previous: MemoNode?
     ) throws -> (document: JSONValue, node: MemoNode?) {
         do {
@@ -221,7 +106,7 @@ final class DocumentEncoder {
             if let previous, Self.isUnchanged(value, from: previous, comparing: !isWhole) {
                 return (previous.document, previous)
             }
-            if let previous, let dictionary = value as? any StringKeyedDictionary,
+            if let previous, let dictionary = value as? any EncodedDictionary,
                 let changed = try dictionary.document(changedFrom: previous, by: self, at: codingPath())
             {
                 return changed
@@ -236,17 +121,6 @@ final class DocumentEncoder {
             threw = true
             throw error
         }
-    }
-
-    /// Whether `value` is the part `previous` remembers: of the same type, and the same bytes, or (when
-    /// `comparing`) `==` for an `Equatable` type, unless it is an object of many parts, whose members are
-    /// asked one by one.
-    private static func isUnchanged<T>(_ value: T, from previous: MemoNode, comparing: Bool) -> Bool {
-        guard type(of: previous.part) == T.self else { return false }
-        let part = previous.part as! T
-        if haveSameBytes(value, part) { return true }
-        guard comparing, !previous.comparesMembersAlone, let equatable = previous.equatable else { return false }
-        return Loupe.areEqual(value, part, as: equatable)
     }
 
     /// What `value.encode(to:)` encodes; `{}` when a nested value encodes nothing, as `JSONEncoder` has
@@ -349,175 +223,6 @@ final class DocumentEncoder {
         guard misuse == nil else { return }
         misuse = EncodingError.invalidValue(
             "", EncodingError.Context(codingPath: codingPath, debugDescription: reason))
-    }
-}
-
-// MARK: Dictionaries
-
-/// A dictionary with `String` keys, whose encoding the standard library fixes (an object with a member
-/// under each key, as `Dictionary.encode(to:)` makes it): so a dictionary that changed is encoded by its
-/// members that changed, on the document it had, without going through its `encode(to:)` for the rest.
-private protocol StringKeyedDictionary {
-    /// The document and node of this dictionary, made from `previous`'s (the node of a dictionary of the
-    /// same type at the same place last time) by encoding again only the members that changed; nil when
-    /// `previous` is not such a node.
-    func document(
-        changedFrom previous: DocumentEncoder.MemoNode, by encoder: DocumentEncoder, at codingPath: [any CodingKey]
-    ) throws -> (document: JSONValue, node: DocumentEncoder.MemoNode?)?
-}
-
-/// A ``StringKeyedDictionary`` whose values are `Equatable`: a member is unchanged when it has the same
-/// bytes or `==` says so (as ``DocumentEncoder`` asks of any part). Its own protocol, so that `==` is
-/// called directly rather than through a cast for every member.
-private protocol StringKeyedEquatableDictionary {
-    func documentComparingMembers(
-        changedFrom previous: DocumentEncoder.MemoNode, by encoder: DocumentEncoder, at codingPath: [any CodingKey]
-    ) throws -> (document: JSONValue, node: DocumentEncoder.MemoNode?)?
-}
-
-extension Dictionary: StringKeyedDictionary where Key == String, Value: Encodable {
-    fileprivate func document(
-        changedFrom previous: DocumentEncoder.MemoNode, by encoder: DocumentEncoder, at codingPath: [any CodingKey]
-    ) throws -> (document: JSONValue, node: DocumentEncoder.MemoNode?)? {
-        if let equatable = self as? any StringKeyedEquatableDictionary {
-            return try equatable.documentComparingMembers(changedFrom: previous, by: encoder, at: codingPath)
-        }
-        return try document(changedFrom: previous, by: encoder, at: codingPath, unchanged: haveSameBytes)
-    }
-
-    /// The document and node of this dictionary, made from `previous`'s by encoding again the members
-    /// that are not `unchanged` from the member under the same key there.
-    fileprivate func document(
-        changedFrom previous: DocumentEncoder.MemoNode, by encoder: DocumentEncoder, at codingPath: [any CodingKey],
-        unchanged: (Value, Value) -> Bool
-    ) throws -> (document: JSONValue, node: DocumentEncoder.MemoNode?)? {
-        // Of exactly this type: a cast would convert a dictionary of another value type, element by element.
-        guard type(of: previous.part) == Self.self, case .object(let last) = previous.document else { return nil }
-        var members = last
-        let layout = previous.takeLayout() as? DocumentEncoder.DictionaryLayout<Value>
-        if let layout, let write = encoder.entryWrite,
-            try changeEntry(write, previous: previous, layout: layout, members: &members, by: encoder, at: codingPath)
-        {
-            let document = JSONValue.object(members)
-            return (document, DocumentEncoder.MemoNode(dictionary: self, document: document, layout: layout))
-        }
-        var changed: [String] = []
-        if let layout, layout.keys.count == count,
-            try changeInStep(
-                layout, members: &members, changed: &changed, by: encoder, at: codingPath, unchanged: unchanged)
-        {
-            let document = JSONValue.object(members)
-            return (document, DocumentEncoder.MemoNode(dictionary: self, document: document, layout: layout))
-        }
-        // Out of step: compared key by key, from the last document (a member encoded again above is
-        // encoded again here, its node reused).
-        members = last
-        let old = previous.part as! Self
-        var nodes = layout?.nodesByKey ?? previous.nodesByKey
-        var kept = 0
-        for (key, value) in self {
-            if let before = old[key] {
-                kept += 1
-                if unchanged(value, before) { continue }
-            }
-            let (document, node) = try encoder.part(
-                value, at: codingPath + [DocumentCodingKey(key)], previous: nodes[key])
-            // A member encoded again as it was keeps the object's storage as it was.
-            if members[key].map(document.isSamePart) != true { members[key] = document }
-            nodes[key] = node
-        }
-        if kept < old.count {
-            for key in old.keys where self[key] == nil { members[key] = nil }
-        }
-        let document = JSONValue.object(members)
-        let keys = Array(self.keys)
-        let newLayout = DocumentEncoder.DictionaryLayout(
-            keys: keys, values: Array(values), nodes: keys.map { nodes[$0] })
-        return (document, DocumentEncoder.MemoNode(dictionary: self, document: document, layout: newLayout))
-    }
-
-    /// Encodes again the entry `write` names, alone, when this dictionary is the one the write made and
-    /// `previous`'s is the one it made it from (each compared by its storage): the write changed no other
-    /// entry. Changes `layout` (the last dictionary's) with it. False when `write` is of another dictionary.
-    private func changeEntry(
-        _ write: DictionaryEntryWrite, previous: DocumentEncoder.MemoNode,
-        layout: DocumentEncoder.DictionaryLayout<Value>,
-        members: inout [String: JSONValue], by encoder: DocumentEncoder, at codingPath: [any CodingKey]
-    ) throws -> Bool {
-        // Of exactly this type, as above: a cast would convert another.
-        guard type(of: write.after) == Self.self, type(of: write.before) == Self.self,
-            haveSameBytes(write.after as! Self, self), haveSameBytes(write.before as! Self, previous.part as! Self)
-        else { return false }
-        let key = write.key
-        let index = layout.keys.firstIndex(of: key)
-        if let value = self[key] {
-            let (document, node) = try encoder.part(
-                value, at: codingPath + [DocumentCodingKey(key)], previous: index.flatMap { layout.nodes[$0] })
-            if members[key].map(document.isSamePart) != true { members[key] = document }
-            if let index {
-                layout.values[index] = value
-                layout.nodes[index] = node
-            } else {
-                // A new key: where the dictionary holds it is for the next walk to find (out of step, it
-                // compares key by key).
-                layout.keys.append(key)
-                layout.values.append(value)
-                layout.nodes.append(node)
-            }
-        } else if let index {
-            members[key] = nil
-            layout.keys.remove(at: index)
-            layout.values.remove(at: index)
-            layout.nodes.remove(at: index)
-        }
-        return true
-    }
-
-    /// Encodes again the members that changed, walking this dictionary beside `layout` (the last one's
-    /// members, in its order) and changing the layout where a member changed; false once a key is not
-    /// where the layout has it (`members` and the layout may then hold some members encoded again). Adds
-    /// the keys of the members it set to `changed`.
-    private func changeInStep(
-        _ layout: DocumentEncoder.DictionaryLayout<Value>, members: inout [String: JSONValue], changed: inout [String],
-        by encoder: DocumentEncoder, at codingPath: [any CodingKey], unchanged: (Value, Value) -> Bool
-    ) throws -> Bool {
-        // Moved out of the layout while it is walked, and back after: changed in place, never copied.
-        var keys: [String] = [], values: [Value] = [], nodes: [DocumentEncoder.MemoNode?] = []
-        swap(&keys, &layout.keys)
-        swap(&values, &layout.values)
-        swap(&nodes, &layout.nodes)
-        defer {
-            swap(&keys, &layout.keys)
-            swap(&values, &layout.values)
-            swap(&nodes, &layout.nodes)
-        }
-        var index = 0
-        for (key, value) in self {
-            guard keys[index] == key else { return false }
-            defer { index += 1 }
-            if values.withUnsafeBufferPointer({ haveSameBytes(value, asAt: $0.baseAddress! + index) }) { continue }
-            if unchanged(value, values[index]) {
-                values[index] = value  // the same bytes next time
-                continue
-            }
-            let (document, node) = try encoder.part(
-                value, at: codingPath + [DocumentCodingKey(key)], previous: nodes[index])
-            if members[key].map(document.isSamePart) != true {
-                members[key] = document
-                changed.append(key)
-            }
-            values[index] = value
-            nodes[index] = node
-        }
-        return true
-    }
-}
-
-extension Dictionary: StringKeyedEquatableDictionary where Key == String, Value: Encodable & Equatable {
-    fileprivate func documentComparingMembers(
-        changedFrom previous: DocumentEncoder.MemoNode, by encoder: DocumentEncoder, at codingPath: [any CodingKey]
-    ) throws -> (document: JSONValue, node: DocumentEncoder.MemoNode?)? {
-        try document(changedFrom: previous, by: encoder, at: codingPath) { haveSameBytes($0, $1) || $0 == $1 }
     }
 }
 

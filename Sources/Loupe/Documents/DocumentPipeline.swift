@@ -30,9 +30,9 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
     /// The first rule a root breaks (``Validated``), when `Root` has rules; the flag says whether the
     /// violation may quote the value.
     let validate: (@Sendable (Root, Bool) -> RuleViolation?)?
-    /// Whether two roots with the same bytes are the same value (``ValueSemantics``): when they are not,
+    /// Whether two roots with the same bytes are the same value (``SameBytes``): when they are not,
     /// nothing is taken as unchanged for its bytes.
-    let comparesBytes = ValueSemantics.isBytewiseComparable(Root.self)
+    let comparesBytes = SameBytes.isSound(for: Root.self)
     /// What the last encode made, for the next one to reuse; none for a type that holds references, whose
     /// parts may change with their bytes the same.
     let memo: DocumentEncoder.Memo?
@@ -279,13 +279,10 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
     }
 
     /// The document for `root`, and the document of the last encode it started from, which it shares its
-    /// storage with if and only if the two are the same; nil when it started from none. `entryWrite` is
-    /// the dictionary entry an update wrote alone, if it did.
-    func encodeNotingLast(
-        _ root: Root, entryWrite: DictionaryEntryWrite? = nil
-    ) throws -> (document: JSONValue, last: JSONValue?) {
+    /// storage with if and only if the two are the same; nil when it started from none.
+    func encodeNotingLast(_ root: Root) throws -> (document: JSONValue, last: JSONValue?) {
         do {
-            return try coding.encodeNotingLast(root, memo: memo, entryWrite: entryWrite)
+            return try coding.encodeNotingLast(root, memo: memo)
         } catch {
             throw SettingsError(
                 .unwritable, store: storeName, reason: "cannot encode the value: \(error)", cause: error)

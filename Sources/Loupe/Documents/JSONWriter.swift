@@ -7,31 +7,11 @@
 /// `DocumentCodecTests` checks this writer against random documents in a round trip.
 ///
 /// It writes UTF-8 bytes and keeps the path it is at as a stack, made into a ``ValuePath`` only for an
-/// error. Given a ``Memo``, it reuses the text of large arrays and objects that are equal to the ones
-/// written at the same place last time, as ``DocumentEncoder`` reuses their documents: an update of one
-/// field of a 157 KB settings file writes the rest from memory.
+/// error.
 struct JSONWriter {
-    /// Arrays and objects with fewer elements are written every time.
-    static let memoThreshold = 32
-
-    /// The text of the large arrays and objects one write wrote, for the next to reuse.
-    ///
-    /// An entry is used only for a value `==` to the one it was written from, at the same place and
-    /// depth: the comparison answers at once when both share their storage (the document of an unchanged
-    /// collection, which ``DocumentEncoder`` reuses) and compares element by element otherwise.
-    typealias Memo = PartMemo<[String: MemoEntry]>
-
-    /// A large array or object and its text.
-    struct MemoEntry: Sendable {
-        let value: JSONValue
-        let text: [UInt8]
-    }
-
     let pretty: Bool
     private(set) var bytes: [UInt8] = []
     private var path: [ValuePath.Component] = []
-    private var previous: [String: MemoEntry] = [:]
-    private var next: [String: MemoEntry] = [:]
     /// A newline and the indentation of the deepest level written so far; a prefix of it starts a line.
     private var indentation: [UInt8] = [UInt8(ascii: "\n")]
 
@@ -42,12 +22,10 @@ struct JSONWriter {
     /// The JSON text of `document`, as UTF-8 bytes.
     ///
     /// - Throws: ``DocumentSyntaxError`` for a number JSON cannot hold (NaN, infinity), naming where.
-    static func bytes(of document: JSONValue, pretty: Bool, memo: Memo? = nil) throws -> [UInt8] {
+    static func bytes(of document: JSONValue, pretty: Bool) throws -> [UInt8] {
         var writer = JSONWriter(pretty: pretty)
         writer.bytes.reserveCapacity(4096)
-        writer.previous = memo?.take() ?? [:]
         try writer.write(document, depth: 0)
-        memo?.keep(writer.next)
         return writer.bytes
     }
 
@@ -59,25 +37,6 @@ struct JSONWriter {
     }
 
     private mutating func write(_ value: JSONValue, depth: Int) throws {
-        let count: Int
-        switch value {
-        case .array(let elements): count = elements.count
-        case .object(let members): count = members.count
-        default: count = 0
-        }
-        guard count >= Self.memoThreshold else { return try writeValue(value, depth: depth) }
-        let key = "\(pretty) \(depth) \(ValuePath(path))"
-        if let entry = previous[key], entry.value == value {
-            bytes.append(contentsOf: entry.text)
-            next[key] = entry
-            return
-        }
-        let start = bytes.count
-        try writeValue(value, depth: depth)
-        next[key] = MemoEntry(value: value, text: Array(bytes[start...]))
-    }
-
-    private mutating func writeValue(_ value: JSONValue, depth: Int) throws {
         switch value {
         case .null: append("null")
         case .bool(let flag): append(flag ? "true" : "false")

@@ -158,9 +158,9 @@ extension JSONValue {
     /// not copied with the value. The bytes of a collection are its storage's address.)
     func isShared(with other: JSONValue) -> Bool {
         switch (self, other) {
-        case (.object(let a), .object(let b)): haveSameBytes(a, b)
-        case (.array(let a), .array(let b)): haveSameBytes(a, b)
-        case (.string(let a), .string(let b)), (.exactNumber(let a), .exactNumber(let b)): haveSameBytes(a, b)
+        case (.object(let a), .object(let b)): SameBytes.equal(a, b)
+        case (.array(let a), .array(let b)): SameBytes.equal(a, b)
+        case (.string(let a), .string(let b)), (.exactNumber(let a), .exactNumber(let b)): SameBytes.equal(a, b)
         case (.integer(let a), .integer(let b)): a == b
         case (.double(let a), .double(let b)): a.bitPattern == b.bitPattern
         case (.bool(let a), .bool(let b)): a == b

@@ -175,12 +175,8 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     ///
     /// Keys the store holds under a path in `released` leave it (a reset), even when the value is the
     /// same; every other key the store holds stays.
-    ///
-    /// `route`, when `body` writes through one entry of a dictionary and nothing else, tells the encoder
-    /// which (see ``DictionaryEntryRoute``).
     func update<R>(
-        path: LensPath, releasing released: [ValuePath] = [], route: DictionaryEntryRoute? = nil,
-        _ body: (inout Root) throws -> R
+        path: LensPath, releasing released: [ValuePath] = [], _ body: (inout Root) throws -> R
     ) throws -> R {
         var committedAny = false
         defer { afterCommits(committedAny) }
@@ -188,7 +184,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             do {
                 return try retryingConflicts(path: path) { round in
                     if round > 0, let store { committedAny = try catchUp(with: store) || committedAny }
-                    return try apply(body, saving: store, releasing: released, route: route, committed: &committedAny)
+                    return try apply(body, saving: store, releasing: released, committed: &committedAny)
                 }
             } catch let failure as BodyFailure {
                 throw failure.error  // the update's own error, whatever its code: never retried
@@ -221,7 +217,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// holds something newer than the root knew (which is committed first). Call it holding the update lock.
     func apply<R>(
         _ body: (inout Root) throws -> R, saving store: (any DocumentStore)?, releasing released: [ValuePath],
-        route: DictionaryEntryRoute?, committed committedAny: inout Bool
+        committed committedAny: inout Bool
     ) throws -> R? {
         // The root changes only under the update lock, which this thread holds, so it is read here without
         // the read lock.
@@ -235,9 +231,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         if let validator, let violation = pipeline.violation(of: next, validator) {
             throw SettingsError.brokenRule(violation)
         }
-        var entryWrite: DictionaryEntryWrite?
-        if let route { entryWrite = route.write(from: committed.rootForUpdate, to: next) }
-        if try commit(next, saving: store, releasing: released, entryWrite: entryWrite) {
+        if try commit(next, saving: store, releasing: released) {
             committedAny = true
             return result
         }
@@ -263,20 +257,17 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// document, tells a document that differs by not sharing its storage, so a change costs no `==` of
     /// the roots (which, for a root of many parts, costs as much as an encode). A root with no store is
     /// unchanged when it is `==` to the current one.
-    ///
-    /// `entryWrite`, when the update wrote through a dictionary's entry alone, tells the encoder which.
     func commit(
-        _ value: Root, saving store: (any DocumentStore)?, releasing released: [ValuePath] = [],
-        entryWrite: DictionaryEntryWrite? = nil
+        _ value: Root, saving store: (any DocumentStore)?, releasing released: [ValuePath] = []
     ) throws -> Bool {
         var document: JSONValue?
         let unchanged: Bool
         if let rootsEqual {
             let current = committed.rootForUpdate
-            if pipeline.comparesBytes, haveSameBytes(value, current) {
+            if pipeline.comparesBytes, SameBytes.equal(value, current) {
                 unchanged = true
             } else if store != nil {
-                let encoded = try sameDocument(as: current, for: value, entryWrite: entryWrite)
+                let encoded = try sameDocument(as: current, for: value)
                 document = encoded.document
                 unchanged = encoded.same && rootsEqual(value, current)
             } else {
@@ -322,9 +313,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     /// committed root's document is kept from the commit that saved it, or encoded now; when the encoder
     /// started from it, the two are the same exactly when they share their storage, and are compared
     /// otherwise (another encode took what the encoder keeps, or a failed save left another value's).
-    func sameDocument(
-        as current: Root, for value: Root, entryWrite: DictionaryEntryWrite?
-    ) throws -> (document: JSONValue, same: Bool) {
+    func sameDocument(as current: Root, for value: Root) throws -> (document: JSONValue, same: Bool) {
         let known: JSONValue
         if let document = committedDocument.withLock({ $0 }) {
             known = document
@@ -332,7 +321,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             known = try pipeline.encode(current)
             committedDocument.withLock { $0 = known }
         }
-        let (document, last) = try pipeline.encodeNotingLast(value, entryWrite: entryWrite)
+        let (document, last) = try pipeline.encodeNotingLast(value)
         if let last, last.isShared(with: known) { return (document, document.isShared(with: last)) }
         return (document, document == known)
     }

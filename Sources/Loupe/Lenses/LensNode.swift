@@ -49,15 +49,6 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
     private let children = Locked<Children>(Children())
     /// The graph's, copied: read in place (see ``GraphObservation``).
     private let observation: GraphObservation
-    /// Whether the lens writes through a dictionary's entry: found at its first update, which has a root
-    /// whose keys the search can try, and kept. Nil for a lens whose writes do not start with a key path
-    /// that walks more than stored properties, as one through a dictionary's entry does: it never looks.
-    private let entryRoute: Locked<EntryRouteState>?
-
-    private enum EntryRouteState {
-        case unknown, none
-        case found(DictionaryEntryRoute)
-    }
 
     init(core: GraphCore<Root>, step: any Step<Root, Value>, path: LensPath) {
         self.core = core
@@ -65,8 +56,6 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
         lensPath = path
         self.path = path.description
         observation = core.observation
-        let mayWriteThroughAnEntry = step.leadingKeyPath.map { MemoryLayout<Root>.offset(of: $0) == nil } ?? false
-        entryRoute = mayWriteThroughAnEntry ? Locked(.unknown) : nil
         if step is IdentityStep<Root> {
             offset = 0
         } else if let keyPathStep = step as? WritableKeyPathStep<Root, Value> {
@@ -97,21 +86,7 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
     }
 
     func update<R>(_ body: (inout Value) throws -> R) throws -> R {
-        try core.update(path: lensPath, route: route()) { root in try step.modify(&root, body) }
-    }
-
-    /// The lens's ``DictionaryEntryRoute``, if it has one.
-    private func route() -> DictionaryEntryRoute? {
-        guard let entryRoute else { return nil }
-        switch entryRoute.withLock({ $0 }) {
-        case .found(let route): return route
-        case .none: return nil
-        case .unknown:
-            // Searched outside every lock, on a snapshot of the root.
-            let route = step.leadingKeyPath.flatMap { DictionaryEntryRoute.of($0, in: core.read { $0 }) }
-            entryRoute.withLock { $0 = route.map(EntryRouteState.found) ?? .none }
-            return route
-        }
+        try core.update(path: lensPath) { root in try step.modify(&root, body) }
     }
 
     func updateOffPool<R: Sendable>(_ body: @escaping @Sendable (inout Value) throws -> R) async throws -> R {

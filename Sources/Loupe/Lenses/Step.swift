@@ -11,14 +11,6 @@ protocol Step<Whole, Part>: Sendable {
 
     /// Runs `body` on the part, in place where possible; throws ``SettingsError`` where the write cannot land.
     func modify<R>(_ whole: inout Whole, _ body: (inout Part) throws -> R) throws -> R
-
-    /// The key path a write through this step goes through first, when it starts with one: the part of
-    /// the whole it can change (see ``DictionaryEntryRoute``).
-    var leadingKeyPath: PartialKeyPath<Whole>? { get }
-}
-
-extension Step {
-    var leadingKeyPath: PartialKeyPath<Whole>? { nil }
 }
 
 /// The root itself.
@@ -37,7 +29,6 @@ struct WritableKeyPathStep<Whole, Part>: Step, @unchecked Sendable {
     func modify<R>(_ whole: inout Whole, _ body: (inout Part) throws -> R) throws -> R {
         try body(&whole[keyPath: keyPath])
     }
-    var leadingKeyPath: PartialKeyPath<Whole>? { keyPath }
 }
 
 /// A read-only key path; `Lens` never writes through it.
@@ -128,7 +119,6 @@ struct ComposedStep<Whole, Middle, Part>: Step {
     func modify<R>(_ whole: inout Whole, _ body: (inout Part) throws -> R) throws -> R {
         try first.modify(&whole) { middle in try second.modify(&middle, body) }
     }
-    var leadingKeyPath: PartialKeyPath<Whole>? { first.leadingKeyPath }
 }
 
 /// `first` then `second`, merging key paths where both are key paths.

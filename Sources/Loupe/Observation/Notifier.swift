@@ -214,7 +214,7 @@ final class Channel<Root: Sendable, Value: Sendable>: AnyChannel<Root>, @uncheck
             guard version > lastVersion, isLive else { return previous }
             last = current
             lastVersion = version
-            changed = !haveSameBytes(previous, current) && valuesEqual?(previous, current) != true
+            changed = !SameBytes.equal(previous, current) && valuesEqual?(previous, current) != true
             if changed { observers = self.observers }
             return previous
         }

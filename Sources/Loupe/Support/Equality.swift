@@ -36,26 +36,3 @@ struct RuntimeEquality<Value>: Sendable {
 func areEqual<Value, Equatable: Swift.Equatable>(_ lhs: Value, _ rhs: Value, as _: Equatable.Type) -> Bool {
     (lhs as! Equatable) == (rhs as! Equatable)
 }
-
-/// Whether `lhs` and `rhs` are the same bytes, and so the same value, whatever `==` says.
-///
-/// A value copied and left alone keeps its bytes, so this tells a commit or a delivery that nothing
-/// changed even where `==` cannot: a `Double` that is NaN is not `==` to itself, and a root holding one
-/// would otherwise count every no-op update as a change. It is a quick check before `==`, never instead of
-/// it: equal values may differ in their bytes (two copies of a string's storage, padding), and those are
-/// left to `==`.
-///
-/// The bytes are compared by `memcmp`, not one by one: an encode compares every unchanged member of a
-/// dictionary of settings groups so, each some tens of bytes.
-func haveSameBytes<Value>(_ lhs: Value, _ rhs: Value) -> Bool {
-    withUnsafePointer(to: rhs) { haveSameBytes(lhs, asAt: $0) }
-}
-
-/// Whether `value` has the same bytes as the value at `pointer`, compared where that one is (an element of
-/// an array, which reading would copy).
-func haveSameBytes<Value>(_ value: Value, asAt pointer: UnsafePointer<Value>) -> Bool {
-    withUnsafeBytes(of: value) { bytes in
-        guard let base = bytes.baseAddress, bytes.count > 0 else { return true }
-        return memcmp(base, pointer, bytes.count) == 0
-    }
-}

@@ -6,7 +6,7 @@ import Testing
 /// A part that holds a reference to state changed in place: its bytes stay the same while its encoding
 /// changes, so no "same bytes" shortcut may take it for unchanged.
 @Suite("Values that hold references are compared by what they encode, never by their bytes")
-struct ValueSemanticsTests {
+struct SameBytesTests {
     /// A counter shared by reference, with locked state, that encodes its count.
     final class SharedCounter: Codable, Sendable, Equatable {
         private let count = Locked(0)
@@ -51,14 +51,14 @@ struct ValueSemanticsTests {
 
     enum Payload: Codable, Sendable { case counter(SharedCounter), none }
 
-    @Test func typesAreBytewiseComparableOnlyWhenMadeOfValues() {
-        #expect(ValueSemantics.isBytewiseComparable(Plain.self))
-        #expect(ValueSemantics.isBytewiseComparable([String: [Plain]].self))
-        #expect(!ValueSemantics.isBytewiseComparable(Settings.self))
-        #expect(!ValueSemantics.isBytewiseComparable(Group.self))
-        #expect(!ValueSemantics.isBytewiseComparable([String: Group].self))
-        #expect(!ValueSemantics.isBytewiseComparable(Payload.self))
-        #expect(!ValueSemantics.isBytewiseComparable((any Sendable).self))
+    @Test func theCheckIsSoundOnlyForTypesMadeOfValues() {
+        #expect(SameBytes.isSound(for: Plain.self))
+        #expect(SameBytes.isSound(for: [String: [Plain]].self))
+        #expect(!SameBytes.isSound(for: Settings.self))
+        #expect(!SameBytes.isSound(for: Group.self))
+        #expect(!SameBytes.isSound(for: [String: Group].self))
+        #expect(!SameBytes.isSound(for: Payload.self))
+        #expect(!SameBytes.isSound(for: (any Sendable).self))
     }
 
     @Test func aChangeMadeThroughAReferenceIsSavedAndReadBack() throws {

@@ -1,3 +1,14 @@
+// Fast paths of the read (Benchmarks/README.md, "Fast paths"). Measured on the 2-core machine with other
+// builds running (load 3–11), `--area reads`, each turned off in turn in one build:
+// - reads in place, row "read a derived lens (depth 3) vs a bare read + ObservationRegistrar.access",
+//   target ≤ 1.50×: 0.85–0.91× with it, 2.12–2.13× without it (the part read through the key path under
+//   the gate).
+// - the striped read gate, row "read from 2 threads at once", target 0.8× of what two threads of
+//   independent work gain at that moment: 2.00× one thread's reads with it (the machine's own gain 1.81×,
+//   so a target of 1.45×), and 0.57× with a `pthread_rwlock_t` instead, whose one reader count the two
+//   threads' cache lines fight over (the machine's gain 1.69×, target 1.35×: missed). Runs in which the
+//   loaded machine gave the second thread no core (its gain 0.26–0.98×) met the target either way.
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -7,20 +18,15 @@ import Darwin
 #endif
 import Synchronization
 
-/// The committed root of a graph, its version, and everything that makes reading it fast: the one place in
-/// the core where speed shapes the code. `Benchmarks/README.md` says which rows need what is here.
+/// The committed root of a graph, its version, and what makes reading it fast.
 ///
 /// - **Reads in place.** The root lives at a stable address of its own, so a lens whose path is stored
 ///   properties only copies its part out where it lies, at the offset `MemoryLayout.offset(of:)` gives,
-///   instead of copying the whole root and walking the key path. This is one of the core's two unsafe
-///   places, both in this file (the other: ``Children/node(_:as:)``): the pointer is allocated and
-///   initialized once, assigned only while no reader is inside, and destroyed with the box. The tests run
-///   under ASan and TSan.
+///   instead of reading through the step's key path. This is the core's one unsafe place: the pointer is
+///   allocated and initialized once, assigned only while no reader is inside, and destroyed with the box.
+///   The tests run under ASan and TSan.
 /// - **Readers that do not share a cache line** (``ReadGate``): many threads read at once, and are held back
 ///   only while a new root is assigned.
-/// - **Lenses derived again, found at once** (``Children``, at the end of this file): a lens written inline
-///   (`root.server.port.value`) finds the lenses it derived before by comparing pointers, and takes them
-///   out already erased and unchecked.
 ///
 /// Only the graph's update lock holder publishes, and reads ``rootForUpdate`` without the read gate: nobody
 /// else assigns it.
@@ -173,89 +179,3 @@ private struct ThreadKey: Sendable {
 
 private let readStripeKey = ThreadKey()
 private let nextStripe = Atomic<Int>(0)
-
-// MARK: Derived lenses
-
-/// A derived lens's node as its parent keeps it: already a `LensNode` existential, so that finding it
-/// again does not look up the node type's conformance (which the runtime does for each generic
-/// instantiation, on every conversion).
-final class KeptNode<Value: Sendable>: Sendable {
-    let node: any LensNode<Value>
-
-    init(_ node: any LensNode<Value>) { self.node = node }
-}
-
-/// A lens's derived lenses, found by the key path they were derived by.
-///
-/// A key path literal (`\.server`, as `root.server` passes it) is one object, made once by the runtime,
-/// so the lookup first tries the key path's identity: among the few found last, by comparing pointers,
-/// then by hashing it; an equal key path made elsewhere is found by `==` and then remembered by its
-/// identity too. Every key path remembered is held, so no identity is ever reused for another.
-///
-/// What it keeps are ``KeptNode``s, and ``node(_:as:)`` takes the node out without a checked cast: the
-/// core's second unsafe place.
-struct Children {
-    /// The node that `kept`, found under a key, holds. A key names one key path, with its value type, and
-    /// how the lens derives: what is kept under it is always a `KeptNode<Part>`. The cast is not checked in
-    /// release builds (`unsafeDowncast`): a checked one looks up `KeptNode<Part>`'s metadata on every
-    /// derivation. Debug builds, which the tests run (also under ASan and TSan), check it.
-    static func node<Part: Sendable>(_ kept: AnyObject, as _: Part.Type) -> any LensNode<Part> {
-        unsafeDowncast(kept, to: KeptNode<Part>.self).node
-    }
-
-    private struct Identity: Hashable {
-        let object: ObjectIdentifier
-        let kind: ChildKey.Kind
-    }
-
-    private static let limit = 1024
-    /// How many identities found last are compared one by one before hashing.
-    private static let recentCount = 8
-    private var byIdentity: [Identity: (keyPath: AnyKeyPath, node: AnyObject)] = [:]
-    private var byValue: [ChildKey: AnyObject] = [:]
-    /// The identities found last, newest first; each is in `byIdentity`, which holds its key path.
-    private var recent: [(identity: Identity, node: AnyObject)] = []
-
-    mutating func find(_ key: ChildKey) -> AnyObject? {
-        let identity = Identity(object: ObjectIdentifier(key.keyPath), kind: key.kind)
-        // A lens derives few children, and a program derives the same ones again and again (`root.a.b`
-        // inline): comparing a handful of pointers costs less than hashing one.
-        for entry in recent where entry.identity == identity { return entry.node }
-        if let known = byIdentity[identity] {
-            remember(identity, known.node)
-            return known.node
-        }
-        guard let node = byValue[key] else { return nil }
-        // Key paths made anew at each derivation (`root[\.features[name]]`) are equal objects, not one:
-        // past a bound, the identities are forgotten and learned again.
-        if byIdentity.count >= 4 * byValue.count + 64 { forgetIdentities() }
-        byIdentity[identity] = (key.keyPath, node)
-        remember(identity, node)
-        return node
-    }
-
-    private mutating func remember(_ identity: Identity, _ node: AnyObject) {
-        if recent.count == Self.recentCount { recent.removeLast() }
-        recent.insert((identity, node), at: 0)
-    }
-
-    private mutating func forgetIdentities() {
-        byIdentity.removeAll(keepingCapacity: true)
-        recent.removeAll(keepingCapacity: true)
-    }
-
-    /// Keeps `node`, the lens `key` derives (so a `KeptNode` of that key path's value type: what
-    /// ``node(_:as:)`` relies on). Past `limit` different key paths (a program deriving lenses by key paths
-    /// made from data), everything kept is forgotten first: lenses handed out stay valid; a lens derived
-    /// again is made again.
-    mutating func keep<Part: Sendable>(_ node: KeptNode<Part>, for key: ChildKey) {
-        if byValue.count >= Self.limit {
-            byValue.removeAll(keepingCapacity: true)
-            forgetIdentities()
-        }
-        let identity = Identity(object: ObjectIdentifier(key.keyPath), kind: key.kind)
-        byValue[key] = node
-        byIdentity[identity] = (key.keyPath, node)
-        remember(identity, node)
-    }
-}

@@ -3,12 +3,10 @@ import Foundation
 import LoupeTestSupport
 import Testing
 
-/// A lens that writes through one entry of a dictionary (`root[\.groups["a"]]`, `root.groups["a"]`) tells
-/// the encoder which entry it wrote, and the encoder encodes that entry alone: found only where such a
-/// write can change nothing else, used only on the very dictionary the write made, and never at the cost
-/// of a document that differs from the value.
+/// Writes through one entry of a dictionary (`root[\.groups["a"]]`, `root.groups["a"]`), among other writes:
+/// the encoder's memo encodes the members that changed alone, and the file always holds the value.
 @Suite("Writes through a dictionary's entry")
-struct DictionaryEntryRouteTests {
+struct DictionaryEntryWriteTests {
     struct Group: Codable, Sendable, Equatable {
         var limit = 0
         var label = "label"
@@ -53,68 +51,6 @@ struct DictionaryEntryRouteTests {
             settings.writes = 0
             return settings
         }
-    }
-
-    @Test("a key path through an entry that stored properties reach has a route, naming the entry; others have none")
-    func routesAreFoundOnlyWhereAWriteChangesTheEntryAlone() throws {
-        let settings = Settings.filled
-        let direct = try #require(DictionaryEntryRoute.of(\Settings.groups["g7"], in: settings))
-        #expect(direct.key == "g7")
-        #expect(direct.dictionary == \Settings.groups)
-        // Only the root's own stored properties are searched (see `DictionaryEntryRoute.of(_:in:)`): a deeper
-        // dictionary is walked by the encoder.
-        #expect(
-            DictionaryEntryRoute.of(\Settings.inner.table["t39"], in: settings) == nil,
-            "a dictionary below the root's own properties")
-        #expect(
-            DictionaryEntryRoute.of(\Settings.groups["absent"], in: settings) == nil,
-            "a key the dictionary does not hold")
-        #expect(DictionaryEntryRoute.of(\Settings.observed["o1"], in: settings) == nil, "a property with observers")
-        #expect(DictionaryEntryRoute.of(\Settings.port, in: settings) == nil, "stored properties alone")
-        #expect(
-            DictionaryEntryRoute.of(\Settings.groups["g1"]?.limit, in: settings) == nil, "a key path beyond the entry")
-
-        // The lens subscript that names its key makes a key path with the same route.
-        let root = RootLens(settings)
-        let lens = root.groups["g3"]
-        let focus = try #require(lens.node as? Focus<Settings, Group?>)
-        let leading = try #require(focus.step.leadingKeyPath)
-        #expect(DictionaryEntryRoute.of(leading, in: settings)?.key == "g3")
-    }
-
-    @Test("the encoder encodes the written entry alone on the dictionary the write made, and walks any other")
-    func theEncoderTrustsTheWriteOnlyOnItsOwnDictionary() throws {
-        let coding = DocumentCoding()
-        let memo = DocumentEncoder.Memo()
-        var before = Settings.filled
-        _ = try #require(try DocumentEncoder.encode(before, coding: coding, memo: memo))
-        // A dictionary first changed is walked, which lays out its members for the encodes after it.
-        before.groups["g0"]?.limit = 100
-        _ = try #require(try DocumentEncoder.encode(before, coding: coding, memo: memo))
-
-        // Two entries changed, one named: the named one alone is encoded again. (An update through a route
-        // changes one; this shows which one the encoder looks at.)
-        var after = before
-        after.groups["g1"]?.limit = -1
-        after.groups["g2"]?.limit = -2
-        let named = DictionaryEntryWrite(before: before.groups, after: after.groups, key: "g1")
-        let trusting = try #require(
-            try DocumentEncoder.encodeNotingLast(after, coding: coding, memo: memo, entryWrite: named)?.document)
-        #expect(trusting[path: ValuePath([.key("groups"), .key("g1"), .key("limit")])] == .integer(-1))
-        #expect(
-            trusting[path: ValuePath([.key("groups"), .key("g2"), .key("limit")])] == .integer(2),
-            "the entry the write did not name is not looked at")
-
-        // Named on another dictionary (not the one encoded last): the dictionary is walked.
-        let memo2 = DocumentEncoder.Memo()
-        _ = try #require(try DocumentEncoder.encode(Settings.filled, coding: coding, memo: memo2))
-        _ = try #require(try DocumentEncoder.encode(before, coding: coding, memo: memo2))
-        var other = before.groups
-        other["g1"]?.limit = 5
-        let elsewhere = DictionaryEntryWrite(before: before.groups, after: other, key: "g1")
-        let walked = try #require(
-            try DocumentEncoder.encodeNotingLast(after, coding: coding, memo: memo2, entryWrite: elsewhere)?.document)
-        #expect(walked == (try coding.encodeWithJSONEncoder(after)))
     }
 
     @Test(
