@@ -18,9 +18,6 @@ public struct AnyRootLens: Sendable, CustomStringConvertible {
         self.root = root
     }
 
-    /// Whether the store keeps secrets (a keyring): tools should mask what they show.
-    public var holdsSecrets: Bool { root.holdsSecrets }
-
     /// The store, as it describes itself.
     public var storeDescription: String { root.storeDescription }
 
@@ -32,7 +29,7 @@ public struct AnyRootLens: Sendable, CustomStringConvertible {
         get throws { try root.value(atPath: "") }
     }
 
-    /// The part at `path`, encoded (see ``RootLens/value(atPath:)``).
+    /// The part at `path`, encoded (see ``ReadableLens/value(atPath:)``).
     public func value(atPath path: String) throws -> JSONValue {
         try root.value(atPath: path)
     }
@@ -75,14 +72,14 @@ public struct AnyRootLens: Sendable, CustomStringConvertible {
 
     /// The locks that hold paths at the value of the layers below (see ``RootLens/locks``).
     public var locks: [SettingsLock] { root.locks }
-    /// The paths whose values are secrets (see ``RootLens/secretPaths``).
+    /// The paths whose values are secrets (see ``ReadableLens/secretPaths``).
     public var secretPaths: [ValuePath] { root.secretPaths }
 
     /// The paths (from the root) of the parts `value`, the part at `path` of any document of the settings
     /// (a stored one, a layer, an old version), holds that the settings type declares secret
     /// (``SecretSettings``): `path` itself when that part is, or lies in, a secret one.
-    package func declaredSecretPaths(in value: JSONValue, at path: ValuePath) -> [ValuePath] {
-        root.declaredSecretPaths(in: value, at: path)
+    package func secretPaths(in value: JSONValue, at path: ValuePath) -> [ValuePath] {
+        root.secretPaths(in: value, at: path)
     }
 
     /// Where the value at `path` comes from (see ``RootLens/provenance(of:)``).
@@ -158,11 +155,10 @@ extension RootLens {
 
 /// What ``AnyRootLens`` asks of a root: its non-generic operations, which `RootLens` has already.
 protocol ErasedRoot: Sendable, CustomStringConvertible {
-    var holdsSecrets: Bool { get }
     var storeDescription: String { get }
     var locks: [SettingsLock] { get }
     var secretPaths: [ValuePath] { get }
-    func declaredSecretPaths(in value: JSONValue, at path: ValuePath) -> [ValuePath]
+    func secretPaths(in value: JSONValue, at path: ValuePath) -> [ValuePath]
     func value(atPath path: String) throws -> JSONValue
     func set(atPath path: String, to newValue: JSONValue) throws
     func set(atPath path: String, to newValue: JSONValue, ifUnchangedFrom expected: JSONValue) throws
@@ -185,8 +181,8 @@ protocol ErasedRoot: Sendable, CustomStringConvertible {
 }
 
 extension RootLens: ErasedRoot {
-    func declaredSecretPaths(in value: JSONValue, at path: ValuePath) -> [ValuePath] {
-        core.pipeline.declaredSecretPaths(in: value, at: path)
+    func secretPaths(in value: JSONValue, at path: ValuePath) -> [ValuePath] {
+        core.pipeline.secretPaths(in: value, at: path)
     }
 
     func observeDocument(_ handler: @escaping @Sendable (JSONValue) -> Void) -> ObservationToken {

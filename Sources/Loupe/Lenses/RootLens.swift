@@ -11,7 +11,8 @@ import Logging
 /// try root.reload()                                 // what only the root can do: reload, remove, flush
 /// ```
 ///
-/// The root reads and writes like a `MutableLens<Root>` (``lens`` is exactly that). Only the root can
+/// The root reads and writes like a `MutableLens<Root>` (``lens`` is exactly that): its reads are
+/// ``ReadableLens``'s, its writes ``WritableLens``'s, and its path is `<root>`. Only the root can
 /// `reload()`, `remove()` and `flush()`, and only it reports the failures of outside changes
 /// (``errors``, ``observeErrors(_:)``): part lenses read, write and observe, nothing else.
 ///
@@ -23,8 +24,11 @@ import Logging
 /// and deferred writes are flushed. With swift-service-lifecycle, `LoupeServiceLifecycle` makes a root a
 /// `Service` that flushes on graceful shutdown.
 @dynamicMemberLookup
-public final class RootLens<Root: Codable & Sendable>: Sendable {
+public final class RootLens<Root: Codable & Sendable>: WritableLens {
     let core: GraphCore<Root>
+
+    /// The value the root reads: the settings.
+    public typealias Value = Root
 
     /// The whole graph as a lens, to hand to code that takes a `MutableLens<Root>`.
     public let lens: MutableLens<Root>
@@ -90,15 +94,6 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
 
     // MARK: Reading
 
-    /// The current value: an immutable snapshot, safe to keep and read on any thread.
-    public var value: Root { lens.value }
-
-    /// The whole graph as a read-only lens.
-    public var readOnly: Lens<Root> { lens.readOnly }
-
-    /// Whether the store keeps secrets (a keyring): tools should mask what they show.
-    public var holdsSecrets: Bool { core.holdsSecrets }
-
     /// The store, as it describes itself (`JSON file /etc/app/settings.json`); never a value.
     public var storeDescription: String { core.storeName }
 
@@ -123,48 +118,7 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
         lens.readOnly[keyPath]
     }
 
-    // MARK: Updating
-
-    /// Replaces the whole value. See `MutableLens.set(_:)`.
-    public func set(_ newValue: Root) throws {
-        try lens.set(newValue)
-    }
-
-    /// Replaces the whole value, off Swift's cooperative pool.
-    @available(
-        *, deprecated,
-        message:
-            "use 'try await root.async.set(_:)': at top level, 'try await root.set(_:)' resolves to the synchronous form"
-    )
-    public func set(_ newValue: Root) async throws {
-        try await self.async.set(newValue)
-    }
-
-    /// Changes the value in place and returns what `body` returns. See `MutableLens.update(_:)`.
-    @discardableResult
-    public func update<Result>(_ body: (inout Root) throws -> Result) throws -> Result {
-        try lens.update(body)
-    }
-
-    /// Changes the value in place, off Swift's cooperative pool.
-    @available(
-        *, deprecated,
-        message:
-            "use 'try await root.async.update(_:)': at top level, 'try await root.update(_:)' resolves to the synchronous form"
-    )
-    @discardableResult
-    public func update<Result: Sendable>(
-        _ body: @escaping @Sendable (inout Root) throws -> Result
-    ) async throws -> Result {
-        try await self.async.update(body)
-    }
-
     // MARK: Paths in text
-
-    /// The document of the part at `path`. See ``Lens/value(atPath:)``.
-    public func value(atPath path: String) throws -> JSONValue {
-        try lens.value(atPath: path)
-    }
 
     /// Replaces the part at `path`, type-checked against `Root`. See ``MutableLens/set(atPath:to:)``.
     ///
@@ -264,13 +218,6 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
 
     /// The locks in force: paths the top layer of a ``LayeredStore`` may not set.
     public var locks: [SettingsLock] { core.locks }
-
-    /// The paths whose values are secrets although the store is not a secret store: those a credential
-    /// directory (``LayeredStore/Layer/directory(credentials:)``) sets, those a secret reference
-    /// (``SecretReferences``) gives, and the parts the settings type declares secret (``SecretSettings``)
-    /// that the value holds, wherever their values come from. Tools mask the values there, as `loupe` does unless asked with
-    /// `--reveal`, and a `LoupeProvider` marks them secret for `ConfigReader`.
-    public var secretPaths: [ValuePath] { core.secretPaths }
 
     /// The version of the settings this program reads and writes: the `version` the root was made with (1
     /// without migrations).
@@ -497,25 +444,6 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     /// for await error in root.errors { logger.error("ignored a bad edit: \(error)") }
     /// ```
     public var errors: OutsideChangeErrors { OutsideChangeErrors(core: core) }
-}
-
-// MARK: - Observing the whole value
-
-extension RootLens {
-    /// Calls `handler` with the new value after each commit. See ``Lens/observe(_:)``.
-    public func observe(_ handler: @escaping @Sendable (_ newValue: Root) -> Void) -> ObservationToken {
-        lens.observe(handler)
-    }
-
-    /// Like ``observe(_:)``, with the value before the change as well.
-    public func observeChanges(
-        _ handler: @escaping @Sendable (_ oldValue: Root, _ newValue: Root) -> Void
-    ) -> ObservationToken {
-        lens.observeChanges(handler)
-    }
-
-    /// The current value, then each changed value. See ``Lens/values``.
-    public var values: LensValues<Root> { lens.values }
 }
 
 extension RootLens: CustomStringConvertible, CustomDebugStringConvertible {
