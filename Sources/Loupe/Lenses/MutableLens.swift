@@ -17,14 +17,17 @@
 /// ``ReadableLens``'s and its writes ``WritableLens``'s, which ``RootLens`` shares.
 @dynamicMemberLookup
 public struct MutableLens<Value: Sendable>: WritableLens {
-    let node: any LensNode<Value>
-
-    init(node: any LensNode<Value>) {
-        self.node = node
-    }
+    /// The same lens without the ability to write, to hand to components that only read.
+    public let readOnly: Lens<Value>
 
     /// This lens: what the writes of ``WritableLens`` go through.
     public var lens: MutableLens<Value> { self }
+
+    var node: any LensNode<Value> { readOnly.node }
+
+    init(node: any LensNode<Value>) {
+        readOnly = Lens(node: node)
+    }
 
     // MARK: Deriving
 

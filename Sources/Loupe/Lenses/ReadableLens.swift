@@ -65,7 +65,7 @@ public protocol WritableLens<Value>: ReadableLens {
 
 extension WritableLens {
     /// The same lens without the ability to write, to hand to components that only read.
-    public var readOnly: Lens<Value> { Lens(node: lens.node) }
+    public var readOnly: Lens<Value> { lens.readOnly }
 
     /// Replaces this lens's value.
     ///
@@ -75,12 +75,9 @@ extension WritableLens {
         try lens.node.update { $0 = newValue }
     }
 
-    /// Replaces this lens's value, off Swift's cooperative pool.
-    @available(
-        *, deprecated,
-        message:
-            "use 'try await lens.async.set(_:)': at top level, 'try await lens.set(_:)' resolves to the synchronous form"
-    )
+    /// Replaces this lens's value, off Swift's cooperative pool. Deprecated: `try await lens.set(_:)`
+    /// resolves to the synchronous form at top level, `async.set(_:)` everywhere.
+    @available(*, deprecated, message: "use 'try await lens.async.set(_:)'")
     public func set(_ newValue: Value) async throws {
         try await lens.node.updateOffPool { $0 = newValue }
     }
@@ -99,12 +96,9 @@ extension WritableLens {
         try lens.node.update(body)
     }
 
-    /// Changes this lens's value in place, off Swift's cooperative pool.
-    @available(
-        *, deprecated,
-        message:
-            "use 'try await lens.async.update(_:)': at top level, 'try await lens.update(_:)' resolves to the synchronous form"
-    )
+    /// Changes this lens's value in place, off Swift's cooperative pool. Deprecated: `try await
+    /// lens.update(_:)` resolves to the synchronous form at top level, `async.update(_:)` everywhere.
+    @available(*, deprecated, message: "use 'try await lens.async.update(_:)'")
     @discardableResult
     public func update<Result: Sendable>(
         _ body: @escaping @Sendable (inout Value) throws -> Result
