@@ -82,7 +82,8 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
                 .unwritable, store: storeName, reason: "cannot encode the default value: \(error)", cause: error)
         }
         pipeline = DocumentPipeline(
-            coding: coding, storeName: storeName, quotesValues: !(store?.secretPaths.contains(.root) ?? false), defaults: defaults,
+            coding: coding, storeName: storeName, quotesValues: !(store?.secretPaths.contains(.root) ?? false),
+            defaults: defaults,
             version: version, migrations: migrations, form: form, validate: validator,
             // A root with a store has encoded its default already.
             schema: store == nil

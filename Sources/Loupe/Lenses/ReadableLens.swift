@@ -38,7 +38,7 @@ extension ReadableLens {
     /// (`root.features["beta"]`, `root.items[index: 3]`) name it exactly.
     public var path: String { readOnly.node.path }
 
-    /// The path from the root as a ``ValuePath``, the form errors and ``RootLens/provenance(of:)`` take;
+    /// The path from the root as a ``ValuePath``, the form errors and ``SettingsRoot/provenance(of:)`` take;
     /// `nil` for a lens through a computed property or a subscript, which no path names.
     public var valuePath: ValuePath? { readOnly.node.lensPath.valuePath }
 

@@ -200,8 +200,8 @@ struct PageModel: Sendable {
     /// Whether the value at `path` is, or lies in, a secret, or holds one: then the page shows it masked.
     func isSecret(_ path: ValuePath, _ secrets: [ValuePath]) -> Bool {
         secrets.contains { secret in
-                path.components.starts(with: secret.components) || secret.components.starts(with: path.components)
-            }
+            path.components.starts(with: secret.components) || secret.components.starts(with: path.components)
+        }
     }
 
     /// `value`, the part at `path`, as the page may show it: masked where secret.

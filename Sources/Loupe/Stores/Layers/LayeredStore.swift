@@ -92,7 +92,8 @@ public final class LayeredStore: DocumentStore {
         /// Any store, read only: etcd for a fleet's defaults, for example. It is watched when it can be.
         public static func store(_ store: some DocumentStore) -> Layer {
             let source = StoreLayer(store)
-            return Layer(makeSource: { _ in source }, label: store.description, isSecret: store.secretPaths.contains(.root))
+            return Layer(
+                makeSource: { _ in source }, label: store.description, isSecret: store.secretPaths.contains(.root))
         }
 
         // MARK: Overrides, above the top
