@@ -1,4 +1,4 @@
-/// What every lens reads, written once: its value, where it lies in the document, which of its parts are
+/// What every lens reads: its value, where it lies in the document, which of its parts are
 /// secret, and (see Observation) its changes. ``Lens``, ``MutableLens`` and ``RootLens`` are readable lenses.
 ///
 /// A component that only reads can take any of them:
@@ -56,7 +56,7 @@ extension ReadableLens {
     public var secretPaths: [ValuePath] { readOnly.node.secretPaths.relative(to: valuePath) }
 }
 
-/// What every lens that writes does, written once: replace its value, or change it in place.
+/// What every lens that writes does: replace its value, or change it in place.
 /// ``MutableLens`` and ``RootLens`` are writable lenses.
 public protocol WritableLens<Value>: ReadableLens {
     /// The lens's writes as a ``MutableLens``: the lens itself, or the whole graph for a ``RootLens``.

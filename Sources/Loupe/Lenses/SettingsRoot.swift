@@ -1,4 +1,4 @@
-/// What every root does whatever its settings type, written once: the store it keeps the settings in,
+/// What every root does whatever its settings type: the store it keeps the settings in,
 /// the layers and where each value comes from, and the history. ``RootLens`` and its type-erased face
 /// ``AnyRootLens`` are settings roots.
 ///
