@@ -22,6 +22,9 @@ public struct Lens<Value: Sendable>: ReadableLens {
     /// This lens: it cannot write already.
     public var readOnly: Lens<Value> { self }
 
+    /// The current value (see ``ReadableLens/value``).
+    public var value: Value { node.read() }
+
     /// A lens onto a part of this lens's value.
     public subscript<Part: Sendable>(dynamicMember keyPath: KeyPath<Value, Part> & Sendable) -> Lens<Part> {
         self[keyPath]

@@ -17,17 +17,20 @@
 /// ``ReadableLens``'s and its writes ``WritableLens``'s, which ``RootLens`` shares.
 @dynamicMemberLookup
 public struct MutableLens<Value: Sendable>: WritableLens {
+    let node: any LensNode<Value>
+
+    init(node: any LensNode<Value>) {
+        self.node = node
+    }
+
     /// The same lens without the ability to write, to hand to components that only read.
-    public let readOnly: Lens<Value>
+    public var readOnly: Lens<Value> { Lens(node: node) }
 
     /// This lens: what the writes of ``WritableLens`` go through.
     public var lens: MutableLens<Value> { self }
 
-    var node: any LensNode<Value> { readOnly.node }
-
-    init(node: any LensNode<Value>) {
-        readOnly = Lens(node: node)
-    }
+    /// The current value (see ``ReadableLens/value``).
+    public var value: Value { node.read() }
 
     // MARK: Deriving
 

@@ -17,16 +17,20 @@ public protocol ReadableLens<Value>: Sendable {
 
     /// The same lens without the ability to write, to hand to components that only read.
     var readOnly: Lens<Value> { get }
-}
 
-extension ReadableLens {
+    // A requirement that each lens type meets itself, not an extension's: a read called on a concrete lens
+    // from another module is then a direct call, where a protocol extension's generic one costs a held
+    // read a third more (the `reads` rows of Benchmarks).
+
     /// The current value: an immutable snapshot, safe to keep and read on any thread.
     ///
     /// Reading takes a read lock for as long as it takes to project this lens's part; many readers run at
     /// once, and readers never wait for an update's closure or its disk I/O. Inside
     /// `withObservationTracking`, the read is tracked: the next commit of the graph calls its `onChange`.
-    public var value: Value { readOnly.node.read() }
+    var value: Value { get }
+}
 
+extension ReadableLens {
     /// The path from the root, as ``ValuePath`` prints it (`server.port`); `<root>` for the root.
     ///
     /// The path is the document's: composed as the lens is derived, each stored property a key path walks

@@ -33,6 +33,9 @@ public final class RootLens<Root: Codable & Sendable>: WritableLens, SettingsRoo
     /// The whole graph as a lens, to hand to code that takes a `MutableLens<Root>`.
     public let lens: MutableLens<Root>
 
+    /// The current value (see ``ReadableLens/value``).
+    public var value: Root { lens.value }
+
     private init(core: GraphCore<Root>) {
         self.core = core
         lens = MutableLens(node: Focus<Root, Root>(core: core, step: IdentityStep(), path: .root))
