@@ -69,6 +69,17 @@ public struct MutableLens<Value: Sendable>: WritableLens {
 
     // MARK: Updating
 
+    /// Replaces this lens's value (see ``WritableLens/set(_:)``).
+    public func set(_ newValue: Value) throws {
+        try node.update { $0 = newValue }
+    }
+
+    /// Changes this lens's value in place and returns what `body` returns (see ``WritableLens/update(_:)``).
+    @discardableResult
+    public func update<Result>(_ body: (inout Value) throws -> Result) throws -> Result {
+        try node.update(body)
+    }
+
     /// The same writes for async code: they suspend the caller while `body` and the store's I/O run off
     /// Swift's cooperative pool, on the graph's own queue.
     ///

@@ -65,26 +65,15 @@ extension ReadableLens {
 public protocol WritableLens<Value>: ReadableLens {
     /// The lens's writes as a ``MutableLens``: the lens itself, or the whole graph for a ``RootLens``.
     var lens: MutableLens<Value> { get }
-}
 
-extension WritableLens {
-    /// The same lens without the ability to write, to hand to components that only read.
-    public var readOnly: Lens<Value> { lens.readOnly }
+    // Requirements each lens type meets itself, as `value` is: an update called on a concrete lens from
+    // another module is then a direct call (the in-memory update row of Benchmarks).
 
     /// Replaces this lens's value.
     ///
     /// Returns after the new root is saved and visible. Throws ``SettingsError`` when the write cannot land
     /// or the store fails; either way nothing changed.
-    public func set(_ newValue: Value) throws {
-        try lens.node.update { $0 = newValue }
-    }
-
-    /// Replaces this lens's value, off Swift's cooperative pool. Deprecated: `try await lens.set(_:)`
-    /// resolves to the synchronous form at top level, `async.set(_:)` everywhere.
-    @available(*, deprecated, message: "use 'try await lens.async.set(_:)'")
-    public func set(_ newValue: Value) async throws {
-        try await lens.node.updateOffPool { $0 = newValue }
-    }
+    func set(_ newValue: Value) throws
 
     /// Changes this lens's value in place and returns what `body` returns.
     ///
@@ -96,8 +85,18 @@ extension WritableLens {
     /// Keep `body` short and free of side effects: with a store that detects conflicting writers from other
     /// processes (etcd), it may run again on the fresh value.
     @discardableResult
-    public func update<Result>(_ body: (inout Value) throws -> Result) throws -> Result {
-        try lens.node.update(body)
+    func update<Result>(_ body: (inout Value) throws -> Result) throws -> Result
+}
+
+extension WritableLens {
+    /// The same lens without the ability to write, to hand to components that only read.
+    public var readOnly: Lens<Value> { lens.readOnly }
+
+    /// Replaces this lens's value, off Swift's cooperative pool. Deprecated: `try await lens.set(_:)`
+    /// resolves to the synchronous form at top level, `async.set(_:)` everywhere.
+    @available(*, deprecated, message: "use 'try await lens.async.set(_:)'")
+    public func set(_ newValue: Value) async throws {
+        try await lens.node.updateOffPool { $0 = newValue }
     }
 
     /// Changes this lens's value in place, off Swift's cooperative pool. Deprecated: `try await

@@ -118,6 +118,15 @@ public final class RootLens<Root: Codable & Sendable>: WritableLens, SettingsRoo
         lens.readOnly[keyPath]
     }
 
+    // MARK: Updating
+
+    /// Replaces the whole value (see ``WritableLens/set(_:)``).
+    public func set(_ newValue: Root) throws { try lens.set(newValue) }
+
+    /// Changes the value in place and returns what `body` returns (see ``WritableLens/update(_:)``).
+    @discardableResult
+    public func update<Result>(_ body: (inout Root) throws -> Result) throws -> Result { try lens.update(body) }
+
     // MARK: Paths in text
 
     /// Replaces the part at `path`, type-checked against `Root`. See ``MutableLens/set(atPath:to:)``.
