@@ -45,7 +45,7 @@ struct Serve: AsyncParsableCommand {
         let settings = try store.openSettings(watching: true)
         let configuration = SettingsPage.Configuration(
             token: token ?? ProcessInfo.processInfo.environment["LOUPE_PAGE_TOKEN"] ?? SettingsPage.randomToken(),
-            readOnly: readOnly, allowsReveal: store.reveal)
+            readOnly: readOnly, revealsSecrets: store.reveal)
         let page = SettingsPage(settings.root, configuration: configuration)
         let address: SettingsPageServer.Address = socket.map { .unixSocket($0) } ?? .host(host, port: port)
         var logger = Logger(label: "loupe.serve")

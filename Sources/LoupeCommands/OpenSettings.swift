@@ -13,24 +13,19 @@ import Loupe
 public struct OpenSettings: Sendable {
     /// The root, with its type hidden.
     public let root: AnyRootLens
-    /// Whether printed values are masked: the store holds secrets and the person did not ask to see them.
-    public let masksValues: Bool
     /// Whether the person asked to see secrets: otherwise the values at the root's
-    /// `AnyRootLens.secretPaths` (credentials, secret references, the parts the settings type declares
-    /// secret) are masked too.
+    /// `AnyRootLens.secretPaths` (every value of a store that keeps secrets, credentials, secret
+    /// references, the parts the settings type declares secret) are printed masked.
     public let revealsSecrets: Bool
-    /// Whether the store holds secrets (which `edit` never writes to a temporary file).
-    public var holdsSecrets: Bool { root.holdsSecrets }
 
-    /// The commands' view of `root`. Values of a root that holds secrets are printed masked unless
+    /// The commands' view of `root`. Values at the root's secret paths are printed masked unless
     /// `revealingSecrets`.
     public init(_ root: AnyRootLens, revealingSecrets: Bool = false) {
         self.root = root
-        masksValues = root.holdsSecrets && !revealingSecrets
         revealsSecrets = revealingSecrets
     }
 
-    /// The commands' view of `root`. Values of a root that holds secrets are printed masked unless
+    /// The commands' view of `root`. Values at the root's secret paths are printed masked unless
     /// `revealingSecrets`.
     public init<Root: Codable & Sendable>(_ root: RootLens<Root>, revealingSecrets: Bool = false) {
         self.init(root.erased, revealingSecrets: revealingSecrets)

@@ -174,8 +174,8 @@ extension SettingsCommand {
     /// The paths (from the root) of the parts `value`, the part at `path` of a document that does not
     /// read (`error`, opening the settings, says so), holds that the settings type declares secret; nil
     /// when they cannot be known, so that nothing is printed.
-    func declaredSecrets(in value: JSONValue, at path: ValuePath, after error: SettingsError) -> [ValuePath]? {
-        if let declared = error.declaredSecrets { return declared(value, path) }
+    func secretPaths(in value: JSONValue, at path: ValuePath, after error: SettingsError) -> [ValuePath]? {
+        if let declared = error.secretPaths { return declared(value, path) }
         return (try? location.openSettingsType().root.schema())?.secretPaths(in: value, at: path)
     }
 

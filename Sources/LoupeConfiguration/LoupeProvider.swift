@@ -20,11 +20,10 @@ import Loupe
 ///
 /// Keys are the lens value's `Codable` keys joined by dots (`server.port`). Strings, integers, floating
 /// point numbers and booleans map to their configuration types, `Data` (base64 text) to bytes; arrays of one of those to the array
-/// types; elements of other arrays are reached by index (`items.0.name`). Every value is marked secret
-/// when the lens's store keeps secrets (its `holdsSecrets`, as `KeyringStore`'s), and the values a
-/// credential directory or a secret reference gives, and those of the parts the settings type declares
-/// secret (`SecretSettings`), are (its `secretPaths`), so `ConfigReader`'s access
-/// logs redact them.
+/// types; elements of other arrays are reached by index (`items.0.name`). The values at the lens's
+/// `secretPaths` are marked secret (every value of a store that keeps secrets, as `KeyringStore`; the
+/// values a credential directory or a secret reference gives; the parts the settings type declares secret,
+/// `SecretSettings`), so `ConfigReader`'s access logs redact them.
 ///
 /// The provider keeps one flattened snapshot of the value, replaced on each commit, so a lookup is a
 /// dictionary access; watchers are sent each commit that changes what they watch, in commit order.
@@ -140,14 +139,14 @@ struct LoupeSnapshot: ConfigSnapshot {
     let providerName: String
     let values: [[String]: ConfigValue]
 
-    /// - Parameter secretPaths: Paths whose values are secret (credentials, secret references, declared
-    ///   secrets), when the
-    ///   whole document is not.
-    init(providerName: String, json: JSONValue, isSecret: Bool, secretPaths: [ValuePath] = []) {
+    /// - Parameter secretPaths: Paths whose values are secret (the root path when every value is;
+    ///   credentials, secret references, declared secrets).
+    init(providerName: String, json: JSONValue, secretPaths: [ValuePath] = []) {
         self.providerName = providerName
         var values: [[String]: ConfigValue] = [:]
+        let isSecret = secretPaths.contains(.root)
         Self.flatten(json, at: [], isSecret: isSecret, into: &values)
-        for path in secretPaths {
+        for path in secretPaths where !isSecret {
             let keys = path.components.map { component -> String in
                 switch component {
                 case .key(let key): key
@@ -278,20 +277,16 @@ private final class Storage: Sendable {
 
     init(source: some SnapshotSource, name: String) {
         self.name = name
-        let isSecret = source.holdsSecrets
         state = Locked(
             State(
                 snapshot: LoupeSnapshot(
-                    providerName: name, json: source.currentDocument, isSecret: isSecret,
-                    secretPaths: source.secretPaths)))
+                    providerName: name, json: source.currentDocument, secretPaths: source.secretPaths)))
         let observation = source.observeDocument { [weak self] document in
-            self?.publish(
-                LoupeSnapshot(providerName: name, json: document, isSecret: isSecret, secretPaths: source.secretPaths))
+            self?.publish(LoupeSnapshot(providerName: name, json: document, secretPaths: source.secretPaths))
         }
         token.withLock { $0 = observation }
         // A commit between reading the value and observing it would be missed: read once more.
-        let latest = LoupeSnapshot(
-            providerName: name, json: source.currentDocument, isSecret: isSecret, secretPaths: source.secretPaths)
+        let latest = LoupeSnapshot(providerName: name, json: source.currentDocument, secretPaths: source.secretPaths)
         state.withLock { $0.snapshot = latest }
     }
 
@@ -325,8 +320,7 @@ private final class Storage: Sendable {
 
 /// What a provider serves: a lens's value or a root's, as a document, and its changes.
 private protocol SnapshotSource: Sendable {
-    var holdsSecrets: Bool { get }
-    /// The paths whose values are secret, when not every value is.
+    /// The paths whose values are secret: the root path when every value is.
     var secretPaths: [ValuePath] { get }
     /// The value now, encoded; `null` if it cannot be encoded.
     var currentDocument: JSONValue { get }

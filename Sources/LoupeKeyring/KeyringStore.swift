@@ -103,8 +103,8 @@ public final class KeyringStore: DocumentStore, StoreExclusiveAccess {
     /// The codec of the item's secret: compact JSON, through the same parser and writer as every store.
     private static var codec: JSONCodec { JSONCodec(prettyPrinted: false) }
 
-    /// The item's secret is a secret: tools mask it, and errors never quote it.
-    public var holdsSecrets: Bool { true }
+    /// Every value of the item is a secret (the root path): tools mask them, and errors never quote them.
+    public var secretPaths: [ValuePath] { [.root] }
 
     public func load() throws -> StoredDocument {
         guard let secret = try secretService.lookup() else {
@@ -118,7 +118,7 @@ public final class KeyringStore: DocumentStore, StoreExclusiveAccess {
                     bytes.baseAddress.map {
                         Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: $0), count: bytes.count, deallocator: .none)
                     } ?? Data()
-                let document = try Self.codec.parseDocument(data, store: description, revealingValues: false)
+                let document = try Self.codec.parseDocument(data, store: description, quotingValues: false)
                 return StoredDocument(document, token: Self.token(of: bytes))
             }
         } catch let error as SettingsError where error.code == .corrupt {

@@ -21,7 +21,7 @@ import Loupe
 /// Safe by default: every request carries the page's token (a random one unless given, printed at
 /// start as Jupyter prints its own) or passes the application's ``Configuration/authenticator``; writes
 /// carry it in a header, never in the address, and must come from the page's own origin (no cross-site
-/// request forgery); secrets are masked, and revealed only when ``Configuration/allowsReveal``; request
+/// request forgery); secrets are masked, and revealed only when ``Configuration/revealsSecrets``; request
 /// bodies are bounded; every failure is an HTTP status with the message `loupe` prints for it.
 public struct SettingsPage: Sendable {
     /// Decides whether a request may use the page, instead of the token: the application's own login.
@@ -36,20 +36,21 @@ public struct SettingsPage: Sendable {
         public var authenticator: Authenticator?
         /// Whether the page only shows the settings: every write is refused with 403.
         public var readOnly: Bool
-        /// Whether the page may show a secret's value when asked; otherwise secrets are only ever masked.
-        public var allowsReveal: Bool
+        /// Whether the page reveals a secret's value when a person asks for it (one at a time, through the
+        /// reveal button); otherwise secrets are only ever masked.
+        public var revealsSecrets: Bool
         /// The largest request body taken, in bytes; a larger one is refused with 413.
         public var maxBodyBytes: Int
 
         /// A page that edits, masks secrets without revealing them, and takes bodies of up to 64 KiB.
         public init(
             token: String = SettingsPage.randomToken(), authenticator: Authenticator? = nil, readOnly: Bool = false,
-            allowsReveal: Bool = false, maxBodyBytes: Int = 64 * 1024
+            revealsSecrets: Bool = false, maxBodyBytes: Int = 64 * 1024
         ) {
             self.token = token
             self.authenticator = authenticator
             self.readOnly = readOnly
-            self.allowsReveal = allowsReveal
+            self.revealsSecrets = revealsSecrets
             self.maxBodyBytes = maxBodyBytes
         }
     }

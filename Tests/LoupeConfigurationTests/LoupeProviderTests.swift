@@ -29,7 +29,7 @@ final class SecretMemoryStore: DocumentStore {
         try inner.save(document, replacing: token)
     }
     func remove(replacing token: ChangeToken) throws -> ChangeToken { try inner.remove(replacing: token) }
-    var holdsSecrets: Bool { true }
+    var secretPaths: [ValuePath] { [.root] }
     var description: String { "secret memory store" }
 }
 
@@ -170,7 +170,7 @@ struct LoupeProviderTests {
     @Test func valuesFromAStoreThatKeepsSecretsAreMarkedSecret() throws {
         let secret = try RootLens(default: ServiceSettings(), store: SecretMemoryStore())
         let plain = RootLens(ServiceSettings())
-        #expect(secret.holdsSecrets)
+        #expect(secret.secretPaths == [.root])
         let secretValue = try LoupeProvider(secret).value(forKey: AbsoluteConfigKey(["server", "host"]), type: .string)
         let plainValue = try LoupeProvider(plain).value(forKey: AbsoluteConfigKey(["server", "host"]), type: .string)
         #expect(secretValue.value?.isSecret == true)
@@ -191,7 +191,7 @@ struct LoupeProviderTests {
             store: LayeredStore(
                 layers: [.directory(credentials: directory.file("credentials"))],
                 top: FileStore(path: directory.file("settings.json"))))
-        #expect(!root.holdsSecrets && root.secretPaths == ["server.host"])
+        #expect(root.secretPaths == ["server.host"])
         for provider in [LoupeProvider(root), LoupeProvider(root.server.readOnly, name: "server")] {
             let prefix = provider.providerName == "server" ? [String]() : ["server"]
             let host = try provider.value(forKey: AbsoluteConfigKey(prefix + ["host"]), type: .string)
@@ -243,7 +243,7 @@ struct LoupeProviderTests {
             store: LayeredStore(
                 layers: [.environment(prefix: "VAULT_", variables: { ["VAULT_API_KEY": "env-secret"] })],
                 top: FileStore(path: directory.file("settings.json"))))
-        #expect(!root.holdsSecrets && Set(root.secretPaths) == ["apiKey", "database.password"])
+        #expect(Set(root.secretPaths) == ["apiKey", "database.password"])
         let provider = LoupeProvider(root)
         for (key, expected) in [(["apiKey"], "env-secret"), (["database", "password"], "file-secret")] {
             let value = try provider.value(forKey: AbsoluteConfigKey(key), type: .string)

@@ -178,9 +178,9 @@ struct KeyringStoreTests {
     }
 }
 
-@Test func aKeyringStoreHoldsSecrets() {
+@Test func everyValueOfAKeyringStoreIsSecret() {
     let store: any DocumentStore = KeyringStore(service: "s", account: "a")
-    #expect(store.holdsSecrets)
+    #expect(store.secretPaths == [.root])
 }
 
 /// The failure paths run the test helper in an environment of their own: no session bus, a bus with no

@@ -122,7 +122,7 @@ struct SettingsPageTests {
             try await client.execute(uri: "/settings/api/settings?token=test-token", method: .get) { response in
                 #expect(!response.text.contains("s3cret"))
                 let token = try #require(response.json.setting("upstream.token"))
-                #expect(token[path: "secret"] == .bool(true))
+                #expect(token[path: "isSecret"] == .bool(true))
                 #expect(token[path: "value"] == .string("********"))
                 #expect(token[path: "source.kind"] == .string("override"))
             }
@@ -133,7 +133,7 @@ struct SettingsPageTests {
             }
         }
         let revealing = try PageFixture(
-            configuration: SettingsPage.Configuration(token: "test-token", allowsReveal: true))
+            configuration: SettingsPage.Configuration(token: "test-token", revealsSecrets: true))
         try await revealing.withClient { client in
             try await client.execute(
                 uri: "/settings/api/reveal?path=upstream.token", method: .get, headers: pageHeaders()

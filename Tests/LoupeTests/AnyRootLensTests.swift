@@ -14,7 +14,7 @@ struct AnyRootLensTests {
         let root = try RootLens(default: ValidationTests.Settings(), store: FileStore(path: path))
         let erased = root.erased
         #expect(erased.storeDescription == root.storeDescription)
-        #expect(!erased.holdsSecrets)
+        #expect(erased.secretPaths.isEmpty)
         #expect("\(erased)" == "\(root)")
 
         let typed = Mutex<[Int]>([])

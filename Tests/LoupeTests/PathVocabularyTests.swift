@@ -190,7 +190,7 @@ struct PathVocabularyTests {
         #expect(Plain.rules.map(\.path) == ["retryCount"], "its coding key, before any key strategy")
         var settings = Settings()
         settings.retryCount = 11
-        let violation = settings.violation(revealingValues: true)
+        let violation = settings.violation(quotingValues: true)
         #expect(violation?.path == "retry_count" && violation?.description.contains("retry_count") == true)
         // `Level` has no value a probe can make up: the paths are learnt from the value checked.
         #expect(Settings.rules.map(\.path) == ["up_stream.timeout_seconds", "retry_count"])

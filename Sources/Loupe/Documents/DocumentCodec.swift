@@ -69,19 +69,23 @@ extension DocumentCodec {
     }
 
     /// Parses `data`, or throws a ``SettingsError`` with code ``SettingsError/Code/corrupt`` naming `store` and,
-    /// unless `revealingValues` is false, what the format's parser said.
+    /// unless `quotingValues` is false, what the format's parser said.
+    ///
+    /// `quotingValues` is whether an error may quote what it found, which may be a value: false for a
+    /// store whose every value is a secret. It is not revealing, a person's request to see a secret: an
+    /// error never quotes one, whoever asks.
     ///
     /// Every store that keeps bytes parses through this, so every store reports bad bytes the same way. Empty
     /// bytes are whatever the format makes of them (an empty TOML or YAML file is an empty document), or an
     /// error saying the store is empty.
-    public func parseDocument(_ data: Data, store: String, revealingValues: Bool = true) throws -> JSONValue {
+    public func parseDocument(_ data: Data, store: String, quotingValues: Bool = true) throws -> JSONValue {
         do {
             return try parse(data)
         } catch {
             if data.isEmpty {
                 throw SettingsError(.corrupt, store: store, reason: "it is empty (expected a \(formatName) document)")
             }
-            let detail = revealingValues ? ": \(error)" : ""
+            let detail = quotingValues ? ": \(error)" : ""
             throw SettingsError(
                 .corrupt, store: store, reason: "it is not a valid \(formatName) document\(detail)", cause: error)
         }

@@ -116,7 +116,7 @@ final class DocumentDecoder {
             do {
                 return try decoder.decode(Date.self, from: try document.data())
             } catch let error as DecodingError {
-                let failure = DecodingFailure(error, in: nil, coding: coding, revealingValues: false)
+                let failure = DecodingFailure(error, in: nil, coding: coding, quotingValues: false)
                 throw corrupted(codingPath, failure.reason)
             }
         #endif

@@ -18,7 +18,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
     /// The store's `description`, for errors.
     let storeName: String
     /// Whether errors may quote values found in documents (not for stores that keep secrets).
-    let revealsValues: Bool
+    let quotesValues: Bool
     /// The encoded default root: what a stored document lies over.
     let defaults: JSONValue
     /// The version of the documents this program writes (1 unless migrations say otherwise).
@@ -47,7 +47,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
     static var stampKey: String { "$version" }
 
     init(
-        coding: DocumentCoding, storeName: String, revealsValues: Bool, defaults: JSONValue,
+        coding: DocumentCoding, storeName: String, quotesValues: Bool, defaults: JSONValue,
         version: Int = 1, migrations: [Int: Migration] = [:], form: StoredForm = .differencesFromDefaults,
         validate: (@Sendable (Root, Bool) -> RuleViolation?)? = nil, schema: SchemaCache
     ) {
@@ -56,7 +56,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
         memo = comparesBytes ? DocumentEncoder.Memo() : nil
         self.coding = coding
         self.storeName = storeName
-        self.revealsValues = revealsValues
+        self.quotesValues = quotesValues
         self.defaults = defaults
         self.version = version
         self.migrations = migrations
@@ -147,19 +147,19 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
             var failure: (path: ValuePath, reason: String)?
             if let error = error as? DecodingError {
                 // A value an override gave is the override's fault: named by its origin, never quoted if secret.
-                let path = DecodingFailure(error, in: effective, coding: coding, revealingValues: false).path
+                let path = DecodingFailure(error, in: effective, coding: coding, quotingValues: false).path
                 // Nor is a value the type declares secret, wherever it comes from.
-                let revealing = revealsValues && !touchesDeclaredSecret(path)
+                let quoting = quotesValues && !containsSecrets(at: path)
                 if let applied = overrides.applied.last(where: { $0.overlaps(path) }) {
                     let described = DecodingFailure(
-                        error, in: effective, coding: coding, revealingValues: revealing && !applied.isSecret)
+                        error, in: effective, coding: coding, quotingValues: quoting && !applied.isSecret)
                     throw LayerLoadFailure(
                         layer: nil,
                         error: SettingsError(
                             .invalidValue, path: described.path,
                             reason: "\(applied.origin): \(described.path): \(described.reason)", cause: error))
                 }
-                let described = DecodingFailure(error, in: effective, coding: coding, revealingValues: revealing)
+                let described = DecodingFailure(error, in: effective, coding: coding, quotingValues: quoting)
                 failure = (described.path, described.reason)
                 layer = culprit(of: described.path, top: top, lower: lower)
             }
@@ -169,7 +169,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
                     SettingsError(.corrupt, path: $0.path, store: name, reason: $0.reason, cause: error)
                 }
                 ?? SettingsError(
-                    .corrupt, store: name, reason: revealsValues ? "\(error)" : "it cannot be read as \(Root.self)",
+                    .corrupt, store: name, reason: quotesValues ? "\(error)" : "it cannot be read as \(Root.self)",
                     cause: error)
             throw LayerLoadFailure(layer: layer, error: storeError)
         }
@@ -206,8 +206,8 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
     /// The first rule `root` breaks, quoting the value found unless the store keeps secrets or the value
     /// is (or holds) one the type declares.
     func violation(of root: Root, _ validate: (Root, Bool) -> RuleViolation?) -> RuleViolation? {
-        guard let violation = validate(root, revealsValues) else { return nil }
-        guard violation.found != nil, touchesDeclaredSecret(violation.path) else { return violation }
+        guard let violation = validate(root, quotesValues) else { return nil }
+        guard violation.found != nil, containsSecrets(at: violation.path) else { return violation }
         return validate(root, false) ?? violation
     }
 
@@ -227,7 +227,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
             do {
                 try migration(&document)
             } catch {
-                let reason = revealsValues ? "\(error)" : "the migration threw"
+                let reason = quotesValues ? "\(error)" : "the migration threw"
                 throw SettingsError(
                     .corrupt, store: store,
                     reason: "the migration to version \(step) failed: \(reason)", cause: error)
@@ -264,7 +264,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
             return 1
         }
         guard case .integer(let number) = stamp, number >= 1 else {
-            let found = revealsValues ? ", found \(stamp.shortDescription)" : ""
+            let found = quotesValues ? ", found \(stamp.shortDescription)" : ""
             throw SettingsError(
                 .corrupt, path: ValuePath([.key(Self.stampKey)]), store: store,
                 reason: "expected the document's version, a whole number from 1\(found)")
@@ -396,7 +396,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
             path: path, value: wholeDocument(for: full, memory: memory)[path: path],
             source: setters.last ?? .defaultValue,
             overrides: setters.dropLast().reversed(), lock: memory.layers?.locks.first { $0.covers(path) })
-        provenance.isSecret = overriding.contains(where: \.isSecret) || touchesDeclaredSecret(path)
+        provenance.isSecret = overriding.contains(where: \.isSecret) || containsSecrets(at: path)
         return provenance
     }
 
@@ -532,15 +532,15 @@ struct DecodingFailure: Sendable {
     /// What was expected and what was found.
     let reason: String
 
-    /// Describes `error`, quoting from `document` what was found unless `revealingValues` is false. The
+    /// Describes `error`, quoting from `document` what was found unless `quotingValues` is false. The
     /// path is the document's: a coding key the document does not hold as it is is named as `coding`'s key
     /// strategy writes it (`timeoutSeconds` is `timeout_seconds` under `convertToSnakeCase`), as lens paths are.
-    init(_ error: DecodingError, in document: JSONValue?, coding: DocumentCoding, revealingValues: Bool) {
+    init(_ error: DecodingError, in document: JSONValue?, coding: DocumentCoding, quotingValues: Bool) {
         func documentPath(_ codingPath: [any CodingKey]) -> ValuePath {
             ValuePath(codingPath: codingPath, in: document, coding: coding)
         }
         func found(_ path: ValuePath) -> String {
-            guard revealingValues, let value = try? document?.value(at: path) else { return "" }
+            guard quotingValues, let value = try? document?.value(at: path) else { return "" }
             return ", found \(value.shortDescription)"
         }
         switch error {
@@ -556,14 +556,14 @@ struct DecodingFailure: Sendable {
         case .dataCorrupted(let context):
             path = documentPath(context.codingPath)
             if let choice = context.underlyingError as? NotAChoice {
-                let value = revealingValues ? (try? document?.value(at: path)) : nil
+                let value = quotingValues ? (try? document?.value(at: path)) : nil
                 reason = "expected one of \(choice.list)" + (value.map { ", found \($0.shortJSON)" } ?? "")
             } else {
-                reason = revealingValues ? context.debugDescription + found(path) : "invalid value"
+                reason = quotingValues ? context.debugDescription + found(path) : "invalid value"
             }
         @unknown default:
             path = ValuePath([])
-            reason = revealingValues ? "\(error)" : "invalid value"
+            reason = quotingValues ? "\(error)" : "invalid value"
         }
     }
 }

@@ -11,7 +11,7 @@ extension JSONValue {
     }
 
     /// This value, the part at `path` of a root's value, with the values at `secrets` (paths from the root,
-    /// as ``RootLens/secretPaths`` gives them) masked: the whole value when a secret holds it, the secrets
+    /// as ``ReadableLens/secretPaths`` gives them) masked: the whole value when a secret holds it, the secrets
     /// inside it otherwise.
     public func masking(_ secrets: [ValuePath], at path: ValuePath) -> JSONValue {
         var shown = self

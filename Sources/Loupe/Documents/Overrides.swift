@@ -127,7 +127,7 @@ extension SchemaIndex {
                     AppliedOverride(
                         path: made.depth == path.components.count ? path : path.prefix(made.depth), value: made.value,
                         underneath: underneath, origin: value.origin,
-                        isSecret: value.isSecret || isDeclaredSecret(path)))
+                        isSecret: value.isSecret || isSecret(at: path)))
             }
         }
         return result
@@ -227,7 +227,7 @@ extension SchemaIndex {
         func refuse(_ expected: String) -> SettingsError {
             // Nor a value the type declares secret (``SecretSettings``), or one that holds such a value.
             let found =
-                value.isSecret || touchesDeclaredSecret(path) ? "" : ", found \(JSONValue.string(text).shortJSON)"
+                value.isSecret || containsSecrets(at: path) ? "" : ", found \(JSONValue.string(text).shortJSON)"
             return SettingsError(
                 .invalidValue, path: path, reason: "\(value.origin): \(path): expected \(expected)\(found)")
         }

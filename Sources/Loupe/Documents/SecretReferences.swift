@@ -15,7 +15,7 @@ import Foundation
 /// | `keyring:SERVICE/ACCOUNT` | The login keyring's item, once the program registers `LoupeKeyring`'s resolver. |
 ///
 /// The text is typed by the settings type at the reference's path, as an environment variable's is. The
-/// value is a secret: never in a log or an error, masked by `loupe` (``RootLens/secretPaths``), and never
+/// value is a secret: never in a log or an error, masked by `loupe` (``ReadableLens/secretPaths``), and never
 /// written: a write stores the reference again, and a write that changes the value is refused
 /// (``SettingsError/Code/invalidValue``, naming the reference), since the secret lives elsewhere. A
 /// reference that cannot be resolved fails the load, naming the reference.

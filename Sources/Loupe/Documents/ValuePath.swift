@@ -12,6 +12,9 @@ public struct ValuePath: Sendable, Hashable, CustomStringConvertible {
     /// The steps from the root; empty for the root itself.
     public var components: [Component]
 
+    /// The root: the whole value, the path with no components.
+    public static let root = ValuePath([])
+
     /// A path made of `components`.
     public init(_ components: [Component]) {
         self.components = components

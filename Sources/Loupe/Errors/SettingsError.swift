@@ -97,7 +97,7 @@ public struct SettingsError: Error, Sendable, Equatable {
     /// For an error opening a root, the paths (from the root) of the secrets the settings type declares
     /// (``SecretSettings``) that a value, the part at a path, holds: for a tool that prints what the store
     /// holds after the error.
-    package var declaredSecrets: (@Sendable (_ value: JSONValue, _ path: ValuePath) -> [ValuePath])?
+    package var secretPaths: (@Sendable (_ value: JSONValue, _ path: ValuePath) -> [ValuePath])?
 
     /// Creates a settings error.
     ///

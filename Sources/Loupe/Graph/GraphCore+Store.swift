@@ -238,23 +238,23 @@ extension GraphCore {
     }
 
     /// The paths whose values are secrets: those an override layer with secret values sets, those the
-    /// store keeps secret (``DocumentStore/secretValuePaths``), and those of the parts the settings type
-    /// declares secret (``SecretSettings``) that the value holds.
+    /// store keeps secret (``DocumentStore/secretPaths``: the root path for a store whose every value is),
+    /// and those of the parts the settings type declares secret (``SecretSettings``) that the value holds.
     var secretPaths: [ValuePath] {
         var paths = storedMemory.withLock { $0.overrides.filter(\.isSecret).map(\.path) }
-        for path in store?.secretValuePaths ?? [] where !paths.contains(path) { paths.append(path) }
-        guard pipeline.declaresSecrets, let document = try? pipeline.coding.encode(committed.read { $0 }) else {
+        for path in store?.secretPaths ?? [] where !paths.contains(path) { paths.append(path) }
+        guard pipeline.containsSecrets, let document = try? pipeline.coding.encode(committed.read { $0 }) else {
             return paths
         }
-        for path in pipeline.declaredSecretPaths(in: document) where !paths.contains(path) { paths.append(path) }
+        for path in pipeline.secretPaths(in: document) where !paths.contains(path) { paths.append(path) }
         return paths
     }
 
-    /// Whether an error may quote the value at `path`: the store does not keep secrets, and the value
-    /// neither is nor holds one the settings type declares.
+    /// Whether an error may quote the value at `path`: the value neither is, lies in nor holds one the
+    /// store keeps secret or the settings type declares.
     func quotesValue(at path: ValuePath) -> Bool {
-        !holdsSecrets && !pipeline.touchesDeclaredSecret(path)
-            && !(store?.secretValuePaths.contains {
+        !pipeline.containsSecrets(at: path)
+            && !(store?.secretPaths.contains {
                 path.components.starts(with: $0.components) || $0.components.starts(with: path.components)
             } ?? false)
     }

@@ -19,7 +19,6 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     let pipeline: DocumentPipeline<Root>
     /// The first rule a value breaks, when `Root` is ``Validated``.
     let validator: (@Sendable (Root, Bool) -> RuleViolation?)?
-    let holdsSecrets: Bool
 
     /// Held by one update at a time, for its closure and its save (see ``Locked`` for re-entry).
     let updateLock = Locked(())
@@ -66,7 +65,6 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         self.logger = logger
         self.rootsEqual = equality?.areEqual
         validator = Self.validator(coding: store?.coding ?? DocumentCoding())
-        holdsSecrets = store?.holdsSecrets ?? false
         let coding = store?.coding ?? DocumentCoding()
         let storeName = store?.description ?? Self.noStoreName
         guard version >= 1 else {
@@ -82,7 +80,8 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
                 .unwritable, store: storeName, reason: "cannot encode the default value: \(error)", cause: error)
         }
         pipeline = DocumentPipeline(
-            coding: coding, storeName: storeName, revealsValues: !holdsSecrets, defaults: defaults,
+            coding: coding, storeName: storeName, quotesValues: !(store?.secretPaths.contains(.root) ?? false),
+            defaults: defaults,
             version: version, migrations: migrations, form: form, validate: validator,
             // A root with a store has encoded its default already.
             schema: store == nil
@@ -98,7 +97,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             } catch var error as SettingsError {
                 // A tool that prints what the store holds after the error masks the type's secrets in it.
                 let pipeline = pipeline
-                error.declaredSecrets = { value, path in pipeline.declaredSecretPaths(in: value, at: path) }
+                error.secretPaths = { value, path in pipeline.secretPaths(in: value, at: path) }
                 throw error
             }
             committed.publish(initial.root)
@@ -125,7 +124,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     static func validator(coding: DocumentCoding) -> (@Sendable (Root, Bool) -> RuleViolation?)? {
         guard let validated = Root.self as? any Validated.Type else { return nil }
         func checking<V: Validated>(_: V.Type) -> @Sendable (Root, Bool) -> RuleViolation? {
-            { root, revealing in (root as? V)?.violation(revealingValues: revealing, coding: coding) }
+            { root, quoting in (root as? V)?.violation(quotingValues: quoting, coding: coding) }
         }
         return checking(validated)
     }

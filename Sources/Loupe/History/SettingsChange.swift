@@ -73,7 +73,7 @@ public struct SettingsChange: Sendable, Equatable {
     public var patch: JSONValue
     /// The merge patch from the document after back to the document before; `null` when there was none.
     public var reversePatch: JSONValue
-    /// The paths whose values were purged from this change (``RootLens/purgeHistory(of:)``): it set or
+    /// The paths whose values were purged from this change (``SettingsRoot/purgeHistory(of:)``): it set or
     /// removed something there, but neither patch holds what any more. Empty for a change nothing was
     /// purged from.
     public var purgedPaths: [ValuePath]
@@ -147,7 +147,7 @@ public struct SettingsHistory: Sendable, Equatable {
     /// Whether the store records who made each change and when (a file's journal does; etcd's revisions
     /// do not).
     public var recordsAuthors: Bool
-    /// The paths whose values were purged from ``base`` (``RootLens/purgeHistory(of:)``), or from changes
+    /// The paths whose values were purged from ``base`` (``SettingsRoot/purgeHistory(of:)``), or from changes
     /// since folded into it: the history no longer knows what the documents it keeps held there.
     public var basePurgedPaths: [ValuePath]
 
@@ -164,8 +164,8 @@ public struct SettingsHistory: Sendable, Equatable {
     }
 
     /// The paths whose values in the document after `revision` the history no longer knows, because they
-    /// were purged (``RootLens/purgeHistory(of:)``): those purged from ``base`` and from each change up to
-    /// `revision`. ``document(after:)`` holds nothing there; ``RootLens/rollback(to:)`` leaves them as
+    /// were purged (``SettingsRoot/purgeHistory(of:)``): those purged from ``base`` and from each change up to
+    /// `revision`. ``document(after:)`` holds nothing there; ``SettingsRoot/rollback(to:)`` leaves them as
     /// they are.
     public func purgedPaths(through revision: Int) -> [ValuePath] {
         var paths = basePurgedPaths

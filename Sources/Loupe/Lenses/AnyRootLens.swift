@@ -10,7 +10,7 @@
 /// try any.set(atPath: "server.port", to: 9090)      // decoded as AppSettings, checked, saved
 /// print(try any.value(atPath: "server"))            // {"host": …, "port": 9090}
 /// ```
-public struct AnyRootLens: Sendable, CustomStringConvertible {
+public struct AnyRootLens: SettingsRoot {
     private let root: any ErasedRoot
 
     /// The type-erased face of `root`.
@@ -18,11 +18,11 @@ public struct AnyRootLens: Sendable, CustomStringConvertible {
         self.root = root
     }
 
-    /// Whether the store keeps secrets (a keyring): tools should mask what they show.
-    public var holdsSecrets: Bool { root.holdsSecrets }
+    /// This root: its type is hidden already.
+    public var erased: AnyRootLens { self }
 
-    /// The store, as it describes itself.
-    public var storeDescription: String { root.storeDescription }
+    /// The root's graph, for the operations of ``SettingsRoot``.
+    var rootGraph: any RootGraph { root.graph }
 
     /// The root's type and store: `RootLens<AppSettings>(JSON file /etc/app/settings.json)`.
     public var description: String { "\(root)" }
@@ -32,7 +32,7 @@ public struct AnyRootLens: Sendable, CustomStringConvertible {
         get throws { try root.value(atPath: "") }
     }
 
-    /// The part at `path`, encoded (see ``RootLens/value(atPath:)``).
+    /// The part at `path`, encoded (see ``ReadableLens/value(atPath:)``).
     public func value(atPath path: String) throws -> JSONValue {
         try root.value(atPath: path)
     }
@@ -58,36 +58,19 @@ public struct AnyRootLens: Sendable, CustomStringConvertible {
         try root.reset(atPath: path)
     }
 
-    /// The document the store holds, as it holds it (see ``RootLens/storedDocument()``).
-    public func storedDocument() throws -> JSONValue? {
-        try root.storedDocument()
-    }
-
-    /// The layers, from the defaults up (see ``RootLens/layers()``).
-    public func layers() throws -> [SettingsLayer] {
-        try root.layers()
-    }
-
     /// The encoded default value: the bottom layer.
     public var defaults: JSONValue {
         get throws { try layers().first { $0.source == .defaultValue }?.document ?? .object([:]) }
     }
 
-    /// The locks that hold paths at the value of the layers below (see ``RootLens/locks``).
-    public var locks: [SettingsLock] { root.locks }
-    /// The paths whose values are secrets (see ``RootLens/secretPaths``).
+    /// The paths whose values are secrets (see ``ReadableLens/secretPaths``).
     public var secretPaths: [ValuePath] { root.secretPaths }
 
     /// The paths (from the root) of the parts `value`, the part at `path` of any document of the settings
     /// (a stored one, a layer, an old version), holds that the settings type declares secret
     /// (``SecretSettings``): `path` itself when that part is, or lies in, a secret one.
-    package func declaredSecretPaths(in value: JSONValue, at path: ValuePath) -> [ValuePath] {
-        root.declaredSecretPaths(in: value, at: path)
-    }
-
-    /// Where the value at `path` comes from (see ``RootLens/provenance(of:)``).
-    public func provenance(of path: ValuePath) throws -> Provenance {
-        try root.provenance(of: path)
+    package func secretPaths(in value: JSONValue, at path: ValuePath) -> [ValuePath] {
+        root.secretPaths(in: value, at: path)
     }
 
     /// Every problem `document` has as the root's user file: the parts that do not fit the type, the
@@ -97,57 +80,9 @@ public struct AnyRootLens: Sendable, CustomStringConvertible {
         root.problems(in: document, named: name, coding: coding)
     }
 
-    /// Where the values at each of `paths` come from, from one state of the root (see
-    /// ``RootLens/provenance(ofEach:)``).
-    public func provenance(ofEach paths: [ValuePath]) throws -> [Provenance] {
-        try root.provenance(ofEach: paths)
-    }
-
-    /// The JSON Schema of the settings type (see ``RootLens/schema()``).
-    public func schema() throws -> SettingsSchema {
-        try root.schema()
-    }
-
     /// Calls `handler` with the whole value, encoded, after each commit that changes it.
     public func observe(_ handler: @escaping @Sendable (_ document: JSONValue) -> Void) -> ObservationToken {
         root.observeDocument(handler)
-    }
-
-    /// Calls `handler` with each outside change the root could not take (see ``RootLens/observeErrors(_:)``).
-    public func observeErrors(_ handler: @escaping @Sendable (any Error) -> Void) -> ObservationToken {
-        root.observeErrors(handler)
-    }
-
-    /// Reads the store again (as `RootLens.reload()` does).
-    public func reload() throws {
-        try root.reload()
-    }
-
-    /// Writes what a coalescing store holds back (as `RootLens.flush()` does).
-    public func flush() throws {
-        try root.flush()
-    }
-
-    /// The changes the store keeps a record of (as `RootLens.history()` gives them).
-    public func history() throws -> SettingsHistory {
-        try root.history()
-    }
-
-    /// Stores the document the store held after `revision` again (as `RootLens.rollback(to:)` does).
-    public func rollback(to revision: Int) throws {
-        try root.rollback(to: revision)
-    }
-
-    /// Takes the values at `path` out of every record of the store's history (as
-    /// `RootLens.purgeHistory(of:)` does); returns how many records held one.
-    @discardableResult
-    public func purgeHistory(of path: ValuePath) throws -> Int {
-        try root.purgeHistory(of: path)
-    }
-
-    /// Which revision of the store each of its readers runs (as `RootLens.appliedStatus()` gives it).
-    public func appliedStatus() throws -> AppliedStatus? {
-        try root.appliedStatus()
     }
 }
 
@@ -156,37 +91,26 @@ extension RootLens {
     public var erased: AnyRootLens { AnyRootLens(self) }
 }
 
-/// What ``AnyRootLens`` asks of a root: its non-generic operations, which `RootLens` has already.
+/// What ``AnyRootLens`` asks of a root besides its graph: the operations that go through its typed
+/// value, which `RootLens` has already.
 protocol ErasedRoot: Sendable, CustomStringConvertible {
-    var holdsSecrets: Bool { get }
-    var storeDescription: String { get }
-    var locks: [SettingsLock] { get }
+    var graph: any RootGraph { get }
     var secretPaths: [ValuePath] { get }
-    func declaredSecretPaths(in value: JSONValue, at path: ValuePath) -> [ValuePath]
+    func secretPaths(in value: JSONValue, at path: ValuePath) -> [ValuePath]
     func value(atPath path: String) throws -> JSONValue
     func set(atPath path: String, to newValue: JSONValue) throws
     func set(atPath path: String, to newValue: JSONValue, ifUnchangedFrom expected: JSONValue) throws
     func remove(atPath path: String) throws
     func reset(atPath path: String) throws
-    func storedDocument() throws -> JSONValue?
-    func layers() throws -> [SettingsLayer]
-    func provenance(of path: ValuePath) throws -> Provenance
-    func provenance(ofEach paths: [ValuePath]) throws -> [Provenance]
-    func schema() throws -> SettingsSchema
     func problems(in document: JSONValue, named name: String, coding: DocumentCoding?) -> [SettingsProblem]
     func observeDocument(_ handler: @escaping @Sendable (JSONValue) -> Void) -> ObservationToken
-    func observeErrors(_ handler: @escaping @Sendable (any Error) -> Void) -> ObservationToken
-    func reload() throws
-    func flush() throws
-    func history() throws -> SettingsHistory
-    func rollback(to revision: Int) throws
-    func purgeHistory(of path: ValuePath) throws -> Int
-    func appliedStatus() throws -> AppliedStatus?
 }
 
 extension RootLens: ErasedRoot {
-    func declaredSecretPaths(in value: JSONValue, at path: ValuePath) -> [ValuePath] {
-        core.pipeline.declaredSecretPaths(in: value, at: path)
+    var graph: any RootGraph { core }
+
+    func secretPaths(in value: JSONValue, at path: ValuePath) -> [ValuePath] {
+        core.pipeline.secretPaths(in: value, at: path)
     }
 
     func observeDocument(_ handler: @escaping @Sendable (JSONValue) -> Void) -> ObservationToken {

@@ -8,10 +8,8 @@ protocol LensNode<Value>: AnyObject, Sendable, CustomStringConvertible {
     var path: String { get }
     /// The store behind the graph, as it describes itself.
     var storeDescription: String { get }
-    /// Whether the store behind the graph keeps secrets.
-    var storeHoldsSecrets: Bool { get }
-    /// The root's paths whose values are secrets (see ``RootLens/secretPaths``).
-    var rootSecretPaths: [ValuePath] { get }
+    /// The root's paths whose values are secrets (see ``ReadableLens/secretPaths``).
+    var secretPaths: [ValuePath] { get }
     /// Whether an error may quote the value at `path`, a path from the root (see
     /// ``GraphCore/quotesValue(at:)``).
     func quotesValue(at path: ValuePath) -> Bool
@@ -68,8 +66,7 @@ final class Focus<Root: Codable & Sendable, Value: Sendable>: LensNode {
     }
 
     var storeDescription: String { core.storeName }
-    var storeHoldsSecrets: Bool { core.holdsSecrets }
-    var rootSecretPaths: [ValuePath] { core.secretPaths }
+    var secretPaths: [ValuePath] { core.secretPaths }
     func quotesValue(at path: ValuePath) -> Bool { core.quotesValue(at: path) }
     var coding: DocumentCoding { core.pipeline.coding }
 

@@ -13,40 +13,24 @@
 /// ``RootLens``.
 ///
 /// Every update runs under the graph's update lock on a copy of the root, is saved to the store, and only
-/// then becomes visible; if the closure or the store throws, nothing changes.
+/// then becomes visible; if the closure or the store throws, nothing changes. Its reads are
+/// ``ReadableLens``'s and its writes ``WritableLens``'s, which ``RootLens`` shares.
 @dynamicMemberLookup
-public struct MutableLens<Value: Sendable>: Sendable {
+public struct MutableLens<Value: Sendable>: WritableLens {
     let node: any LensNode<Value>
 
     init(node: any LensNode<Value>) {
         self.node = node
     }
 
-    // MARK: Reading
-
-    /// The current value: an immutable snapshot, safe to keep and read on any thread.
-    public var value: Value { node.read() }
-
-    /// The path from the root, as ``ValuePath`` prints it (`server.port`); `<root>` for the root.
-    ///
-    /// The path is the document's: composed as the lens is derived, each stored property a key path walks
-    /// named by the coding key it is encoded under, as the store's coding writes it
-    /// (`root.upstream.apiToken` is `up_stream.api_token` where the type's `CodingKeys` say so), the path
-    /// errors, provenance, secret paths and string paths use. A key path through a computed property or a
-    /// subscript, or a property that is not encoded, is shown as `[…]`, the whole of that key path
-    /// (`root.server[\.aliases[0]]` is `server[…]`); the lens subscripts that know their key or index
-    /// (`root.features["beta"]`, `root.items[index: 3]`) name it exactly.
-    public var path: String { node.path }
-
-    /// The path from the root as a ``ValuePath``, the form errors and ``RootLens/provenance(of:)`` take;
-    /// `nil` for a lens through a computed property or a subscript, which no path names.
-    public var valuePath: ValuePath? { node.lensPath.valuePath }
-
-    /// Whether the store behind this lens keeps secrets (a keyring): tools should mask what they show.
-    public var holdsSecrets: Bool { node.storeHoldsSecrets }
-
     /// The same lens without the ability to write, to hand to components that only read.
     public var readOnly: Lens<Value> { Lens(node: node) }
+
+    /// This lens: what the writes of ``WritableLens`` go through.
+    public var lens: MutableLens<Value> { self }
+
+    /// The current value (see ``ReadableLens/value``).
+    public var value: Value { node.read() }
 
     // MARK: Deriving
 
@@ -85,49 +69,15 @@ public struct MutableLens<Value: Sendable>: Sendable {
 
     // MARK: Updating
 
-    /// Replaces this lens's value.
-    ///
-    /// Returns after the new root is saved and visible. Throws ``SettingsError`` when the write cannot land
-    /// or the store fails; either way nothing changed.
+    /// Replaces this lens's value (see ``WritableLens/set(_:)``).
     public func set(_ newValue: Value) throws {
         try node.update { $0 = newValue }
     }
 
-    /// Replaces this lens's value, off Swift's cooperative pool.
-    @available(
-        *, deprecated,
-        message:
-            "use 'try await lens.async.set(_:)': at top level, 'try await lens.set(_:)' resolves to the synchronous form"
-    )
-    public func set(_ newValue: Value) async throws {
-        try await self.async.set(newValue)
-    }
-
-    /// Changes this lens's value in place and returns what `body` returns.
-    ///
-    /// `body` runs under the graph's update lock, one update at a time, on a copy of the current value, so a
-    /// read–modify–write such as `try counter.update { $0 += 1 }` never loses an increment. If `body` throws,
-    /// or the store cannot save, memory, store and observers are exactly as before and the error reaches
-    /// the caller. If `body` changes nothing, nothing is committed and nobody is notified.
-    ///
-    /// Keep `body` short and free of side effects: with a store that detects conflicting writers from other
-    /// processes (etcd), it may run again on the fresh value.
+    /// Changes this lens's value in place and returns what `body` returns (see ``WritableLens/update(_:)``).
     @discardableResult
     public func update<Result>(_ body: (inout Value) throws -> Result) throws -> Result {
         try node.update(body)
-    }
-
-    /// Changes this lens's value in place, off Swift's cooperative pool.
-    @available(
-        *, deprecated,
-        message:
-            "use 'try await lens.async.update(_:)': at top level, 'try await lens.update(_:)' resolves to the synchronous form"
-    )
-    @discardableResult
-    public func update<Result: Sendable>(
-        _ body: @escaping @Sendable (inout Value) throws -> Result
-    ) async throws -> Result {
-        try await self.async.update(body)
     }
 
     /// The same writes for async code: they suspend the caller while `body` and the store's I/O run off

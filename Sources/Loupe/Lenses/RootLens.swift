@@ -11,7 +11,8 @@ import Logging
 /// try root.reload()                                 // what only the root can do: reload, remove, flush
 /// ```
 ///
-/// The root reads and writes like a `MutableLens<Root>` (``lens`` is exactly that). Only the root can
+/// The root reads and writes like a `MutableLens<Root>` (``lens`` is exactly that): its reads are
+/// ``ReadableLens``'s, its writes ``WritableLens``'s, and its path is `<root>`. Only the root can
 /// `reload()`, `remove()` and `flush()`, and only it reports the failures of outside changes
 /// (``errors``, ``observeErrors(_:)``): part lenses read, write and observe, nothing else.
 ///
@@ -23,11 +24,17 @@ import Logging
 /// and deferred writes are flushed. With swift-service-lifecycle, `LoupeServiceLifecycle` makes a root a
 /// `Service` that flushes on graceful shutdown.
 @dynamicMemberLookup
-public final class RootLens<Root: Codable & Sendable>: Sendable {
+public final class RootLens<Root: Codable & Sendable>: WritableLens, SettingsRoot {
     let core: GraphCore<Root>
+
+    /// The value the root reads: the settings.
+    public typealias Value = Root
 
     /// The whole graph as a lens, to hand to code that takes a `MutableLens<Root>`.
     public let lens: MutableLens<Root>
+
+    /// The current value (see ``ReadableLens/value``).
+    public var value: Root { lens.value }
 
     private init(core: GraphCore<Root>) {
         self.core = core
@@ -90,18 +97,6 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
 
     // MARK: Reading
 
-    /// The current value: an immutable snapshot, safe to keep and read on any thread.
-    public var value: Root { lens.value }
-
-    /// The whole graph as a read-only lens.
-    public var readOnly: Lens<Root> { lens.readOnly }
-
-    /// Whether the store keeps secrets (a keyring): tools should mask what they show.
-    public var holdsSecrets: Bool { core.holdsSecrets }
-
-    /// The store, as it describes itself (`JSON file /etc/app/settings.json`); never a value.
-    public var storeDescription: String { core.storeName }
-
     /// A lens onto a writable part of the value.
     public subscript<Part: Sendable>(dynamicMember keyPath: WritableKeyPath<Root, Part> & Sendable) -> MutableLens<Part>
     {
@@ -125,46 +120,14 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
 
     // MARK: Updating
 
-    /// Replaces the whole value. See `MutableLens.set(_:)`.
-    public func set(_ newValue: Root) throws {
-        try lens.set(newValue)
-    }
+    /// Replaces the whole value (see ``WritableLens/set(_:)``).
+    public func set(_ newValue: Root) throws { try lens.set(newValue) }
 
-    /// Replaces the whole value, off Swift's cooperative pool.
-    @available(
-        *, deprecated,
-        message:
-            "use 'try await root.async.set(_:)': at top level, 'try await root.set(_:)' resolves to the synchronous form"
-    )
-    public func set(_ newValue: Root) async throws {
-        try await self.async.set(newValue)
-    }
-
-    /// Changes the value in place and returns what `body` returns. See `MutableLens.update(_:)`.
+    /// Changes the value in place and returns what `body` returns (see ``WritableLens/update(_:)``).
     @discardableResult
-    public func update<Result>(_ body: (inout Root) throws -> Result) throws -> Result {
-        try lens.update(body)
-    }
-
-    /// Changes the value in place, off Swift's cooperative pool.
-    @available(
-        *, deprecated,
-        message:
-            "use 'try await root.async.update(_:)': at top level, 'try await root.update(_:)' resolves to the synchronous form"
-    )
-    @discardableResult
-    public func update<Result: Sendable>(
-        _ body: @escaping @Sendable (inout Root) throws -> Result
-    ) async throws -> Result {
-        try await self.async.update(body)
-    }
+    public func update<Result>(_ body: (inout Root) throws -> Result) throws -> Result { try lens.update(body) }
 
     // MARK: Paths in text
-
-    /// The document of the part at `path`. See ``Lens/value(atPath:)``.
-    public func value(atPath path: String) throws -> JSONValue {
-        try lens.value(atPath: path)
-    }
 
     /// Replaces the part at `path`, type-checked against `Root`. See ``MutableLens/set(atPath:to:)``.
     ///
@@ -217,16 +180,6 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
         try core.update(path: .root, releasing: [parsed], lens.replacing(at: parsed, with: defaultPart, expecting: nil))
     }
 
-    /// The document the store holds now, as it is stored: what differs from the defaults, the keys the
-    /// type does not know, and the version stamp (`"$version"`) when there is one; nil when the store holds
-    /// nothing (the value is then the default). A root with no store holds no document.
-    ///
-    /// It reads the store and changes nothing: the root's next update still applies to what the store
-    /// holds then, whoever changed it meanwhile.
-    public func storedDocument() throws -> JSONValue? {
-        try core.store?.load().document
-    }
-
     // MARK: Layers and provenance
 
     /// Where the value at `path` comes from: the layer that set it (a file, a store, or the default), the
@@ -244,34 +197,6 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
         try core.provenance(of: ValuePath(parsing: path))
     }
 
-    /// Where the value at `path` comes from; see ``provenance(ofPath:)``.
-    public func provenance(of path: ValuePath) throws -> Provenance {
-        try core.provenance(of: path)
-    }
-
-    /// Where the values at each of `paths` come from, worked out from one state of the root: for a tool
-    /// that explains every setting at once (a settings page), the root's value encoded once rather than
-    /// for each path.
-    public func provenance(ofEach paths: [ValuePath]) throws -> [Provenance] {
-        try core.provenance(ofEach: paths)
-    }
-
-    /// The layers of the value, lowest first: the default, each read-only layer's document (as last read,
-    /// after migrations), and the top layer's patch for the current value.
-    public func layers() throws -> [SettingsLayer] {
-        try core.layers()
-    }
-
-    /// The locks in force: paths the top layer of a ``LayeredStore`` may not set.
-    public var locks: [SettingsLock] { core.locks }
-
-    /// The paths whose values are secrets although the store is not a secret store: those a credential
-    /// directory (``LayeredStore/Layer/directory(credentials:)``) sets, those a secret reference
-    /// (``SecretReferences``) gives, and the parts the settings type declares secret (``SecretSettings``)
-    /// that the value holds, wherever their values come from. Tools mask the values there, as `loupe` does unless asked with
-    /// `--reveal`, and a `LoupeProvider` marks them secret for `ConfigReader`.
-    public var secretPaths: [ValuePath] { core.secretPaths }
-
     /// The version of the settings this program reads and writes: the `version` the root was made with (1
     /// without migrations).
     public var version: Int { core.pipeline.version }
@@ -285,131 +210,28 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
     /// Whether the stored document comes from a newer version of the settings than this program's.
     public var storedDocumentIsNewer: Bool { storedVersion > version }
 
-    /// The JSON Schema (draft 2020-12) of the settings: their type, with this root's default value and
-    /// coding; see ``SettingsSchema``.
-    public func schema() throws -> SettingsSchema {
-        try core.pipeline.schema.schema()
-    }
-
     // MARK: The store
-
-    /// Re-reads the store and commits what it holds now (the default, if it holds nothing), notifying the
-    /// lenses whose values changed.
-    public func reload() throws {
-        try core.reload()
-    }
-
-    /// Re-reads the store, off Swift's cooperative pool.
-    @available(
-        *, deprecated,
-        message:
-            "use 'try await root.async.reload()': at top level, 'try await root.reload()' resolves to the synchronous form"
-    )
-    public func reload() async throws {
-        try await self.async.reload()
-    }
 
     /// Deletes the stored document (the file, the keyring item, …) and returns the graph to its default.
     public func remove() throws {
         try core.removeStored()
     }
 
-    /// Deletes the stored document, off Swift's cooperative pool.
-    @available(
-        *, deprecated,
-        message:
-            "use 'try await root.async.remove()': at top level, 'try await root.remove()' resolves to the synchronous form"
-    )
-    public func remove() async throws {
-        try await self.async.remove()
-    }
+    // The store's operations off Swift's cooperative pool are `async`'s. These overloads exist to be
+    // caught: in async code they would be chosen over the synchronous forms, which block the pool.
 
-    /// Makes every saved change durable now, for stores that defer writes (a coalescing file store).
-    public func flush() throws {
-        try core.flush()
-    }
+    /// Re-reads the store, off Swift's cooperative pool. Deprecated: `try await root.reload()` resolves to
+    /// the synchronous form at top level, `async.reload()` everywhere.
+    @available(*, deprecated, message: "use 'try await root.async.reload()'")
+    public func reload() async throws { try await self.async.reload() }
 
-    // MARK: History
+    /// Deletes the stored document, off Swift's cooperative pool. Deprecated as `reload()` is.
+    @available(*, deprecated, message: "use 'try await root.async.remove()'")
+    public func remove() async throws { try await self.async.remove() }
 
-    /// The changes the store keeps a record of, oldest first: for a ``FileStore`` (and a ``LayeredStore``
-    /// over one) its journal beside the file, each with its time, author and merge patches.
-    ///
-    /// ```swift
-    /// for change in try root.history().changes where change.touches(try ValuePath(parsing: "upstream.url")) {
-    ///     print(change.revision, change.time, change.author?.userName ?? "outside edit")
-    /// }
-    /// ```
-    ///
-    /// - Throws: ``SettingsError/Code/unavailable`` when the store keeps no history; the store's error
-    ///   when its record cannot be read.
-    public func history() throws -> SettingsHistory {
-        try core.history()
-    }
-
-    /// Stores the document the store held after `revision` again, as a new change that the history
-    /// records: checked by the type, the rules and the locks as any update is, and written as any update is
-    /// (a file's text is edited in place). Observers of what changed are notified. Revision
-    /// ``SettingsHistory/baseRevision`` is the document before the oldest change kept.
-    ///
-    /// A path whose values were purged from the history up to `revision`
-    /// (``SettingsHistory/purgedPaths(through:)``) keeps what the store holds there now: the history no
-    /// longer knows what it held then, and a rollback never removes a value for that.
-    ///
-    /// ```swift
-    /// try root.rollback(to: 41)   // undoes revision 42 and any after it
-    /// ```
-    ///
-    /// - Throws: ``SettingsError/Code/notFound`` when the history does not keep `revision` (naming those it
-    ///   keeps); ``SettingsError/Code/invalidValue`` when that document no longer fits the type or its rules;
-    ///   ``SettingsError/Code/locked`` when it would store another value at a locked path (as a `set` there
-    ///   would; taking a held value out, as a reset does, is allowed); the store's error. Nothing changes.
-    public func rollback(to revision: Int) throws {
-        try core.rollback(to: revision)
-    }
-
-    /// Takes the values at `path`, and everything under it, out of every record of the store's history:
-    /// a value an `unset` removed stays readable there (in ``SettingsChange/reversePatch``, and so in
-    /// `loupe diff`) until the history drops it, which may be 100 changes later. Returns how many records
-    /// held one (0: none did, and nothing was written); the root path purges every value.
-    ///
-    /// ```swift
-    /// try root.upstream.token.set(nil)
-    /// try root.purgeHistory(of: "upstream.token")   // 2: the change that set it, and the unset
-    /// ```
-    ///
-    /// Each record that held one names the path in ``SettingsChange/purgedPaths`` (or, for the document
-    /// before the oldest change, ``SettingsHistory/basePurgedPaths``), so that a diff shows it as purged
-    /// and a ``rollback(to:)`` leaves it as it is. What the store holds now is not changed: a value still
-    /// set stays set, and the next change that touches it is recorded as any is. A ``FileStore``'s journal
-    /// is written again whole, under the file's lock, atomically and durably, with the settings file's
-    /// mode and owner.
-    ///
-    /// - Throws: ``SettingsError/Code/unavailable`` when the store keeps no history, or keeps one that
-    ///   is not Loupe's to rewrite (an `EtcdStore`'s revisions: `etcdctl compact` drops them);
-    ///   ``SettingsError/Code/corrupt`` when a journal is there that does not read; the store's error when
-    ///   the history cannot be written.
-    @discardableResult
-    public func purgeHistory(of path: ValuePath) throws -> Int {
-        try core.purgeHistory(of: path)
-    }
-
-    /// Which revision of the store each of its readers runs, as they report it (an `EtcdStore` whose
-    /// roots report their status); nil when the store has no such report.
-    ///
-    /// - Throws: the store's error when the report cannot be read.
-    public func appliedStatus() throws -> AppliedStatus? {
-        try core.store?.appliedStatus()
-    }
-
-    /// Makes every saved change durable now, off Swift's cooperative pool.
-    @available(
-        *, deprecated,
-        message:
-            "use 'try await root.async.flush()': at top level, 'try await root.flush()' resolves to the synchronous form"
-    )
-    public func flush() async throws {
-        try await self.async.flush()
-    }
+    /// Makes every saved change durable now, off Swift's cooperative pool. Deprecated as `reload()` is.
+    @available(*, deprecated, message: "use 'try await root.async.flush()'")
+    public func flush() async throws { try await self.async.flush() }
 
     // MARK: Async code
 
@@ -484,38 +306,12 @@ public final class RootLens<Root: Codable & Sendable>: Sendable {
 
     // MARK: Errors from outside changes
 
-    /// Calls `handler` with each error met while applying a change made outside this process (a corrupt
-    /// edit of the settings file, for example). The in-memory value is kept; the next good change is
-    /// picked up as usual.
-    public func observeErrors(_ handler: @escaping @Sendable (any Error) -> Void) -> ObservationToken {
-        core.observeErrors(handler)
-    }
-
     /// Each error met while applying a change made outside this process, as it happens.
     ///
     /// ```swift
     /// for await error in root.errors { logger.error("ignored a bad edit: \(error)") }
     /// ```
     public var errors: OutsideChangeErrors { OutsideChangeErrors(core: core) }
-}
-
-// MARK: - Observing the whole value
-
-extension RootLens {
-    /// Calls `handler` with the new value after each commit. See ``Lens/observe(_:)``.
-    public func observe(_ handler: @escaping @Sendable (_ newValue: Root) -> Void) -> ObservationToken {
-        lens.observe(handler)
-    }
-
-    /// Like ``observe(_:)``, with the value before the change as well.
-    public func observeChanges(
-        _ handler: @escaping @Sendable (_ oldValue: Root, _ newValue: Root) -> Void
-    ) -> ObservationToken {
-        lens.observeChanges(handler)
-    }
-
-    /// The current value, then each changed value. See ``Lens/values``.
-    public var values: LensValues<Root> { lens.values }
 }
 
 extension RootLens: CustomStringConvertible, CustomDebugStringConvertible {
@@ -551,30 +347,5 @@ public struct OutsideChangeErrors: AsyncSequence, Sendable {
 
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(base: subscriptionStream(buffering: .bufferingNewest(100), subscribe))
-    }
-}
-
-extension RootLens where Root: Equatable {
-    /// Creates a root over `store`; see ``init(default:store:version:migrations:storing:watch:logger:)``. An
-    /// `Equatable` root is compared with its own `==`, known statically.
-    public convenience init(
-        default defaultValue: Root, store: some DocumentStore, version: Int = 1,
-        migrations: [Int: @Sendable (inout JSONValue) throws -> Void] = [:],
-        storing: StoredForm = .differencesFromDefaults, watch: Bool = true,
-        logger: Logger = Logger(label: "loupe")
-    ) throws {
-        try self.init(
-            core: GraphCore(
-                default: defaultValue, store: store, version: version, migrations: migrations, form: storing,
-                watch: watch, equality: RuntimeEquality { $0 == $1 }, logger: logger))
-    }
-
-    /// Creates a root with no store; see `init(_:)`.
-    public convenience init(_ value: Root) {
-        // With no store, loading cannot fail.
-        try! self.init(
-            core: GraphCore(
-                default: value, store: nil, watch: false, equality: RuntimeEquality { $0 == $1 },
-                logger: Logger(label: "loupe")))
     }
 }

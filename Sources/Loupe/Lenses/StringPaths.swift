@@ -9,22 +9,17 @@
 /// ```
 ///
 /// Paths are ``ValuePath``s: `server.port`, `items[3].name`, `"key.with.dots"`.
-extension Lens where Value: Encodable {
+extension ReadableLens where Value: Encodable {
     /// The document of the part at `path` (relative to this lens's value), as the graph's coding writes it.
     ///
     /// - Throws: ``SettingsError`` when the path is malformed or names nothing; the error names the nearest
     ///   existing parent and its keys.
     public func value(atPath path: String) throws -> JSONValue {
-        try node.coding.encode(value).value(at: ValuePath(parsing: path))
+        try readOnly.node.coding.encode(value).value(at: ValuePath(parsing: path))
     }
 }
 
 extension MutableLens where Value: Codable {
-    /// The document of the part at `path`. See ``Lens/value(atPath:)``.
-    public func value(atPath path: String) throws -> JSONValue {
-        try readOnly.value(atPath: path)
-    }
-
     /// Replaces the part at `path` with `newValue`, type-checked against the Swift type.
     ///
     /// The write is applied to the document of the current value, which is then decoded again as a whole,
@@ -58,7 +53,7 @@ extension MutableLens where Value: Codable {
         at path: ValuePath, with newValue: JSONValue, expecting expected: JSONValue?
     ) -> (inout Value) throws -> Void {
         let coding = node.coding
-        let revealing = quotesValue
+        let quoting = quotesValue
         return { value in
             var tree = try coding.encode(value)
             if let expected, (try? tree.value(at: path)).map({ $0.isSameDocument(as: expected) }) != true {
@@ -69,7 +64,7 @@ extension MutableLens where Value: Codable {
                 )
             }
             try tree.set(newValue, at: path)
-            let decoded = try decodeChecked(tree, coding: coding, revealing: revealing)
+            let decoded = try decodeChecked(tree, coding: coding, quoting: quoting)
             // A key the type does not have decodes without complaint and is dropped: report it.
             // (A nil optional is encoded as an absent key, so writing null has landed when the key is gone.)
             let written = try coding.encode(decoded)
@@ -101,7 +96,7 @@ extension MutableLens where Value: Codable {
         let path = try ValuePath(parsing: path)
         guard !path.components.isEmpty else { throw SettingsError.notRemovable(path) }
         let coding = node.coding
-        let revealing = quotesValue
+        let quoting = quotesValue
         try update { value in
             var tree = try coding.encode(value)
             try tree.remove(at: path)
@@ -110,7 +105,7 @@ extension MutableLens where Value: Codable {
             } catch DecodingError.keyNotFound, DecodingError.valueNotFound {
                 throw SettingsError.notRemovable(path)
             } catch let error as DecodingError {
-                throw invalidValue(error, in: tree, coding: coding, revealing: revealing)
+                throw invalidValue(error, in: tree, coding: coding, quoting: quoting)
             }
         }
     }
@@ -123,12 +118,12 @@ extension MutableLens where Value: Codable {
     }
 
     private func decodeChecked(
-        _ tree: JSONValue, coding: DocumentCoding, revealing: (ValuePath) -> Bool
+        _ tree: JSONValue, coding: DocumentCoding, quoting: (ValuePath) -> Bool
     ) throws -> Value {
         do {
             return try coding.decode(Value.self, from: tree)
         } catch let error as DecodingError {
-            throw invalidValue(error, in: tree, coding: coding, revealing: revealing)
+            throw invalidValue(error, in: tree, coding: coding, quoting: quoting)
         }
     }
 }
@@ -178,9 +173,9 @@ extension JSONValue {
 
 /// A decoding error of a value written by path, in the one dialect of decoding failures.
 private func invalidValue(
-    _ error: DecodingError, in tree: JSONValue, coding: DocumentCoding, revealing: (ValuePath) -> Bool
+    _ error: DecodingError, in tree: JSONValue, coding: DocumentCoding, quoting: (ValuePath) -> Bool
 ) -> SettingsError {
-    let path = DecodingFailure(error, in: tree, coding: coding, revealingValues: false).path
-    let failure = DecodingFailure(error, in: tree, coding: coding, revealingValues: revealing(path))
+    let path = DecodingFailure(error, in: tree, coding: coding, quotingValues: false).path
+    let failure = DecodingFailure(error, in: tree, coding: coding, quotingValues: quoting(path))
     return .invalidValue(failure.path, reason: failure.reason, cause: error)
 }

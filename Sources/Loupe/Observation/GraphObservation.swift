@@ -7,7 +7,7 @@ import Synchronization
 /// Observation tracks the graph as a whole: a commit that changes another part of the graph fires too.
 /// That is what Observation allows (an `onChange` says "may have changed"); it keeps a read at a few
 /// nanoseconds more, where tracking each lens would cost every read a lock. For exactly the changes of
-/// one part, use ``Lens/observe(_:)`` or ``Lens/values``.
+/// one part, use ``ReadableLens/observe(_:)`` or ``ReadableLens/values``.
 ///
 /// A value: the graph holds one and each lens's node a copy (all copies share one registrar). A lens
 /// reads through its own copy, which Swift borrows in place; reaching the graph's instead cost every read

@@ -1,4 +1,4 @@
-extension Lens {
+extension ReadableLens {
     /// Calls `handler` with the new value after each commit that changes this lens's value.
     ///
     /// "Changes" means `!=` for `Equatable` values; other values count as changed by every commit that does
@@ -9,14 +9,14 @@ extension Lens {
     ///
     /// The observation lasts until the returned token is cancelled or released.
     public func observe(_ handler: @escaping @Sendable (_ newValue: Value) -> Void) -> ObservationToken {
-        node.subscribe(initial: nil, .newValue(handler))
+        readOnly.node.subscribe(initial: nil, .newValue(handler))
     }
 
     /// Like ``observe(_:)``, with the value before the change as well.
     public func observeChanges(
         _ handler: @escaping @Sendable (_ oldValue: Value, _ newValue: Value) -> Void
     ) -> ObservationToken {
-        node.subscribe(initial: nil, .change(handler))
+        readOnly.node.subscribe(initial: nil, .change(handler))
     }
 
     /// The current value, then each changed value, as an `AsyncSequence` that never throws.
@@ -27,25 +27,7 @@ extension Lens {
     ///
     /// Each iteration starts from the value current at the time it starts and buffers every later change
     /// until it is consumed. It ends when the iterating task is cancelled.
-    public var values: LensValues<Value> { LensValues(node: node) }
-}
-
-extension MutableLens {
-    /// Calls `handler` with the new value after each commit that changes this lens's value.
-    /// See ``Lens/observe(_:)``.
-    public func observe(_ handler: @escaping @Sendable (_ newValue: Value) -> Void) -> ObservationToken {
-        readOnly.observe(handler)
-    }
-
-    /// Like ``observe(_:)``, with the value before the change as well.
-    public func observeChanges(
-        _ handler: @escaping @Sendable (_ oldValue: Value, _ newValue: Value) -> Void
-    ) -> ObservationToken {
-        readOnly.observeChanges(handler)
-    }
-
-    /// The current value, then each changed value. See ``Lens/values``.
-    public var values: LensValues<Value> { readOnly.values }
+    public var values: LensValues<Value> { LensValues(node: readOnly.node) }
 }
 
 /// The values of a lens over time: the current one first, then each change, in commit order.
@@ -57,7 +39,7 @@ public struct LensValues<Value: Sendable>: AsyncSequence, Sendable {
 
     let node: any LensNode<Value>
 
-    /// Iterates a lens's values; see ``Lens/values``.
+    /// Iterates a lens's values; see ``ReadableLens/values``.
     public struct AsyncIterator: AsyncIteratorProtocol {
         var base: AsyncStream<Value>.Iterator
 

@@ -1,3 +1,25 @@
+/// A component's lens, held as a property: the property reads the current value, `$property` is the lens
+/// (to write, to observe, or to derive lenses onto parts). Written as ``Lensed`` for a lens that writes
+/// and ``LensedReader`` for one that only reads.
+@propertyWrapper
+public struct LensedProperty<HeldLens: ReadableLens>: Sendable {
+    /// The lens.
+    public let projectedValue: HeldLens
+
+    /// Holds `lens`.
+    public init(_ lens: HeldLens) {
+        projectedValue = lens
+    }
+
+    /// Holds `lens`, for a parameter declared `@Lensed` or `@LensedReader`: pass `$settings: lens`.
+    public init(projectedValue lens: HeldLens) {
+        projectedValue = lens
+    }
+
+    /// The lens's current value.
+    public var wrappedValue: HeldLens.Value { projectedValue.value }
+}
+
 /// A component's lens, held as a property: the property reads the current value, `$property` is the lens.
 ///
 /// ```swift
@@ -11,24 +33,7 @@
 /// }
 /// let ticker = Ticker(settings: Lensed(root.ticker))
 /// ```
-@propertyWrapper
-public struct Lensed<Value: Sendable>: Sendable {
-    /// The lens.
-    public let projectedValue: MutableLens<Value>
-
-    /// Holds `lens`.
-    public init(_ lens: MutableLens<Value>) {
-        projectedValue = lens
-    }
-
-    /// Holds `lens`, for a parameter declared `@Lensed`: pass `$settings: lens`.
-    public init(projectedValue lens: MutableLens<Value>) {
-        projectedValue = lens
-    }
-
-    /// The lens's current value.
-    public var wrappedValue: Value { projectedValue.value }
-}
+public typealias Lensed<Value: Sendable> = LensedProperty<MutableLens<Value>>
 
 /// A component's read-only lens, held as a property: the property reads the current value, `$property` is
 /// the lens (to observe, or to derive lenses onto parts).
@@ -39,21 +44,4 @@ public struct Lensed<Value: Sendable>: Sendable {
 /// }
 /// let banner = Banner(greeting: LensedReader(root.ticker.greeting.readOnly))
 /// ```
-@propertyWrapper
-public struct LensedReader<Value: Sendable>: Sendable {
-    /// The lens.
-    public let projectedValue: Lens<Value>
-
-    /// Holds `lens`.
-    public init(_ lens: Lens<Value>) {
-        projectedValue = lens
-    }
-
-    /// Holds `lens`, for a parameter declared `@LensedReader`.
-    public init(projectedValue lens: Lens<Value>) {
-        projectedValue = lens
-    }
-
-    /// The lens's current value.
-    public var wrappedValue: Value { projectedValue.value }
-}
+public typealias LensedReader<Value: Sendable> = LensedProperty<Lens<Value>>

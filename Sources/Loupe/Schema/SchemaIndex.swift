@@ -33,10 +33,10 @@ final class SchemaIndex: Sendable {
         /// Whether the part's value is a secret (``SecretSettings``: `"writeOnly": true`).
         let isSecret: Bool
         /// Whether the part or a part below it is a secret.
-        let holdsSecret: Bool
+        let containsSecrets: Bool
 
         init(_ schema: JSONValue) {
-            isSecret = Self.marksSecret(schema) || Self.marksSecret(schema.droppingNull)
+            isSecret = Self.isSecret(schema) || Self.isSecret(schema.droppingNull)
             let schema = schema.droppingNull
             self.schema = schema
             let members: [String: JSONValue]? = if case .object(let members) = schema { members } else { nil }
@@ -57,12 +57,12 @@ final class SchemaIndex: Sendable {
             self.byWords = byWords
             element = members?["items"].map(Part.init)
             value = members?["additionalProperties"].map(Part.init)
-            holdsSecret =
-                isSecret || properties.values.contains(where: \.holdsSecret)
-                || element?.holdsSecret == true || value?.holdsSecret == true
+            containsSecrets =
+                isSecret || properties.values.contains(where: \.containsSecrets)
+                || element?.containsSecrets == true || value?.containsSecrets == true
         }
 
-        private static func marksSecret(_ schema: JSONValue) -> Bool {
+        private static func isSecret(_ schema: JSONValue) -> Bool {
             if case .object(let members) = schema, members["writeOnly"] == .bool(true) { return true }
             return false
         }
@@ -116,18 +116,18 @@ final class SchemaIndex: Sendable {
     }
 
     /// Whether the schema declares any secret part.
-    var holdsSecrets: Bool { root.holdsSecret }
+    var containsSecrets: Bool { root.containsSecrets }
 
     /// Whether the value at `path` is a secret the type declares: the part there, or a part above it, is
     /// secret.
-    func isDeclaredSecret(_ path: ValuePath) -> Bool {
+    func isSecret(at path: ValuePath) -> Bool {
         secretWalk(path).covered
     }
 
     /// Whether the value at `path` is, or holds, a secret the type declares: an error must not quote it.
-    func touchesDeclaredSecret(_ path: ValuePath) -> Bool {
+    func containsSecrets(at path: ValuePath) -> Bool {
         let walked = secretWalk(path)
-        return walked.covered || walked.part?.holdsSecret == true
+        return walked.covered || walked.part?.containsSecrets == true
     }
 
     /// Follows `path` as ``walk(_:)`` does: whether a part on the way (or the last) is secret, and the
@@ -158,7 +158,7 @@ final class SchemaIndex: Sendable {
     /// The paths of the secret parts `value`, the part at `path`, holds (from the root): `path` itself
     /// when the part there is secret.
     func secretPaths(in value: JSONValue, at path: ValuePath) -> [ValuePath] {
-        guard root.holdsSecret else { return [] }
+        guard root.containsSecrets else { return [] }
         let (covered, start) = secretWalk(path)
         if covered { return [path] }
         guard let start else { return [] }
@@ -166,7 +166,7 @@ final class SchemaIndex: Sendable {
         var components = path.components
         func visit(_ value: JSONValue, _ part: Part) {
             if part.isSecret { return found.append(ValuePath(components)) }
-            guard part.holdsSecret else { return }
+            guard part.containsSecrets else { return }
             switch value {
             case .object(let members):
                 for key in members.keys.sorted() {

@@ -137,7 +137,7 @@ public protocol DescribedSettings: SendableMetatype {
 /// upstream's token, whatever the key written). A path names a part the schema describes, not one inside
 /// a `JSONValue` (mark the `JSONValue` itself).
 ///
-/// A root lists the secret parts its value holds in ``RootLens/secretPaths`` (with those override layers
+/// A root lists the secret parts its value holds in ``ReadableLens/secretPaths`` (with those override layers
 /// mark secret), which `LoupeCommands` masks and `LoupeConfiguration` marks secret, and the schema marks
 /// each secret part `"writeOnly": true`. Without a schema (a type the probe cannot describe), only the
 /// root type's own paths are known.

@@ -101,9 +101,7 @@ public final class CoalescingStore: DocumentStore, StoreDeferredWrites {
 
     public var coding: DocumentCoding { base.coding }
 
-    public var holdsSecrets: Bool { base.holdsSecrets }
-
-    public var secretValuePaths: [ValuePath] { base.secretValuePaths }
+    public var secretPaths: [ValuePath] { base.secretPaths }
 
     /// The base store's, but for two: this store's writes are deferred, and it holds no lock (its saves
     /// are answered from memory and never conflict). The base's history is each write that reached it (a

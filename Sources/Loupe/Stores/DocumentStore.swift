@@ -15,8 +15,8 @@
 ///   processes (a file lock, an etcd transaction) is the store's own business.
 /// - ``remove(replacing:)`` deletes the document, under the same check.
 /// - ``watch(_:)``, optional: says "something may have changed"; the root then loads.
-/// - ``holdsSecrets``: the store's documents are secrets, so tools mask them and errors never quote them;
-///   ``secretValuePaths``: the values that are, in a document the store otherwise shows (a sops file).
+/// - ``secretPaths``: the values that are secrets, so tools mask them and errors never quote them: the root
+///   path where every value is (a keyring), or some, in a document the store otherwise shows (a sops file).
 /// - ``capabilities``: what a store can do beyond that, each part optional, as one value (see
 ///   ``StoreCapabilities``): keep a history (``StoreHistory``), report which version each reader runs
 ///   (``StoreFleetReport``), hold its own lock (``StoreExclusiveAccess``), write later what it answered at once
@@ -58,14 +58,12 @@ public protocol DocumentStore: AnyObject, Sendable, CustomStringConvertible {
     /// nil when the store cannot watch here (the default). A spurious call costs the root a load.
     func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)?
 
-    /// Whether the store's documents are secrets (the keyring): tools mask every value, configuration
-    /// readers mark its values secret, and errors never quote what it holds. False by default.
-    var holdsSecrets: Bool { get }
-
-    /// The paths of the values that are secrets in the document the store last loaded or saved, where
-    /// the store keeps some values secret and shows the rest (a sops file's encrypted values): tools mask
-    /// them unless asked to reveal, and errors do not quote them. Empty by default.
-    var secretValuePaths: [ValuePath] { get }
+    /// The paths of the values that are secrets in the document the store last loaded or saved: tools
+    /// mask them unless asked to reveal, configuration readers mark them secret, and errors do not quote
+    /// them. The root path (``ValuePath/root``) for a store whose every value is a secret (a keyring); the
+    /// paths of some values for a store that keeps those secret and shows the rest (a sops file's
+    /// encrypted values). Empty by default.
+    var secretPaths: [ValuePath] { get }
 
     /// How the typed value maps to this store's documents (date and key strategies); by default,
     /// `JSONEncoder`'s and `JSONDecoder`'s defaults. A store that keeps bytes returns its codec's.
@@ -86,9 +84,7 @@ extension DocumentStore {
 
     public func watch(_ onChange: @escaping @Sendable () -> Void) throws -> (any StoreWatch)? { nil }
 
-    public var holdsSecrets: Bool { false }
-
-    public var secretValuePaths: [ValuePath] { [] }
+    public var secretPaths: [ValuePath] { [] }
 
     public var coding: DocumentCoding { DocumentCoding() }
 

@@ -3,9 +3,9 @@ import Foundation
 /// `==` for a type that conforms to `Equatable` at run time.
 ///
 /// Lenses are generic over any `Sendable` value, so whether a value can be compared is often only known at
-/// run time. This is made once per lens or graph; a comparison then costs two dynamic casts to the type
-/// the values already have (which find it at once) and one `==`. Where the type is known to be `Equatable`, ``init(_:)-(Value,Value)->Bool``
-/// takes `==` directly.
+/// run time. This is made once per lens or graph, where the type's `==` is found and taken as a closure on
+/// `Value` (the one dynamic cast, of a function to the type it already has); a comparison then costs that
+/// `==` alone, as much as where the type is known to be `Equatable`.
 ///
 /// Hot paths keep ``areEqual``, a plain closure: an optional closure is tested without looking up any
 /// generic type's metadata, where an optional `RuntimeEquality<Root>` is not.
@@ -13,17 +13,21 @@ struct RuntimeEquality<Value>: Sendable {
     /// `==` on two values of the type.
     let areEqual: @Sendable (Value, Value) -> Bool
 
-    /// `==` for `Value`, or nil when `Value` is not `Equatable`.
+    /// `==` for `Value`, or nil when `Value` is not `Equatable` (and `Sendable`, as every value a lens
+    /// reads is).
     init?(_ value: Value.Type) {
-        guard let type = value as? any Equatable.Type else { return nil }
-        // A metatype is immutable; `any Equatable.Type` is only not declared `Sendable`.
-        nonisolated(unsafe) let equatable = type
-        areEqual = { Loupe.areEqual($0, $1, as: equatable) }
+        guard let type = value as? any (Equatable & Sendable).Type, let areEqual = Self.equality(of: type) else {
+            return nil
+        }
+        self.areEqual = areEqual
     }
 
-    /// `==` known statically.
-    init(_ areEqual: @escaping @Sendable (Value, Value) -> Bool) {
-        self.areEqual = areEqual
+    /// `Equatable`'s `==`, as a closure on `Value`: `Equatable` is `Value` itself.
+    private static func equality<Equatable: Swift.Equatable & Sendable>(
+        of _: Equatable.Type
+    ) -> (@Sendable (Value, Value) -> Bool)? {
+        let equal: @Sendable (Equatable, Equatable) -> Bool = { $0 == $1 }
+        return equal as? @Sendable (Value, Value) -> Bool
     }
 
     func callAsFunction(_ lhs: Value, _ rhs: Value) -> Bool {

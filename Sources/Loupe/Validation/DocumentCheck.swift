@@ -100,9 +100,9 @@ extension RootLens {
             do {
                 decoded = try coding.decode(Root.self, from: effective, reads: nil)
             } catch let error as DecodingError {
-                let path = DecodingFailure(error, in: nil, coding: pipeline.coding, revealingValues: false).path
-                let revealing = pipeline.revealsValues && !pipeline.touchesDeclaredSecret(path)
-                let failure = DecodingFailure(error, in: effective, coding: pipeline.coding, revealingValues: revealing)
+                let path = DecodingFailure(error, in: nil, coding: pipeline.coding, quotingValues: false).path
+                let quoting = pipeline.quotesValues && !pipeline.containsSecrets(at: path)
+                let failure = DecodingFailure(error, in: effective, coding: pipeline.coding, quotingValues: quoting)
                 problems.append(SettingsProblem(path: failure.path, message: failure.reason, kind: .invalidValue))
                 // Read the part as the layers below give it, and decode again: the next bad part, if any.
                 guard reported.insert(failure.path).inserted else { break }
@@ -118,17 +118,17 @@ extension RootLens {
                     effective[path: repaired] = base[path: repaired]
                 }
             } catch {
-                let message = pipeline.revealsValues ? "\(error)" : "it cannot be read as \(Root.self)"
+                let message = pipeline.quotesValues ? "\(error)" : "it cannot be read as \(Root.self)"
                 problems.append(SettingsProblem(path: ValuePath([]), message: message, kind: .invalidValue))
                 break
             }
         }
         guard let decoded, let validated = Root.self as? any Validated.Type else { return problems }
         func violations<V: Validated>(_: V.Type) -> [RuleViolation] {
-            (decoded as? V)?.violations(revealingValues: pipeline.revealsValues, coding: pipeline.coding) ?? []
+            (decoded as? V)?.violations(quotingValues: pipeline.quotesValues, coding: pipeline.coding) ?? []
         }
         for var violation in violations(validated) {
-            if pipeline.touchesDeclaredSecret(violation.path) { violation.found = nil }
+            if pipeline.containsSecrets(at: violation.path) { violation.found = nil }
             let message = violation.rule + (violation.found.map { ", got \($0)" } ?? "")
             problems.append(SettingsProblem(path: violation.path, message: message, kind: .rule))
         }

@@ -49,35 +49,35 @@ extension Validated {
 
     /// Throws the first rule this value breaks, as ``RuleViolation``.
     public func check() throws(RuleViolation) {
-        if let violation = violation(revealingValues: true) { throw violation }
+        if let violation = violation(quotingValues: true) { throw violation }
     }
 
     /// Every rule this value breaks, in order, then what ``validate()`` throws; without the values found
-    /// when `revealingValues` is false. For tools that report every problem at once (`check`).
-    func violations(revealingValues: Bool, coding: DocumentCoding = DocumentCoding()) -> [RuleViolation] {
+    /// when `quotingValues` is false. For tools that report every problem at once (`check`).
+    func violations(quotingValues: Bool, coding: DocumentCoding = DocumentCoding()) -> [RuleViolation] {
         var found: [RuleViolation] = []
         for rule in Self.rules {
             if var violation = rule.check(self) {
                 violation.path = rule.path(in: self, coding: coding)
-                if !revealingValues { violation.found = nil }
+                if !quotingValues { violation.found = nil }
                 found.append(violation)
             }
         }
         do {
             try validate()
         } catch var violation as RuleViolation {
-            if !revealingValues { violation.found = nil }
+            if !quotingValues { violation.found = nil }
             found.append(violation)
         } catch {
-            found.append(RuleViolation(path: ValuePath([]), rule: revealingValues ? "\(error)" : "is not valid"))
+            found.append(RuleViolation(path: ValuePath([]), rule: quotingValues ? "\(error)" : "is not valid"))
         }
         return found
     }
 
-    /// The first rule this value breaks; without the value found when `revealingValues` is false. A rule's
+    /// The first rule this value breaks; without the value found when `quotingValues` is false. A rule's
     /// path is named under `coding`'s key strategy.
-    func violation(revealingValues: Bool, coding: DocumentCoding = DocumentCoding()) -> RuleViolation? {
-        violations(revealingValues: revealingValues, coding: coding).first
+    func violation(quotingValues: Bool, coding: DocumentCoding = DocumentCoding()) -> RuleViolation? {
+        violations(quotingValues: quotingValues, coding: coding).first
     }
 }
 

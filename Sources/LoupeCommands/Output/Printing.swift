@@ -36,15 +36,14 @@ func show(_ value: JSONValue, _ settings: OpenSettings, at path: ValuePath = Val
     try printLine(displayed(value, settings, at: path).jsonText(pretty: true))
 }
 
-/// `value`, the part at `path`, as it may be shown: every value masked when the settings' store holds
-/// secrets, and the values at the root's secret paths (credentials, secret references, the parts the
-/// settings type declares secret), unless the person asked to see them.
+/// `value`, the part at `path`, as it may be shown: the values at the root's secret paths (every value
+/// of a store that keeps secrets, credentials, secret references, the parts the settings type declares
+/// secret) masked, unless the person asked to see them.
 func displayed(_ value: JSONValue, _ settings: OpenSettings, at path: ValuePath = ValuePath([])) -> JSONValue {
-    if settings.masksValues { return value.masked }
     guard !settings.revealsSecrets else { return value }
     // The declared secrets `value` holds (a stored document's, a layer's, an old version's), besides those
     // the current value does.
-    let declared = settings.root.declaredSecretPaths(in: value, at: path)
+    let declared = settings.root.secretPaths(in: value, at: path)
     return value.masking(settings.root.secretPaths + declared, at: path)
 }
 

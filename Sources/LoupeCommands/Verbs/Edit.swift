@@ -28,7 +28,7 @@ extension SettingsCommand {
 
         public func run() throws {
             try group.withSettings { settings in
-                guard !settings.holdsSecrets else {
+                guard !settings.root.secretPaths.contains(.root) else {
                     throw CommandError.usage(
                         "edit does not work on secrets: it would write them to a temporary file; use get and set")
                 }

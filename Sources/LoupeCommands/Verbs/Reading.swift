@@ -19,9 +19,9 @@ extension SettingsCommand {
                 try show(try settings.root.value(atPath: path), settings, at: try ValuePath(parsing: path))
             } orOwnStore: { store, error in
                 // What the store holds at the path, before the error: what can be printed.
-                guard !store.holdsSecrets, let path = try? ValuePath(parsing: path),
+                guard !store.secretPaths.contains(.root), let path = try? ValuePath(parsing: path),
                     let value = try? store.load().document?[path: path],
-                    let secrets = group.declaredSecrets(in: value, at: path, after: error)
+                    let secrets = group.secretPaths(in: value, at: path, after: error)
                 else { return false }
                 try printLine(value.masking(secrets, at: path).jsonText(pretty: true))
                 return false
@@ -87,8 +87,8 @@ extension SettingsCommand {
                 }
             } orOwnStore: { store, error in
                 // The settings do not read: what the store holds, as it holds it, before the error.
-                guard !store.holdsSecrets, let document = try? store.load().document,
-                    let secrets = group.declaredSecrets(in: document, at: ValuePath([]), after: error)
+                guard !store.secretPaths.contains(.root), let document = try? store.load().document,
+                    let secrets = group.secretPaths(in: document, at: ValuePath([]), after: error)
                 else { return false }
                 try printLine(document.masking(secrets, at: ValuePath([])).jsonText(pretty: true))
                 return false

@@ -93,7 +93,7 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
 
     /// The encrypted values' paths: `get`, `show`, `list`, `explain` and `diff` mask them unless
     /// `--reveal`, and errors do not quote them.
-    public var secretValuePaths: [ValuePath] { encryptedPaths }
+    public var secretPaths: [ValuePath] { encryptedPaths }
 
     public func load() throws -> StoredDocument {
         let stored = try file.load()

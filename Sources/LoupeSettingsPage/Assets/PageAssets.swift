@@ -193,7 +193,7 @@ enum PageAssets {
               return { node: select, read: () => JSON.parse(select.value) };
             }
             case "text": {
-              if (entry.secret) {
+              if (entry.isSecret) {
                 const input = el("input", Object.assign({ type: "password", value: "", placeholder: "•••••••• (unchanged)", autocomplete: "off" }, attributes));
                 return { node: input, read: () => input.value, secretInput: input };
               }
@@ -254,7 +254,7 @@ enum PageAssets {
           const editor = makeEditor(entry, id, [descriptionId, metaId, messageId].join(" "), check);
           const label = el("label", { htmlFor: id, id: id + "-label", text: entry.path });
           const head = el("div", { className: "head" }, label, el("span", { className: "badge", text: entry.type + (entry.nullable ? "?" : "") }));
-          if (entry.secret) head.append(el("span", { className: "badge", text: "secret" }));
+          if (entry.isSecret) head.append(el("span", { className: "badge", text: "secret" }));
           if (entry.lock) head.append(el("span", { className: "badge", text: "locked" }));
           box.append(head);
           if (entry.description) box.append(el("p", { id: descriptionId, text: entry.description }));
@@ -270,16 +270,16 @@ enum PageAssets {
           if (c.maximum !== undefined) parts.push("at most " + c.maximum);
           if (c.exclusiveMaximum !== undefined) parts.push("less than " + c.exclusiveMaximum);
           if (c.pattern !== undefined) parts.push("matching " + c.pattern);
-          if (entry.secret) parts.push("Current value " + (entry.value === undefined ? "(none)" : json(entry.value)));
+          if (entry.isSecret) parts.push("Current value " + (entry.value === undefined ? "(none)" : json(entry.value)));
           meta.textContent = parts.join(" · ");
           box.append(el("div", { className: "editor" }, editor.node), meta);
           const actions = el("div", { className: "actions" });
           if (entry.editable) {
             actions.append(save);
-            save.addEventListener("click", () => submit(entry, editor, message, entry.secret ? undefined : entry.value));
+            save.addEventListener("click", () => submit(entry, editor, message, entry.isSecret ? undefined : entry.value));
             actions.append(el("button", { type: "button", text: "Reset to default", "aria-label": "Reset " + entry.path + " to its default", onclick: () => resetSetting(entry, message) }));
           }
-          if (entry.secret && state.model.allowsReveal) {
+          if (entry.isSecret && state.model.revealsSecrets) {
             actions.append(el("button", { type: "button", text: "Reveal", "aria-label": "Reveal " + entry.path, onclick: () => reveal(entry, message) }));
           }
           if (actions.children.length) box.append(actions);

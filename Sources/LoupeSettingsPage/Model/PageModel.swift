@@ -3,7 +3,8 @@ import Foundation
 import Loupe
 
 /// What the page shows, worked out from a root: each setting with its schema, value and provenance, the
-/// history, the fleet's rollout status. Values at secret paths are masked unless `revealing`.
+/// history, the fleet's rollout status. Values at secret paths are masked (the page reveals one only
+/// on request, where its configuration `revealsSecrets`).
 ///
 /// Everything is built as `JSONValue`, so what the page receives is exactly what Loupe encodes.
 struct PageModel: Sendable {
@@ -12,7 +13,7 @@ struct PageModel: Sendable {
 
     // MARK: The settings
 
-    /// `{title, description, readOnly, allowsReveal, groups: [{path, description, settings: […]}]}`.
+    /// `{title, description, readOnly, revealsSecrets, groups: [{path, description, settings: […]}]}`.
     func settings() throws -> JSONValue {
         let schema = try root.schema()
         let document = try root.document
@@ -38,7 +39,7 @@ struct PageModel: Sendable {
             "title": schema.document[path: "title"] ?? .string("Settings"),
             "store": .string(root.storeDescription),
             "readOnly": .bool(configuration.readOnly),
-            "allowsReveal": .bool(configuration.allowsReveal),
+            "revealsSecrets": .bool(configuration.revealsSecrets),
             "groups": .array(groupList),
         ]
         if let description = schema.document[path: "description"] { model["description"] = description }
@@ -78,7 +79,7 @@ struct PageModel: Sendable {
     }
 
     /// One setting: `{path, description, type, editor, nullable, choices, constraints, default, value,
-    /// source, line, overrides, lock, secret, editable}`.
+    /// source, line, overrides, lock, isSecret, editable}`.
     private func setting(_ leaf: Leaf, _ provenance: Provenance, document: JSONValue, secrets: [ValuePath]) -> JSONValue
     {
         let kind = Self.editor(for: leaf.schema)
@@ -88,7 +89,7 @@ struct PageModel: Sendable {
             "type": .string(kind.type),
             "editor": .string(kind.editor),
             "nullable": .bool(kind.nullable),
-            "secret": .bool(secret),
+            "isSecret": .bool(secret),
             "source": Self.source(provenance.source),
             "overrides": .array(provenance.overrides.map(Self.source)),
             "editable": .bool(!configuration.readOnly && provenance.lock == nil),
@@ -194,20 +195,19 @@ struct PageModel: Sendable {
     /// The paths whose values are secret in `document`, a value of the settings at `path`: the root's and
     /// those the settings type declares.
     func secretPaths(in document: JSONValue, at path: ValuePath = ValuePath([])) -> [ValuePath] {
-        root.secretPaths + root.declaredSecretPaths(in: document, at: path)
+        root.secretPaths + root.secretPaths(in: document, at: path)
     }
 
     /// Whether the value at `path` is, or lies in, a secret, or holds one: then the page shows it masked.
     func isSecret(_ path: ValuePath, _ secrets: [ValuePath]) -> Bool {
-        root.holdsSecrets
-            || secrets.contains { secret in
-                path.components.starts(with: secret.components) || secret.components.starts(with: path.components)
-            }
+        secrets.contains { secret in
+            path.components.starts(with: secret.components) || secret.components.starts(with: path.components)
+        }
     }
 
-    /// `value`, the part at `path`, as the page may show it: masked where secret, unless revealing.
+    /// `value`, the part at `path`, as the page may show it: masked where secret.
     func shown(_ value: JSONValue, at path: ValuePath, in secrets: [ValuePath]) -> JSONValue {
-        root.holdsSecrets ? value.masked : value.masking(secrets, at: path)
+        value.masking(secrets, at: path)
     }
 
     // MARK: History

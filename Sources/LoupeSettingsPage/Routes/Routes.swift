@@ -148,7 +148,7 @@ struct PageHandler: Sendable {
 
     func reveal(_ request: Request) async throws -> Response {
         try await access.check(request, writing: false)
-        guard page.configuration.allowsReveal else {
+        guard page.configuration.revealsSecrets else {
             throw PageError(.forbidden, "this page does not reveal secrets (start it with reveal allowed)")
         }
         let pathText = try pathParameter(of: request)

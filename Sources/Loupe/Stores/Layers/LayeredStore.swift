@@ -58,15 +58,15 @@ public final class LayeredStore: DocumentStore {
         let makeSource: @Sendable (any ReadableFileSystem) -> any LayerSource
         /// How the layer shows in the store's description.
         let label: String
-        /// Whether the layer is a store that holds secrets.
-        let holdsSecrets: Bool
+        /// Whether the layer's every value is a secret: a store whose secret paths hold the root.
+        let isSecret: Bool
         /// Whether the layer lies above the top (the environment, `--set`, credentials): read, never written.
         var isOverride = false
 
         /// A file, in `format`. A missing file is an empty layer, and is read when it appears.
         public static func file(_ path: String, format: any DocumentCodec = JSONCodec()) -> Layer {
             Layer(
-                makeSource: { LayerFile(path: path, codec: format, fileSystem: $0) }, label: path, holdsSecrets: false)
+                makeSource: { LayerFile(path: path, codec: format, fileSystem: $0) }, label: path, isSecret: false)
         }
 
         /// A drop-in directory: each file named with one of `format`'s extensions (`*.json`), in name order,
@@ -75,7 +75,7 @@ public final class LayeredStore: DocumentStore {
         public static func directory(_ path: String, format: any DocumentCodec = JSONCodec()) -> Layer {
             Layer(
                 makeSource: { DropInDirectory(path: path, codec: format, fileSystem: $0) }, label: path + "/",
-                holdsSecrets: false)
+                isSecret: false)
         }
 
         /// ``directory(_:format:)`` when `path` names a directory when the store is made, else
@@ -88,13 +88,14 @@ public final class LayeredStore: DocumentStore {
                     }
                     return LayerFile(path: path, codec: format, fileSystem: fileSystem)
                 },
-                label: path, holdsSecrets: false)
+                label: path, isSecret: false)
         }
 
         /// Any store, read only: etcd for a fleet's defaults, for example. It is watched when it can be.
         public static func store(_ store: some DocumentStore) -> Layer {
             let source = StoreLayer(store)
-            return Layer(makeSource: { _ in source }, label: store.description, holdsSecrets: store.holdsSecrets)
+            return Layer(
+                makeSource: { _ in source }, label: store.description, isSecret: store.secretPaths.contains(.root))
         }
 
         // MARK: Overrides, above the top
@@ -117,7 +118,7 @@ public final class LayeredStore: DocumentStore {
         ///     each load.
         public static func environment(prefix: String, variables: (@Sendable () -> [String: String])? = nil) -> Layer {
             let source = EnvironmentLayer(prefix: prefix, variables: variables)
-            return Layer(makeSource: { _ in source }, label: source.name, holdsSecrets: false, isOverride: true)
+            return Layer(makeSource: { _ in source }, label: source.name, isSecret: false, isOverride: true)
         }
 
         /// `path=value` arguments, as a program's repeated `--set path=value` options give them, over every
@@ -126,7 +127,7 @@ public final class LayeredStore: DocumentStore {
         /// A path that names no setting fails the load (``SettingsError/Code/invalidPath``): it is a typo.
         public static func arguments(_ arguments: [String]) -> Layer {
             let source = ArgumentsLayer(arguments)
-            return Layer(makeSource: { _ in source }, label: ArgumentsLayer.name, holdsSecrets: false, isOverride: true)
+            return Layer(makeSource: { _ in source }, label: ArgumentsLayer.name, isSecret: false, isOverride: true)
         }
 
         /// A directory of credentials: each regular file is one secret value, its name the path
@@ -139,7 +140,7 @@ public final class LayeredStore: DocumentStore {
         public static func directory(credentials path: String) -> Layer {
             Layer(
                 makeSource: { CredentialsDirectory(path: path, fileSystem: $0) }, label: "credential directory \(path)",
-                holdsSecrets: false, isOverride: true)
+                isSecret: false, isOverride: true)
         }
     }
 
@@ -187,11 +188,9 @@ public final class LayeredStore: DocumentStore {
     /// The top layer's date and key strategies.
     public var coding: DocumentCoding { top.coding }
 
-    /// Whether the top or any store layer holds secrets.
-    public var holdsSecrets: Bool { top.holdsSecrets || layers.contains(where: \.holdsSecrets) }
-
-    /// The values the top store keeps secret (a sops file's encrypted values).
-    public var secretValuePaths: [ValuePath] { top.secretValuePaths }
+    /// The values the top store keeps secret (a sops file's encrypted values); the root path, every value,
+    /// where a store layer's every value is a secret (a keyring).
+    public var secretPaths: [ValuePath] { layers.contains(where: \.isSecret) ? [.root] : top.secretPaths }
 
     /// The top store's: its history is the changes written to it (the read-only layers keep none), its
     /// report is what readers share, its lock and deferred writes are where the writes go. The positions of
