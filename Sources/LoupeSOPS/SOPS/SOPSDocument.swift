@@ -188,41 +188,52 @@ enum SOPSDocument {
     /// ciphertext, so a write changes only the lines of what changed; any other encrypted value is sealed
     /// with a fresh IV. The `sops` block is not added.
     ///
+    /// - Parameter opened: What `previous` opens to, when the store knows it (it opened or sealed that very
+    ///   document): a value equal to it at its place keeps its ciphertext without being opened again.
     /// - Throws: ``SOPSFailure`` when `plaintext` has a member `sops` at its top.
     static func seal(
-        _ plaintext: JSONValue, previous: JSONValue?, rules: SOPSRules, key: SymmetricKey
+        _ plaintext: JSONValue, previous: JSONValue?, opened: JSONValue? = nil, rules: SOPSRules, key: SymmetricKey
     ) throws -> JSONValue {
         if case .object(let members) = plaintext, members[SOPSMetadata.key] != nil {
             throw SOPSFailure(
                 "the member sops at the top of a sops file is its metadata, not a setting",
                 path: ValuePath([.key(SOPSMetadata.key)]))
         }
-        return try seal(plaintext, previous: previous, keys: [], rules: rules, key: key)
+        return try seal(plaintext, previous: previous, opened: opened, keys: [], rules: rules, key: key)
     }
 
     private static func seal(
-        _ value: JSONValue, previous: JSONValue?, keys: [String], rules: SOPSRules, key: SymmetricKey
+        _ value: JSONValue, previous: JSONValue?, opened: JSONValue?, keys: [String], rules: SOPSRules,
+        key: SymmetricKey
     ) throws -> JSONValue {
         switch value {
         case .object(let members):
             let old: [String: JSONValue]? = if case .object(let old)? = previous { old } else { nil }
+            let known: [String: JSONValue]? = if case .object(let known)? = opened { known } else { nil }
             var result: [String: JSONValue] = [:]
             result.reserveCapacity(members.count)
             for (name, member) in members {
-                result[name] = try seal(member, previous: old?[name], keys: keys + [name], rules: rules, key: key)
+                result[name] = try seal(
+                    member, previous: old?[name], opened: known?[name], keys: keys + [name], rules: rules, key: key)
             }
             return .object(result)
         case .array(let elements):
             let old: [JSONValue]? = if case .array(let old)? = previous { old } else { nil }
+            let known: [JSONValue]? = if case .array(let known)? = opened { known } else { nil }
             return .array(
                 try elements.enumerated().map { index, element in
                     try seal(
-                        element, previous: old.flatMap { $0.indices.contains(index) ? $0[index] : nil }, keys: keys,
+                        element, previous: old.flatMap { $0.indices.contains(index) ? $0[index] : nil },
+                        opened: known.flatMap { $0.indices.contains(index) ? $0[index] : nil }, keys: keys,
                         rules: rules, key: key)
                 })
         default:
             guard rules.encrypts(keys), let (plaintext, type) = EncryptedValue.plaintext(of: value) else {
                 return value
+            }
+            // Known to open to this very value: its ciphertext stays, unopened.
+            if case .string(let text)? = previous, opened == value, text.hasPrefix("ENC[AES256_GCM,") {
+                return .string(text)
             }
             var bytes = plaintext
             defer { bytes.resetBytes(in: bytes.startIndex..<bytes.endIndex) }  // the plaintext buffer, wiped

@@ -57,6 +57,9 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
     private let dataKeyCache = Locked<(stanzas: [String], key: SymmetricKey)?>(nil)
     /// The paths whose values the file holds encrypted, as last read.
     private let encrypted = Locked<[ValuePath]>([])
+    /// The ciphertext document this store last opened or sealed, and the plaintext it holds: a write over
+    /// that very document keeps the ciphertext of each value it leaves as it was, without opening it again.
+    private let lastOpened = Locked<(cipher: JSONValue, plaintext: JSONValue)?>(nil)
 
     /// Creates a store for the sops file at `path`.
     ///
@@ -100,6 +103,7 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
         guard let cipher = stored.document else { return stored }
         let opened = try open(cipher, text: try text(of: cipher))
         encrypted.withLock { $0 = opened.encryptedPaths }
+        lastOpened.withLock { $0 = (cipher, opened.plaintext) }
         logger.debug(
             "opened the sops file", metadata: ["file": "\(path)", "encrypted-values": "\(opened.encryptedPaths.count)"])
         return StoredDocument(
@@ -111,6 +115,7 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
         let (cipher, paths) = try sealed(document, replacing: token)
         let written = try file.save(cipher, replacing: token)
         encrypted.withLock { $0 = paths }
+        lastOpened.withLock { $0 = (cipher, document) }
         logger.debug("sealed the sops file", metadata: ["file": "\(path)", "encrypted-values": "\(paths.count)"])
         return written
     }
@@ -409,8 +414,11 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
         let cipher: JSONValue
         do {
             let editing = current.document.flatMap { previous in previousText.map { (document: previous, text: $0) } }
+            let known = lastOpened.withLock { $0 }
+            let opened = current.document.flatMap { known?.cipher == $0 ? known?.plaintext : nil }
             cipher = try SOPSSealing.seal(
-                document, metadata: metadata, key: key, reusing: current.document, editing: editing, format: format)
+                document, metadata: metadata, key: key, reusing: current.document, opened: opened, editing: editing,
+                format: format)
         } catch let error as SOPSFailure {
             throw SettingsError(
                 .unwritable, path: error.path, store: description, reason: error.description, cause: error)

@@ -12,14 +12,16 @@ enum SOPSSealing {
     /// - Parameters:
     ///   - reusing: The ciphertext document the file holds: an encrypted value that opens to the same value
     ///     at the same place keeps its ciphertext (nil: every value sealed afresh).
+    ///   - opened: What `reusing` opens to, when the store knows it: its values are not opened again.
     ///   - editing: The document and text the write edits in place (nil: a new text, keys sorted).
     ///   - format: The file's format, whose editor makes the text.
     static func seal(
         _ plaintext: JSONValue, metadata: SOPSMetadata, key: SymmetricKey, reusing previous: JSONValue?,
-        editing: (document: JSONValue, text: Data)?, format: any DocumentCodec
+        opened: JSONValue? = nil, editing: (document: JSONValue, text: Data)?, format: any DocumentCodec
     ) throws -> JSONValue {
         var metadata = metadata
-        let body = try SOPSDocument.seal(plaintext, previous: previous, rules: metadata.rules, key: key)
+        let body = try SOPSDocument.seal(
+            plaintext, previous: previous, opened: opened, rules: metadata.rules, key: key)
         let lastModified = SOPSMetadata.timestamp()
         metadata.block["lastmodified"] = .string(lastModified)
         if metadata.block["mac"] == nil { metadata.block["mac"] = .string("") }
