@@ -380,9 +380,17 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
         return layers
     }
 
-    /// Where the value at `path` comes from, for the value whose whole document is `full`.
-    func provenance(of path: ValuePath, full: JSONValue, memory: StoredMemory) -> Provenance {
+    /// Where the values at `paths` come from, for the value whose whole document is `full`.
+    func provenance(of paths: [ValuePath], full: JSONValue, memory: StoredMemory) -> [Provenance] {
+        // The layers and the whole document once for every path: each is worked out from the whole value.
         let layers = self.layers(for: full, memory: memory)
+        let whole = wholeDocument(for: full, memory: memory)
+        return paths.map { provenance(of: $0, layers: layers, whole: whole, memory: memory) }
+    }
+
+    private func provenance(
+        of path: ValuePath, layers: [SettingsLayer], whole: JSONValue, memory: StoredMemory
+    ) -> Provenance {
         var setters: [Provenance.Source] = []
         for layer in layers {
             if case .override = layer.source { continue }  // each override by its own path, below
@@ -393,7 +401,7 @@ struct DocumentPipeline<Root: Codable & Sendable>: Sendable {
         let overriding = memory.overrides.filter { $0.overlaps(path) }
         setters += overriding.map { .override($0.reference ?? $0.origin) }
         var provenance = Provenance(
-            path: path, value: wholeDocument(for: full, memory: memory)[path: path],
+            path: path, value: whole[path: path],
             source: setters.last ?? .defaultValue,
             overrides: setters.dropLast().reversed(), lock: memory.layers?.locks.first { $0.covers(path) })
         provenance.isSecret = overriding.contains(where: \.isSecret) || containsSecrets(at: path)

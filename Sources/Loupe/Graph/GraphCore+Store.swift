@@ -214,7 +214,7 @@ extension GraphCore {
     /// one is asked once where it writes them.
     func provenance(ofEach paths: [ValuePath]) throws -> [Provenance] {
         let (memory, full) = try consistentState()
-        var provenances = paths.map { pipeline.provenance(of: $0, full: full, memory: memory) }
+        var provenances = pipeline.provenance(of: paths, full: full, memory: memory)
         guard let positions = store?.capabilities.textPositions else { return provenances }
         let byFile = Dictionary(grouping: provenances.indices) { index -> String? in
             if case .layer(let file) = provenances[index].source { file } else { nil }
