@@ -4,11 +4,10 @@
 // Row it holds (Benchmarks/README.md, "Fast paths"): "a lens derived and read in one expression
 // (root.inner.leaf.port.value) vs ConfigReader's lookup", target ≤ 1.00×, and the allocation table's row for
 // the same expression, target 0 allocations. Without a cache every derivation makes a node (three
-// allocations a step), which the allocation row forbids. Measured on the 2-core machine, `--area reads`:
-// 0.37–0.39× with the former identity cache (key path pointers compared with the eight found last, an
-// unchecked downcast), 0.76× with this plain dictionary and a checked cast on a calm machine (0.73× and
-// 0.79× among other builds), 0 allocations: the target holds without the identity cache, so it was deleted,
-// and with it the core's unchecked cast.
+// allocations a step), which the allocation row forbids. With this plain dictionary and a checked cast,
+// measured on the 2-core machine (`--area reads`): 0.76× on a calm machine (0.73× and 0.79× among other
+// builds), 0 allocations. A faster cache (key path pointers compared with the last eight found, an unchecked
+// downcast: 0.37–0.39×) is not needed for the target, so none is kept.
 
 /// A derived lens's node as its parent keeps it: already a `LensNode` existential, so that finding it
 /// again does not look up the node type's conformance (which the runtime does for each generic
