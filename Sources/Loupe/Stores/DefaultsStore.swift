@@ -93,19 +93,20 @@ public final class DefaultsStore: DocumentStore, StoreExclusiveAccess {
         #endif
     }
 
-    /// The key's document; its token is the suite file's identity (a change to any key of the suite is a
-    /// change), or where the system owns the suite, a digest of the key's value.
+    /// The key's document; its token is the suite file's version, its identity and the digest of its bytes
+    /// (a change to any key of the suite is a change), or where the system owns the suite, a digest of the
+    /// key's value.
     public func load() throws -> StoredDocument {
         guard let file else {
             let document = defaults.object(forKey: key).map(JSONValue.init(propertyList:))
             return StoredDocument(document, token: Self.digest(of: document))
         }
-        guard let (contents, identity, _) = try file.read() else { return .empty }
-        guard let object = contents.keys[key] else {
+        guard let read = try file.read() else { return .empty }
+        guard let object = read.content.keys[key] else {
             logger.debug("nothing stored yet; starting from the default", metadata: ["store": "\(description)"])
-            return StoredDocument(nil, token: identity.token)
+            return StoredDocument(nil, token: read.token)
         }
-        return StoredDocument(JSONValue(propertyList: object), token: identity.token)
+        return StoredDocument(JSONValue(propertyList: object), token: read.token)
     }
 
     public func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken {
@@ -164,7 +165,7 @@ public final class DefaultsStore: DocumentStore, StoreExclusiveAccess {
         }
         return try file.withLock(timeout: .seconds(10)) { target in
             let current = try file.read()
-            guard (current?.identity.token ?? .absent) == token else { throw conflict }
+            guard (current?.token ?? .absent) == token else { throw conflict }
             var keys = current?.content.keys ?? [:]
             try change(&keys)
             let format = current?.content.format ?? .xml
@@ -177,8 +178,8 @@ public final class DefaultsStore: DocumentStore, StoreExclusiveAccess {
                     cause: error)
             }
             let identity = try file.write(data, to: target, permissions: 0o600, durable: false)
-            file.remember(SuiteContents(keys: keys, format: format), as: identity, at: target)
-            return identity.token
+            return file.remember(SuiteContents(keys: keys, format: format), written: data, as: identity, at: target)
+                .token
         }
     }
 

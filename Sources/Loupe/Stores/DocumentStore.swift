@@ -215,7 +215,7 @@ public struct ChangeToken: Sendable, Hashable, CustomStringConvertible {
         case absent
         case number(Int64)
         case text(String)
-        case file(FileIdentity)
+        case file(FileIdentity, digest: UInt64?)
         case combined([ChangeToken])
     }
 
@@ -238,9 +238,21 @@ public struct ChangeToken: Sendable, Hashable, CustomStringConvertible {
         storage = .text(text)
     }
 
-    /// A file's identity (its device, inode, size and modification time) as a token: a file store's.
-    init(file identity: FileIdentity) {
-        storage = .file(identity)
+    /// A file's identity (its device, inode, size and modification time) as a token, with the digest of
+    /// its bytes where they were read: two saves in place at the same size within one tick of the kernel's
+    /// clock leave one identity, and only the bytes tell them apart.
+    init(file identity: FileIdentity, digest: UInt64? = nil) {
+        storage = .file(identity, digest: digest)
+    }
+
+    /// The identity of the file a file's token names, else nil.
+    var fileIdentity: FileIdentity? {
+        if case .file(let identity, _) = storage { identity } else { nil }
+    }
+
+    /// The digest of the bytes a file's token names, where they were read; else nil.
+    var fileDigest: UInt64? {
+        if case .file(_, let digest) = storage { digest } else { nil }
     }
 
     /// A token made of the tokens of several parts (a layered store's layers), in order.
@@ -263,8 +275,9 @@ public struct ChangeToken: Sendable, Hashable, CustomStringConvertible {
         case .absent: "absent"
         case .number(let number): "\(number)"
         case .text(let text): text
-        case .file(let identity):
+        case .file(let identity, let digest):
             "\(identity.device):\(identity.inode):\(identity.size):\(identity.modifiedSeconds).\(identity.modifiedNanoseconds)"
+                + (digest.map { "#" + String($0, radix: 16) } ?? "")
         case .combined(let parts): "[" + parts.map(\.description).joined(separator: ", ") + "]"
         }
     }

@@ -209,18 +209,18 @@ public final class FileStore: DocumentStore {
 
     public func load() throws -> StoredDocument {
         if let deferred { return try deferred.load() }
-        guard let (parsed, identity, writers) = try file.read() else {
+        guard let read = try file.read() else {
             logger.debug("no settings file yet; starting from the default", metadata: ["file": "\(path)"])
             return StoredDocument(nil, token: .absent, source: path)
         }
-        switch parsed {
+        switch read.content {
         case .document(let document, _):
-            return StoredDocument(document, token: identity.token, source: path, writers: writers)
+            return StoredDocument(document, token: read.token, source: path, writers: read.writers)
         case .corrupt(let failure):
             logger.warning(
                 "the settings file does not parse: starting from the default; it is moved aside before the first write over it",
                 metadata: ["file": "\(path)", "error": "\(failure)"])
-            return StoredDocument(nil, token: identity.token, source: path)
+            return StoredDocument(nil, token: read.token, source: path)
         }
     }
 
@@ -231,9 +231,7 @@ public final class FileStore: DocumentStore {
         return try file.withLock(timeout: lockTimeout) { target, found in
             let replaced = try checkUnchanged(target, found: found, since: token)
             var previous: (text: Data, document: JSONValue)?
-            if let (content, identity) = file.lastReadContent(), identity.token == token,
-                case .document(let held, let text) = content
-            {
+            if case .version = replaced.expected, case .document(let held, let text)? = try read(token)?.content {
                 previous = (text, held)
             }
             let data = try codec.serializeDocument(document, editing: previous, store: description)
@@ -268,10 +266,25 @@ public final class FileStore: DocumentStore {
                 throw error
             }
             journal?.finish(record)
-            file.remember(.document(document, text: data), as: identity, at: target)
+            let saved = file.remember(.document(document, text: data), written: data, as: identity, at: target)
             logger.debug("saved settings", metadata: ["file": "\(path)", "bytes": "\(data.count)"])
-            return identity.token
+            return saved.token
         }
+    }
+
+    /// The version of the file that `token` names (its identity is the file's now, as ``checkUnchanged``
+    /// found it), as this process last read or wrote it, or else read again now (a read outside the update,
+    /// the watch's, may have taken its place); nil for a token without the digest of its bytes.
+    ///
+    /// - Throws: a conflict when the file holds other bytes, whatever its identity says: a save in place
+    ///   at the same size in the same tick of the kernel's clock leaves the identity as it was.
+    private func read(_ token: ChangeToken) throws -> WatchedFile<Parsed>.Version? {
+        guard token.fileDigest != nil else { return nil }
+        if let version = file.lastReadVersion(), version.token == token { return version }
+        guard let version = try file.read(), version.token == token else {
+            throw changedSinceRead()
+        }
+        return version
     }
 
     /// What the file that `token` identifies holds, read again (an update the root made without reading
@@ -324,7 +337,7 @@ public final class FileStore: DocumentStore {
 
         func positions(of paths: [ValuePath], inFile source: String) -> [TextPosition?] {
             guard source == store.path || source == store.description,
-                case .document(_, let text)? = store.file.lastReadContent()?.content
+                case .document(_, let text)? = store.file.lastReadVersion()?.content
             else {
                 return paths.map { _ in nil }
             }
@@ -409,15 +422,18 @@ public final class FileStore: DocumentStore {
         // A save in place under way is waited for: what it leaves is then another version, and a conflict.
         let found = file.waitWhileSavedInPlace(target) ? nil : found
         let current = try found.map(FileIdentity.init) ?? file.identity(at: target)
-        guard (current?.token ?? .absent) == token else {
-            throw SettingsError(
-                .conflict, store: description, reason: "another writer changed the file since it was read")
-        }
+        // The identity only: the bytes, where the update read them, are checked when the file is replaced.
+        guard current.map({ $0 == token.fileIdentity }) ?? (token == .absent) else { throw changedSinceRead() }
         if current != nil, recovery == .moveAside, case .corrupt(let failure)? = try? file.read()?.content {
             try moveAside(target, because: failure)
             return (nil, .nothing)
         }
         return (found, current.map { .version($0) } ?? .nothing)
+    }
+
+    /// The conflict a save meets when the file is not the version the update read.
+    private func changedSinceRead() -> SettingsError {
+        SettingsError(.conflict, store: description, reason: "another writer changed the file since it was read")
     }
 
     /// The conflict a save meets when a file was saved while it wrote (by an editor, which takes no lock):

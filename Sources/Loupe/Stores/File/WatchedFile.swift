@@ -13,8 +13,9 @@ import Foundation
 /// - It follows the path through its links afresh on every access, so a retargeted link (`ln -sfn`) or a
 ///   Kubernetes `..data` swap is read, written and locked where the path points now.
 /// - It reads the file whole and settled (a writer still writing in place is waited for), only a regular
-///   file, at most ``maximumSize`` bytes, and knows the identity of what it read: a read of a file whose
-///   identity has not changed returns what was parsed then, without reading it again.
+///   file, at most ``maximumSize`` bytes, and knows the identity and the digest of what it read: a read of
+///   a file whose identity has not changed since well before it was last read returns what was parsed
+///   then, without reading it again (``read()`` says when the identity is not enough).
 /// - Its lock (`flock` on `.NAME.lock` beside the file the path resolves to) is worked out when it is
 ///   taken, and checked again once held: if the link was retargeted meanwhile, it locks the new target's.
 /// - It maps every system error to a ``SettingsError`` naming the file, one way.
@@ -30,8 +31,8 @@ final class WatchedFile<Content: Sendable>: Sendable {
     let maximumSize: Int
     private let parse: @Sendable (Data) throws -> Content
     private let fileSystem: any ReadableFileSystem
-    /// What the file held when last read, by identity: a read of an unchanged file is a `stat`.
-    private let lastRead = Locked<(identity: FileIdentity, content: Content, writers: DocumentWriters)?>(nil)
+    /// What the file held when last read or written, by identity: a read of an unchanged file is a `stat`.
+    private let lastRead = Locked<Version?>(nil)
     /// The lock beside the target the path resolved to last, which the next write most likely locks again.
     private let lastLock = Locked<(target: String, lock: FileLock)?>(nil)
 
@@ -77,29 +78,68 @@ final class WatchedFile<Content: Sendable>: Sendable {
         try identity()?.token ?? .absent
     }
 
-    /// What the file holds now, the identity of exactly that version, and who can change it; nil when
-    /// there is no file.
+    /// One version of the file, as read or written: what it holds, its identity, the digest of its bytes,
+    /// and who can change it.
+    struct Version: Sendable {
+        let content: Content
+        let identity: FileIdentity
+        /// ``StableDigest/of(_:)`` of the file's bytes.
+        let digest: UInt64
+        let writers: DocumentWriters
+        /// The clock (`CLOCK_REALTIME`, as modification times are) just before the bytes were read or written.
+        fileprivate let seen: Duration
+
+        /// The version's change token: its identity and the digest of its bytes.
+        var token: ChangeToken { ChangeToken(file: identity, digest: digest) }
+
+        /// Whether another save of the file could have left it this identity: a file changed in place keeps
+        /// its inode, often its size, and its modification time moves in the kernel's coarse ticks (up to
+        /// 10 ms; a network file system's server keeps its own clock). A version modified a second or more
+        /// before it was seen is told from any later one by its identity alone.
+        var identityIsAmbiguous: Bool {
+            seen - identity.modified < .seconds(1)
+        }
+    }
+
+    /// What the file holds now and the identity and digest of exactly that version, and who can change it;
+    /// nil when there is no file.
+    ///
+    /// A file whose identity is that of the version last read returns that version without being read
+    /// again, unless the identity is ambiguous (``Version/identityIsAmbiguous``): then its bytes are read,
+    /// and parsed only if they differ.
     ///
     /// - Throws: ``SettingsError`` naming the file when it cannot be read, is not a regular file, is too
     ///   large, or does not parse (and stays that way while it is read again).
-    func read() throws -> (content: Content, identity: FileIdentity, writers: DocumentWriters)? {
+    func read() throws -> Version? {
         let target = try resolved()
         if watchingSavesInPlace { InPlaceWrites.shared.follow(target) }
         let known = lastRead.withLock { $0 }
         let current = try mapping(.unreadable) { try fileSystem.identity(of: target) }
-        if let known, current == known.identity {
-            return (known.content, known.identity, known.writers)
+        if let known, current == known.identity, !known.identityIsAmbiguous {
+            return known
         }
         if let current { try waitUntilSettled(target, current, known: known?.identity) }
+        let seen = FileIdentity.now
         guard
-            let (content, identity) = try mapping(
-                .unreadable, { try fileSystem.readSettled(target, maximumSize: maximumSize, parse: parse) })
+            let ((content, digest), identity) = try mapping(
+                .unreadable,
+                {
+                    try fileSystem.readSettled(target, maximumSize: maximumSize) { data in
+                        let digest = StableDigest.of(data)
+                        // The same bytes as the version last read: what they parsed to then.
+                        if let known, known.digest == digest {
+                            return (known.content, digest)
+                        }
+                        return (try parse(data), digest)
+                    }
+                })
         else {
             return nil
         }
         let writers = fileSystem.writers(of: path, target: target, identity: identity)
-        lastRead.withLock { $0 = (identity, content, writers) }
-        return (content, identity, writers)
+        let version = Version(content: content, identity: identity, digest: digest, writers: writers, seen: seen)
+        lastRead.withLock { $0 = version }
+        return version
     }
 
     /// Waits while the file at `target` (now `current`) is being written in place: a save that truncates the
@@ -139,17 +179,21 @@ final class WatchedFile<Content: Sendable>: Sendable {
         return InPlaceWrites.shared.waitWhileWritten(target, atMost: settleTime * 20)
     }
 
-    /// What the file held when this process last read or wrote it, and that version's identity; nil when
-    /// it has not yet.
-    func lastReadContent() -> (content: Content, identity: FileIdentity)? {
-        lastRead.withLock { $0.map { ($0.content, $0.identity) } }
+    /// What the file held when this process last read or wrote it; nil when it has not yet.
+    func lastReadVersion() -> Version? {
+        lastRead.withLock { $0 }
     }
 
-    /// Remembers that the file's version `identity` at `target` (the resolved path) holds `content` (what
-    /// this process just wrote), so that the next read of it is a `stat`.
-    func remember(_ content: Content, as identity: FileIdentity, at target: String) {
+    /// Remembers that the file's version `identity` at `target` (the resolved path) holds `content`, written
+    /// as `data` just now by this process, so that the next read of it is a `stat`; returns that version.
+    @discardableResult
+    func remember(_ content: Content, written data: Data, as identity: FileIdentity, at target: String) -> Version {
         let writers = fileSystem.writers(of: path, target: target, identity: identity)
-        lastRead.withLock { $0 = (identity, content, writers) }
+        let version = Version(
+            content: content, identity: identity, digest: StableDigest.of(data), writers: writers,
+            seen: FileIdentity.now)
+        lastRead.withLock { $0 = version }
+        return version
     }
 
     /// Writes `data` atomically over the file at `target` (the resolved path), keeping the mode of the file
@@ -253,13 +297,20 @@ extension FileIdentity {
 }
 
 extension FileIdentity {
-    /// How long ago the file was last modified, by its modification time (zero for a time in the future).
-    var age: Duration {
+    /// The modification time, as a duration since the epoch.
+    var modified: Duration {
+        .seconds(modifiedSeconds) + .nanoseconds(modifiedNanoseconds)
+    }
+
+    /// `CLOCK_REALTIME` now, the clock modification times are taken from, as a duration since the epoch.
+    static var now: Duration {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        let seconds = Int(now.tv_sec) - modifiedSeconds
-        let nanoseconds = Int(now.tv_nsec) - modifiedNanoseconds
-        let age = Duration.seconds(seconds) + .nanoseconds(nanoseconds)
-        return max(age, .zero)
+        return .seconds(Int(now.tv_sec)) + .nanoseconds(Int(now.tv_nsec))
+    }
+
+    /// How long ago the file was last modified, by its modification time (zero for a time in the future).
+    var age: Duration {
+        max(Self.now - modified, .zero)
     }
 }

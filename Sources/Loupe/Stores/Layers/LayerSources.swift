@@ -51,10 +51,10 @@ final class LayerFile: LayerSource {
 
     func load() -> (layers: [StoredLayer], token: ChangeToken) {
         do {
-            guard let (read, identity, writers) = try file.read() else { return ([], .absent) }
+            guard let read = try file.read() else { return ([], .absent) }
             return (
-                [StoredLayer(source: file.path, name: file.name, content: read.content, writers: writers)],
-                identity.token
+                [StoredLayer(source: file.path, name: file.name, content: read.content.content, writers: read.writers)],
+                read.identity.token
             )
         } catch {
             return (
@@ -75,7 +75,7 @@ final class LayerFile: LayerSource {
     }
 
     func positions(of paths: [ValuePath], inFile source: String) -> [TextPosition?]? {
-        guard source == path, let codec, let text = file.lastReadContent()?.content.text else { return nil }
+        guard source == path, let codec, let text = file.lastReadVersion()?.content.text else { return nil }
         return codec.positions(of: paths, in: text)
     }
 }
