@@ -221,6 +221,35 @@ struct LayeredStoreTests {
         #expect(seen.withLock { $0.map(\.greeting) }.contains("drop-in 2"))
     }
 
+    @Test(
+        "a layer saved in place at the size it had, in the clock tick of its last change (its identity as it was), reaches a watching root"
+    )
+    func aLayerSavedInPlaceWithItsIdentityIsSeen() throws {
+        let site = try Deployment()
+        defer { site.cleanUp() }
+        try Self.write(#"{"greeting": "admin 1"}"#, to: site.admin)
+        let root = try site.root()
+        #expect(root.value.greeting == "admin 1")
+        var before = stat()
+        #expect(stat(site.admin, &before) == 0)
+        // Truncated and written again, as an editor that saves in place does; then the modification time it
+        // had, as a save within the same tick of the kernel's clock leaves it.
+        let descriptor = open(site.admin, O_WRONLY | O_TRUNC)
+        #expect(descriptor >= 0)
+        let text = #"{"greeting": "admin 2"}"#
+        #expect(text.withCString { Glibc.write(descriptor, $0, strlen($0)) } == text.utf8.count)
+        close(descriptor)
+        var times = [before.st_atim, before.st_mtim]
+        #expect(utimensat(AT_FDCWD, site.admin, &times, 0) == 0)
+        var after = stat()
+        #expect(stat(site.admin, &after) == 0)
+        #expect(after.st_ino == before.st_ino && after.st_size == before.st_size)
+        #expect(eventually { root.value.greeting == "admin 2" }, "the root holds \(root.value.greeting)")
+        // And an update through the top layer goes on over the layer as it is now.
+        try root.update { $0.logLevel = "debug" }
+        #expect(root.value.greeting == "admin 2")
+    }
+
     @Test func aLockedPathKeepsTheValueOfTheLayersBelowTheTop() throws {
         let site = try Deployment()
         defer { site.cleanUp() }

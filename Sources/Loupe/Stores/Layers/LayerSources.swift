@@ -8,7 +8,8 @@ protocol LayerSource: Sendable {
     /// ``StoredLayer/Content/unreadable(_:)``.
     func load() -> (layers: [StoredLayer], token: ChangeToken)
 
-    /// The token of what the source holds now, as cheaply as it can be had (a `stat` for a file).
+    /// The token of what the source holds now, as cheaply as it can be had (a `stat` for a file read
+    /// before and unchanged since).
     func token() -> ChangeToken
 
     /// Starts reporting changes; nil when the source cannot report them (it is then read again before
@@ -54,19 +55,30 @@ final class LayerFile: LayerSource {
             guard let read = try file.read() else { return ([], .absent) }
             return (
                 [StoredLayer(source: file.path, name: file.name, content: read.content.content, writers: read.writers)],
-                read.identity.token
+                read.token
             )
         } catch {
             return (
                 [
                     StoredLayer(
                         source: file.path, name: file.name, content: .unreadable(.reading(error, store: file.name)))
-                ], token()
+                ], unreadableToken()
             )
         }
     }
 
+    /// The version of the file now, its identity and the digest of its bytes: a `stat`, for a file
+    /// unchanged since it was read (see ``WatchedFile/read()``).
     func token() -> ChangeToken {
+        do {
+            return try file.read()?.token ?? .absent
+        } catch {
+            return unreadableToken()
+        }
+    }
+
+    /// The token of a file that does not read: its identity alone.
+    private func unreadableToken() -> ChangeToken {
         (try? file.token()) ?? ChangeToken("unreadable")
     }
 
