@@ -286,7 +286,7 @@ public final class EtcdStore: DocumentStore, StoreHistory, StoreFleetReport {
     /// ``EtcdStatusReporting``).
     public func rootDidApply(_ token: ChangeToken, refusal: SettingsError?) {
         guard let reporter else { return }
-        // A plain root's token is the key's `mod_revision`; a layered root's combines its layers'.
+        // The key's `mod_revision` (a layered store passes its top's part); else the revision last loaded.
         let revision = token.number ?? state.withLock { $0.handedOut }
         reporter.applied(
             revision, refused: refusal.map { StatusReport.Refused(revision: revision, reason: Self.reason(of: $0)) })

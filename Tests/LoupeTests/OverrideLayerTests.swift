@@ -409,6 +409,35 @@ struct OverrideLayerTests {
         #expect(await eventually { root.value.upstream.token == "rotated" })
     }
 
+    /// The store a root holds alone, without a layered store around it.
+    enum PlainStore: String, CaseIterable, Sendable {
+        case file, memory
+    }
+
+    @Test(
+        "a referenced file that changes reaches a root over any store alone (a settings file, a store in memory)",
+        arguments: PlainStore.allCases)
+    func aReferencedFileThatChangesReachesARootOverAPlainStore(_ kind: PlainStore) async throws {
+        let site = try Site()
+        defer { site.directory.cleanUp() }
+        let tokenFile = site.credentials + "/token"
+        try replaceFile(tokenFile, with: "first\n")
+        let text = #"{"upstream": {"token": {"$secret": "file:\#(tokenFile)"}}}"#
+        if kind == .file { try replaceFile(site.file, with: text) }
+        let store: any DocumentStore =
+            kind == .file ? FileStore(path: site.file) : MemoryStore(try JSONValue(parsing: text))
+        let root = try RootLens(default: Settings(), store: store, watch: true)
+        #expect(root.value.upstream.token == "first")
+        try replaceFile(tokenFile, with: "rotated\n")
+        #expect(await eventually { root.value.upstream.token == "rotated" })
+        // An update goes on over the rotated secret, and writes the reference, never the secret.
+        try await root.logLevel.async.set("debug")
+        #expect(root.value.upstream.token == "rotated")
+        #expect(
+            try store.load().document?[path: "upstream.token"]
+                == JSONValue(parsing: #"{"$secret": "file:\#(tokenFile)"}"#))
+    }
+
     @Test func aReferenceThatCannotBeResolvedIsAnErrorNamingItAndNeverAValue() throws {
         let site = try Site()
         defer { site.directory.cleanUp() }

@@ -57,9 +57,11 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         migrations: [Int: DocumentPipeline<Root>.Migration] = [:], form: StoredForm = .differencesFromDefaults,
         watch shouldWatch: Bool, equality: RuntimeEquality<Root>?, logger: Logger
     ) throws {
-        // The files a settings file's secret references read are watched as a layer source is, by a
-        // layered store: a file alone is one of no layers.
-        let store: (any DocumentStore)? = (store as? FileStore).map { LayeredStore(layers: [], top: $0) } ?? store
+        // The files the secret references of a store's documents read are followed by a layered store, as
+        // a layer source: a store that does not follow them itself is the top of one of no layers.
+        let store = store.map { store -> any DocumentStore in
+            store.capabilities.watchesReferencedFiles ? store : LayeredStore(layers: [], top: store)
+        }
         self.store = store
         self.defaultValue = defaultValue
         self.logger = logger

@@ -138,17 +138,23 @@ public struct StoreCapabilities: Sendable {
     public var deferredWrites: (any StoreDeferredWrites)?
     /// Where values are written in the text of the store's files, for a ``Provenance`` that names the line.
     public var textPositions: (any StoreTextPositions)?
+    /// Whether the store follows the files that its documents' secret references read (`{"$file": …}`):
+    /// their versions are part of its tokens, and its watch reports their changes, so that a rotated secret
+    /// reaches the root. A ``LayeredStore`` does; a root holds any other store as the top of a layered store
+    /// of no layers, which does it for it.
+    public var watchesReferencedFiles: Bool
 
     public init(
         history: (any StoreHistory)? = nil, fleetReport: (any StoreFleetReport)? = nil,
         exclusiveAccess: (any StoreExclusiveAccess)? = nil, deferredWrites: (any StoreDeferredWrites)? = nil,
-        textPositions: (any StoreTextPositions)? = nil
+        textPositions: (any StoreTextPositions)? = nil, watchesReferencedFiles: Bool = false
     ) {
         self.history = history
         self.fleetReport = fleetReport
         self.exclusiveAccess = exclusiveAccess
         self.deferredWrites = deferredWrites
         self.textPositions = textPositions
+        self.watchesReferencedFiles = watchesReferencedFiles
     }
 }
 

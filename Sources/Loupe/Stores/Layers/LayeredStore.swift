@@ -194,11 +194,24 @@ public final class LayeredStore: DocumentStore {
 
     /// The top store's: its history is the changes written to it (the read-only layers keep none), its
     /// report is what readers share, its lock and deferred writes are where the writes go. The positions of
-    /// values are every layer's.
+    /// values are every layer's; the files secret references read are followed here.
     public var capabilities: StoreCapabilities {
         var capabilities = top.capabilities
         capabilities.textPositions = LayerPositions(top: capabilities.textPositions, sources: layerSources)
+        capabilities.fleetReport = capabilities.fleetReport.map(TopReport.init)
+        capabilities.watchesReferencedFiles = true
         return capabilities
+    }
+
+    /// The top's report, told the top's part of the tokens this store makes.
+    private struct TopReport: StoreFleetReport {
+        let top: any StoreFleetReport
+
+        func rootDidApply(_ token: ChangeToken, refusal: SettingsError?) {
+            top.rootDidApply(token.parts?.first ?? token, refusal: refusal)
+        }
+
+        func appliedStatus() throws -> AppliedStatus { try top.appliedStatus() }
     }
 
     /// Where values are written in the top's file or in a read-only layer's.
