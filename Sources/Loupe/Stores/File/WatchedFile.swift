@@ -118,7 +118,9 @@ final class WatchedFile<Content: Sendable>: Sendable {
         if let known, current == known.identity, !known.identityIsAmbiguous {
             return known
         }
-        if let current { try waitUntilSettled(target, current, known: known?.identity) }
+        // A file whose identity is still the version known (its bytes read again only because that identity
+        // is ambiguous) is not being written: a save in place under way has changed its size.
+        if let current, current != known?.identity { try waitUntilSettled(target, current, known: known?.identity) }
         let seen = FileIdentity.now
         guard
             let ((content, digest), identity) = try mapping(
