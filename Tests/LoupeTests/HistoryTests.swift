@@ -331,7 +331,8 @@ struct HistoryTests {
                 .history().changes
             return changes.last?.isOutsideEdit == true
         }
-        #expect(watching.value.logLevel == "debug")
+        // The watch records the edit first, then hands it to the root.
+        #expect(eventually { watching.value.logLevel == "debug" })
         #expect(
             changes.map(\.revision) == [5] && changes[0].isOutsideEdit
                 && changes[0].patch == json(#"{"logLevel": "debug"}"#), "\(changes)")
