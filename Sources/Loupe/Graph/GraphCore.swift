@@ -195,7 +195,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
 
     /// Runs `round` in the conflict loop (``ConflictLoop``) over the store, naming `path` in what it throws
     /// when the store is read-only or other writers kept changing it.
-    func retryingConflicts<R>(path: LensPath, _ round: (_ number: Int) throws -> R?) throws -> R {
+    func retryingConflicts<R>(path: LensPath, _ round: (_ number: Int) throws -> R) throws -> R {
         do {
             return try ConflictLoop.run(
                 on: store,
@@ -214,12 +214,13 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
     }
 
     /// Runs `body` on a copy of the root, checks the result, saves it to `store` and publishes it; returns
-    /// `body`'s result, or nil when the update must run again because it changed nothing and the store
-    /// holds something newer than the root knew (which is committed first). Call it holding the update lock.
+    /// `body`'s result. Throws ``ConflictLoop/RunAgain`` when the update must run again because it changed
+    /// nothing and the store holds something newer than the root knew (which is committed first). Call it
+    /// holding the update lock.
     func apply<R>(
         _ body: (inout Root) throws -> R, saving store: (any DocumentStore)?, releasing released: [ValuePath],
         committed committedAny: inout Bool
-    ) throws -> R? {
+    ) throws -> R {
         // The root changes only under the update lock, which this thread holds, so it is read here without
         // the read lock.
         var next = committed.rootForUpdate
@@ -239,7 +240,7 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
         // Nothing to write: done, if the store still holds what the root knows.
         guard let store, try catchUp(with: store) else { return result }
         committedAny = true
-        return nil
+        throw ConflictLoop.RunAgain()
     }
 
     /// An error thrown by an update's closure, kept apart from the store's: a closure's conflict (a write
@@ -294,19 +295,25 @@ final class GraphCore<Root: Codable & Sendable>: Sendable {
             try save(value, document: document, to: store, releasing: released)
             return false
         }
-        if let store {
-            let full = try document ?? pipeline.encode(value)
-            if let overridden = try save(value, document: full, to: store, releasing: released) {
-                // Stored, but an override still wins where it changed: the value keeps the override's.
-                let current = committed.rootForUpdate
-                if let rootsEqual, rootsEqual(overridden, current) { return false }
-                publish(overridden)
-                return true
-            }
-            publish(value, document: full)
+        if let store { return try saveAndPublish(value, document: document, to: store, releasing: released) }
+        publish(value)
+        return true
+    }
+
+    /// Saves the changed `value` to `store` and publishes it, or, where an override still wins over what
+    /// changed, the value with the override over it; says whether that differs from the current root.
+    private func saveAndPublish(
+        _ value: Root, document: JSONValue?, to store: any DocumentStore, releasing released: [ValuePath]
+    ) throws -> Bool {
+        let full = try document ?? pipeline.encode(value)
+        if let overridden = try save(value, document: full, to: store, releasing: released) {
+            // Stored, but an override still wins where it changed: the value keeps the override's.
+            let current = committed.rootForUpdate
+            if let rootsEqual, rootsEqual(overridden, current) { return false }
+            publish(overridden)
             return true
         }
-        publish(value)
+        publish(value, document: full)
         return true
     }
 

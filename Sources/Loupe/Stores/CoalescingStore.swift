@@ -192,7 +192,7 @@ public final class CoalescingStore: DocumentStore, StoreDeferredWrites {
     public func flush() throws {
         try writing.withLock { _ in
             do {
-                try ConflictLoop.run(on: base) { round -> Void? in
+                try ConflictLoop.run(on: base) { round in
                     if round > 0 {
                         // Another writer wrote meanwhile: this process's changes go again over what it holds.
                         let stored = try base.load()
@@ -205,14 +205,13 @@ public final class CoalescingStore: DocumentStore, StoreDeferredWrites {
                         let (document, number, baseToken) = state.withLock({ state in
                             state.pending.map { ($0, state.pendingNumber, state.baseToken ?? .absent) }
                         })
-                    else { return () }
+                    else { return }
                     let token = try base.save(document, replacing: baseToken)
                     state.withLock { state in
                         state.baseToken = token
                         state.written = document
                         if state.pendingNumber == number { state.pending = nil }
                     }
-                    return ()
                 }
             } catch is ConflictLoop.Exhausted {
                 throw SettingsError(.conflict, store: description, reason: "other writers kept changing the store")

@@ -13,31 +13,34 @@ enum ConflictLoop {
     /// keeps winning. The bound ends a livelock.
     static let maximumRounds = 256
 
-    /// Runs `round` until it returns a value: round 0 as it is, each next one holding `store`'s exclusive
-    /// access (with no store, there is no race to lose). A round runs again when the store refused it as a conflict, or when it returned nil to ask
-    /// for another (an update that found the store newer than it knew).
+    /// Runs `round` until it returns: round 0 as it is, each next one holding `store`'s exclusive access
+    /// (with no store, there is no race to lose). A round runs again when the store refused it as a
+    /// conflict, or when it threw ``RunAgain`` to ask for another (an update that found the store newer than
+    /// it knew).
     ///
     /// - Parameter conflicted: Told of each conflict, with the round it ended.
     /// - Throws: What a round throws, but a conflict; ``Exhausted`` once `maximumRounds` rounds ran.
     static func run<R>(
         on store: (any DocumentStore)?, conflicted: (SettingsError, Int) -> Void = { _, _ in },
-        _ round: (_ number: Int) throws -> R?
+        _ round: (_ number: Int) throws -> R
     ) throws -> R {
         var lastConflict: SettingsError?
         for number in 0..<maximumRounds {
             do {
-                let result =
-                    if number > 0, let store { try store.withExclusiveAccess { try round(number) } } else {
-                        try round(number)
-                    }
-                if let result { return result }
+                if number > 0, let store { return try store.withExclusiveAccess { try round(number) } }
+                return try round(number)
             } catch let error as SettingsError where error.code == .conflict {
                 conflicted(error, number)
                 lastConflict = error
+            } catch is RunAgain {
+                continue
             }
         }
         throw Exhausted(rounds: maximumRounds, lastConflict: lastConflict)
     }
+
+    /// What a round throws to ask for another: it found the store newer than it knew, and caught up.
+    struct RunAgain: Error {}
 
     /// A write that other writers kept beating, round after round.
     struct Exhausted: Error {
