@@ -2,6 +2,7 @@ import MallocInterposerSwift
 import Foundation
 import Loupe
 import Configuration
+import LoupeSOPS
 import LoupeYAML
 
 /// `--profile NAME`: loops one case for a profiler (perf record, callgrind).
@@ -249,6 +250,47 @@ func runProfile(_ name: String, _ bench: Bench) throws {
         let start = ContinuousClock.now
         for _ in 0..<2_000 { try root.counter.update { $0 += 1 } }
         print("\(name): \((ContinuousClock.now - start) / 2_000) each")
+    case "sops-load":
+        // The sops load row's parts: the whole load, sealed and plain, and the YAML parse of each text alone.
+        let identity = AgeIdentity.generate()
+        let values = Dictionary(
+            uniqueKeysWithValues: (0..<200).map { ("key-\($0)", "value-\($0)-\(String(repeating: "x", count: 24))") })
+        let document = JSONValue.object(["values": .object(values.mapValues(JSONValue.string))])
+        let codec = YAMLCodec()
+        let sealedPath = scratch + "/sealed.yaml"
+        let plainPath = scratch + "/plain.yaml"
+        _ = try SOPSFileStore(
+            path: sealedPath, format: codec, identities: .identities([identity]), recipients: [identity.recipient],
+            history: .off
+        ).save(document, replacing: .absent)
+        _ = try FileStore(path: plainPath, format: codec, history: .off).save(document, replacing: .absent)
+        let loops = ProcessInfo.processInfo.environment["LOUPE_LOOPS"].flatMap { Int($0) } ?? 300
+        func time(_ label: String, _ body: () throws -> Void) rethrows {
+            let start = ContinuousClock.now
+            for _ in 0..<loops { try body() }
+            print("\(label): \((ContinuousClock.now - start) / loops) each")
+        }
+        let sealedText = try Data(contentsOf: URL(fileURLWithPath: sealedPath))
+        let plainText = try Data(contentsOf: URL(fileURLWithPath: plainPath))
+        print("bytes: sealed \(sealedText.count), plain \(plainText.count)")
+        try time("sealed load") {
+            blackHole(
+                try RootLens(
+                    default: SealedSettings(),
+                    store: SOPSFileStore(
+                        path: sealedPath, format: codec, identities: .identities([identity]), history: .off),
+                    watch: false
+                ).value)
+        }
+        try time("plain load") {
+            blackHole(
+                try RootLens(
+                    default: SealedSettings(), store: FileStore(path: plainPath, format: codec, history: .off),
+                    watch: false
+                ).value)
+        }
+        try time("sealed parse") { blackHole(try codec.parse(sealedText)) }
+        try time("plain parse") { blackHole(try codec.parse(plainText)) }
     case "coalesced":
         let root = try RootLens(
             default: Small(), store: FileStore(path: scratch + "/p.json", writePolicy: .coalesced(.seconds(1))),

@@ -53,9 +53,14 @@ private func measurePageEdits(scratch: String, scale: Int, client: HTTPClient) a
     let (base, serving) = try await startPage(page)
     defer { serving.cancel() }
 
-    // 20 open pages: each counts the events that carry the counter's latest value.
+    // 20 open pages: each counts the events that carry the counter's latest value. They read as a browser
+    // does, bytes split at each blank line, found with `firstIndex(of:)` (Foundation's `String.range(of:)`
+    // bridges through `NSString` on Linux, and the standard library's generic `firstRange(of:)` is as slow:
+    // either costs this process, which serves the pages too, more than the page's own work).
     let tally = Tally()
     var readers: [Task<Void, Never>] = []
+    let blankLine = Array("\n\n".utf8), settingsEvent = Array("event: settings".utf8)
+    let counterPath = Array(#""path":"counter""#.utf8)
     for _ in 0..<20 {
         readers.append(
             Task {
@@ -63,18 +68,19 @@ private func measurePageEdits(scratch: String, scale: Int, client: HTTPClient) a
                     var request = HTTPClientRequest(url: base + "api/events?token=bench")
                     request.method = .GET
                     let response = try await client.execute(request, timeout: .hours(1))
-                    var pending = ""
+                    var pending: [UInt8] = []
                     for try await buffer in response.body {
-                        pending += String(buffer: buffer)
-                        while let end = pending.range(of: "\n\n") {
-                            let event = pending[..<end.lowerBound]
-                            pending = String(pending[end.upperBound...])
+                        pending.append(contentsOf: buffer.readableBytesView)
+                        while let end = firstIndex(of: blankLine, in: pending[...]) {
+                            let event = pending[..<end]
                             let wanted = tally.latest
-                            if event.hasPrefix("event: settings"), event.contains("\"path\":\"counter\""),
-                                event.contains("\"value\":\(wanted),") || event.contains("\"value\":\(wanted)}")
+                            if event.starts(with: settingsEvent), firstIndex(of: counterPath, in: event) != nil,
+                                firstIndex(of: Array("\"value\":\(wanted),".utf8), in: event) != nil
+                                    || firstIndex(of: Array("\"value\":\(wanted)}".utf8), in: event) != nil
                             {
                                 tally.delivered(wanted)
                             }
+                            pending.removeSubrange(..<(end + blankLine.count))
                         }
                     }
                 } catch {}
@@ -151,6 +157,17 @@ private func measurePageServing(scratch: String, scale: Int, client: HTTPClient)
 
 /// What the open pages and the root's observer have seen; an edit waits for all 20 pages without
 /// spinning (a spinning waiter would take a core from the server and the pages it waits for).
+/// Where `needle` first stands in `bytes`: each place its first byte stands, compared.
+func firstIndex(of needle: [UInt8], in bytes: ArraySlice<UInt8>) -> Int? {
+    var start = bytes.startIndex
+    while let found = bytes[start...].firstIndex(of: needle[0]) {
+        guard found + needle.count <= bytes.endIndex else { return nil }
+        if bytes[found..<(found + needle.count)].elementsEqual(needle) { return found }
+        start = found + 1
+    }
+    return nil
+}
+
 final class Tally: Sendable {
     private struct State {
         var latest = 0
