@@ -69,7 +69,7 @@ extension Validated {
             if !quotingValues { violation.found = nil }
             found.append(violation)
         } catch {
-            found.append(RuleViolation(path: ValuePath([]), rule: quotingValues ? "\(error)" : "is not valid"))
+            found.append(RuleViolation(rule: quotingValues ? "\(error)" : "is not valid"))
         }
         return found
     }
@@ -97,7 +97,7 @@ public struct Rule<Root>: Sendable {
         check = { root in
             let value = root[keyPath: keyPath]
             guard !constraint.holds(value) else { return nil }
-            return RuleViolation(path: ValuePath([]), rule: constraint.description.rule, found: describe(value))
+            return RuleViolation(rule: constraint.description.rule, found: describe(value))
         }
     }
 
@@ -229,8 +229,8 @@ public struct RuleViolation: Error, Sendable, Equatable, CustomStringConvertible
     /// The value found, as written in messages; nil for stores that keep secrets.
     public var found: String?
 
-    /// A violation of `rule` at `path`, for ``Validated/validate()``.
-    public init(path: ValuePath, rule: String, found: String? = nil) {
+    /// A violation of `rule` at `path` (the value validated, by default), for ``Validated/validate()``.
+    public init(path: ValuePath = .root, rule: String, found: String? = nil) {
         self.path = path
         self.rule = rule
         self.found = found

@@ -92,7 +92,7 @@ extension SettingsCommand {
                 return [
                     FileProblem(
                         file: path, position: position,
-                        problem: SettingsProblem(path: ValuePath([]), message: error.problem, kind: .syntax))
+                        problem: SettingsProblem(message: error.problem, kind: .syntax))
                 ]
             } catch {
                 let message =
@@ -102,7 +102,7 @@ extension SettingsCommand {
                 return [
                     FileProblem(
                         file: path, position: TextPosition(line: 1, column: 1),
-                        problem: SettingsProblem(path: ValuePath([]), message: message, kind: .syntax))
+                        problem: SettingsProblem(message: message, kind: .syntax))
                 ]
             }
             let found = settings.root.problems(in: document, named: path, coding: codec.coding).map { problem in
