@@ -205,19 +205,6 @@ public struct RuleConstraint: Sendable, Hashable {
     public var choices: [JSONValue]?
     /// A regular expression the value matches (JSON Schema's `pattern`).
     public var pattern: String?
-
-    init(
-        rule: String, minimum: JSONValue? = nil, exclusiveMinimum: JSONValue? = nil, maximum: JSONValue? = nil,
-        exclusiveMaximum: JSONValue? = nil, choices: [JSONValue]? = nil, pattern: String? = nil
-    ) {
-        self.rule = rule
-        self.minimum = minimum
-        self.exclusiveMinimum = exclusiveMinimum
-        self.maximum = maximum
-        self.exclusiveMaximum = exclusiveMaximum
-        self.choices = choices
-        self.pattern = pattern
-    }
 }
 
 /// A value that breaks a rule: `ticker.intervalSeconds: must be greater than 0, got -5`.
