@@ -112,9 +112,7 @@ extension SettingsCommand {
                     problem: problem)
             }
             return found.enumerated().sorted {
-                ($0.element.position.line, $0.element.position.column, $0.offset) < (
-                    $1.element.position.line, $1.element.position.column, $1.offset
-                )
+                ($0.element.position, $0.offset) < ($1.element.position, $1.offset)
             }.map(\.element)
         }
 
