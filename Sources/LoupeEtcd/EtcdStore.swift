@@ -246,7 +246,7 @@ public final class EtcdStore: DocumentStore, StoreHistory, StoreFleetReport {
         }
         versions.reverse()
         guard let oldest = versions.first else {
-            return SettingsHistory(baseRevision: 0, base: nil, changes: [], recordsAuthors: false)
+            return SettingsHistory(recordsAuthors: false)
         }
         // Before its creation there was no document; else the oldest revision read is the base.
         let base: (revision: Int, document: JSONValue?) =

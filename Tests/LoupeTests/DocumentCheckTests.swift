@@ -181,6 +181,18 @@ struct DocumentCheckTests {
             #expect(error.reason == "line 3, column 7: \(error.problem)")
         }
     }
+
+    @Test("places order as they stand in the text: by line, then by column")
+    func positionsOrderAsInTheText() throws {
+        let codec = JSONCodec()
+        let text = Data("{\"b\": 1, \"a\": 2,\n \"c\": 3}".utf8)
+        let b = try #require(codec.position(of: "b", in: text))
+        let a = try #require(codec.position(of: "a", in: text))
+        let c = try #require(codec.position(of: "c", in: text))
+        #expect([c, a, b].sorted() == [b, a, c])
+        #expect(TextPosition(line: 1, column: 40) < TextPosition(line: 2, column: 1))
+        #expect(!(b < b))
+    }
 }
 
 /// The document `text` holds, as JSON.

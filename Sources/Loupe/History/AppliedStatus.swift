@@ -11,16 +11,11 @@ import Foundation
 /// }
 /// ```
 public struct AppliedStatus: Sendable, Equatable {
-    /// What one reader reports.
+    /// What one reader reports: the `name` it reports under (its host's, unless the program chose
+    /// another), the store's `revision` it runs (0: nothing stored) and the `time` it took it, and its
+    /// `refusal`: the newest revision it refused since, and why; nil when it refused none.
     public struct Reader: Sendable, Equatable {
-        /// The name it reports under: its host's, unless the program chose another.
-        public var name: String
-        /// The store's revision the reader runs (0: nothing stored).
-        public var revision: Int
-        /// When it took that revision.
-        public var time: Date
-        /// The newest revision it refused, and why, when it refused one since.
-        public var refusal: Refusal?
+        public var name: String, revision: Int, time: Date, refusal: Refusal?
 
         /// A reader's report.
         public init(name: String, revision: Int, time: Date, refusal: Refusal? = nil) {

@@ -151,10 +151,10 @@ public struct SettingsHistory: Sendable, Equatable {
     /// since folded into it: the history no longer knows what the documents it keeps held there.
     public var basePurgedPaths: [ValuePath]
 
-    /// A history.
+    /// A history; without arguments, the empty one: no change kept, and nothing stored before.
     public init(
-        baseRevision: Int, base: JSONValue?, changes: [SettingsChange], recordsAuthors: Bool = true,
-        basePurgedPaths: [ValuePath] = []
+        baseRevision: Int = 0, base: JSONValue? = nil, changes: [SettingsChange] = [],
+        recordsAuthors: Bool = true, basePurgedPaths: [ValuePath] = []
     ) {
         self.baseRevision = baseRevision
         self.base = base

@@ -1,8 +1,8 @@
 import Foundation
 
 /// A place in a text, as editors and compilers name it: its line and its column, both from 1; the column
-/// counts characters, not bytes.
-public struct TextPosition: Sendable, Hashable, CustomStringConvertible {
+/// counts characters, not bytes. Places order as they stand in the text.
+public struct TextPosition: Sendable, Hashable, Comparable {
     /// The line, from 1.
     public var line: Int
     /// The column, from 1, in characters.
@@ -14,6 +14,13 @@ public struct TextPosition: Sendable, Hashable, CustomStringConvertible {
         self.column = column
     }
 
+    /// Whether `first` stands before `second` in the text: on an earlier line, or earlier on the same line.
+    public static func < (first: TextPosition, second: TextPosition) -> Bool {
+        (first.line, first.column) < (second.line, second.column)
+    }
+}
+
+extension TextPosition: CustomStringConvertible {
     /// `3:7`.
     public var description: String { "\(line):\(column)" }
 }

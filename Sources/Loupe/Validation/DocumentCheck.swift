@@ -24,8 +24,8 @@ public struct SettingsProblem: Sendable, Hashable, CustomStringConvertible {
     /// What kind of problem it is.
     public var kind: Kind
 
-    /// A problem at `path`.
-    public init(path: ValuePath, message: String, kind: Kind) {
+    /// A problem at `path` (the whole document, by default).
+    public init(path: ValuePath = .root, message: String, kind: Kind) {
         self.path = path
         self.message = message
         self.kind = kind
@@ -64,7 +64,7 @@ extension RootLens {
         do {
             _ = try pipeline.migrate(&top, store: name)
         } catch {
-            return [SettingsProblem(path: error.path ?? ValuePath([]), message: error.reason, kind: .invalidValue)]
+            return [SettingsProblem(path: error.path ?? .root, message: error.reason, kind: .invalidValue)]
         }
         for reference in top.secretReferences { top[path: reference.path] = nil }
 
@@ -119,7 +119,7 @@ extension RootLens {
                 }
             } catch {
                 let message = pipeline.quotesValues ? "\(error)" : "it cannot be read as \(Root.self)"
-                problems.append(SettingsProblem(path: ValuePath([]), message: message, kind: .invalidValue))
+                problems.append(SettingsProblem(message: message, kind: .invalidValue))
                 break
             }
         }

@@ -69,7 +69,7 @@ extension Validated {
             if !quotingValues { violation.found = nil }
             found.append(violation)
         } catch {
-            found.append(RuleViolation(path: ValuePath([]), rule: quotingValues ? "\(error)" : "is not valid"))
+            found.append(RuleViolation(rule: quotingValues ? "\(error)" : "is not valid"))
         }
         return found
     }
@@ -97,7 +97,7 @@ public struct Rule<Root>: Sendable {
         check = { root in
             let value = root[keyPath: keyPath]
             guard !constraint.holds(value) else { return nil }
-            return RuleViolation(path: ValuePath([]), rule: constraint.description.rule, found: describe(value))
+            return RuleViolation(rule: constraint.description.rule, found: describe(value))
         }
     }
 
@@ -205,19 +205,6 @@ public struct RuleConstraint: Sendable, Hashable {
     public var choices: [JSONValue]?
     /// A regular expression the value matches (JSON Schema's `pattern`).
     public var pattern: String?
-
-    init(
-        rule: String, minimum: JSONValue? = nil, exclusiveMinimum: JSONValue? = nil, maximum: JSONValue? = nil,
-        exclusiveMaximum: JSONValue? = nil, choices: [JSONValue]? = nil, pattern: String? = nil
-    ) {
-        self.rule = rule
-        self.minimum = minimum
-        self.exclusiveMinimum = exclusiveMinimum
-        self.maximum = maximum
-        self.exclusiveMaximum = exclusiveMaximum
-        self.choices = choices
-        self.pattern = pattern
-    }
 }
 
 /// A value that breaks a rule: `ticker.intervalSeconds: must be greater than 0, got -5`.
@@ -229,8 +216,8 @@ public struct RuleViolation: Error, Sendable, Equatable, CustomStringConvertible
     /// The value found, as written in messages; nil for stores that keep secrets.
     public var found: String?
 
-    /// A violation of `rule` at `path`, for ``Validated/validate()``.
-    public init(path: ValuePath, rule: String, found: String? = nil) {
+    /// A violation of `rule` at `path` (the value validated, by default), for ``Validated/validate()``.
+    public init(path: ValuePath = .root, rule: String, found: String? = nil) {
         self.path = path
         self.rule = rule
         self.found = found

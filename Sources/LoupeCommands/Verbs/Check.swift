@@ -92,7 +92,7 @@ extension SettingsCommand {
                 return [
                     FileProblem(
                         file: path, position: position,
-                        problem: SettingsProblem(path: ValuePath([]), message: error.problem, kind: .syntax))
+                        problem: SettingsProblem(message: error.problem, kind: .syntax))
                 ]
             } catch {
                 let message =
@@ -102,7 +102,7 @@ extension SettingsCommand {
                 return [
                     FileProblem(
                         file: path, position: TextPosition(line: 1, column: 1),
-                        problem: SettingsProblem(path: ValuePath([]), message: message, kind: .syntax))
+                        problem: SettingsProblem(message: message, kind: .syntax))
                 ]
             }
             let found = settings.root.problems(in: document, named: path, coding: codec.coding).map { problem in
@@ -112,9 +112,7 @@ extension SettingsCommand {
                     problem: problem)
             }
             return found.enumerated().sorted {
-                ($0.element.position.line, $0.element.position.column, $0.offset) < (
-                    $1.element.position.line, $1.element.position.column, $1.offset
-                )
+                ($0.element.position, $0.offset) < ($1.element.position, $1.offset)
             }.map(\.element)
         }
 

@@ -176,17 +176,27 @@ struct AuthenticateResponse: Decodable {
 }
 
 /// What the gateway answers instead of a response when the call fails: a gRPC status.
-/// Calls answer `{"error", "code", "message"}`; watch streams `{"error": {"grpc_code", "message"}}`.
 struct GatewayError: Decodable, Sendable {
-    var error: String?
-    var message: String?
-    var code: Int?
-    var grpc_code: Int?
-
     /// The gRPC status code.
-    var status: Int? { code ?? grpc_code }
+    var status: Int?
+    /// What went wrong, in the gateway's words.
+    var text: String
+}
 
-    var text: String { message ?? error ?? "unknown error" }
+extension GatewayError {
+    // Calls answer `{"error", "code", "message"}`; watch streams `{"error": {"grpc_code", "message"}}`.
+    private enum CodingKeys: String, CodingKey {
+        case error, message, code, grpc_code
+    }
+
+    init(from decoder: any Decoder) throws {
+        let fields = try decoder.container(keyedBy: CodingKeys.self)
+        let code = try fields.decodeIfPresent(Int.self, forKey: .code)
+        let grpcCode = try fields.decodeIfPresent(Int.self, forKey: .grpc_code)
+        let message = try fields.decodeIfPresent(String.self, forKey: .message)
+        let error = try fields.decodeIfPresent(String.self, forKey: .error)
+        self.init(status: code ?? grpcCode, text: message ?? error ?? "unknown error")
+    }
 }
 
 /// One message of a watch stream: a response, or the error that ended the stream.

@@ -248,7 +248,7 @@ private final class WatchStreamDelegate: HTTPClientResponseDelegate {
             } else if let error = try? JSONDecoder().decode(GatewayError.self, from: Data(line)) {
                 message = .error(error)
             } else {
-                message = .error(GatewayError(message: "an unreadable watch message"))
+                message = .error(GatewayError(text: "an unreadable watch message"))
             }
             if !onMessage(message) { return task.eventLoop.makeFailedFuture(Stop()) }
         }
@@ -259,7 +259,7 @@ private final class WatchStreamDelegate: HTTPClientResponseDelegate {
         if status != .ok {
             let error =
                 (try? JSONDecoder().decode(GatewayError.self, from: Data(pending)))
-                ?? GatewayError(message: "HTTP \(status.code)")
+                ?? GatewayError(text: "HTTP \(status.code)")
             _ = onMessage(.error(error))
         }
     }

@@ -140,7 +140,7 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
     /// text's order) is not checked; what the file holds now is, on every load.
     public func history() throws -> SettingsHistory {
         guard let history = try file.history() else {
-            return SettingsHistory(baseRevision: 0, base: nil, changes: [], recordsAuthors: true)
+            return SettingsHistory()
         }
         var revisions = [history.baseRevision] + history.changes.map(\.revision)
         if history.changes.isEmpty { revisions = [] }

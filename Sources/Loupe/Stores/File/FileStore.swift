@@ -185,15 +185,9 @@ public final class FileStore: DocumentStore {
     /// ``init(path:format:writePolicy:permissions:recovery:lockTimeout:maximumDocumentSize:history:settleTime:logger:)``,
     /// whose parameters these are.
     public convenience init(
-        url: URL,
-        format: any DocumentCodec = JSONCodec(),
-        writePolicy: WritePolicy = .immediate,
-        permissions: mode_t = 0o600,
-        recovery: CorruptFileRecovery = .fail,
-        lockTimeout: Duration = .seconds(10),
-        maximumDocumentSize: Int = 16 << 20,
-        history: HistoryPolicy = .kept(),
-        settleTime: Duration = .milliseconds(50),
+        url: URL, format: any DocumentCodec = JSONCodec(), writePolicy: WritePolicy = .immediate,
+        permissions: mode_t = 0o600, recovery: CorruptFileRecovery = .fail, lockTimeout: Duration = .seconds(10),
+        maximumDocumentSize: Int = 16 << 20, history: HistoryPolicy = .kept(), settleTime: Duration = .milliseconds(50),
         logger: Logger = Logger(label: "loupe.file")
     ) {
         self.init(

@@ -198,7 +198,7 @@ final class Journal: Sendable {
     /// is logged).
     func history(of target: String, store: String) throws -> SettingsHistory {
         try contents(at: Self.path(for: target), settings: target, store: store)?.history
-            ?? SettingsHistory(baseRevision: 0, base: nil, changes: [])
+            ?? SettingsHistory()
     }
 
     /// The journal at `path`, from memory when its file is the one this process last read or wrote; nil
