@@ -291,6 +291,16 @@ func runProfile(_ name: String, _ bench: Bench) throws {
         }
         try time("sealed parse") { blackHole(try codec.parse(sealedText)) }
         try time("plain parse") { blackHole(try codec.parse(plainText)) }
+        // The update row's Loupe side: one value changed, sealed in place.
+        let sealedRoot = try RootLens(
+            default: SealedSettings(),
+            store: SOPSFileStore(path: sealedPath, format: codec, identities: .identities([identity]), history: .off),
+            watch: false)
+        var round = 0
+        try time("sealed update") {
+            round += 1
+            try sealedRoot.update { $0.values["key-7"] = "changed-\(round)" }
+        }
     case "coalesced":
         let root = try RootLens(
             default: Small(), store: FileStore(path: scratch + "/p.json", writePolicy: .coalesced(.seconds(1))),

@@ -66,8 +66,10 @@ extension FileSystem {
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             throw SystemCallError("read", path, code: EINVAL, explanation: "it is not a regular file")
         }
-        let opened = openedPath(fd) ?? path
-        try checkNotSystemTree(opened, as: path)
+        // The kernel's path of the file opened is absolute and has no `.`, `..` or links left in it.
+        let kernelPath = openedPath(fd)
+        try kernelPath.map { try checkNotSystemTree(normalized: $0, as: path) } ?? checkNotSystemTree(path, as: path)
+        let opened = kernelPath ?? path
         if let owner, owner != 0 {
             guard mayRead(info, owner: owner), mayReach(opened, owner: owner) else {
                 throw SystemCallError(
@@ -80,9 +82,17 @@ extension FileSystem {
         return try read(fd, path: path, info: info, maximumSize: maximumSize)
     }
 
-    /// Throws when `path` (what `name` leads to) is under `/proc`, `/sys` or `/dev`.
+    /// Throws when `path` (what `name` leads to) is under `/proc`, `/sys` or `/dev`, as written: made
+    /// absolute, and `.` and `..` taken out (by `URL`, where the path has any to take out).
     private static func checkNotSystemTree(_ path: String, as name: String) throws {
-        let normalized = URL(fileURLWithPath: path).standardizedFileURL.path
+        let plain = path.hasPrefix("/") && !path.contains("/.") && !path.contains("//")
+        try checkNotSystemTree(
+            normalized: plain ? path : URL(fileURLWithPath: path).standardizedFileURL.path, as: name)
+    }
+
+    /// Throws when `normalized` (an absolute path without `.` or `..`, what `name` leads to) is under
+    /// `/proc`, `/sys` or `/dev`.
+    private static func checkNotSystemTree(normalized: String, as name: String) throws {
         for tree in systemTrees where normalized == tree || normalized.hasPrefix(tree + "/") {
             throw SystemCallError(
                 "read", name, code: EACCES, explanation: "it is under \(tree), which secret references may not name")
