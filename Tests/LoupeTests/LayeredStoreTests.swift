@@ -426,6 +426,11 @@ struct LayeredStoreTests {
         try root.greeting.set("mine")
         #expect(try fleet.storedDocument() == fleetDocument)
         #expect(store.description == "JSON file \(site.user) over 2 layers")
+        // Locks without layers, and neither: the top's own name says which file a log line is about.
+        #expect(
+            LayeredStore(layers: [], top: FileStore(path: site.user), locks: [site.locks]).description
+                == "JSON file \(site.user) with locks")
+        #expect(LayeredStore(layers: [], top: FileStore(path: site.user)).description == "JSON file \(site.user)")
     }
 
     @Test func aLayeredStorePassesTheConformanceSuiteAsItsTopLayer() async throws {

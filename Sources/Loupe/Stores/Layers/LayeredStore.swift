@@ -178,10 +178,10 @@ public final class LayeredStore: DocumentStore {
         referencedFiles = ReferencedFiles(fileSystem: fileSystem)
     }
 
-    /// `JSON file /home/me/.config/app/settings.json over 3 layers`, or the top's alone when there are neither
-    /// layers nor locks; never a value.
+    /// `JSON file /home/me/.config/app/settings.json over 3 layers`, `… with locks` where there are locks
+    /// and no layers, or the top's alone when there are neither; never a value.
     public var description: String {
-        if layers.isEmpty && lockSources.isEmpty { return top.description }
+        if layers.isEmpty { return lockSources.isEmpty ? top.description : "\(top.description) with locks" }
         return "\(top.description) over \(layers.count) layer\(layers.count == 1 ? "" : "s")"
     }
 
