@@ -85,7 +85,11 @@ extension FileSystem {
     /// Throws when `path` (what `name` leads to) is under `/proc`, `/sys` or `/dev`, as written: made
     /// absolute, and `.` and `..` taken out (by `URL`, where the path has any to take out).
     private static func checkNotSystemTree(_ path: String, as name: String) throws {
-        let plain = path.hasPrefix("/") && !path.contains("/.") && !path.contains("//")
+        // No `/.` and no `//` in it (by its bytes: Foundation's `contains` goes through `NSString` on Linux).
+        let slash = UInt8(ascii: "/"), dot = UInt8(ascii: ".")
+        let plain =
+            path.utf8.first == slash
+            && !zip(path.utf8, path.utf8.dropFirst()).contains { $0 == slash && ($1 == dot || $1 == slash) }
         try checkNotSystemTree(
             normalized: plain ? path : URL(fileURLWithPath: path).standardizedFileURL.path, as: name)
     }
