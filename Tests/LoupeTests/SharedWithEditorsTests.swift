@@ -136,7 +136,7 @@ struct SharedWithEditorsTests {
         #expect(result.lost == 0, "\(result.lost) of 100 saves lost: \(result.detail)")
     }
 
-    /// The settings of `identityKeptInPlace`: the program's counter, and a note people write.
+    /// The settings of `aSaveThatKeepsTheIdentityIsSeenAndKept`: the program's counter, and a note people write.
     struct Noted: Codable, Sendable, Equatable {
         var counter = 0
         var note = ""
