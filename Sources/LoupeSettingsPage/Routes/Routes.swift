@@ -18,7 +18,7 @@ extension SettingsPage {
     /// | `GET /api/history` | The changes with author, time and each path's old and new value. |
     /// | `POST /api/rollback` | `{"revision"}`: the settings as that revision left them, as a new change. |
     /// | `GET /api/status` | A shared store's rollout status: which reader runs which revision, who refused it. |
-    /// | `GET /api/events` | Server-Sent Events: the settings after each change, from anywhere. |
+    /// | `GET /api/events` | Server-Sent Events: every setting first, then after each change, from anywhere, the settings it changed. |
     public func routes<Context: RequestContext>(
         context: Context.Type = BasicRequestContext.self
     ) -> RouteCollection<Context> {
