@@ -147,6 +147,10 @@ func runProfile(_ name: String, _ bench: Bench) throws {
             ("environment", [.environment(prefix: "WIDEBENCH_")], "plain.json"),
             ("credentials", [.directory(credentials: directory + "/credentials")], "plain.json"),
             ("references", [], "wide.json"),
+            (
+                "environment and credentials",
+                [.environment(prefix: "WIDEBENCH_"), .directory(credentials: directory + "/credentials")], "plain.json"
+            ),
             ("layered, nothing", [], "plain.json"),
         ]
         // LOUPE_VARIANT=NAME loops one variant ten times as long, for `perf record`.
