@@ -35,6 +35,14 @@ final class ChangeFeed: Sendable {
             models[generation] = model
             return generation
         }
+
+        /// Notes that the stream `id` was brought up to `generation` (nil: it is gone), and lets go of the
+        /// models no stream was last brought up to.
+        mutating func show(_ generation: Int?, to id: Int) {
+            shown[id] = generation
+            let kept = Set(shown.values)
+            models = models.filter { kept.contains($0.key) }
+        }
     }
 
     private let model: PageModel
@@ -81,7 +89,7 @@ final class ChangeFeed: Sendable {
             keepAlive.cancel()
             self?.state.withLock { state in
                 state.streams[id] = nil
-                state.shown[id] = nil
+                state.show(nil, to: id)
             }
         }
         queue.async { [self] in bringUp(id) }
@@ -160,7 +168,7 @@ final class ChangeFeed: Sendable {
                 return
             }
         }
-        state.withLock { $0.shown[id] = whole.generation }
+        state.withLock { $0.show(whole.generation, to: id) }
         deliver(Self.event("settings", whole.model), to: id)
     }
 
