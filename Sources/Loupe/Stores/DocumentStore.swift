@@ -138,9 +138,9 @@ public struct StoreCapabilities: Sendable {
     public var deferredWrites: (any StoreDeferredWrites)?
     /// Where values are written in the text of the store's files, for a ``Provenance`` that names the line.
     public var textPositions: (any StoreTextPositions)?
-    /// Whether the store follows the files that its documents' secret references read (`{"$file": …}`):
-    /// their versions are part of its tokens, and its watch reports their changes, so that a rotated secret
-    /// reaches the root. A ``LayeredStore`` does; a root holds any other store as the top of a layered store
+    /// Whether the store follows the files that its documents' secret references read
+    /// (`{"$secret": "file:…"}`): their versions are part of its tokens, and its watch reports their changes,
+    /// so that a rotated secret reaches the root. A ``LayeredStore`` does; a root holds any other store as the top of a layered store
     /// of no layers, which does it for it.
     public var watchesReferencedFiles: Bool
 
