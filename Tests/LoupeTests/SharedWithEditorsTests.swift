@@ -178,6 +178,49 @@ struct SharedWithEditorsTests {
         #expect(root.value == Noted(counter: 2, note: "other"))
     }
 
+    /// An editor that saves in place looks the file up by its name, then truncates and writes it. A
+    /// program's write that replaces the file between the two (its check of what it replaced comes before
+    /// the truncation) leaves that save in a file no longer at the path: the program's next write puts it
+    /// back and runs again on it. A save at the path since then is later, and stays.
+    @Test(
+        "a save into the file a program's write took from the path (looked up just before, written just after) is put back by its next write",
+        arguments: [Format.json, .toml], [false, true])
+    func aSaveIntoAReplacedFileIsPutBack(format: Format, savedAgainSince: Bool) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.\(format.rawValue)")
+        try Data(format.text(counter: 0, note: "first").utf8).write(to: URL(fileURLWithPath: path))
+        let codec: any DocumentCodec = format == .toml ? TOMLCodec() : JSONCodec()
+        let root = try RootLens(
+            default: Noted(), store: FileStore(path: path, format: codec, history: .off), watch: false)
+        try root.update { $0.counter += 1 }
+        // The person's editor finds the file by its name...
+        let editor = open(path, O_WRONLY)
+        #expect(editor >= 0)
+        var opened = stat()
+        #expect(fstat(editor, &opened) == 0)
+        // ...the program writes, replacing it...
+        try root.update { $0.counter += 1 }
+        var now = stat()
+        #expect(stat(path, &now) == 0)
+        #expect(now.st_ino != opened.st_ino, "the program's write took the editor's file from the path")
+        // ...and the editor truncates it and writes the person's save into it.
+        let save = Array(format.text(counter: 2, note: "other").utf8)
+        #expect(ftruncate(editor, 0) == 0)
+        #expect(save.withUnsafeBytes { Glibc.write(editor, $0.baseAddress, $0.count) } == save.count)
+        close(editor)
+        if savedAgainSince {
+            try Self.write(format.text(counter: 2, note: "later"), to: path, by: .rename)
+        }
+
+        try root.update { $0.counter += 1 }
+        let note = savedAgainSince ? "later" : "other"
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(Self.value(of: "note", in: text) == note, "\(text)")
+        #expect(Self.value(of: "counter", in: text) == "3", "\(text)")
+        #expect(root.value == Noted(counter: 3, note: note))
+    }
+
     @Test(
         "a slow save (truncated, half written, the rest 30 ms later) is not taken for the whole file (100 saves of 200 lines)",
         arguments: [Format.yaml, .toml])

@@ -223,6 +223,7 @@ public final class FileStore: DocumentStore {
     public func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken {
         if let deferred { return try deferred.save(document, replacing: token) }
         return try file.withLock(timeout: lockTimeout) { target, found in
+            try putBackSaveIntoReplacedFile(at: target)
             let replaced = try checkUnchanged(target, found: found, since: token)
             var previous: (text: Data, document: JSONValue)?
             if case .version = replaced.expected, case .document(let held, let text)? = try read(token)?.content {
@@ -423,6 +424,25 @@ public final class FileStore: DocumentStore {
             return (nil, .nothing)
         }
         return (found, current.map { .version($0) } ?? .nothing)
+    }
+
+    /// Puts a person's save that landed in a version of the file an earlier write took from the path back
+    /// at the path (an editor that looked the file up just before that write, and truncated and wrote it
+    /// just after): the save is kept, and the update runs again on it (a conflict).
+    private func putBackSaveIntoReplacedFile(at target: String) throws {
+        switch try file.putBackSaveIntoReplacedFile(at: target, permissions: permissions) {
+        case nil: return
+        case .putBack?:
+            logger.info(
+                "the settings file was saved by someone else into the version Loupe's last write replaced: their save is back in its place, and the update runs again on it",
+                metadata: ["file": "\(path)"])
+            throw SettingsError(
+                .conflict, store: description, reason: "another writer saved the file while it was written")
+        case .superseded?:
+            logger.warning(
+                "the settings file was saved by someone else into the version Loupe's last write replaced, and saved again since: the later save stays",
+                metadata: ["file": "\(path)"])
+        }
     }
 
     /// The conflict a save meets when the file is not the version the update read.

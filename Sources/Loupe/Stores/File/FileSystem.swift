@@ -347,20 +347,22 @@ package enum FileSystem {
     /// `beforeReplacing` runs once the new file is written and flushed, just before it replaces the old
     /// one: what must be in place before the file changes (its history's record) goes there, and the
     /// directory's flush that follows carries both.
+    ///
+    /// Returns the identity of the new file and, for a write `expecting` a version, that version as it
+    /// left the path (``ReplacedFile``).
     static func writeAtomically(
         _ data: Data, to path: String, replacing found: stat? = nil, expecting expected: Expected? = nil,
         permissions: mode_t,
         keepingMode: Bool = false, durable: Bool = true, beforeReplacing: () -> Void = {}
-    ) throws -> FileIdentity {
+    ) throws -> (identity: FileIdentity, replaced: ReplacedFile?) {
         let staged = try stage(
             data, for: path, replacing: found, permissions: permissions, keepingMode: keepingMode, durable: durable)
         beforeReplacing()
-        if let expected {
-            try place(staged, expecting: expected, durable: durable)
-        } else {
+        guard let expected else {
             try place(staged, durable: durable)
+            return (staged.identity, nil)
         }
-        return staged.identity
+        return (staged.identity, try place(staged, expecting: expected, durable: durable))
     }
 
     /// A file's next version, written and flushed beside it under a temporary name, not yet in its place.
@@ -479,11 +481,14 @@ package enum FileSystem {
     /// that the other save is at the path again, and ``ChangedMeanwhile`` is thrown for the update to run
     /// again on it. For that instant a reader may see the new file in its place. For a new file, `RENAME_NOREPLACE`
     /// refuses to replace one created meanwhile. Where the file system cannot swap (ENOSYS, EINVAL), the
-    /// identity is checked immediately before a plain rename: a save that lands between the two is replaced.
+    /// version is checked immediately before a plain rename: a save that lands between the two is replaced.
     ///
-    /// One window remains either way: a writer that opened the old file before the swap and writes into it
-    /// only after the check writes into a file no longer at the path.
-    static func place(_ staged: StagedFile, expecting expected: Expected, durable: Bool = true) throws {
+    /// A writer that looked the old file up by its name before the swap and truncates and writes it only
+    /// after the check writes into a file no longer at the path: the version taken out is returned, open
+    /// (``ReplacedFile``), for the next write to look at (nil for a new file).
+    @discardableResult
+    static func place(_ staged: StagedFile, expecting expected: Expected, durable: Bool = true) throws -> ReplacedFile?
+    {
         // Checked once before the swap too: a save found there is never swapped out, not even for the
         // instant until it is swapped back (when a reader could see the new file in its place).
         if case .version(let identity, let bytes) = expected, !isStill(staged.path, identity, holding: bytes) {
@@ -500,48 +505,68 @@ package enum FileSystem {
                 if failure == EEXIST || failure == ENOENT { throw ChangedMeanwhile() }
                 throw SystemCallError("rename over", staged.path, code: failure)
             }
-            // No swap here: the identity, checked as late as can be.
-            let found = try identity(of: staged.path)
-            guard found == expectedIdentity(expected) else {
-                discard(staged)
-                throw ChangedMeanwhile()
-            }
-            return try place(staged, durable: durable)
-        }
-        if case .version(let identity, let bytes) = expected {
-            guard isStill(staged.temporary, identity, holding: bytes) else {
-                // Someone's save, not the version read: back at the path, and the new file gone.
-                if loupe_renameat2(AT_FDCWD, staged.temporary, AT_FDCWD, staged.path, LOUPE_RENAME_EXCHANGE) != 0 {
-                    // It cannot be swapped back: put back by name, which replaces only the file just written.
-                    guard rename(staged.temporary, staged.path) == 0 else {
-                        throw SystemCallError(
-                            "put back the file saved meanwhile at", staged.path,
-                            explanation: "it was saved while Loupe wrote, and is now at \(staged.temporary)")
-                    }
-                } else {
-                    unlink(staged.temporary)
+            // No swap here: the version, checked as late as can be.
+            switch expected {
+            case .nothing:
+                guard try identity(of: staged.path) == nil else {
+                    discard(staged)
+                    throw ChangedMeanwhile()
                 }
-                if durable { try syncDirectory(directory(of: staged.path)) }
-                throw ChangedMeanwhile()
+                try place(staged, durable: durable)
+                return nil
+            case .version(let identity, let bytes):
+                guard let replaced = openIfStill(staged.path, identity, holding: bytes) else {
+                    discard(staged)
+                    throw ChangedMeanwhile()
+                }
+                try place(staged, durable: durable)
+                return replaced
             }
-            unlink(staged.temporary)
         }
+        guard case .version(let identity, let bytes) = expected else {
+            if durable { try syncDirectory(directory(of: staged.path)) }
+            return nil
+        }
+        guard let replaced = openIfStill(staged.temporary, identity, holding: bytes) else {
+            // Someone's save, not the version read: back at the path, and the new file gone.
+            if loupe_renameat2(AT_FDCWD, staged.temporary, AT_FDCWD, staged.path, LOUPE_RENAME_EXCHANGE) != 0 {
+                // It cannot be swapped back: put back by name, which replaces only the file just written.
+                guard rename(staged.temporary, staged.path) == 0 else {
+                    throw SystemCallError(
+                        "put back the file saved meanwhile at", staged.path,
+                        explanation: "it was saved while Loupe wrote, and is now at \(staged.temporary)")
+                }
+            } else {
+                unlink(staged.temporary)
+            }
+            if durable { try syncDirectory(directory(of: staged.path)) }
+            throw ChangedMeanwhile()
+        }
+        unlink(staged.temporary)
         if durable { try syncDirectory(directory(of: staged.path)) }
+        return replaced
     }
 
     /// Whether the file at `path` is the version `identity` names and, where the update read them, holds
     /// `bytes`: a save in place may leave the size as it was, and the modification time moves in the
     /// kernel's coarse ticks (milliseconds).
     private static func isStill(_ path: String, _ identity: FileIdentity, holding bytes: Data?) -> Bool {
-        var found = stat()
-        guard lstat(path, &found) == 0, FileIdentity(found) == identity else { return false }
-        guard let bytes else { return true }
-        return (try? read(path, maximumSize: bytes.count + 1))??.data == bytes
+        openIfStill(path, identity, holding: bytes) != nil
     }
 
-    private static func expectedIdentity(_ expected: Expected) -> FileIdentity? {
-        if case .version(let identity, _) = expected { return identity }
-        return nil
+    /// The file at `path`, open, when it is the version `identity` names holding `bytes` (where known, as
+    /// ``isStill(_:_:holding:)`` checks); else nil.
+    private static func openIfStill(_ path: String, _ identity: FileIdentity, holding bytes: Data?) -> ReplacedFile? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, FileIdentity(info) == identity,
+            bytes.map({ (try? read(fd, path: path, info: info, maximumSize: $0.count + 1)) == $0 }) ?? true
+        else {
+            close(fd)
+            return nil
+        }
+        return ReplacedFile(fd: fd, info: info, bytes: bytes)
     }
 
     /// Removes a staged file that will not be placed.

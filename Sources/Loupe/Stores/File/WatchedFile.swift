@@ -35,6 +35,9 @@ final class WatchedFile<Content: Sendable>: Sendable {
     private let lastRead = Locked<Version?>(nil)
     /// The lock beside the target the path resolved to last, which the next write most likely locks again.
     private let lastLock = Locked<(target: String, lock: FileLock)?>(nil)
+    /// What this process's checked writes did lately: the versions they took from the path (oldest first),
+    /// and the last file they put there, with its bytes.
+    private let writes = Locked<(replaced: [ReplacedFile], last: (identity: FileIdentity, bytes: Data)?)>(([], nil))
 
     /// How long a file written in place must have been left alone before it is read as finished.
     let settleTime: Duration
@@ -216,10 +219,59 @@ final class WatchedFile<Content: Sendable>: Sendable {
                         "it would be \(FileSystem.describe(bytes: data.count)), larger than the maximum document size, \(FileSystem.describe(bytes: maximumSize)); nothing was written"
                 )
             }
-            return try FileSystem.writeAtomically(
+            let (identity, replaced) = try FileSystem.writeAtomically(
                 data, to: target, replacing: found, expecting: expected, permissions: permissions, keepingMode: true,
                 durable: durable, beforeReplacing: beforeReplacing)
+            writes.withLock { writes in
+                if let replaced {
+                    writes.replaced.append(replaced)
+                    writes.replaced.removeFirst(max(0, writes.replaced.count - ReplacedFile.keptAtMost))
+                }
+                writes.last = (identity, data)
+            }
+            return identity
         }
+    }
+
+    /// What became of a save someone made into a version of the file that a write of this process took
+    /// from the path (``ReplacedFile``).
+    enum SaveIntoReplacedFile {
+        /// It is at the path again, in place of this process's last write.
+        case putBack
+        /// The path holds another version than this process's last write: that one stays.
+        case superseded
+    }
+
+    /// Puts a save someone made into a version of the file that a write of this process took from the
+    /// path back at `target` (the resolved path), once they have left it alone, when the path still holds
+    /// what this process last wrote there; nil when there is no such save. Call it holding the lock.
+    ///
+    /// Versions no one wrote into and that left the path more than ``ReplacedFile/kept`` ago are let go.
+    func putBackSaveIntoReplacedFile(at target: String, permissions: mode_t) throws -> SaveIntoReplacedFile? {
+        let (replaced, last) = writes.withLock { ($0.replaced, $0.last) }
+        guard !replaced.isEmpty else { return nil }
+        let changed = replaced.map(\.isChanged)
+        // The newest save wins, as it would at the path.
+        for index in replaced.indices.reversed() where changed[index] {
+            // Empty: truncated, its writing not begun; looked at again by the next write.
+            guard let save = replaced[index].save(settleTime: settleTime, maximumSize: maximumSize) else { continue }
+            let taken = replaced[...index].map(ObjectIdentifier.init)
+            writes.withLock { $0.replaced.removeAll { taken.contains(ObjectIdentifier($0)) } }
+            guard let last else { return .superseded }
+            do {
+                _ = try write(
+                    save, to: target, expecting: .version(last.identity, bytes: last.bytes), permissions: permissions)
+            } catch is FileSystem.ChangedMeanwhile {
+                return .superseded
+            }
+            forgetLastRead()
+            return .putBack
+        }
+        let now = ContinuousClock.now
+        let letGo = replaced.indices.filter { !changed[$0] && now - replaced[$0].replaced > ReplacedFile.kept }
+            .map { ObjectIdentifier(replaced[$0]) }
+        if !letGo.isEmpty { writes.withLock { $0.replaced.removeAll { letGo.contains(ObjectIdentifier($0)) } } }
+        return nil
     }
 
     /// Forgets what the file held when last read, so that the next read reads it whatever its identity: a

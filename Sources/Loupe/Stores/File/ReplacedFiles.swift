@@ -1,0 +1,79 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// A version of a file that a checked write took from the file's path, held open for a while: someone
+/// who was opening it to save in place when it was replaced (an editor that truncates, a shell
+/// redirection) writes into it after it left the path, and that save would be lost with it.
+///
+/// `open(2)` finds the file by its name before it truncates it; a write that swaps its file in between the
+/// two, and checks what it swapped out before the truncation, cannot see that save coming. The next
+/// write of the file (``WatchedFile/saveIntoReplacedFile()``) looks at the versions it took out: one
+/// changed since is a save, and goes back to the path.
+final class ReplacedFile: Sendable {
+    /// The version, open for reading; closed with this object.
+    private let fd: Int32
+    /// Its identity when it left the path, as the write checked it.
+    let identity: FileIdentity
+    /// Its bytes then, where the write read them: a save in place at the same size within the same tick of
+    /// the kernel's clock leaves the identity as it was.
+    private let bytes: Data?
+    /// When it left the path.
+    let replaced: ContinuousClock.Instant
+
+    /// Takes `fd` (the version taken out, whose status is `info`, and whose bytes are `bytes` where known).
+    init(fd: Int32, info: stat, bytes: Data?) {
+        self.fd = fd
+        identity = FileIdentity(info)
+        self.bytes = bytes
+        replaced = .now
+    }
+
+    deinit {
+        close(fd)
+    }
+
+    /// How long a version is kept after it left the path: an `open(2)` is not held up longer between the
+    /// lookup of the name and the truncation.
+    static let kept = Duration.seconds(1)
+    /// At most this many are kept, the newest (a program writing a file many times a second).
+    static let keptAtMost = 8
+
+    /// Whether someone wrote into the version since it left the path.
+    var isChanged: Bool {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return false }
+        let now = FileIdentity(info)
+        if now != identity { return true }
+        // The same identity: the bytes tell, while a save could still have left it that identity.
+        guard let bytes, FileIdentity.now - now.modified < .seconds(1) else { return false }
+        return contents(maximumSize: bytes.count) != bytes
+    }
+
+    /// What someone saved into the version, once they have left it alone for `settleTime` (at most twenty
+    /// times that): nil while it is empty (a truncation whose writing has not begun), or unreadable.
+    func save(settleTime: Duration, maximumSize: Int) -> Data? {
+        let deadline = ContinuousClock.now + settleTime * 20
+        while ContinuousClock.now < deadline {
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { return nil }
+            let age = FileIdentity(info).age
+            if age >= settleTime, info.st_size > 0 { break }
+            usleep(UInt32(clamping: max(1_000, Int((settleTime - min(age, settleTime)).timeInterval * 1_000_000))))
+        }
+        guard let data = contents(maximumSize: maximumSize), !data.isEmpty else { return nil }
+        return data
+    }
+
+    /// The version's bytes from its start; nil when it cannot be read or holds more than `maximumSize`.
+    private func contents(maximumSize: Int) -> Data? {
+        var info = stat()
+        guard fstat(fd, &info) == 0, lseek(fd, 0, SEEK_SET) == 0 else { return nil }
+        return try? FileSystem.read(fd, path: "", info: info, maximumSize: maximumSize)
+    }
+}
