@@ -221,6 +221,35 @@ struct SharedWithEditorsTests {
         #expect(root.value == Noted(counter: 3, note: note))
     }
 
+    /// The same save, with no write after it: a check a little after the program's write puts it back, and
+    /// a watching root sees it.
+    @Test(
+        "a save into the file a program's write took from the path is put back within moments, with no write after it",
+        arguments: [Format.json, .toml])
+    func aSaveIntoAReplacedFileIsPutBackWithoutAnotherWrite(format: Format) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.\(format.rawValue)")
+        try Data(format.text(counter: 0, note: "first").utf8).write(to: URL(fileURLWithPath: path))
+        let codec: any DocumentCodec = format == .toml ? TOMLCodec() : JSONCodec()
+        let root = try RootLens(
+            default: Noted(), store: FileStore(path: path, format: codec, history: .off), watch: true)
+        let editor = open(path, O_WRONLY)
+        #expect(editor >= 0)
+        try root.update { $0.counter += 1 }
+        let save = Array(format.text(counter: 1, note: "other").utf8)
+        #expect(ftruncate(editor, 0) == 0)
+        #expect(save.withUnsafeBytes { Glibc.write(editor, $0.baseAddress, $0.count) } == save.count)
+        close(editor)
+
+        #expect(
+            eventually {
+                Self.value(of: "note", in: (try? String(contentsOfFile: path, encoding: .utf8)) ?? "") == "other"
+            },
+            "the save is at the path again")
+        #expect(eventually { root.value == Noted(counter: 1, note: "other") }, "the root holds \(root.value)")
+    }
+
     @Test(
         "a slow save (truncated, half written, the rest 30 ms later) is not taken for the whole file (100 saves of 200 lines)",
         arguments: [Format.yaml, .toml])

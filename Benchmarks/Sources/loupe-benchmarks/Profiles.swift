@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import MallocInterposerSwift
 import Foundation
 import Loupe
@@ -304,6 +305,20 @@ func runProfile(_ name: String, _ bench: Bench) throws {
         try time("sealed update") {
             round += 1
             try sealedRoot.update { $0.values["key-7"] = "changed-\(round)" }
+        }
+    case "page-edit":
+        // The page edit row alone, run LOUPE_LOOPS times (3 by default): its medians, and a run to profile.
+        let loops = ProcessInfo.processInfo.environment["LOUPE_LOOPS"].flatMap { Int($0) } ?? 3
+        try waitFor {
+            var configuration = HTTPClient.Configuration()
+            configuration.connectionPool = .init(
+                idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 32)
+            let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+            for _ in 0..<loops {
+                let edits = try await measurePageEdits(scratch: scratch, scale: 1, client: client)
+                print("page edit: \(edits.ratio)×")
+            }
+            try await client.shutdown()
         }
     case "coalesced":
         let root = try RootLens(

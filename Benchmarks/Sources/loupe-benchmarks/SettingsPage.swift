@@ -46,7 +46,7 @@ private func startPage(_ page: SettingsPage) async throws -> (url: String, servi
 
 /// HTTP PUT → the file written → the change delivered to 20 other open pages (each reads its event stream
 /// until the new value arrives), against `set` through a root with an observer that waits for the value.
-private func measurePageEdits(scratch: String, scale: Int, client: HTTPClient) async throws -> Comparison {
+func measurePageEdits(scratch: String, scale: Int, client: HTTPClient) async throws -> Comparison {
     let n = max(20 / scale, 3)
     let root = try RootLens(default: Small(), store: FileStore(path: scratch + "/page.json"), watch: false)
     let page = SettingsPage(root, configuration: SettingsPage.Configuration(token: "bench"))

@@ -157,7 +157,9 @@ public final class FileStore: DocumentStore {
         self.logger = logger
         let name = "\(format.formatName) file \(path)"
         file = WatchedFile(
-            path: path, name: name, maximumSize: maximumDocumentSize, settleTime: settleTime, watchingSavesInPlace: true
+            path: path, name: name, maximumSize: maximumDocumentSize, settleTime: settleTime,
+            watchingSavesInPlace: true,
+            onSaveIntoReplacedFile: { Self.log($0, of: path, to: logger) }
         ) { data in
             do {
                 return .document(try format.parseDocument(data, store: name), text: data)
@@ -430,15 +432,21 @@ public final class FileStore: DocumentStore {
     /// at the path (an editor that looked the file up just before that write, and truncated and wrote it
     /// just after): the save is kept, and the update runs again on it (a conflict).
     private func putBackSaveIntoReplacedFile(at target: String) throws {
-        switch try file.putBackSaveIntoReplacedFile(at: target, permissions: permissions) {
-        case nil: return
-        case .putBack?:
-            logger.info(
-                "the settings file was saved by someone else into the version Loupe's last write replaced: their save is back in its place, and the update runs again on it",
-                metadata: ["file": "\(path)"])
+        guard let outcome = try file.putBackSaveIntoReplacedFile(at: target, permissions: permissions) else { return }
+        Self.log(outcome, of: path, to: logger)
+        if case .putBack = outcome {
             throw SettingsError(
                 .conflict, store: description, reason: "another writer saved the file while it was written")
-        case .superseded?:
+        }
+    }
+
+    private static func log(_ outcome: WatchedFile<Parsed>.SaveIntoReplacedFile, of path: String, to logger: Logger) {
+        switch outcome {
+        case .putBack:
+            logger.info(
+                "the settings file was saved by someone else into the version Loupe's last write replaced: their save is back in its place",
+                metadata: ["file": "\(path)"])
+        case .superseded:
             logger.warning(
                 "the settings file was saved by someone else into the version Loupe's last write replaced, and saved again since: the later save stays",
                 metadata: ["file": "\(path)"])

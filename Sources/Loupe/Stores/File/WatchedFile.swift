@@ -37,7 +37,12 @@ final class WatchedFile<Content: Sendable>: Sendable {
     private let lastLock = Locked<(target: String, lock: FileLock)?>(nil)
     /// What this process's checked writes did lately: the versions they took from the path (oldest first),
     /// and the last file they put there, with its bytes.
-    private let writes = Locked<(replaced: [ReplacedFile], last: (identity: FileIdentity, bytes: Data)?)>(([], nil))
+    private let writes = Locked<
+        (replaced: [ReplacedFile], last: (identity: FileIdentity, bytes: Data)?, checkScheduled: Bool)
+    >(([], nil, false))
+    /// Told when a check between writes put back a save someone made into a version a write took from the
+    /// path, or found it superseded.
+    private let onSaveIntoReplacedFile: (@Sendable (SaveIntoReplacedFile) -> Void)?
 
     /// How long a file written in place must have been left alone before it is read as finished.
     let settleTime: Duration
@@ -49,8 +54,10 @@ final class WatchedFile<Content: Sendable>: Sendable {
         path: String, name: String, maximumSize: Int = FileSystem.defaultMaximumSize,
         settleTime: Duration = .milliseconds(50),
         fileSystem: any ReadableFileSystem = LocalFileSystem(), watchingSavesInPlace: Bool = false,
+        onSaveIntoReplacedFile: (@Sendable (SaveIntoReplacedFile) -> Void)? = nil,
         parse: @escaping @Sendable (Data) throws -> Content
     ) {
+        self.onSaveIntoReplacedFile = onSaveIntoReplacedFile
         self.watchingSavesInPlace = watchingSavesInPlace
         self.path = path
         self.name = name
@@ -222,13 +229,15 @@ final class WatchedFile<Content: Sendable>: Sendable {
             let (identity, replaced) = try FileSystem.writeAtomically(
                 data, to: target, replacing: found, expecting: expected, permissions: permissions, keepingMode: true,
                 durable: durable, beforeReplacing: beforeReplacing)
-            writes.withLock { writes in
-                if let replaced {
-                    writes.replaced.append(replaced)
-                    writes.replaced.removeFirst(max(0, writes.replaced.count - ReplacedFile.keptAtMost))
-                }
+            let scheduling = writes.withLock { writes in
                 writes.last = (identity, data)
+                guard let replaced else { return false }
+                writes.replaced.append(replaced)
+                writes.replaced.removeFirst(max(0, writes.replaced.count - ReplacedFile.keptAtMost))
+                defer { writes.checkScheduled = true }
+                return !writes.checkScheduled
             }
+            if scheduling { scheduleReplacedFilesCheck(permissions: permissions) }
             return identity
         }
     }
@@ -242,6 +251,29 @@ final class WatchedFile<Content: Sendable>: Sendable {
         case superseded
     }
 
+    /// Checks the versions writes took from the path a little later (twice ``settleTime``, at least 100
+    /// ms), holding the lock, and again while any is kept: a save someone made into one goes back to the
+    /// path without waiting for the next write, and the versions are let go (closed) a second after the
+    /// last write.
+    private func scheduleReplacedFilesCheck(permissions: mode_t) {
+        let delay = max(settleTime * 2, .milliseconds(100))
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + delay.timeInterval) { [weak self] in
+            self?.checkReplacedFiles(permissions: permissions)
+        }
+    }
+
+    private func checkReplacedFiles(permissions: mode_t) {
+        let outcome = try? withLock(timeout: .seconds(1)) { target in
+            try putBackSaveIntoReplacedFile(at: target, permissions: permissions)
+        }
+        if let outcome = outcome ?? nil { onSaveIntoReplacedFile?(outcome) }
+        let again = writes.withLock { writes in
+            writes.checkScheduled = !writes.replaced.isEmpty
+            return writes.checkScheduled
+        }
+        if again { scheduleReplacedFilesCheck(permissions: permissions) }
+    }
+
     /// Puts a save someone made into a version of the file that a write of this process took from the
     /// path back at `target` (the resolved path), once they have left it alone, when the path still holds
     /// what this process last wrote there; nil when there is no such save. Call it holding the lock.
@@ -253,10 +285,12 @@ final class WatchedFile<Content: Sendable>: Sendable {
         let changed = replaced.map(\.isChanged)
         // The newest save wins, as it would at the path.
         for index in replaced.indices.reversed() where changed[index] {
-            // Empty: truncated, its writing not begun; looked at again by the next write.
-            guard let save = replaced[index].save(settleTime: settleTime, maximumSize: maximumSize) else { continue }
-            let taken = replaced[...index].map(ObjectIdentifier.init)
+            // Nil: emptied, or its writing not begun within the bound, or too large: not a save to put back.
+            let save = replaced[index].save(settleTime: settleTime, maximumSize: maximumSize)
+            let taken =
+                save == nil ? [ObjectIdentifier(replaced[index])] : replaced[...index].map(ObjectIdentifier.init)
             writes.withLock { $0.replaced.removeAll { taken.contains(ObjectIdentifier($0)) } }
+            guard let save else { continue }
             guard let last else { return .superseded }
             do {
                 _ = try write(
