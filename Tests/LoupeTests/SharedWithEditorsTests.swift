@@ -142,6 +142,18 @@ struct SharedWithEditorsTests {
         var note = ""
     }
 
+    /// A file of `Noted` settings in `directory` (counter 0, note "first"), and a root over it.
+    static func notedFile(
+        _ format: Format, in directory: TemporaryDirectory, watch: Bool
+    ) throws -> (path: String, root: RootLens<Noted>) {
+        let path = directory.file("settings.\(format.rawValue)")
+        try Data(format.text(counter: 0, note: "first").utf8).write(to: URL(fileURLWithPath: path))
+        let codec: any DocumentCodec = format == .toml ? TOMLCodec() : JSONCodec()
+        let root = try RootLens(
+            default: Noted(), store: FileStore(path: path, format: codec, history: .off), watch: watch)
+        return (path, root)
+    }
+
     /// A person saves the file in place, as an editor that truncates does, at the size it had, and leaves it
     /// the modification time it had: as a save within the same tick of the kernel's clock as the program's
     /// write leaves it (the tick is up to 10 ms; the stress tests above meet it once in a few hundred saves).
@@ -152,11 +164,7 @@ struct SharedWithEditorsTests {
     func aSaveThatKeepsTheIdentityIsSeenAndKept(format: Format, watch: Bool) throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
-        let path = directory.file("settings.\(format.rawValue)")
-        try Data(format.text(counter: 0, note: "first").utf8).write(to: URL(fileURLWithPath: path))
-        let codec: any DocumentCodec = format == .toml ? TOMLCodec() : JSONCodec()
-        let root = try RootLens(
-            default: Noted(), store: FileStore(path: path, format: codec, history: .off), watch: watch)
+        let (path, root) = try Self.notedFile(format, in: directory, watch: watch)
         try root.update { $0.counter += 1 }  // the program writes: counter 1, note "first"
         var before = stat()
         #expect(stat(path, &before) == 0)
@@ -188,11 +196,7 @@ struct SharedWithEditorsTests {
     func aSaveIntoAReplacedFileIsPutBack(format: Format, savedAgainSince: Bool) throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
-        let path = directory.file("settings.\(format.rawValue)")
-        try Data(format.text(counter: 0, note: "first").utf8).write(to: URL(fileURLWithPath: path))
-        let codec: any DocumentCodec = format == .toml ? TOMLCodec() : JSONCodec()
-        let root = try RootLens(
-            default: Noted(), store: FileStore(path: path, format: codec, history: .off), watch: false)
+        let (path, root) = try Self.notedFile(format, in: directory, watch: false)
         try root.update { $0.counter += 1 }
         // The person's editor finds the file by its name...
         let editor = open(path, O_WRONLY)
@@ -229,11 +233,7 @@ struct SharedWithEditorsTests {
     func aSaveIntoAReplacedFileIsPutBackWithoutAnotherWrite(format: Format) throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
-        let path = directory.file("settings.\(format.rawValue)")
-        try Data(format.text(counter: 0, note: "first").utf8).write(to: URL(fileURLWithPath: path))
-        let codec: any DocumentCodec = format == .toml ? TOMLCodec() : JSONCodec()
-        let root = try RootLens(
-            default: Noted(), store: FileStore(path: path, format: codec, history: .off), watch: true)
+        let (path, root) = try Self.notedFile(format, in: directory, watch: true)
         let editor = open(path, O_WRONLY)
         #expect(editor >= 0)
         try root.update { $0.counter += 1 }
