@@ -29,6 +29,12 @@ import Logging
 ///   that may only read the file (a daemon reading a root-owned `/etc` file) follows every change and
 ///   leaves nothing in its directory. A lock file deleted or replaced while a writer runs is noticed and
 ///   locked afresh, so exclusion survives it.
+/// - **Safe with people's editors**, which take no lock. A save in place still being written is waited for
+///   (``settleTime``, and inotify, holding the lock), never taken for the whole file. The new file is
+///   swapped in (`renameat2(RENAME_EXCHANGE)`) and what came out compared with the version read, identity
+///   and bytes: a save that landed meanwhile is swapped back and the update runs again on it. A save an
+///   editor wrote into the file it looked up just before the swap is found in the version taken out (kept
+///   open for a second after the last write) and put back at the path.
 /// - **Bounded.** Only a regular file is read: a FIFO, a device or a socket at the path is an error saying
 ///   what it is (never a wait for a writer that never comes). A file larger than
 ///   ``maximumDocumentSize`` (16 MiB by default), or growing past it while it is read, is an error.
