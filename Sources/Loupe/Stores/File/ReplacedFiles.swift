@@ -52,7 +52,7 @@ final class ReplacedFile: Sendable {
         if now != identity { return true }
         // The same identity: the bytes tell, while a save could still have left it that identity.
         guard let bytes, FileIdentity.now - now.modified < .seconds(1) else { return false }
-        return contents(maximumSize: bytes.count) != bytes
+        return contents(size: bytes.count) != bytes
     }
 
     /// What someone saved into the version, once they have left it alone for `settleTime` (at most twenty
@@ -66,14 +66,32 @@ final class ReplacedFile: Sendable {
             if age >= settleTime, info.st_size > 0 { break }
             usleep(UInt32(clamping: max(1_000, Int((settleTime - min(age, settleTime)).timeInterval * 1_000_000))))
         }
-        guard let data = contents(maximumSize: maximumSize), !data.isEmpty else { return nil }
-        return data
+        // Read at the size it has; again (a few times) if it grew meanwhile.
+        for _ in 0..<3 {
+            var info = stat()
+            guard fstat(fd, &info) == 0, info.st_size > 0, info.st_size <= maximumSize,
+                let data = contents(size: Int(info.st_size))
+            else { return nil }
+            if data.count == info.st_size { return data }
+        }
+        return nil
     }
 
-    /// The version's bytes from its start; nil when it cannot be read or holds more than `maximumSize`.
-    private func contents(maximumSize: Int) -> Data? {
-        var info = stat()
-        guard fstat(fd, &info) == 0, lseek(fd, 0, SEEK_SET) == 0 else { return nil }
-        return try? FileSystem.read(fd, path: "", info: info, maximumSize: maximumSize)
+    /// Up to `size` bytes from the version's start, and one more where it has them (so that a longer
+    /// version reads as other bytes); nil when it cannot be read.
+    private func contents(size: Int) -> Data? {
+        var data = Data(count: size + 1)
+        var filled = 0
+        while filled < data.count {
+            let count = data.withUnsafeMutableBytes {
+                pread(fd, $0.baseAddress! + filled, $0.count - filled, off_t(filled))
+            }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            if count == 0 { break }
+            filled += count
+        }
+        data.count = filled
+        return data
     }
 }
