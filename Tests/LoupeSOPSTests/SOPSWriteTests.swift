@@ -27,6 +27,22 @@ struct SOPSWriteTests {
 
     static func lines(_ text: String) -> [Substring] { text.split(separator: "\n", omittingEmptySubsequences: false) }
 
+    /// `lastmodified` is written as sops writes it (Go's RFC 3339: UTC, whole seconds, `Z`), the same text
+    /// as `ISO8601DateFormatter`'s internet date-time, across years, a leap day, midnight and fractions of a
+    /// second (dropped).
+    @Test("lastmodified is written in RFC 3339, UTC, whole seconds: as ISO8601DateFormatter writes it")
+    func lastModifiedIsRFC3339() {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        let dates = [0, 951_782_400, 1_647_382_332, 1_709_164_799.999, 1_709_164_800, 4_102_444_800.5].map {
+            Date(timeIntervalSince1970: $0)
+        }
+        for date in dates + [Date()] {
+            #expect(SOPSMetadata.timestamp(date) == formatter.string(from: date))
+        }
+        #expect(SOPSMetadata.timestamp(Date(timeIntervalSince1970: 1_647_382_332)) == "2022-03-15T22:12:12Z")
+    }
+
     @Test(
         "A changed sealed value in sops's example.yaml rewrites its line, lastmodified and mac, and nothing else; sops's format reader opens it"
     )

@@ -118,11 +118,11 @@ struct SOPSMetadata {
         return SOPSMetadata(block: block, rules: rules)
     }
 
-    /// The time as sops writes `lastmodified` (RFC 3339, UTC, whole seconds).
+    /// The time as sops writes `lastmodified` (RFC 3339, UTC, whole seconds): Foundation's ISO 8601 format
+    /// style, whose default is that form. (`ISO8601DateFormatter`, which writes the same, was a third of
+    /// sealing an update.)
     static func timestamp(_ date: Date = Date()) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: date)
+        date.formatted(Date.ISO8601FormatStyle())
     }
 }
 
