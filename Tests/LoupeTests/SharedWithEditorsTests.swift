@@ -250,6 +250,35 @@ struct SharedWithEditorsTests {
         #expect(eventually { root.value == Noted(counter: 1, note: "other") }, "the root holds \(root.value)")
     }
 
+    /// The open files of this process that are versions of `directory`'s settings file taken from its path.
+    static func replacedVersionsOpen(in directory: TemporaryDirectory) -> Int {
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return descriptors.filter { descriptor in
+            let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + descriptor))
+            // A version taken out keeps the name the swap gave it, a temporary one (`.NAME.tmp-…`).
+            return target.map {
+                $0.hasPrefix(directory.path + "/.settings.") && $0.contains(".tmp-") && $0.hasSuffix(" (deleted)")
+            } ?? false
+        }.count
+    }
+
+    /// The versions a write takes from the path are kept open for a second after the last write, then
+    /// closed: also when the file's directory is gone meanwhile.
+    @Test(
+        "the versions writes took from the path are let go a second after the last write, also once the directory is gone",
+        arguments: [false, true])
+    func replacedVersionsAreLetGo(directoryRemoved: Bool) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let (_, root) = try Self.notedFile(.json, in: directory, watch: false)
+        for _ in 0..<3 { try root.update { $0.counter += 1 } }
+        #expect(Self.replacedVersionsOpen(in: directory) == 3, "each write keeps the version it replaced")
+        if directoryRemoved { directory.cleanUp() }
+        #expect(
+            eventually(deadline: .seconds(10)) { Self.replacedVersionsOpen(in: directory) == 0 },
+            "\(Self.replacedVersionsOpen(in: directory)) still open")
+    }
+
     @Test(
         "a slow save (truncated, half written, the rest 30 ms later) is not taken for the whole file (100 saves of 200 lines)",
         arguments: [Format.yaml, .toml])

@@ -12,9 +12,10 @@ import Foundation
 /// redirection) writes into it after it left the path, and that save would be lost with it.
 ///
 /// `open(2)` finds the file by its name before it truncates it; a write that swaps its file in between the
-/// two, and checks what it swapped out before the truncation, cannot see that save coming. The next
-/// write of the file (``WatchedFile/saveIntoReplacedFile()``) looks at the versions it took out: one
-/// changed since is a save, and goes back to the path.
+/// two, and checks what it swapped out before the truncation, cannot see that save coming. The file's next
+/// write, and a check a little after each write, look at the versions taken out
+/// (``WatchedFile/putBackSaveIntoReplacedFile(at:permissions:)``): one changed since holds a save, which
+/// goes back to the path.
 final class ReplacedFile: Sendable {
     /// The version, open for reading; closed with this object.
     private let fd: Int32
@@ -38,8 +39,8 @@ final class ReplacedFile: Sendable {
         close(fd)
     }
 
-    /// How long a version is kept after it left the path: an `open(2)` is not held up longer between the
-    /// lookup of the name and the truncation.
+    /// How long a version no one wrote into is kept after it left the path: an `open(2)` is not held up
+    /// longer between the lookup of the name and the truncation.
     static let kept = Duration.seconds(1)
     /// At most this many are kept, the newest (a program writing a file many times a second).
     static let keptAtMost = 8
@@ -56,7 +57,8 @@ final class ReplacedFile: Sendable {
     }
 
     /// What someone saved into the version, once they have left it alone for `settleTime` (at most twenty
-    /// times that): nil while it is empty (a truncation whose writing has not begun), or unreadable.
+    /// times that): nil when it is empty (emptied, or its writing not begun within the bound), larger than
+    /// `maximumSize`, or unreadable.
     func save(settleTime: Duration, maximumSize: Int) -> Data? {
         let deadline = ContinuousClock.now + settleTime * 20
         while ContinuousClock.now < deadline {

@@ -263,10 +263,17 @@ final class WatchedFile<Content: Sendable>: Sendable {
     }
 
     private func checkReplacedFiles(permissions: mode_t) {
-        let outcome = try? withLock(timeout: .seconds(1)) { target in
-            try putBackSaveIntoReplacedFile(at: target, permissions: permissions)
+        do {
+            let outcome = try withLock(timeout: .seconds(1)) { target in
+                try putBackSaveIntoReplacedFile(at: target, permissions: permissions)
+            }
+            if let outcome { onSaveIntoReplacedFile?(outcome) }
+        } catch {
+            // The file's directory gone, or its lock held by another writer for a second: what is older
+            // than a version is kept for is let go, unchecked, rather than checked again forever.
+            let now = ContinuousClock.now
+            writes.withLock { $0.replaced.removeAll { now - $0.replaced > ReplacedFile.kept } }
         }
-        if let outcome = outcome ?? nil { onSaveIntoReplacedFile?(outcome) }
         let again = writes.withLock { writes in
             writes.checkScheduled = !writes.replaced.isEmpty
             return writes.checkScheduled
