@@ -141,6 +141,33 @@ struct SecretReferenceTrustTests {
         #expect(message.contains("under /proc, which secret references may not name"), "\(message)")
     }
 
+    /// A path with no link on the way is opened refusing links (`openat2`), and checked as written; a link
+    /// in any directory on the way takes the open that asks the kernel where the file is.
+    @Test func aLinkOnTheWayIsFollowedAndChecked() throws {
+        let site = try Site()
+        defer { site.directory.cleanUp() }
+        // Plain, absolute, no link: read.
+        let secrets = site.directory.file("secrets")
+        #expect(mkdir(secrets, 0o755) == 0)
+        try replaceFile(secrets + "/token", with: "plain-path")
+        try site.write(reference: "file:\(secrets)/token")
+        #expect(try site.root().value.ticker.greeting == "plain-path")
+        // A directory on the way that is a link, to an ordinary directory: followed, and read.
+        #expect(symlink(secrets, site.directory.file("linked")) == 0)
+        try site.write(reference: "file:\(site.directory.file("linked"))/token")
+        #expect(try site.root().value.ticker.greeting == "plain-path")
+        // A directory on the way that is a link into /proc: refused, though the path as written is not there.
+        #expect(symlink("/proc/self", site.directory.file("kernel")) == 0)
+        try site.write(reference: "file:\(site.directory.file("kernel"))/environ")
+        var message = loadError(site)
+        #expect(message.contains("under /proc, which secret references may not name"), "\(message)")
+        // The last component a link into /proc, named by an absolute path.
+        #expect(symlink("/proc/self/status", site.directory.file("status")) == 0)
+        try site.write(reference: "file:\(site.directory.file("status"))")
+        message = loadError(site)
+        #expect(message.contains("under /proc, which secret references may not name"), "\(message)")
+    }
+
     @Test func aRelativePathIsRelativeToTheSettingsFile() throws {
         let site = try Site()
         defer { site.directory.cleanUp() }

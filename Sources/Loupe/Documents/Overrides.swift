@@ -94,9 +94,10 @@ extension SchemaIndex {
             for value in layer.values {
                 let path: ValuePath
                 let schema: JSONValue?
+                let isSecret: Bool
                 switch value.target {
                 case .path(let given):
-                    let (isDescribed, part) = describedPart(at: given)
+                    let (isDescribed, part, secret) = describedPart(at: given)
                     guard isDescribed else {
                         let closest = closestDescribed(to: given)
                         if value.mustNameASetting {
@@ -109,11 +110,10 @@ extension SchemaIndex {
                         result.unmatched.append((value.origin, closest))
                         continue
                     }
-                    path = given
-                    schema = part
+                    (path, schema, isSecret) = (given, part, secret)
                 case .environmentName(let levels):
                     switch resolve(levels, in: document) {
-                    case .success(let found): (path, schema) = found
+                    case .success(let found): (path, schema, isSecret) = found
                     case .failure(let closest):
                         result.unmatched.append((value.origin, closest.path))
                         continue
@@ -127,7 +127,7 @@ extension SchemaIndex {
                     AppliedOverride(
                         path: made.depth == path.components.count ? path : path.prefix(made.depth), value: made.value,
                         underneath: underneath, origin: value.origin,
-                        isSecret: value.isSecret || isSecret(at: path)))
+                        isSecret: value.isSecret || isSecret))
             }
         }
         return result
@@ -135,11 +135,13 @@ extension SchemaIndex {
 
     /// The path an environment variable's levels name: a property by its words (`INTERVAL_SECONDS` is
     /// `intervalSeconds`, or `interval_seconds`), a dictionary key regardless of case (an existing key as it
-    /// is spelled, a new one in lower case), an array element by its index. On failure, the closest path.
+    /// is spelled, a new one in lower case), an array element by its index; with its schema and whether
+    /// it is secret (as ``isSecret(at:)`` says). On failure, the closest path.
     func resolve(
         _ levels: [String], in document: JSONValue
-    ) -> Result<(path: ValuePath, schema: JSONValue?), ClosestPath> {
+    ) -> Result<(path: ValuePath, schema: JSONValue?, isSecret: Bool), ClosestPath> {
         var part: Part? = root
+        var isSecret = root.isSecret
         // The document's part at the path so far; nil where the path goes past what the document holds.
         var current: JSONValue? = document
         var components: [ValuePath.Component] = []
@@ -167,13 +169,14 @@ extension SchemaIndex {
                 } else {
                     return .failure(ClosestPath(path: ValuePath(components)))
                 }
+                isSecret = isSecret || part?.isSecret == true
             } else {
                 // A part the schema says nothing of (a `JSONValue`): keys as in the document, or lower case.
                 components.append(Self.openStep(level, in: &current))
                 part = nil
             }
         }
-        return .success((ValuePath(components), part?.schema))
+        return .success((ValuePath(components), part?.schema, isSecret))
     }
 
     /// The array index `level` writes, if any.

@@ -98,21 +98,24 @@ final class SchemaIndex: Sendable {
     }
 
     /// Follows `path` through the schema's properties, dictionary values and array elements, as
-    /// ``SettingsSchema/describes(_:)`` and ``SettingsSchema/part(at:)`` do.
-    func walk(_ path: ValuePath) -> Walked {
+    /// ``SettingsSchema/describes(_:)`` and ``SettingsSchema/part(at:)`` do; and whether a part it passed
+    /// through (or the last) is secret, as ``isSecret(at:)`` says.
+    func walk(_ path: ValuePath) -> (walked: Walked, isSecret: Bool) {
         var current = root
+        var isSecret = root.isSecret
         for component in path.components {
-            guard current.isObject else { return .missing }
-            if current.saysNothing { return .open }
+            guard current.isObject else { return (.missing, isSecret) }
+            if current.saysNothing { return (.open, isSecret) }
             let next: Part? =
                 switch component {
                 case .key(let key): current.properties[key] ?? current.value
                 case .index: current.element
                 }
-            guard let next else { return .missing }
+            guard let next else { return (.missing, isSecret) }
+            isSecret = isSecret || next.isSecret
             current = next
         }
-        return .part(current.schema)
+        return (.part(current.schema), isSecret)
     }
 
     /// Whether the schema declares any secret part.
@@ -191,11 +194,13 @@ final class SchemaIndex: Sendable {
     }
 
     /// Whether the type has a part at `path`, and its schema when the schema describes it.
-    func describedPart(at path: ValuePath) -> (isDescribed: Bool, schema: JSONValue?) {
-        switch walk(path) {
-        case .part(let part): (true, part)
-        case .open: (true, nil)
-        case .missing: (false, nil)
+    /// Whether it is secret, as ``isSecret(at:)`` says, comes with it.
+    func describedPart(at path: ValuePath) -> (isDescribed: Bool, schema: JSONValue?, isSecret: Bool) {
+        let (walked, isSecret) = walk(path)
+        return switch walked {
+        case .part(let part): (true, part, isSecret)
+        case .open: (true, nil, isSecret)
+        case .missing: (false, nil, isSecret)
         }
     }
 

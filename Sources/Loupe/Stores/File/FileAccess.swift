@@ -54,8 +54,12 @@ extension FileSystem {
     /// - Throws: ``SystemCallError`` naming `path` and why, never the content.
     static func readReferenced(_ path: String, readableBy owner: UInt32?, maximumSize: Int) throws -> Data? {
         guard !path.isEmpty else { throw SystemCallError("open", path, code: ENOENT, explanation: "the path is empty") }
-        try checkNotSystemTree(path, as: path)
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        let isPlain = isPlain(path)
+        try checkNotSystemTree(path, as: path, isPlain: isPlain)
+        let flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY
+        // Opened with no link on the way, the file is where `path` leads as written, which was checked.
+        let withoutLinks = openWithoutLinks(path, flags: flags, isPlain: isPlain)
+        let fd = withoutLinks ?? open(path, flags)
         guard fd >= 0 else {
             if errno == ENOENT || errno == ENOTDIR { return nil }
             throw SystemCallError("open", path)
@@ -67,8 +71,9 @@ extension FileSystem {
             throw SystemCallError("read", path, code: EINVAL, explanation: "it is not a regular file")
         }
         // The kernel's path of the file opened is absolute and has no `.`, `..` or links left in it.
-        let kernelPath = openedPath(fd)
-        try kernelPath.map { try checkNotSystemTree(normalized: $0, as: path) } ?? checkNotSystemTree(path, as: path)
+        let kernelPath = withoutLinks == nil ? openedPath(fd) : path
+        try kernelPath.map { try checkNotSystemTree(normalized: $0, as: path) }
+            ?? checkNotSystemTree(path, as: path, isPlain: isPlain)
         let opened = kernelPath ?? path
         if let owner, owner != 0 {
             guard mayRead(info, owner: owner), mayReach(opened, owner: owner) else {
@@ -84,14 +89,22 @@ extension FileSystem {
 
     /// Throws when `path` (what `name` leads to) is under `/proc`, `/sys` or `/dev`, as written: made
     /// absolute, and `.` and `..` taken out (by `URL`, where the path has any to take out).
-    private static func checkNotSystemTree(_ path: String, as name: String) throws {
-        // No `/.` and no `//` in it (by its bytes: Foundation's `contains` goes through `NSString` on Linux).
-        let slash = UInt8(ascii: "/"), dot = UInt8(ascii: ".")
-        let plain =
-            path.utf8.first == slash
-            && !zip(path.utf8, path.utf8.dropFirst()).contains { $0 == slash && ($1 == dot || $1 == slash) }
+    private static func checkNotSystemTree(_ path: String, as name: String, isPlain: Bool) throws {
         try checkNotSystemTree(
-            normalized: plain ? path : URL(fileURLWithPath: path).standardizedFileURL.path, as: name)
+            normalized: isPlain ? path : URL(fileURLWithPath: path).standardizedFileURL.path, as: name)
+    }
+
+    /// Whether `path` is absolute with no `.`, `..` or `//` in it: no `/.` and no `//` (by its bytes:
+    /// Foundation's `contains` goes through `NSString` on Linux).
+    private static func isPlain(_ path: String) -> Bool {
+        let slash = UInt8(ascii: "/"), dot = UInt8(ascii: ".")
+        guard path.utf8.first == slash else { return false }
+        var previous: UInt8 = 0
+        for byte in path.utf8 {
+            if previous == slash && (byte == dot || byte == slash) { return false }
+            previous = byte
+        }
+        return true
     }
 
     /// Throws when `normalized` (an absolute path without `.` or `..`, what `name` leads to) is under
