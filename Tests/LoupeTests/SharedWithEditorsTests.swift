@@ -250,6 +250,48 @@ struct SharedWithEditorsTests {
         #expect(eventually { root.value == Noted(counter: 1, note: "other") }, "the root holds \(root.value)")
     }
 
+    /// A version a write took from the path is read and compared only until a look finds it unchanged after
+    /// the file system's clock has passed its modification time; from then on its identity tells, since a
+    /// save into it is stamped later. A save that keeps the version's size, made after such a look, is still
+    /// put back by the next write.
+    @Test(
+        "a save into a replaced file after a write found it unchanged, at the size it had, is put back by the next write",
+        arguments: [Format.json, .toml])
+    func aSaveIntoAReplacedFileFoundUnchangedIsPutBack(format: Format) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let (path, root) = try Self.notedFile(format, in: directory, watch: false)
+        try root.update { $0.counter += 1 }
+        let editor = open(path, O_WRONLY)
+        #expect(editor >= 0)
+        var opened = stat()
+        #expect(fstat(editor, &opened) == 0)
+        // The file system's clock passes the version's time: a new file there is stamped later.
+        let probe = directory.file("probe")
+        #expect(
+            eventually {
+                var info = stat()
+                return FileManager.default.createFile(atPath: probe, contents: Data("x".utf8))
+                    && stat(probe, &info) == 0
+                    && (info.st_mtim.tv_sec, info.st_mtim.tv_nsec) > (opened.st_mtim.tv_sec, opened.st_mtim.tv_nsec)
+            }, "the clock passes")
+        // The program writes twice: the first takes the editor's version from the path, and the second looks
+        // at it after a write stamped later than it, and finds it unchanged.
+        try root.update { $0.counter += 1 }
+        try root.update { $0.counter += 1 }
+        // The editor writes the person's save into it, at the size it had.
+        let save = Array(format.text(counter: 1, note: "fresh").utf8)
+        #expect(save.count == opened.st_size, "the save keeps the version's size")
+        #expect(pwrite(editor, save, save.count, 0) == save.count)
+        close(editor)
+
+        try root.update { $0.counter += 1 }
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(Self.value(of: "note", in: text) == "fresh", "\(text)")
+        #expect(Self.value(of: "counter", in: text) == "2", "\(text)")
+        #expect(root.value == Noted(counter: 2, note: "fresh"))
+    }
+
     /// The open files of this process that are versions of `directory`'s settings file taken from its path.
     static func replacedVersionsOpen(in directory: TemporaryDirectory) -> Int {
         let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []

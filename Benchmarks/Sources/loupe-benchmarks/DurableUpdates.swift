@@ -42,7 +42,8 @@ func measureDurableUpdates(_ bench: Bench, _ report: Report) throws {
         // replaced in the last second for a save an editor wrote into one after it left the path (a
         // person's save is never lost), and it reads what it wrote back with the codec's reader before the
         // file is replaced. The row's floor does the same by hand: a `flock`, the versions replaced lately
-        // (eight, as a tight loop keeps) each looked at and read, a read of the file about to be replaced
+        // (eight, as a tight loop keeps) each looked at, and read until a look made after a write stamped
+        // later than it finds it unchanged (as Loupe reads them), a read of the file about to be replaced
         // compared with what was read, the durable write of the same bytes, the file it replaced read again
         // (Loupe looks at what its swap took out), and the bytes read back, parsed and compared with the
         // document meant. Writing the bytes alone is printed beside it.
@@ -58,7 +59,8 @@ func measureDurableUpdates(_ bench: Bench, _ report: Report) throws {
         var byHand = Stored(counter: 0)
         var held = try prettyEncoder().encode(byHand)
         writeByHand(held, to: path)
-        var replaced: [(fd: Int32, bytes: Data)] = []
+        var replaced: [(fd: Int32, bytes: Data, modified: timespec, settled: Bool)] = []
+        var lastWritten = timespec()
         defer { for file in replaced { close(file.fd) } }
         let floor = try compare(
             operations: n,
@@ -74,16 +76,32 @@ func measureDurableUpdates(_ bench: Bench, _ report: Report) throws {
                         contents.count = max(count, 0)
                         return contents
                     }
-                    for file in replaced {
-                        precondition(contents(of: file.fd) == file.bytes, "no one wrote into a version replaced")
+                    // Each looked at; read while its identity is ambiguous, until a look after the file
+                    // system's clock passed its time (the last write's stamp is later) finds it unchanged.
+                    for index in replaced.indices {
+                        var info = stat()
+                        fstat(replaced[index].fd, &info)
+                        precondition(
+                            info.st_size == replaced[index].bytes.count, "no one wrote into a version replaced")
+                        guard !replaced[index].settled else { continue }
+                        precondition(
+                            contents(of: replaced[index].fd) == replaced[index].bytes,
+                            "no one wrote into a version replaced")
+                        let (passed, modified) = (lastWritten, replaced[index].modified)
+                        replaced[index].settled = (passed.tv_sec, passed.tv_nsec) > (modified.tv_sec, modified.tv_nsec)
                     }
                     precondition(FileManager.default.contents(atPath: path) == held, "the file is as read")
                     let old = open(path, O_RDONLY | O_CLOEXEC)
+                    var oldInfo = stat()
+                    fstat(old, &oldInfo)
                     byHand.counter += 1
                     let bytes = try prettyEncoder().encode(byHand)
                     writeByHand(bytes, to: path)
+                    var written = stat()
+                    stat(path, &written)
+                    lastWritten = written.st_mtim
                     precondition(contents(of: old) == held, "the file replaced is the one read")
-                    replaced.append((old, held))
+                    replaced.append((old, held, oldInfo.st_mtim, false))
                     if replaced.count > 8 { close(replaced.removeFirst().fd) }
                     let readBack = try codec.parseWritten(bytes)
                     precondition(

@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import Foundation
+import Synchronization
 
 /// A version of a file that a checked write took from the file's path, held open for a while: someone
 /// who was opening it to save in place when it was replaced (an editor that truncates, a shell
@@ -24,6 +25,9 @@ final class ReplacedFile: Sendable {
     /// Its bytes then, where the write read them: a save in place at the same size within the same tick of
     /// the kernel's clock leaves the identity as it was.
     private let bytes: Data?
+    /// Whether the bytes were found unchanged after the file system's clock had passed the version's
+    /// modification time (``isChanged(fileSystemClockPassed:)``): its identity alone tells from then on.
+    private let settled = Atomic<Bool>(false)
     /// When it left the path.
     let replaced: ContinuousClock.Instant
 
@@ -46,14 +50,23 @@ final class ReplacedFile: Sendable {
     static let keptAtMost = 8
 
     /// Whether someone wrote into the version since it left the path.
-    var isChanged: Bool {
+    ///
+    /// - Parameter passed: A modification time the file system gave a file of the same file system (the
+    ///   one this process wrote last) before this look, if any.
+    func isChanged(fileSystemClockPassed passed: Duration?) -> Bool {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return false }
         let now = FileIdentity(info)
         if now != identity { return true }
         // The same identity: the bytes tell, while a save could still have left it that identity.
-        guard let bytes, FileIdentity.now - now.modified < .seconds(1) else { return false }
-        return contents(size: bytes.count) != bytes
+        guard let bytes, !settled.load(ordering: .relaxed), FileIdentity.now - now.modified < .seconds(1) else {
+            return false
+        }
+        if contents(size: bytes.count) != bytes { return true }
+        // Unchanged now, and the file system's clock had passed the version's time before this look: a save
+        // into it from now on is stamped later, and its identity tells from then on.
+        if let passed, passed > identity.modified { settled.store(true, ordering: .relaxed) }
+        return false
     }
 
     /// What someone saved into the version, once they have left it alone for `settleTime` (at most twenty

@@ -289,7 +289,7 @@ final class WatchedFile<Content: Sendable>: Sendable {
     func putBackSaveIntoReplacedFile(at target: String, permissions: mode_t) throws -> SaveIntoReplacedFile? {
         let (replaced, last) = writes.withLock { ($0.replaced, $0.last) }
         guard !replaced.isEmpty else { return nil }
-        let changed = replaced.map(\.isChanged)
+        let changed = replaced.map { $0.isChanged(fileSystemClockPassed: last?.identity.modified) }
         // The newest save wins, as it would at the path.
         for index in replaced.indices.reversed() where changed[index] {
             // Nil: emptied, or its writing not begun within the bound, or too large: not a save to put back.
