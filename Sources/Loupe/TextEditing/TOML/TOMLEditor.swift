@@ -56,10 +56,10 @@ private struct TOMLEditWork {
     private var keyValueIndex: [Int: [Path: Int]] = [:]
     /// The section of each table a header names (the root's: the empty path).
     private var sectionAt: [Path: Int] = [:]
-    /// The sections of the tables under each path (the path's own included), in text order.
-    private var sectionsUnder: [Path: [Int]] = [:]
-    /// The lines whose dotted keys define the table at each path, in text order.
-    private var keyValuesUnder: [Path: [Int]] = [:]
+    /// The sections of the tables under each path (the path's own included), in text order, and the lines
+    /// whose dotted keys define the table at each path, in text order: made when an edit first asks (a
+    /// value replaced where it is written never does).
+    private var tablesUnder: (sections: [Path: [Int]], keyValues: [Path: [Int]])?
 
     private var splices: [TextSplice] = []
     /// The entries added to and removed from each array and inline table, by where it starts.
@@ -93,23 +93,44 @@ private struct TOMLEditWork {
         self.old = old
         self.syntax = syntax
         lines = TextLines(text)
-        for (index, section) in syntax.sections.enumerated() {
-            if sectionAt[section.path] == nil { sectionAt[section.path] = index }
-            for length in stride(from: 1, through: section.path.count, by: 1) {
-                sectionsUnder[Array(section.path.prefix(length)), default: []].append(index)
-            }
+        for (index, section) in syntax.sections.enumerated() where sectionAt[section.path] == nil {
+            sectionAt[section.path] = index
         }
         keyValuesOf = Array(repeating: 0..<0, count: syntax.sections.count)
         for (index, line) in syntax.keyValues.enumerated() {
             let lines = keyValuesOf[line.section]
             keyValuesOf[line.section] = (lines.isEmpty ? index : lines.lowerBound)..<(index + 1)
-            guard line.key.count > 1 else { continue }
+        }
+    }
+
+    /// The sections of the tables under `path` (its own included), in text order.
+    private mutating func sectionsUnder(_ path: Path) -> [Int]? {
+        tableIndex().sections[path]
+    }
+
+    /// The lines whose dotted keys define the table at `path`, in text order.
+    private mutating func keyValuesUnder(_ path: Path) -> [Int]? {
+        tableIndex().keyValues[path]
+    }
+
+    private mutating func tableIndex() -> (sections: [Path: [Int]], keyValues: [Path: [Int]]) {
+        if let tablesUnder { return tablesUnder }
+        var sections: [Path: [Int]] = [:]
+        var keyValues: [Path: [Int]] = [:]
+        for (index, section) in syntax.sections.enumerated() {
+            for length in stride(from: 1, through: section.path.count, by: 1) {
+                sections[Array(section.path.prefix(length)), default: []].append(index)
+            }
+        }
+        for (index, line) in syntax.keyValues.enumerated() where line.key.count > 1 {
             let sectionDepth = syntax.sections[line.section].path.count
             let path = syntax.path(of: index)
             for length in stride(from: sectionDepth + 1, to: path.count, by: 1) {
-                keyValuesUnder[Array(path.prefix(length)), default: []].append(index)
+                keyValues[Array(path.prefix(length)), default: []].append(index)
             }
         }
+        tablesUnder = (sections, keyValues)
+        return (sections, keyValues)
     }
 
     // MARK: Edits
@@ -142,7 +163,7 @@ private struct TOMLEditWork {
                 throw TextEditRefusal(path: path, reason: "an element of an array of tables can only be a table")
             }
             let parent = Array(path.dropLast())
-            if let first = sectionsUnder[path]?.first, Self.isTable(value) || Self.tables(value) != nil {
+            if let first = sectionsUnder(path)?.first, Self.isTable(value) || Self.tables(value) != nil {
                 let written =
                     try Self.isTable(value)
                     ? TOMLWriter.text(of: value, under: Self.keys(of: path))
@@ -178,14 +199,14 @@ private struct TOMLEditWork {
                     try insertLine(
                         TOMLWriter.key(key) + " = " + TOMLWriter.inlineText(of: value, at: memberPath), in: section)
                 }
-            } else if let defining = keyValuesUnder[path]?.last {
+            } else if let defining = keyValuesUnder(path)?.last {
                 // A table dotted keys define: one more dotted key after their last line.
                 let line = syntax.keyValues[defining]
                 let prefix = Array(line.key.prefix(path.count - syntax.sections[line.section].path.count))
                 let written =
                     TOMLWriter.dotted(prefix + [key]) + " = " + (try TOMLWriter.inlineText(of: value, at: memberPath))
                 splices.append(.insert(lineAfter(line.line.upperBound, written), at: line.line.upperBound))
-            } else if let first = sectionsUnder[path]?.first {
+            } else if let first = sectionsUnder(path)?.first {
                 // A table only its sub-tables' headers make (`tool.ruff` of `[tool.ruff.lint]`): a new table
                 // is a section among theirs, a value goes into a section of its own before theirs.
                 if Self.isTable(value) {
@@ -369,10 +390,10 @@ private struct TOMLEditWork {
     private mutating func insertSections(_ sections: String, after path: Path) {
         let blockEnd: Int
         let floor: Int
-        if !path.isEmpty, let last = sectionsUnder[path]?.last {
+        if !path.isEmpty, let last = sectionsUnder(path)?.last {
             blockEnd = sectionBlockEnd(last)
             floor = syntax.sections[last].bodyStart
-        } else if let defining = keyValuesUnder[path]?.last ?? keyValue(at: path) {
+        } else if let defining = keyValuesUnder(path)?.last ?? keyValue(at: path) {
             blockEnd = syntax.keyValues[defining].line.upperBound
             floor = blockEnd
         } else {
@@ -392,7 +413,7 @@ private struct TOMLEditWork {
 
     /// Removes what the path names from the text: `key = value` lines and sections.
     private mutating func removeEverything(at path: Path) {
-        let sections = sectionsUnder[path] ?? []
+        let sections = sectionsUnder(path) ?? []
         let removedSections = Set(sections)
         for section in sections {
             // The last section goes with the blank lines that separated it.
@@ -402,7 +423,7 @@ private struct TOMLEditWork {
                 ? contentEnd(sectionBlockStart(section), floor: sectionFloor(section)) : sectionBlockStart(section)
             splices.append(.remove(start..<end))
         }
-        let lines = keyValue(at: path).map { [$0] } ?? keyValuesUnder[path] ?? []
+        let lines = keyValue(at: path).map { [$0] } ?? keyValuesUnder(path) ?? []
         for index in lines where !removedSections.contains(syntax.keyValues[index].section) {
             splices.append(.remove(lineBlock(index)))
         }
