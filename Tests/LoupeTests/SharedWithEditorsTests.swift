@@ -154,6 +154,20 @@ struct SharedWithEditorsTests {
         return (path, root)
     }
 
+    /// A file of `Noted` settings the program wrote once (counter 1, note "first"), and a person's editor
+    /// that has opened it to save in place: its descriptor, and the status of the version it opened.
+    static func fileAnEditorOpened(
+        _ format: Format, in directory: TemporaryDirectory
+    ) throws -> (path: String, root: RootLens<Noted>, editor: Int32, opened: stat) {
+        let (path, root) = try notedFile(format, in: directory, watch: false)
+        try root.update { $0.counter += 1 }
+        let editor = open(path, O_WRONLY)
+        #expect(editor >= 0)
+        var opened = stat()
+        #expect(fstat(editor, &opened) == 0)
+        return (path, root, editor, opened)
+    }
+
     /// A person saves the file in place, as an editor that truncates does, at the size it had, and leaves it
     /// the modification time it had: as a save within the same tick of the kernel's clock as the program's
     /// write leaves it (the tick is up to 10 ms; the stress tests above meet it once in a few hundred saves).
@@ -196,13 +210,8 @@ struct SharedWithEditorsTests {
     func aSaveIntoAReplacedFileIsPutBack(format: Format, savedAgainSince: Bool) throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
-        let (path, root) = try Self.notedFile(format, in: directory, watch: false)
-        try root.update { $0.counter += 1 }
         // The person's editor finds the file by its name...
-        let editor = open(path, O_WRONLY)
-        #expect(editor >= 0)
-        var opened = stat()
-        #expect(fstat(editor, &opened) == 0)
+        let (path, root, editor, opened) = try Self.fileAnEditorOpened(format, in: directory)
         // ...the program writes, replacing it...
         try root.update { $0.counter += 1 }
         var now = stat()
@@ -260,12 +269,7 @@ struct SharedWithEditorsTests {
     func aSaveIntoAReplacedFileFoundUnchangedIsPutBack(format: Format) throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
-        let (path, root) = try Self.notedFile(format, in: directory, watch: false)
-        try root.update { $0.counter += 1 }
-        let editor = open(path, O_WRONLY)
-        #expect(editor >= 0)
-        var opened = stat()
-        #expect(fstat(editor, &opened) == 0)
+        let (path, root, editor, opened) = try Self.fileAnEditorOpened(format, in: directory)
         // The file system's clock passes the version's time: a new file there is stamped later.
         let probe = directory.file("probe")
         #expect(
