@@ -54,10 +54,12 @@ extension FileSystem {
     /// - Throws: ``SystemCallError`` naming `path` and why, never the content.
     static func readReferenced(_ path: String, readableBy owner: UInt32?, maximumSize: Int) throws -> Data? {
         guard !path.isEmpty else { throw SystemCallError("open", path, code: ENOENT, explanation: "the path is empty") }
+        // Where the path leads as written: made absolute, and `.` and `..` taken out (by `URL`, where the
+        // path has any to take out).
         let isPlain = isPlain(path)
-        try checkNotSystemTree(path, as: path, isPlain: isPlain)
+        try checkNotSystemTree(
+            normalized: isPlain ? path : URL(fileURLWithPath: path).standardizedFileURL.path, as: path)
         let flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY
-        // Opened with no link on the way, the file is where `path` leads as written, which was checked.
         let withoutLinks = openWithoutLinks(path, flags: flags, isPlain: isPlain)
         let fd = withoutLinks ?? open(path, flags)
         guard fd >= 0 else {
@@ -70,10 +72,11 @@ extension FileSystem {
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             throw SystemCallError("read", path, code: EINVAL, explanation: "it is not a regular file")
         }
-        // The kernel's path of the file opened is absolute and has no `.`, `..` or links left in it.
-        let kernelPath = withoutLinks == nil ? openedPath(fd) : path
-        try kernelPath.map { try checkNotSystemTree(normalized: $0, as: path) }
-            ?? checkNotSystemTree(path, as: path, isPlain: isPlain)
+        // Where it leads: opened with no link on the way, where it is written; else the kernel's path of the
+        // file opened, which is absolute and has no `.`, `..` or links left in it (nil where the system does
+        // not say: the path as written is all there is to check).
+        let kernelPath = withoutLinks == nil ? openedPath(fd) : nil
+        if let kernelPath { try checkNotSystemTree(normalized: kernelPath, as: path) }
         let opened = kernelPath ?? path
         if let owner, owner != 0 {
             guard mayRead(info, owner: owner), mayReach(opened, owner: owner) else {
@@ -85,13 +88,6 @@ extension FileSystem {
             }
         }
         return try read(fd, path: path, info: info, maximumSize: maximumSize)
-    }
-
-    /// Throws when `path` (what `name` leads to) is under `/proc`, `/sys` or `/dev`, as written: made
-    /// absolute, and `.` and `..` taken out (by `URL`, where the path has any to take out).
-    private static func checkNotSystemTree(_ path: String, as name: String, isPlain: Bool) throws {
-        try checkNotSystemTree(
-            normalized: isPlain ? path : URL(fileURLWithPath: path).standardizedFileURL.path, as: name)
     }
 
     /// Whether `path` is absolute with no `.`, `..` or `//` in it: no `/.` and no `//` (by its bytes:
