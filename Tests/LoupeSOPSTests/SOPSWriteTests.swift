@@ -149,6 +149,52 @@ struct SOPSWriteTests {
         var port = 80
     }
 
+    struct Ordered: Codable, Equatable, Sendable {
+        var zeta = "last-by-name"
+        var alpha = 1
+        var middle: [String: String] = [:]
+    }
+
+    /// The store keeps the order of the keys in the text it last read or wrote, and takes the next write's
+    /// MAC in it without reading the text again: in an order that is not sorted, a value changed, a key
+    /// added (the order read from the new text), a value changed again, and an edit by another writer in
+    /// between, each opened by the independent reader, which checks the MAC.
+    @Test("Successive writes take the MAC in the text's order, kept from the last read or write")
+    func successiveWritesKeepTheTextsOrder() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let identity = AgeIdentity.generate()
+        try identity.secretKeyString.write(toFile: directory.file("key.txt"), atomically: true, encoding: .utf8)
+        let path = directory.file("ordered.yaml")
+        try "zeta: last-by-name\nmiddle:\n  yy: one\n  bb: two\nalpha: 1\n".write(
+            toFile: path, atomically: true, encoding: .utf8)
+        try SOPSFileStore.encrypt(path: path, format: YAMLCodec(), recipients: [identity.recipient])
+        func store() -> SOPSFileStore {
+            SOPSFileStore(path: path, format: YAMLCodec(), identities: .identities([identity]), history: .off)
+        }
+        func independent() throws -> [String: Any] {
+            try #require(try IndependentReader.open(path, keyFile: directory.file("key.txt")))
+        }
+        let root = try RootLens(default: Ordered(), store: store(), watch: false)
+        try root.update { $0.middle["bb"] = "changed" }
+        #expect((try independent()["middle"] as? [String: String])?["bb"] == "changed")
+        try root.update { $0.middle["aa"] = "added" }
+        #expect((try independent()["middle"] as? [String: String])?["aa"] == "added")
+        try root.update { $0.zeta = "again" }
+        #expect(try independent()["zeta"] as? String == "again")
+
+        // Another writer edits the file; the root reads it, and its next write is in the new text's order.
+        let other = try RootLens(default: Ordered(), store: store(), watch: false)
+        try other.update { $0.middle["cc"] = "from another writer" }
+        try root.reload()
+        try root.update { $0.alpha = 2 }
+        let opened = try independent()
+        #expect(opened["alpha"] as? Int == 2)
+        #expect((opened["middle"] as? [String: String])?["cc"] == "from another writer")
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.range(of: "zeta:")!.lowerBound < text.range(of: "alpha:")!.lowerBound, "the keys kept their order")
+    }
+
     @Test(
         "A root over the store reads the sealed token and updates it; the journal's history opens, and a rollback seals again"
     )

@@ -270,7 +270,10 @@ func runProfile(_ name: String, _ bench: Bench) throws {
         ).save(document, replacing: .absent)
         _ = try FileStore(path: plainPath, format: codec, history: .off).save(document, replacing: .absent)
         let loops = ProcessInfo.processInfo.environment["LOUPE_LOOPS"].flatMap { Int($0) } ?? 300
+        // LOUPE_PARTS="sealed update,plain load" runs only the parts named (all by default), to profile one.
+        let parts = ProcessInfo.processInfo.environment["LOUPE_PARTS"].map { $0.split(separator: ",").map(String.init) }
         func time(_ label: String, _ body: () throws -> Void) rethrows {
+            if let parts, !parts.contains(label) { return }
             let start = ContinuousClock.now
             for _ in 0..<loops { try body() }
             print("\(label): \((ContinuousClock.now - start) / loops) each")

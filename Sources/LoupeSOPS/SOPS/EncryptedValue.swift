@@ -139,6 +139,16 @@ struct EncryptedValue {
         }
     }
 
+    /// Whether sops encrypts a document value of this kind (``plaintext(of:)`` is not nil), without making
+    /// its bytes.
+    static func isSealable(_ value: JSONValue) -> Bool {
+        switch value {
+        case .string(let text): !text.isEmpty
+        case .integer, .double, .exactNumber, .bool: true
+        case .null, .array, .object: false
+        }
+    }
+
     /// The bytes sops's MAC takes of a (plaintext) document value: `ToBytes` of the value sops reads.
     static func macBytes(of value: JSONValue) -> Data? {
         plaintext(of: value)?.bytes

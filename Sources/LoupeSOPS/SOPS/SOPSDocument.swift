@@ -6,11 +6,12 @@ import Loupe
 /// A sops file's document opened with its data key, or a plaintext document sealed with it: the value walk
 /// of sops 3 (keys in file order, array elements sharing their array's path, `null` and `""` left alone).
 enum SOPSDocument {
-    /// A document opened: the plaintext (without the `sops` block) and the paths of the values that were
-    /// encrypted.
+    /// A document opened: the plaintext (without the `sops` block), the paths of the values that were
+    /// encrypted, and the order of the keys its MAC was checked in.
     struct Opened {
         var plaintext: JSONValue
         var encryptedPaths: [ValuePath]
+        var order: KeyOrder
     }
 
     /// The data key, unwrapped from the first age stanza one of `identities` opens.
@@ -57,7 +58,7 @@ enum SOPSDocument {
             plaintext = .object(members)
         }
         if checkingMAC { try verifyMAC(hex(hasher.finalize()), metadata: metadata, key: key) }
-        return Opened(plaintext: plaintext, encryptedPaths: encrypted)
+        return Opened(plaintext: plaintext, encryptedPaths: encrypted, order: order)
     }
 
     /// The walk of ``open(_:metadata:key:order:)``: the keys and path of the value at hand kept as stacks,
@@ -140,21 +141,25 @@ enum SOPSDocument {
     static func mac(of plaintext: JSONValue, rules: SOPSRules, order: KeyOrder) -> String {
         var hasher = SHA512()
         if rules.macOnlyEncrypted { hasher.update(data: SOPSMetadata.macOnlyEncryptedPrefix) }
-        func walk(_ value: JSONValue, keys: [String], order: KeyOrder) {
+        var keys: [String] = []
+        func walk(_ value: JSONValue, order: KeyOrder) {
             switch value {
             case .object(let members):
                 for name in order.ordered(members) where !(keys.isEmpty && name == SOPSMetadata.key) {
-                    if let member = members[name] { walk(member, keys: keys + [name], order: order.child(name)) }
+                    guard let member = members[name] else { continue }
+                    keys.append(name)
+                    walk(member, order: order.child(name))
+                    keys.removeLast()
                 }
             case .array(let elements):
-                for (index, element) in elements.enumerated() { walk(element, keys: keys, order: order.element(index)) }
+                for (index, element) in elements.enumerated() { walk(element, order: order.element(index)) }
             default:
                 if !rules.macOnlyEncrypted || rules.encrypts(keys), let bytes = EncryptedValue.macBytes(of: value) {
                     hasher.update(data: bytes)
                 }
             }
         }
-        walk(plaintext, keys: [], order: order)
+        walk(plaintext, order: order)
         return hex(hasher.finalize())
     }
 
@@ -183,6 +188,13 @@ enum SOPSDocument {
         try EncryptedValue.seal(Data(mac.utf8), type: "str", with: key, additionalData: Data(lastModified.utf8)).text
     }
 
+    /// A document sealed: the ciphertext document (without the `sops` block) and the paths of the values it
+    /// holds encrypted.
+    struct Sealed {
+        var document: JSONValue
+        var encryptedPaths: [ValuePath]
+    }
+
     /// `plaintext` sealed with `key` under `rules`: an encrypted value that `previous` (the ciphertext
     /// document the file holds) holds at the same place, and that opens to the same value, keeps its
     /// ciphertext, so a write changes only the lines of what changed; any other encrypted value is sealed
@@ -193,59 +205,84 @@ enum SOPSDocument {
     /// - Throws: ``SOPSFailure`` when `plaintext` has a member `sops` at its top.
     static func seal(
         _ plaintext: JSONValue, previous: JSONValue?, opened: JSONValue? = nil, rules: SOPSRules, key: SymmetricKey
-    ) throws -> JSONValue {
+    ) throws -> Sealed {
         if case .object(let members) = plaintext, members[SOPSMetadata.key] != nil {
             throw SOPSFailure(
                 "the member sops at the top of a sops file is its metadata, not a setting",
                 path: ValuePath([.key(SOPSMetadata.key)]))
         }
-        return try seal(plaintext, previous: previous, opened: opened, keys: [], rules: rules, key: key)
+        var walk = SealWalk(rules: rules, key: key)
+        let document = try walk.seal(plaintext, previous: previous, opened: opened)
+        return Sealed(document: document, encryptedPaths: walk.encrypted)
     }
 
-    private static func seal(
-        _ value: JSONValue, previous: JSONValue?, opened: JSONValue?, keys: [String], rules: SOPSRules,
-        key: SymmetricKey
-    ) throws -> JSONValue {
-        switch value {
-        case .object(let members):
-            let old: [String: JSONValue]? = if case .object(let old)? = previous { old } else { nil }
-            let known: [String: JSONValue]? = if case .object(let known)? = opened { known } else { nil }
-            var result: [String: JSONValue] = [:]
-            result.reserveCapacity(members.count)
-            for (name, member) in members {
-                result[name] = try seal(
-                    member, previous: old?[name], opened: known?[name], keys: keys + [name], rules: rules, key: key)
+    /// The walk of ``seal(_:previous:opened:rules:key:)``: the keys and path of the value at hand kept as
+    /// stacks, as ``OpenWalk`` keeps them.
+    private struct SealWalk {
+        let rules: SOPSRules
+        let key: SymmetricKey
+        var keys: [String] = []
+        var path: [ValuePath.Component] = []
+        var encrypted: [ValuePath] = []
+
+        init(rules: SOPSRules, key: SymmetricKey) {
+            self.rules = rules
+            self.key = key
+        }
+
+        mutating func seal(_ value: JSONValue, previous: JSONValue?, opened: JSONValue?) throws -> JSONValue {
+            switch value {
+            case .object(let members):
+                let old: [String: JSONValue]? = if case .object(let old)? = previous { old } else { nil }
+                let known: [String: JSONValue]? = if case .object(let known)? = opened { known } else { nil }
+                var result: [String: JSONValue] = [:]
+                result.reserveCapacity(members.count)
+                for (name, member) in members {
+                    keys.append(name)
+                    path.append(.key(name))
+                    defer {
+                        keys.removeLast()
+                        path.removeLast()
+                    }
+                    result[name] = try seal(member, previous: old?[name], opened: known?[name])
+                }
+                return .object(result)
+            case .array(let elements):
+                let old: [JSONValue]? = if case .array(let old)? = previous { old } else { nil }
+                let known: [JSONValue]? = if case .array(let known)? = opened { known } else { nil }
+                var result: [JSONValue] = []
+                result.reserveCapacity(elements.count)
+                for (index, element) in elements.enumerated() {
+                    path.append(.index(index))
+                    defer { path.removeLast() }
+                    result.append(
+                        try seal(
+                            element, previous: old.flatMap { $0.indices.contains(index) ? $0[index] : nil },
+                            opened: known.flatMap { $0.indices.contains(index) ? $0[index] : nil }))
+                }
+                return .array(result)
+            default:
+                guard EncryptedValue.isSealable(value), rules.encrypts(keys) else { return value }
+                encrypted.append(ValuePath(path))
+                // Known to open to this very value: its ciphertext stays, unopened.
+                if case .string(let text)? = previous, opened == value, text.hasPrefix("ENC[AES256_GCM,") {
+                    return .string(text)
+                }
+                guard let plaintext = EncryptedValue.plaintext(of: value) else { return value }
+                var bytes = plaintext.bytes
+                let type = plaintext.type
+                defer { bytes.resetBytes(in: bytes.startIndex..<bytes.endIndex) }  // the plaintext buffer, wiped
+                let additionalData = EncryptedValue.additionalData(keys)
+                if case .string(let text)? = previous, let sealed = try? EncryptedValue.parse(text),
+                    let opened = try? sealed.open(with: key, additionalData: additionalData),
+                    let old = try? EncryptedValue.value(of: opened, type: sealed.type),
+                    old == value || (old.isSameValue(as: value) && sealed.type == type)
+                {
+                    return .string(text)
+                }
+                return .string(
+                    try EncryptedValue.seal(bytes, type: type, with: key, additionalData: additionalData).text)
             }
-            return .object(result)
-        case .array(let elements):
-            let old: [JSONValue]? = if case .array(let old)? = previous { old } else { nil }
-            let known: [JSONValue]? = if case .array(let known)? = opened { known } else { nil }
-            return .array(
-                try elements.enumerated().map { index, element in
-                    try seal(
-                        element, previous: old.flatMap { $0.indices.contains(index) ? $0[index] : nil },
-                        opened: known.flatMap { $0.indices.contains(index) ? $0[index] : nil }, keys: keys,
-                        rules: rules, key: key)
-                })
-        default:
-            guard rules.encrypts(keys), let (plaintext, type) = EncryptedValue.plaintext(of: value) else {
-                return value
-            }
-            // Known to open to this very value: its ciphertext stays, unopened.
-            if case .string(let text)? = previous, opened == value, text.hasPrefix("ENC[AES256_GCM,") {
-                return .string(text)
-            }
-            var bytes = plaintext
-            defer { bytes.resetBytes(in: bytes.startIndex..<bytes.endIndex) }  // the plaintext buffer, wiped
-            let additionalData = EncryptedValue.additionalData(keys)
-            if case .string(let text)? = previous, let sealed = try? EncryptedValue.parse(text),
-                let opened = try? sealed.open(with: key, additionalData: additionalData),
-                let old = try? EncryptedValue.value(of: opened, type: sealed.type),
-                old == value || (old.isSameValue(as: value) && sealed.type == type)
-            {
-                return .string(text)
-            }
-            return .string(try EncryptedValue.seal(bytes, type: type, with: key, additionalData: additionalData).text)
         }
     }
 

@@ -57,9 +57,11 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
     private let dataKeyCache = Locked<(stanzas: [String], key: SymmetricKey)?>(nil)
     /// The paths whose values the file holds encrypted, as last read.
     private let encrypted = Locked<[ValuePath]>([])
-    /// The ciphertext document this store last opened or sealed, and the plaintext it holds: a write over
-    /// that very document keeps the ciphertext of each value it leaves as it was, without opening it again.
-    private let lastOpened = Locked<(cipher: JSONValue, plaintext: JSONValue)?>(nil)
+    /// The ciphertext document this store last opened or sealed, the plaintext it holds, and the order of
+    /// its keys in the file's text (nil: not known): a write over that very document keeps the ciphertext
+    /// of each value it leaves as it was, without opening it again, and takes the MAC's order without
+    /// reading the text for it.
+    private let lastOpened = Locked<(cipher: JSONValue, plaintext: JSONValue, order: KeyOrder?)?>(nil)
 
     /// Creates a store for the sops file at `path`.
     ///
@@ -101,9 +103,10 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
     public func load() throws -> StoredDocument {
         let stored = try file.load()
         guard let cipher = stored.document else { return stored }
-        let opened = try open(cipher, text: try text(of: cipher))
+        let text = try text(of: cipher)
+        let opened = try open(cipher, text: text)
         encrypted.withLock { $0 = opened.encryptedPaths }
-        lastOpened.withLock { $0 = (cipher, opened.plaintext) }
+        lastOpened.withLock { $0 = (cipher, opened.plaintext, text == nil ? nil : opened.order) }
         logger.debug(
             "opened the sops file", metadata: ["file": "\(path)", "encrypted-values": "\(opened.encryptedPaths.count)"])
         return StoredDocument(
@@ -112,11 +115,13 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
     }
 
     public func save(_ document: JSONValue, replacing token: ChangeToken) throws -> ChangeToken {
-        let (cipher, paths) = try sealed(document, replacing: token)
-        let written = try file.save(cipher, replacing: token)
-        encrypted.withLock { $0 = paths }
-        lastOpened.withLock { $0 = (cipher, document) }
-        logger.debug("sealed the sops file", metadata: ["file": "\(path)", "encrypted-values": "\(paths.count)"])
+        let sealed = try sealed(document, replacing: token)
+        let written = try file.save(sealed.document, replacing: token)
+        encrypted.withLock { $0 = sealed.encryptedPaths }
+        lastOpened.withLock { $0 = (sealed.document, document, sealed.order) }
+        logger.debug(
+            "sealed the sops file",
+            metadata: ["file": "\(path)", "encrypted-values": "\(sealed.encryptedPaths.count)"])
         return written
     }
 
@@ -194,9 +199,9 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
             let (key, stanzas) = try SOPSSealing.newDataKey(for: recipients)
             metadata.block["age"] = Self.ageList(stanzas)
             let sealed = try SOPSSealing.seal(
-                plaintext, metadata: metadata, key: key, reusing: nil, editing: text.map { (cipher, $0) },
+                plaintext, metadata: metadata, key: key, reusing: nil, editing: text.map { (cipher, $0, nil) },
                 format: format)
-            _ = try file.save(sealed, replacing: token)
+            _ = try file.save(sealed.document, replacing: token)
             dataKeyCache.withLock { $0 = (stanzas.map(\.enc), key) }
         }
     }
@@ -306,8 +311,9 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
             let sealed: JSONValue
             do {
                 sealed = try SOPSSealing.seal(
-                    plaintext, metadata: metadata, key: key, reusing: nil, editing: text.map { (plaintext, $0) },
-                    format: format)
+                    plaintext, metadata: metadata, key: key, reusing: nil,
+                    editing: text.map { (plaintext, $0, nil) }, format: format
+                ).document
             } catch let error as SOPSFailure {
                 throw SettingsError(
                     .invalidValue, path: error.path, store: name, reason: error.description, cause: error)
@@ -386,7 +392,7 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
     }
 
     /// The ciphertext document that holds `document`, as an edit of what the file holds (`token`).
-    private func sealed(_ document: JSONValue, replacing token: ChangeToken) throws -> (JSONValue, [ValuePath]) {
+    private func sealed(_ document: JSONValue, replacing token: ChangeToken) throws -> SOPSSealing.Sealed {
         let current = try file.load()
         guard current.token == token else {
             throw SettingsError(
@@ -411,37 +417,20 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
             dataKeyCache.withLock { $0 = (stanzas.map(\.enc), key) }
             previousText = nil
         }
-        let cipher: JSONValue
         do {
-            let editing = current.document.flatMap { previous in previousText.map { (document: previous, text: $0) } }
-            let known = lastOpened.withLock { $0 }
-            let opened = current.document.flatMap { known?.cipher == $0 ? known?.plaintext : nil }
-            cipher = try SOPSSealing.seal(
-                document, metadata: metadata, key: key, reusing: current.document, opened: opened, editing: editing,
-                format: format)
+            // What this store last opened or sealed, when the file still holds that very document: its
+            // plaintext, and the order of its keys in the text.
+            let known = lastOpened.withLock { $0 }.flatMap { known in current.document == known.cipher ? known : nil }
+            let editing = current.document.flatMap { previous in
+                previousText.map { (document: previous, text: $0, order: known?.order) }
+            }
+            return try SOPSSealing.seal(
+                document, metadata: metadata, key: key, reusing: current.document, opened: known?.plaintext,
+                editing: editing, format: format)
         } catch let error as SOPSFailure {
             throw SettingsError(
                 .unwritable, path: error.path, store: description, reason: error.description, cause: error)
         }
-        return (cipher, Self.encryptedPaths(in: document, rules: metadata.rules))
-    }
-
-    static func encryptedPaths(in document: JSONValue, rules: SOPSRules) -> [ValuePath] {
-        var paths: [ValuePath] = []
-        func walk(_ value: JSONValue, keys: [String], path: [ValuePath.Component]) {
-            switch value {
-            case .object(let members):
-                for (name, member) in members { walk(member, keys: keys + [name], path: path + [.key(name)]) }
-            case .array(let elements):
-                for (index, element) in elements.enumerated() {
-                    walk(element, keys: keys, path: path + [.index(index)])
-                }
-            default:
-                if rules.encrypts(keys), EncryptedValue.plaintext(of: value) != nil { paths.append(ValuePath(path)) }
-            }
-        }
-        walk(document, keys: [], path: [])
-        return paths
     }
 }
 
