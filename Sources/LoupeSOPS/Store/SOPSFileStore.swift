@@ -58,10 +58,11 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
     /// The paths whose values the file holds encrypted, as last read.
     private let encrypted = Locked<[ValuePath]>([])
     /// The ciphertext document this store last opened or sealed, the plaintext it holds, and the order of
-    /// its keys in the file's text (nil: not known): a write over that very document keeps the ciphertext
-    /// of each value it leaves as it was, without opening it again, and takes the MAC's order without
-    /// reading the text for it.
-    private let lastOpened = Locked<(cipher: JSONValue, plaintext: JSONValue, order: KeyOrder?)?>(nil)
+    /// its keys in the text it was read from or written as (nil: not known): a write over that very
+    /// document keeps the ciphertext of each value it leaves as it was, without opening it again, and a
+    /// write over that very text takes the MAC's order without reading the text for it.
+    private let lastOpened = Locked<(cipher: JSONValue, plaintext: JSONValue, order: (text: Data, keys: KeyOrder)?)?>(
+        nil)
 
     /// Creates a store for the sops file at `path`.
     ///
@@ -106,7 +107,7 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
         let text = try text(of: cipher)
         let opened = try open(cipher, text: text)
         encrypted.withLock { $0 = opened.encryptedPaths }
-        lastOpened.withLock { $0 = (cipher, opened.plaintext, text == nil ? nil : opened.order) }
+        lastOpened.withLock { $0 = (cipher, opened.plaintext, text.map { ($0, opened.order) }) }
         logger.debug(
             "opened the sops file", metadata: ["file": "\(path)", "encrypted-values": "\(opened.encryptedPaths.count)"])
         return StoredDocument(
@@ -118,7 +119,9 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
         let sealed = try sealed(document, replacing: token)
         let written = try file.save(sealed.document, replacing: token)
         encrypted.withLock { $0 = sealed.encryptedPaths }
-        lastOpened.withLock { $0 = (sealed.document, document, sealed.order) }
+        // The text written, as the write's read-back parsed it.
+        let text = recording.last(holding: sealed.document)
+        lastOpened.withLock { $0 = (sealed.document, document, text.map { ($0, sealed.order) }) }
         logger.debug(
             "sealed the sops file",
             metadata: ["file": "\(path)", "encrypted-values": "\(sealed.encryptedPaths.count)"])
@@ -419,10 +422,12 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
         }
         do {
             // What this store last opened or sealed, when the file still holds that very document: its
-            // plaintext, and the order of its keys in the text.
+            // plaintext, and the order of its keys when the file still holds that very text.
             let known = lastOpened.withLock { $0 }.flatMap { known in current.document == known.cipher ? known : nil }
             let editing = current.document.flatMap { previous in
-                previousText.map { (document: previous, text: $0, order: known?.order) }
+                previousText.map { text in
+                    (document: previous, text: text, order: known?.order.flatMap { $0.text == text ? $0.keys : nil })
+                }
             }
             return try SOPSSealing.seal(
                 document, metadata: metadata, key: key, reusing: current.document, opened: known?.plaintext,
