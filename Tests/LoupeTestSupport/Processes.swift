@@ -8,11 +8,16 @@ import Foundation
 import Testing
 
 /// A fresh directory under the system's temporary directory, removed by `cleanUp()`.
+///
+/// Its name is random and spelled with letters only: a test that checks a message naming a file in it
+/// for a number (a secret that must not be quoted, a value that must be) finds the number, never a
+/// run of a random name's digits.
 public struct TemporaryDirectory: Sendable {
     public let path: String
 
     public init() throws {
-        path = NSTemporaryDirectory() + "loupe-tests-" + UUID().uuidString
+        let name = String((0..<24).map { _ in "abcdefghijklmnopqrstuvwxyz".randomElement()! })
+        path = NSTemporaryDirectory() + "loupe-tests-" + name
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
 
