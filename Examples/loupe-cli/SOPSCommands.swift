@@ -41,11 +41,22 @@ struct SOPSCommand: ParsableCommand {
             SOPSFileStore(path: file, format: codec, identities: .sopsDefaults())
         }
 
-        /// The recipients `--age` names, else those of the `.sops.yaml` rule for the file, and its rules.
-        func recipients(_ given: [String]) throws -> ([AgeRecipient], SOPSRules?) {
-            if !given.isEmpty {
+    }
+
+    /// `--age`, which the verbs that wrap the data key take.
+    struct RecipientOptions: ParsableArguments {
+        @Option(
+            name: .customLong("age"),
+            help: ArgumentHelp(
+                "An age recipient (age1…); repeatable. Without it, the .sops.yaml creation rule for the file.",
+                valueName: "recipient"))
+        var recipients: [String] = []
+
+        /// The recipients `--age` names, else those of the `.sops.yaml` rule for `file`, and its rules.
+        func resolved(for file: String) throws -> ([AgeRecipient], SOPSRules?) {
+            if !recipients.isEmpty {
                 return (
-                    try given.flatMap { $0.split(separator: ",") }.map { try AgeRecipient(String($0)) },
+                    try recipients.flatMap { $0.split(separator: ",") }.map { try AgeRecipient(String($0)) },
                     try SOPSConfiguration.nearest(to: file)?.rule(for: file)?.rules
                 )
             }
@@ -58,16 +69,11 @@ struct SOPSCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Seals a plaintext settings file in place, comments and layout kept.")
         @OptionGroup var options: FileOptions
-        @Option(
-            name: .customLong("age"),
-            help: ArgumentHelp(
-                "An age recipient (age1…); repeatable. Without it, the .sops.yaml creation rule for the file.",
-                valueName: "recipient"))
-        var recipients: [String] = []
+        @OptionGroup var age: RecipientOptions
 
         func run() throws {
             try exiting {
-                let (recipients, rules) = try options.recipients(self.recipients)
+                let (recipients, rules) = try age.resolved(for: options.file)
                 try SOPSFileStore.encrypt(
                     path: options.file, format: options.codec, recipients: recipients, rules: rules)
             }
@@ -99,16 +105,11 @@ struct SOPSCommand: ParsableCommand {
             commandName: "updatekeys",
             abstract: "Wraps the data key for the recipients the .sops.yaml rule (or --age) names now.")
         @OptionGroup var options: FileOptions
-        @Option(
-            name: .customLong("age"),
-            help: ArgumentHelp(
-                "An age recipient (age1…); repeatable. Without it, the .sops.yaml creation rule for the file.",
-                valueName: "recipient"))
-        var recipients: [String] = []
+        @OptionGroup var age: RecipientOptions
 
         func run() throws {
             try exiting {
-                let (recipients, _) = try options.recipients(self.recipients)
+                let (recipients, _) = try age.resolved(for: options.file)
                 try options.store().updateRecipients(recipients)
             }
         }

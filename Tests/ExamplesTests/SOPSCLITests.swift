@@ -53,4 +53,69 @@ struct SOPSCLITests {
         #expect(try loupeWithKey("decrypt", file).status == 69)
         #expect(try String(contentsOfFile: file, encoding: .utf8) == tampered)
     }
+
+    @Test func encryptFollowsTheSOPSYAMLRuleAndUpdatekeysAndRotateKeepTheValues() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        /// A new age key file, and its recipient.
+        func newKey(_ name: String) throws -> (file: String, recipient: String) {
+            let file = directory.file(name)
+            #expect(try run("/usr/bin/age-keygen", ["-o", file]).status == 0)
+            let keys = try String(contentsOfFile: file, encoding: .utf8)
+            let line = try #require(keys.split(separator: "\n").first { $0.hasPrefix("# public key: ") })
+            return (file, String(line.dropFirst("# public key: ".count)))
+        }
+        let first = try newKey("first.txt"), second = try newKey("second.txt")
+        func rules(_ recipients: String...) throws {
+            try """
+            creation_rules:
+              - path_regex: \\.yaml$
+                age: \(recipients.joined(separator: ","))
+                encrypted_regex: ^(token|password)$
+
+            """.write(toFile: directory.file(".sops.yaml"), atomically: true, encoding: .utf8)
+        }
+        let file = directory.file("settings.yaml")
+        let plaintext = "# the service\ntoken: s3cr3t-t0ken  # rotated monthly\nport: 8443\n"
+        try plaintext.write(toFile: file, atomically: true, encoding: .utf8)
+        func loupeWith(_ key: String, _ arguments: String...) throws -> ProcessOutput {
+            var environment = ProcessInfo.processInfo.environment
+            environment["SOPS_AGE_KEY_FILE"] = key
+            environment["XDG_CONFIG_HOME"] = directory.file("nothing")
+            return try run(loupe, arguments, environment: environment)
+        }
+        func sealedLines() throws -> Set<Substring> {
+            Set(try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").filter { $0.contains("ENC[") })
+        }
+
+        // No --age: the .sops.yaml rule for the file gives the recipients and what is encrypted.
+        try rules(first.recipient)
+        let encrypted = try loupeWith(first.file, "encrypt", file)
+        #expect(encrypted.status == 0, "\(encrypted.error)")
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(
+            text.contains("token: ENC[AES256_GCM,") && text.contains("port: 8443") && !text.contains("s3cr3t"),
+            "encrypted_regex seals the token alone: \(text)")
+        #expect(try loupeWith(second.file, "decrypt", file).status == 69, "not sealed for the second key yet")
+
+        // updatekeys: the recipients the rule names now; the values and their ciphertexts stay.
+        try rules(first.recipient, second.recipient)
+        let before = try sealedLines()
+        let updated = try loupeWith(first.file, "updatekeys", file)
+        #expect(updated.status == 0, "\(updated.error)")
+        #expect(try sealedLines() == before)
+        for key in [first.file, second.file] {
+            let opened = try loupeWith(key, "decrypt", file)
+            #expect(opened.status == 0 && opened.output == plaintext, "\(opened.output) \(opened.error)")
+        }
+        // --age wins over the rule: the first key alone again.
+        #expect(try loupeWith(second.file, "updatekeys", file, "--age", first.recipient).status == 0)
+        let refused = try loupeWith(second.file, "decrypt", file)
+        #expect(refused.status == 69 && refused.error.contains(first.recipient), "\(refused.error)")
+
+        // rotate: a new data key, every value sealed again, the values as they were.
+        #expect(try loupeWith(first.file, "rotate", file).status == 0)
+        #expect(try sealedLines().isDisjoint(with: before))
+        #expect(try loupeWith(first.file, "decrypt", file).output == plaintext)
+    }
 }
