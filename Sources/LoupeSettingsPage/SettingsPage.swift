@@ -6,6 +6,8 @@ import Loupe
 /// A settings page in the browser for any root: every setting with its description, type, default,
 /// allowed values, current value and where that value comes from; editing that writes through the root
 /// (in place, comments kept); live updates; the history with rollback; an etcd fleet's rollout status.
+/// The settings and their editors come from the settings type's JSON Schema; a root whose type describes
+/// nothing (`JSONValue`) shows the values its document holds, each edited as its value's type.
 ///
 /// Mount its routes in any Hummingbird application:
 ///

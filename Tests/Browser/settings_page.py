@@ -2,7 +2,8 @@
 
 Run by LoupeSettingsPageTests (BrowserTests.swift), which starts the page's server on the example daemon's
 settings and passes: the page's address (with its token), the settings file, the lock file, the vendor
-layer's file, the message `loupe` prints for ticker.intervalSeconds = -1, and where to save screenshots.
+layer's file, the message `loupe` prints for ticker.intervalSeconds = -1, where to save screenshots, and
+the address and file of a second page, over a JSON document no settings type describes.
 Prints one line per check and `N passed, N failed`; exits 1 when any failed.
 """
 import os
@@ -14,7 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from playwright.sync_api import expect, sync_playwright
 
-url, settings_file, lock_file, vendor_file, refusal, shots = sys.argv[1:7]
+url, settings_file, lock_file, vendor_file, refusal, shots, untyped_url, untyped_file = sys.argv[1:9]
 chromium = os.environ.get("LOUPE_CHROMIUM", "/usr/bin/chromium")
 os.makedirs(shots, exist_ok=True)
 expect.set_options(timeout=10_000)
@@ -148,6 +149,24 @@ with sync_playwright() as playwright:
         expect(other.get_by_role("alert")).to_contain_text("needs its token")
         wrong = other.goto(bare + "?token=guess")
         assert wrong.status == 401, wrong.status
+        other.close()
+
+    @check("a document no type describes shows its values; a key added or removed in the file comes and goes")
+    def _():
+        other = browser.new_page()
+        other.goto(untyped_url)
+        other.wait_for_selector("body[data-ready=true]")
+        expect(other.locator("#title")).to_have_text("Settings")
+        expect(other.get_by_label("port", exact=True)).to_have_value("8080")
+        expect(setting(other, "server.host")).to_be_visible()
+        expect(setting(other, "legacy.mode")).to_be_visible()
+        temporary = untyped_file + ".editor"
+        with open(temporary, "w", encoding="utf-8") as file:
+            file.write('{"port": 8080, "server": {"host": "a.example", "tls": true}}')
+        os.replace(temporary, untyped_file)
+        expect(setting(other, "server.tls")).to_be_visible()
+        expect(setting(other, "legacy.mode")).to_have_count(0)
+        expect(other.locator("section").filter(has_text="legacy")).to_have_count(0)
         other.close()
 
     browser.close()

@@ -21,7 +21,7 @@ struct BrowserTests {
     static var inCI: Bool { ProcessInfo.processInfo.environment["CI"] != nil }
 
     @Test(
-        "load, provenance, an edit in place, a refused value, a lock, an outside edit, rollback, the token",
+        "load, provenance, an edit in place, a refused value, a lock, an outside edit, rollback, the token, a document no type describes",
         .enabled(
             if: browserInstalled || inCI,
             "needs chromium and Playwright for Python (Scripts/install-dependencies); skipped outside CI only"),
@@ -33,8 +33,18 @@ struct BrowserTests {
         let server = SettingsPageServer(page: fixture.page, address: .loopback(port: 0)) { url in address.append(url) }
         let serving = Task { try await server.run() }
         defer { serving.cancel() }
-        #expect(await eventually(deadline: pageDeadline) { address.count == 1 })
-        let url = try #require(address.all.first)
+        // A second page, over a JSON document no settings type describes.
+        let untypedFile = fixture.directory.file("untyped.json"), untypedAddress = Recorder<String>()
+        try #"{"port": 8080, "server": {"host": "a.example"}, "legacy": {"mode": "old"}}"#.write(
+            toFile: untypedFile, atomically: true, encoding: .utf8)
+        let untyped = try RootLens(default: JSONValue.object([:]), store: FileStore(path: untypedFile), watch: true)
+        let untypedServer = SettingsPageServer(
+            page: SettingsPage(untyped, configuration: SettingsPage.Configuration()), address: .loopback(port: 0)
+        ) { url in untypedAddress.append(url) }
+        let untypedServing = Task { try await untypedServer.run() }
+        defer { untypedServing.cancel() }
+        #expect(await eventually(deadline: pageDeadline) { address.count == 1 && untypedAddress.count == 1 })
+        let url = try #require(address.all.first), untypedURL = try #require(untypedAddress.all.first)
 
         let script = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()
             .deletingLastPathComponent()
@@ -45,7 +55,7 @@ struct BrowserTests {
             "python3",
             [
                 script, url, fixture.settingsFile, fixture.lockFile, fixture.directory.file("vendor.json"), refused,
-                shots,
+                shots, untypedURL, untypedFile,
             ],
             environment: ["LOUPE_CHROMIUM": Self.chromium])
         #expect(await eventually(deadline: .seconds(150)) { browser.wait(limit: .zero) != nil })

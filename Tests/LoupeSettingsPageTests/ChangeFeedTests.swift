@@ -12,12 +12,16 @@ import Testing
 @Suite("Settings page: the changes an open page receives")
 struct ChangeFeedTests {
     /// The settings of every `event: settings` in `events`, shown one over the other as the page's script
-    /// does (a setting by its path), and how many settings each event held.
+    /// does (a setting by its path, those an event says were removed taken away), and how many settings
+    /// each event held.
     static func shown(_ events: [String]) throws -> (settings: [String: JSONValue], counts: [Int]) {
         var settings: [String: JSONValue] = [:]
         var counts: [Int] = []
         for event in events where event.hasPrefix("event: settings\ndata: ") {
             let model = try JSONValue(parsing: String(event.dropFirst("event: settings\ndata: ".count)))
+            if case .array(let removed)? = model[path: "removed"] {
+                for case .string(let path) in removed { settings[path] = nil }
+            }
             var count = 0
             if case .array(let groups)? = model[path: "groups"] {
                 for group in groups {
@@ -85,6 +89,31 @@ struct ChangeFeedTests {
         #expect(shown.counts.contains { $0 > 5 }, "a whole model among the kept events: \(shown.counts)")
         #expect(shown.settings["ticker.greeting"]?[path: "value"] == .string("greeting 19"))
         #expect(shown.settings == (try Self.served(fixture.page)))
+    }
+
+    @Test(
+        "a document no type describes: each value it holds is a setting; a key added or removed in the file is added to or removed from the page"
+    )
+    func anUntypedDocumentsKeysComeAndGo() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let file = directory.file("settings.json")
+        try #"{"port": 8080, "ratio": 0.5, "server": {"host": "a.example"}}"#.write(
+            toFile: file, atomically: true, encoding: .utf8)
+        let root = try RootLens(default: JSONValue.object([:]), store: FileStore(path: file), watch: true)
+        let page = SettingsPage(root, configuration: SettingsPage.Configuration(token: "t"))
+        let stream = page.feed.subscribe()
+        var events = await Self.drain(stream, expecting: 1)
+        #expect(try Set(Self.shown(events).settings.keys) == ["port", "ratio", "server.host"])
+
+        // An editor's save: a key gone, another new.
+        try #"{"port": 8080, "server": {"host": "a.example", "tls": true}}"#.write(
+            toFile: file, atomically: true, encoding: .utf8)
+        events += await Self.drain(stream, expecting: 1)
+        let after = try Self.shown(events)
+        #expect(Set(after.settings.keys) == ["port", "server.host", "server.tls"], "\(events)")
+        #expect(after.counts.last == 1, "the change sent the new setting alone: \(after.counts)")
+        #expect(after.settings == (try Self.served(page)))
     }
 }
 #endif

@@ -436,6 +436,55 @@ struct SettingsPageEditorTests {
         #expect(root.value.limits == ["x": 1])
     }
 
+    @Test(
+        "a document no type describes shows each value it holds, typed by its value; a save writes it in place"
+    )
+    func anUntypedDocument() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let file = directory.file("settings.jsonc")
+        let text = """
+            {
+              // Where it listens.
+              "port": 8080,
+              "server": {"host": "a.example", "tags": ["x", "y"], "tls": true, "extra": {}},
+              "ratio": 0.5
+            }
+
+            """
+        try text.write(toFile: file, atomically: true, encoding: .utf8)
+        let root = try RootLens(
+            default: JSONValue.object([:]), store: FileStore(path: file, format: JSONCCodec()), watch: false)
+        let page = SettingsPage(root, configuration: SettingsPage.Configuration(token: "t"))
+        let router = Router()
+        router.addRoutes(page.routes(), atPath: "/")
+        try await Application(router: router).test(.router) { client in
+            let model = try await client.execute(uri: "/api/settings?token=t", method: .get) { $0.json }
+            #expect(model[path: "title"] == .string("Settings"), "not the type's name, JSONValue")
+            let expected: [(String, String, String)] = [
+                ("port", "integer", "number"), ("ratio", "number", "number"), ("server.host", "string", "text"),
+                ("server.tags", "array", "list"), ("server.tls", "boolean", "toggle"),
+                ("server.extra", "object", "json"),
+            ]
+            for (path, type, editor) in expected {
+                #expect(model.setting(path)?[path: "type"] == .string(type), "\(path)")
+                #expect(model.setting(path)?[path: "editor"] == .string(editor), "\(path)")
+            }
+            #expect(model.setting("server.tags")?[path: "items"] == .string("string"))
+            #expect(model.setting("port")?[path: "value"] == .integer(8080))
+            #expect(model.setting("port")?[path: "source.name"] == .string(file))
+            let body = #"{"path": "port", "value": 9090}"#
+            try await client.execute(
+                uri: "/api/value", method: .put, headers: pageHeaders(token: "t"), body: ByteBuffer(string: body)
+            ) {
+                #expect($0.status == .ok, "\($0.text)")
+            }
+        }
+        #expect(
+            try String(contentsOfFile: file, encoding: .utf8)
+                == text.replacingOccurrences(of: "8080", with: "9090"), "in place, the comment kept")
+    }
+
     @Test("the server listens on a Unix socket when asked")
     func unixSocket() async throws {
         let directory = try TemporaryDirectory()

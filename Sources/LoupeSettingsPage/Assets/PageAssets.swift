@@ -333,7 +333,6 @@ enum PageAssets {
           document.title = (model.title || "Settings") + " settings";
           $("store").textContent = model.store + (model.readOnly ? " · read-only" : "");
           const groups = $("groups");
-          const seen = new Set();
           for (const group of model.groups) {
             const groupId = "g-" + idFor("group:" + group.path);
             let section = document.getElementById(groupId);
@@ -344,7 +343,6 @@ enum PageAssets {
               groups.append(section);
             }
             for (const entry of group.settings) {
-              seen.add(entry.path);
               const previous = state.entries.get(entry.path);
               state.entries.set(entry.path, entry);
               const existing = document.getElementById(idFor(entry.path) + "-box");
@@ -363,6 +361,16 @@ enum PageAssets {
                 if (focused && document.getElementById(focused)) document.getElementById(focused).focus();
               } else section.append(fresh);
             }
+          }
+          // Settings gone from the document (a key removed from a file no type describes), and their
+          // groups once empty.
+          for (const path of model.removed || []) {
+            const box = document.getElementById(idFor(path) + "-box");
+            const section = box && box.closest("section");
+            if (box) box.remove();
+            state.entries.delete(path);
+            state.dirty.delete(path);
+            if (section && !section.querySelector(".setting")) section.remove();
           }
           filter();
         }

@@ -194,7 +194,8 @@ final class ChangeFeed: Sendable {
     // MARK: Events
 
     /// `new` with its groups holding only the settings that differ from `old`'s (a setting by its path),
-    /// and the groups that hold none left out.
+    /// and the groups that hold none left out; `removed` lists the paths of `old`'s settings that `new` no
+    /// longer has (a key gone from a document that no type describes), when there are any.
     static func changes(from old: JSONValue, to new: JSONValue) -> JSONValue {
         guard case .object(var fields) = new, case .array(let groups)? = fields["groups"],
             case .array(let oldGroups)? = old[path: "groups"]
@@ -207,17 +208,19 @@ final class ChangeFeed: Sendable {
             }
         }
         var changed: [JSONValue] = []
+        var gone = before
         for group in groups {
             guard case .object(var members) = group, case .array(let settings)? = members["settings"] else { continue }
             let differing = settings.filter { setting in
                 guard case .string(let path)? = setting[path: "path"] else { return true }
-                return before[path] != setting
+                return gone.removeValue(forKey: path) != setting
             }
             guard !differing.isEmpty else { continue }
             members["settings"] = .array(differing)
             changed.append(.object(members))
         }
         fields["groups"] = .array(changed)
+        if !gone.isEmpty { fields["removed"] = .array(gone.keys.sorted().map(JSONValue.string)) }
         return .object(fields)
     }
 

@@ -20,7 +20,14 @@ struct PageModel: Sendable {
         let secrets = secretPaths(in: document)
         var leaves: [Leaf] = []
         var groups: [String: JSONValue] = [:]
-        collect(schema.document, at: [], into: &leaves, groups: &groups)
+        // A document of no settings type (`loupe serve` without `--schema`): its schema says nothing, and
+        // the settings shown are the values the document holds, each typed by its value.
+        let untyped = Self.saysNothing(schema.document)
+        if untyped {
+            collectValues(of: document, at: [], into: &leaves)
+        } else {
+            collect(schema.document, at: [], into: &leaves, groups: &groups)
+        }
         // Every setting's provenance from one state of the root, worked out together.
         let provenances = try root.provenance(ofEach: leaves.map(\.path))
         var grouped: [String: [JSONValue]] = [:]
@@ -36,7 +43,7 @@ struct PageModel: Sendable {
             return .object(group)
         }
         var model: [String: JSONValue] = [
-            "title": schema.document[path: "title"] ?? .string("Settings"),
+            "title": untyped ? .string("Settings") : schema.document[path: "title"] ?? .string("Settings"),
             "store": .string(root.storeDescription),
             "readOnly": .bool(configuration.readOnly),
             "revealsSecrets": .bool(configuration.revealsSecrets),
@@ -76,6 +83,50 @@ struct PageModel: Sendable {
         }
         guard !path.isEmpty else { return }
         leaves.append(Leaf(path: ValuePath(path), schema: part))
+    }
+
+    /// Whether `schema` places no constraint on a value: no type, no choices, no properties.
+    static func saysNothing(_ schema: JSONValue) -> Bool {
+        guard case .object(let part) = schema else { return false }
+        let constraints: Set = [
+            "type", "enum", "const", "properties", "additionalProperties", "items", "anyOf", "oneOf", "allOf", "$ref",
+        ]
+        return part.keys.allSatisfy { !constraints.contains($0) }
+    }
+
+    /// The leaves of `value` (the part at `path` of a document no type describes): an object's members,
+    /// nested objects in turn, in key order; every other value a setting whose schema is its value's type.
+    private func collectValues(of value: JSONValue, at path: [ValuePath.Component], into leaves: inout [Leaf]) {
+        if case .object(let members) = value, !members.isEmpty || path.isEmpty {
+            for key in members.keys.sorted() where !(path.isEmpty && key == "$version") {
+                collectValues(of: members[key]!, at: path + [.key(key)], into: &leaves)
+            }
+            return
+        }
+        leaves.append(Leaf(path: ValuePath(path), schema: Self.schema(of: value)))
+    }
+
+    /// The schema of `value`'s type: a scalar's type, a list's with its items' when they share one scalar
+    /// type; nothing for null or an empty object, which the JSON editor edits.
+    static func schema(of value: JSONValue) -> [String: JSONValue] {
+        func typeName(_ value: JSONValue) -> String? {
+            switch value {
+            case .string: "string"
+            case .bool: "boolean"
+            case .integer: "integer"
+            case .double, .exactNumber: "number"
+            case .array: "array"
+            case .object: "object"
+            case .null: nil
+            }
+        }
+        guard let type = typeName(value) else { return [:] }
+        if case .array(let items) = value, let first = items.first.flatMap(typeName),
+            ["string", "integer", "number", "boolean"].contains(first), items.allSatisfy({ typeName($0) == first })
+        {
+            return ["type": .string(type), "items": .object(["type": .string(first)])]
+        }
+        return ["type": .string(type)]
     }
 
     /// One setting: `{path, description, type, editor, nullable, choices, constraints, default, value,
