@@ -135,6 +135,24 @@ struct CheckTests {
         #expect(try JSONValue(parsing: none.output) == .array([]), "\(none.output)")
     }
 
+    @Test("--strict: a key the type does not know (a misspelt one) is a problem at its line; without it, none")
+    func strictReportsUnknownKeys() throws {
+        let app = try App()
+        defer { app.directory.cleanUp() }
+        let file = ("typo.toml", "greting = \"hi\"\n[server]\nport = 9000\nhots = \"example.org\"\n")
+        let lenient = try check(app, [file])
+        #expect(lenient.status == 0 && lenient.output.isEmpty, "\(lenient.output) \(lenient.error)")
+        let strict = try check(app, [file], ["--strict", "--format", "json"])
+        #expect(strict.status == 65, "\(strict.output) \(strict.error)")
+        let (problems, messages) = try reported(strict.output)
+        #expect(
+            problems == [
+                Reported(file: "typo.toml", line: 1, column: 11, path: "greting", code: "unknown-key"),
+                Reported(file: "typo.toml", line: 4, column: 8, path: "server.hots", code: "unknown-key"),
+            ], "\(problems)")
+        #expect(messages["typo.toml server.hots"]?.contains("the type knows host, port here") == true, "\(messages)")
+    }
+
     @Test("a path the administrator locked, set to another value in the file, is a problem at its line")
     func lockedPathSetInTheFile() throws {
         let app = try App()

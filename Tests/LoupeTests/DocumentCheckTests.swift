@@ -3,7 +3,7 @@ import Loupe
 import LoupeTestSupport
 import Testing
 
-/// `RootLens.problems(in:named:coding:)`: every problem a settings document has for a type, and
+/// `RootLens.problems(in:named:coding:reportingUnknownKeys:)`: every problem a settings document has for a type, and
 /// `DocumentCodec.position(of:in:)`: where a path is written in a file's text.
 @Suite("Checking a document: every problem, and where each stands in the text")
 struct DocumentCheckTests {
@@ -99,6 +99,42 @@ struct DocumentCheckTests {
         #expect(root.problems(in: try document(#"{"server": {"host": "example.org"}}"#), named: "user.json").isEmpty)
     }
 
+    @Test(
+        "keys the type does not know are problems only when asked: each the document sets, with the keys known beside it"
+    )
+    func unknownKeys() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let base = directory.file("base.json")
+        try #"{"fromBelow": 1, "server": {"alsoBelow": true}}"#.write(toFile: base, atomically: true, encoding: .utf8)
+        let root = try RootLens(
+            default: Checked(), store: LayeredStore(layers: [.file(base)], top: MemoryStore()), watch: false)
+        let text = #"{"server": {"hots": "example.org", "port": 9000}, "retries": 2, "retires": 3, "names": ["a"]}"#
+        #expect(root.problems(in: try document(text), named: "settings.json").isEmpty, "Loupe keeps them")
+        let problems = root.problems(in: try document(text), named: "settings.json", reportingUnknownKeys: true)
+        #expect(
+            problems == [
+                SettingsProblem(
+                    path: "retires",
+                    message:
+                        "a key the type does not know, kept as it is (the type knows mode, names, password, retries, server here)",
+                    kind: .unknownKey),
+                SettingsProblem(
+                    path: "server.hots",
+                    message: "a key the type does not know, kept as it is (the type knows host, port here)",
+                    kind: .unknownKey),
+            ], "not the keys a layer below sets: \(problems)")
+        // After the other problems, which are found as before.
+        let both = root.problems(
+            in: try document(#"{"retries": 11, "colour": "red"}"#), named: "settings.json", reportingUnknownKeys: true)
+        #expect(both.map(\.kind) == [.rule, .unknownKey] && both.map(\.path) == ["retries", "colour"], "\(both)")
+        // A part that does not fit leaves the keys around it checked.
+        let bad = root.problems(
+            in: try document(#"{"server": {"port": "x", "prot": 1}}"#), named: "settings.json",
+            reportingUnknownKeys: true)
+        #expect(bad.map(\.kind) == [.invalidValue, .unknownKey] && bad.last?.path == "server.prot", "\(bad)")
+    }
+
     @Test("the version stamp is taken off; a bad stamp is a problem; secret references are left to the program")
     func stampsAndSecretReferences() throws {
         let root = RootLens(Checked())
@@ -165,6 +201,7 @@ struct DocumentCheckTests {
         #expect(
             codec.position(of: "server.host", in: text) == TextPosition(line: 4, column: 1), "not written: its table")
         #expect(codec.position(of: "plugins[1].name", in: text) == TextPosition(line: 12, column: 8))
+        #expect(codec.position(of: "plugins", in: text) == TextPosition(line: 8, column: 1), "its first header")
         #expect(codec.position(of: "nothing", in: text) == TextPosition(line: 1, column: 1))
     }
 

@@ -25,6 +25,13 @@ struct UnknownKeys: Sendable, Equatable {
 
     var isEmpty: Bool { values.isEmpty && children.isEmpty && elements.isEmpty }
 
+    /// The paths of the unknown keys, under `path`, in no particular order.
+    func paths(under path: [ValuePath.Component] = []) -> [ValuePath] {
+        values.keys.map { ValuePath(path + [.key($0)]) }
+            + children.flatMap { key, child in child.paths(under: path + [.key(key)]) }
+            + elements.flatMap { index, child in child.paths(under: path + [.index(index)]) }
+    }
+
     /// What `document` holds that `reads` does not name; nil when everything was read.
     init?(in document: JSONValue, reads: ReadKeys) {
         switch document {

@@ -74,10 +74,12 @@ public struct AnyRootLens: SettingsRoot {
     }
 
     /// Every problem `document` has as the root's user file: the parts that do not fit the type, the
-    /// rules it breaks, the locked paths it sets. See ``RootLens/problems(in:named:coding:)``.
-    public func problems(in document: JSONValue, named name: String, coding: DocumentCoding? = nil) -> [SettingsProblem]
-    {
-        root.problems(in: document, named: name, coding: coding)
+    /// rules it breaks, the locked paths it sets, and, when asked, the keys the type does not know. See
+    /// ``RootLens/problems(in:named:coding:reportingUnknownKeys:)``.
+    public func problems(
+        in document: JSONValue, named name: String, coding: DocumentCoding? = nil, reportingUnknownKeys: Bool = false
+    ) -> [SettingsProblem] {
+        root.problems(in: document, named: name, coding: coding, reportingUnknownKeys: reportingUnknownKeys)
     }
 
     /// Calls `handler` with the whole value, encoded, after each commit that changes it.
@@ -102,7 +104,9 @@ protocol ErasedRoot: Sendable, CustomStringConvertible {
     func set(atPath path: String, to newValue: JSONValue, ifUnchangedFrom expected: JSONValue) throws
     func remove(atPath path: String) throws
     func reset(atPath path: String) throws
-    func problems(in document: JSONValue, named name: String, coding: DocumentCoding?) -> [SettingsProblem]
+    func problems(
+        in document: JSONValue, named name: String, coding: DocumentCoding?, reportingUnknownKeys: Bool
+    ) -> [SettingsProblem]
     func observeDocument(_ handler: @escaping @Sendable (JSONValue) -> Void) -> ObservationToken
 }
 

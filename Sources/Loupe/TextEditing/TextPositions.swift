@@ -91,7 +91,7 @@ extension TOMLCodec {
 extension TOMLSyntax {
     /// Where the part at `path` is written: the value of the `key = value` line (or the entry of an
     /// array or inline table in it) that names the longest part of the path, or the header of the table
-    /// it names; where the text writes nothing of the path, the start.
+    /// it names (of an array of tables, its first); where the text writes nothing of the path, the start.
     func offset(of path: [ValuePath.Component]) -> Int {
         var best: (depth: Int, offset: Int) = (0, 0)
         for index in keyValues.indices {
@@ -119,8 +119,13 @@ extension TOMLSyntax {
             }
             if depth > best.depth { best = (depth, value.range.lowerBound) }
         }
-        for section in sections.dropFirst() where section.path.count > best.depth && path.starts(with: section.path) {
-            best = (section.path.count, section.headerStart)
+        for section in sections.dropFirst() {
+            if section.path.count > best.depth && path.starts(with: section.path) {
+                best = (section.path.count, section.headerStart)
+            } else if path.count > best.depth && section.path.starts(with: path) {
+                // An array of tables, or a table only its subtables' headers write: the first header.
+                best = (path.count, section.headerStart)
+            }
         }
         return best.offset
     }

@@ -1,6 +1,6 @@
 /// A problem a settings document has for a settings type: the part, what is wrong, and of which kind.
 ///
-/// What ``RootLens/problems(in:named:coding:)`` finds, every one of them rather than the first, for tools
+/// What ``RootLens/problems(in:named:coding:reportingUnknownKeys:)`` finds, every one of them rather than the first, for tools
 /// that check files before they ship (`loupe check` in CI, a pre-commit hook).
 public struct SettingsProblem: Sendable, Hashable, CustomStringConvertible {
     /// What kind of problem it is: a tool's code for it.
@@ -15,6 +15,9 @@ public struct SettingsProblem: Sendable, Hashable, CustomStringConvertible {
         /// The document sets a path an administrator locked, to a value other than the layers below give:
         /// the value is ignored.
         case locked
+        /// A key the type does not know: a misspelt one, or one a newer version of the program reads.
+        /// Loupe keeps such keys, so they are reported only when asked (`loupe check --strict`).
+        case unknownKey = "unknown-key"
     }
 
     /// The part the problem is at (the root for the whole document).
@@ -39,12 +42,15 @@ public struct SettingsProblem: Sendable, Hashable, CustomStringConvertible {
 
 extension RootLens {
     /// Every problem `document` has as this root's user file (the top layer): each part that does not fit
-    /// the type, each rule it breaks, each locked path it sets, in that order. Nothing is read or written.
+    /// the type, each rule it breaks, each locked path it sets, in that order, then, when asked, each key
+    /// the type does not know. Nothing is read or written.
     ///
     /// The document lies over what this root's read-only layers held when it last read them (or the
     /// defaults) and under its locks, as its own store's document would. Its version stamp is taken off
     /// and its migrations run first; secret references are left to the program (they are resolved where it
-    /// runs). Keys the type does not know are not problems: Loupe keeps them.
+    /// runs). Keys the type does not know are kept by Loupe, and are problems only with
+    /// `reportingUnknownKeys`: each key the document sets (not one a layer below it sets), named with the
+    /// keys the type knows beside it.
     ///
     /// A part that does not fit is reported, then read as the layers below give it (or taken out), and the
     /// document decoded again, so that one file's several bad parts are reported at once; the rules are
@@ -55,8 +61,10 @@ extension RootLens {
     ///   - document: The document, as a file holds it.
     ///   - name: The document's name in the messages of a failed migration: its file's path.
     ///   - coding: How the document's format maps to the type; the store's by default.
-    public func problems(in document: JSONValue, named name: String, coding: DocumentCoding? = nil) -> [SettingsProblem]
-    {
+    ///   - reportingUnknownKeys: Whether a key the type does not know is a problem.
+    public func problems(
+        in document: JSONValue, named name: String, coding: DocumentCoding? = nil, reportingUnknownKeys: Bool = false
+    ) -> [SettingsProblem] {
         let pipeline = core.pipeline
         let coding = coding ?? pipeline.coding
         var problems: [SettingsProblem] = []
@@ -96,9 +104,11 @@ extension RootLens {
         var effective = base == .object([:]) ? top : base.merging(patch: top)
         var reported: Set<ValuePath> = []
         var decoded: Root?
+        var reads: ReadKeys?
         while decoded == nil {
             do {
-                decoded = try coding.decode(Root.self, from: effective, reads: nil)
+                reads = reportingUnknownKeys ? ReadKeys() : nil
+                decoded = try coding.decode(Root.self, from: effective, reads: reads)
             } catch let error as DecodingError {
                 let path = DecodingFailure(error, in: nil, coding: pipeline.coding, quotingValues: false).path
                 let quoting = pipeline.quotesValues && !pipeline.containsSecrets(at: path)
@@ -123,14 +133,28 @@ extension RootLens {
                 break
             }
         }
-        guard let decoded, let validated = Root.self as? any Validated.Type else { return problems }
-        func violations<V: Validated>(_: V.Type) -> [RuleViolation] {
-            (decoded as? V)?.violations(quotingValues: pipeline.quotesValues, coding: pipeline.coding) ?? []
+        guard let decoded else { return problems }
+        if let validated = Root.self as? any Validated.Type {
+            func violations<V: Validated>(_: V.Type) -> [RuleViolation] {
+                (decoded as? V)?.violations(quotingValues: pipeline.quotesValues, coding: pipeline.coding) ?? []
+            }
+            for var violation in violations(validated) {
+                if pipeline.containsSecrets(at: violation.path) { violation.found = nil }
+                let message = violation.rule + (violation.found.map { ", got \($0)" } ?? "")
+                problems.append(SettingsProblem(path: violation.path, message: message, kind: .rule))
+            }
         }
-        for var violation in violations(validated) {
-            if pipeline.containsSecrets(at: violation.path) { violation.found = nil }
-            let message = violation.rule + (violation.found.map { ", got \($0)" } ?? "")
-            problems.append(SettingsProblem(path: violation.path, message: message, kind: .rule))
+        if let reads, let unknown = UnknownKeys(in: effective, reads: reads) {
+            let known = (try? coding.encode(decoded)) ?? .object([:])
+            for path in unknown.paths().sorted(by: { $0.description < $1.description }) where top[path: path] != nil {
+                let parent = ValuePath(Array(path.components.dropLast()))
+                let beside: [String] =
+                    if case .object(let members)? = known[path: parent] { members.keys.sorted() } else { [] }
+                let message =
+                    "a key the type does not know, kept as it is"
+                    + (beside.isEmpty ? "" : " (the type knows \(beside.joined(separator: ", ")) here)")
+                problems.append(SettingsProblem(path: path, message: message, kind: .unknownKey))
+            }
         }
         return problems
     }

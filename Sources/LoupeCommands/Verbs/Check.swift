@@ -15,12 +15,13 @@ extension SettingsCommand {
                     .yml), as the user's settings file over the layers below it and under the locks, and \
                     checked: its syntax, each part that does not fit the type, each rule it breaks, each locked \
                     path it sets to another value (ignored where the program runs). Keys the type does not \
-                    know are kept by Loupe, and are not problems. One line a problem, in the file's order:
+                    know are kept by Loupe, and are not problems unless --strict (a misspelt key is one). One \
+                    line a problem, in the file's order:
 
                         settings.toml:3:8: server.port: must be at least 1024, got 80
 
                     `--format json` prints a JSON array of {file, line, column, path, message, code} instead \
-                    (code: syntax, invalid-value, rule or locked). No message holds a secret's value. \
+                    (code: syntax, invalid-value, rule, locked or unknown-key). No message holds a secret's value. \
                     `--schema NAME` checks against another type the program registers. Exit 0 if no file has \
                     a problem, 65 if one has, 66 if a file does not exist, 64 for an extension no format has.
                     """)
@@ -42,6 +43,8 @@ extension SettingsCommand {
         var schema: String?
         @Option(help: "How problems are printed: text, one line each, or json, an array for tools.")
         var format: ReportFormat = .text
+        @Flag(help: "Report each key the type does not know (a misspelt one) as a problem; Loupe keeps such keys.")
+        var strict = false
         // The same, for a location whose own options take `--format` (as `loupe`'s file format).
         @Option(name: .customLong("check-format"), help: .hidden) var checkFormat: ReportFormat?
 
@@ -58,7 +61,8 @@ extension SettingsCommand {
                 for file in files {
                     let codec = try SettingsFiles.codec(of: file)
                     let data = try SettingsFiles.contents(of: file)
-                    problems += Self.problems(in: data, of: file, codec: codec, settings: settings)
+                    problems += Self.problems(
+                        in: data, of: file, codec: codec, settings: settings, reportingUnknownKeys: strict)
                 }
                 try report(problems)
                 if !problems.isEmpty { throw ExitCode(ExitStatus.invalidValue) }
@@ -82,7 +86,8 @@ extension SettingsCommand {
 
         /// Every problem of `data`, the file at `path`, in the order they stand in the text.
         static func problems(
-            in data: Data, of path: String, codec: any DocumentCodec, settings: OpenSettings
+            in data: Data, of path: String, codec: any DocumentCodec, settings: OpenSettings,
+            reportingUnknownKeys: Bool = false
         ) -> [FileProblem] {
             let document: JSONValue
             do {
@@ -105,7 +110,9 @@ extension SettingsCommand {
                         problem: SettingsProblem(message: message, kind: .syntax))
                 ]
             }
-            let found = settings.root.problems(in: document, named: path, coding: codec.coding).map { problem in
+            let found = settings.root.problems(
+                in: document, named: path, coding: codec.coding, reportingUnknownKeys: reportingUnknownKeys
+            ).map { problem in
                 FileProblem(
                     file: path,
                     position: codec.position(of: problem.path, in: data) ?? TextPosition(line: 1, column: 1),
