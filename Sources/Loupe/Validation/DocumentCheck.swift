@@ -1,7 +1,7 @@
 /// A problem a settings document has for a settings type: the part, what is wrong, and of which kind.
 ///
-/// What ``RootLens/problems(in:named:coding:reportingUnknownKeys:)`` finds, every one of them rather than the first, for tools
-/// that check files before they ship (`loupe check` in CI, a pre-commit hook).
+/// What ``RootLens/problems(in:named:coding:reportingUnknownKeys:)`` finds, every one of them rather than
+/// the first, for tools that check files before they ship (`loupe check` in CI, a pre-commit hook).
 public struct SettingsProblem: Sendable, Hashable, CustomStringConvertible {
     /// What kind of problem it is: a tool's code for it.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
