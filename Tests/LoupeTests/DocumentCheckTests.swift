@@ -109,7 +109,10 @@ struct DocumentCheckTests {
         try #"{"fromBelow": 1, "server": {"alsoBelow": true}}"#.write(toFile: base, atomically: true, encoding: .utf8)
         let root = try RootLens(
             default: Checked(), store: LayeredStore(layers: [.file(base)], top: MemoryStore()), watch: false)
-        let text = #"{"server": {"hots": "example.org", "port": 9000}, "retries": 2, "retires": 3, "names": ["a"]}"#
+        let text = #"""
+            {"$schema": "settings.schema.json", "server": {"hots": "example.org", "port": 9000}, "retries": 2,
+             "retires": 3, "names": ["a"]}
+            """#
         #expect(root.problems(in: try document(text), named: "settings.json").isEmpty, "Loupe keeps them")
         let problems = root.problems(in: try document(text), named: "settings.json", reportingUnknownKeys: true)
         #expect(
@@ -123,7 +126,7 @@ struct DocumentCheckTests {
                     path: "server.hots",
                     message: "a key the type does not know, kept as it is (the type knows host, port here)",
                     kind: .unknownKey),
-            ], "not the keys a layer below sets: \(problems)")
+            ], "not the keys a layer below sets, nor the editor's $schema: \(problems)")
         // After the other problems, which are found as before.
         let both = root.problems(
             in: try document(#"{"retries": 11, "colour": "red"}"#), named: "settings.json", reportingUnknownKeys: true)

@@ -49,8 +49,8 @@ extension RootLens {
     /// defaults) and under its locks, as its own store's document would. Its version stamp is taken off
     /// and its migrations run first; secret references are left to the program (they are resolved where it
     /// runs). Keys the type does not know are kept by Loupe, and are problems only with
-    /// `reportingUnknownKeys`: each key the document sets (not one a layer below it sets), named with the
-    /// keys the type knows beside it.
+    /// `reportingUnknownKeys`: each key the document sets (not one a layer below it sets, nor the `$schema`
+    /// that names its JSON Schema for an editor), named with the keys the type knows beside it.
     ///
     /// A part that does not fit is reported, then read as the layers below give it (or taken out), and the
     /// document decoded again, so that one file's several bad parts are reported at once; the rules are
@@ -146,7 +146,10 @@ extension RootLens {
         }
         if let reads, let unknown = UnknownKeys(in: effective, reads: reads) {
             let known = (try? coding.encode(decoded)) ?? .object([:])
-            for path in unknown.paths().sorted(by: { $0.description < $1.description }) where top[path: path] != nil {
+            // A file's `$schema` names its JSON Schema for an editor: the type does not read it, but it is
+            // no mistake.
+            let unknownPaths = unknown.paths().filter { $0 != ValuePath([.key("$schema")]) && top[path: $0] != nil }
+            for path in unknownPaths.sorted(by: { $0.description < $1.description }) {
                 let parent = ValuePath(Array(path.components.dropLast()))
                 let beside: [String] =
                     if case .object(let members)? = known[path: parent] { members.keys.sorted() } else { [] }
