@@ -445,6 +445,7 @@ struct SettingsPageEditorTests {
         let file = directory.file("settings.jsonc")
         let text = """
             {
+              "$schema": "settings.schema.json",
               // Where it listens.
               "port": 8080,
               "server": {"host": "a.example", "tags": ["x", "y"], "tls": true, "extra": {}},
@@ -461,6 +462,15 @@ struct SettingsPageEditorTests {
         try await Application(router: router).test(.router) { client in
             let model = try await client.execute(uri: "/api/settings?token=t", method: .get) { $0.json }
             #expect(model[path: "title"] == .string("Settings"), "not the type's name, JSONValue")
+            var paths: [String] = []
+            if case .array(let groups)? = model[path: "groups"] {
+                for case .array(let settings)? in groups.map({ $0[path: "settings"] }) {
+                    for case .string(let path)? in settings.map({ $0[path: "path"] }) { paths.append(path) }
+                }
+            }
+            #expect(
+                paths == ["port", "ratio", "server.extra", "server.host", "server.tags", "server.tls"],
+                "in key order, without the $schema an editor reads: \(paths)")
             let expected: [(String, String, String)] = [
                 ("port", "integer", "number"), ("ratio", "number", "number"), ("server.host", "string", "text"),
                 ("server.tags", "array", "list"), ("server.tls", "boolean", "toggle"),

@@ -98,7 +98,8 @@ struct PageModel: Sendable {
     /// nested objects in turn, in key order; every other value a setting whose schema is its value's type.
     private func collectValues(of value: JSONValue, at path: [ValuePath.Component], into leaves: inout [Leaf]) {
         if case .object(let members) = value, !members.isEmpty || path.isEmpty {
-            for key in members.keys.sorted() where !(path.isEmpty && key == "$version") {
+            // The version stamp and the `$schema` an editor reads are the file's own, not settings.
+            for key in members.keys.sorted() where !(path.isEmpty && (key == "$version" || key == "$schema")) {
                 collectValues(of: members[key]!, at: path + [.key(key)], into: &leaves)
             }
             return
