@@ -268,7 +268,7 @@ extension SchemaObject {
 
 extension JSONValue {
     /// JSON Schema's name of this value's type.
-    fileprivate var schemaType: String {
+    package var schemaType: String {
         switch self {
         case .null: "null"
         case .bool: "boolean"

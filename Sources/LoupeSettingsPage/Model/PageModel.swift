@@ -107,27 +107,16 @@ struct PageModel: Sendable {
         leaves.append(Leaf(path: ValuePath(path), schema: Self.schema(of: value)))
     }
 
-    /// The schema of `value`'s type: a scalar's type, a list's with its items' when they share one scalar
-    /// type; nothing for null or an empty object, which the JSON editor edits.
+    /// The schema of `value`'s type (a list's with its items' when they share one scalar type), nothing
+    /// for null: the page's editor for that type, or JSON for the rest.
     static func schema(of value: JSONValue) -> [String: JSONValue] {
-        func typeName(_ value: JSONValue) -> String? {
-            switch value {
-            case .string: "string"
-            case .bool: "boolean"
-            case .integer: "integer"
-            case .double, .exactNumber: "number"
-            case .array: "array"
-            case .object: "object"
-            case .null: nil
-            }
-        }
-        guard let type = typeName(value) else { return [:] }
-        if case .array(let items) = value, let first = items.first.flatMap(typeName),
-            ["string", "integer", "number", "boolean"].contains(first), items.allSatisfy({ typeName($0) == first })
+        guard value != .null else { return [:] }
+        if case .array(let items) = value, let first = items.first?.schemaType,
+            ["string", "integer", "number", "boolean"].contains(first), items.allSatisfy({ $0.schemaType == first })
         {
-            return ["type": .string(type), "items": .object(["type": .string(first)])]
+            return ["type": .string("array"), "items": .object(["type": .string(first)])]
         }
-        return ["type": .string(type)]
+        return ["type": .string(value.schemaType)]
     }
 
     /// One setting: `{path, description, type, editor, nullable, choices, constraints, default, value,
