@@ -74,7 +74,8 @@ struct LoupeStore: SettingsLocation {
     static let abstract =
         "Reads and edits settings by path, in a file, UserDefaults, the keyring or etcd, while their users run."
     static let discussion = """
-        Paths name parts of the settings: server.port, features.beta, items[3].name, "key.with.dots".
+        Paths name parts of the settings: server.port, features.beta, items[3].name, "key.with.dots"; \
+        set at the index one past an array's end appends an element.
         Values are JSON; a bare word of letters, digits and -_.:/ is taken as a string.
 
         Choose one store: --file, --defaults with --key, --keyring, or --etcd with --key. With --schema, \

@@ -871,6 +871,30 @@ struct CLITests {
             "\(broken.error)")
     }
 
+    /// `set` at the index one past an array's end appends, in the file's own list, its comments kept; an
+    /// index further out is "not found" (66), naming the index that appends.
+    @Test func setOnePastAnArraysEndAppendsInPlace() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let file = directory.file("app.yaml")
+        try replaceFile(
+            file,
+            with:
+                "upstreams:\n  # tried in order\n  - https://a.example  # primary\n  - https://b.example\nretries: 3\n")
+        let set = try loupe("--file", file, "set", "upstreams[2]", "https://c.example")
+        #expect(set.status == 0, "\(set.error)")
+        #expect(
+            try String(contentsOfFile: file, encoding: .utf8)
+                == "upstreams:\n  # tried in order\n  - https://a.example  # primary\n  - https://b.example\n  - https://c.example\nretries: 3\n"
+        )
+        let tooFar = try loupe("--file", file, "set", "upstreams[7]", "https://d.example")
+        #expect(tooFar.status == 66, "\(tooFar.error)")
+        #expect(
+            tooFar.error.contains("no upstreams[7]: upstreams has [0]…[2]; upstreams[3] adds an element"),
+            "\(tooFar.error)")
+        #expect(try loupe("--file", file, "get", "upstreams").output.contains("https://c.example"))
+    }
+
     @Test func templatePrintsEverySettingCommentedOutInTheFormatAsked() throws {
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }

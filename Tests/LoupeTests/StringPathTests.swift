@@ -96,6 +96,80 @@ struct StringPathTests {
         #expect(root.value.protection == nil)
     }
 
+    @Test("an index one past an array's end appends an element; one further names the index that would")
+    func anIndexOnePastTheEndAppends() throws {
+        let root = RootLens(Graph())
+        try root.set(atPath: "items[2]", to: .object(["name": .string("c"), "weight": .integer(2)]))
+        #expect(root.value.items.map(\.name) == ["a", "b", "c"])
+        #expect(root.value.items[2].weight == 2)
+        #expect(throws: failure(.invalidValue, at: "items[3].weight")) {
+            try root.set(atPath: "items[3].name", to: .string("d"))
+        }
+        try root.set(atPath: "items[3]", to: .object(["name": .string("d"), "weight": .integer(1)]))
+
+        let tooFar = #expect(throws: failure(.notFound, at: "items[9]")) {
+            try root.set(atPath: "items[9]", to: .object(["name": .string("z")]))
+        }
+        #expect(tooFar?.description == "no items[9]: items has [0]…[3]; items[4] adds an element")
+        #expect(tooFar?.validKeys == ["[0]…[3]"])
+        let removing = #expect(throws: failure(.notFound, at: "items[4]")) { try root.remove(atPath: "items[4]") }
+        #expect(removing?.description == "no items[4]: items has [0]…[3]", "a removal adds nothing")
+        #expect(root.value.items.count == 4)
+
+        var document = JSONValue.object([:])
+        try document.set(.string("x"), at: ValuePath(parsing: "list[0]"))
+        try document.set(.integer(1), at: ValuePath(parsing: "rows[0].cells[0]"))
+        #expect(
+            document
+                == .object([
+                    "list": .array([.string("x")]), "rows": .array([.object(["cells": .array([.integer(1)])])]),
+                ]))
+        // A write that fails changes nothing: neither the key nor the element it made on the way stays.
+        let before = document
+        #expect(throws: failure(.notFound, at: "other[1]")) {
+            try document.set(.null, at: ValuePath(parsing: "other[1]"))
+        }
+        #expect(throws: failure(.notFound, at: "list[1][3]")) {
+            try document.set(.null, at: ValuePath(parsing: "list[1][3]"))
+        }
+        #expect(throws: failure(.notFound, at: "rows[1].more[2]")) {
+            try document.set(.null, at: ValuePath(parsing: "rows[1].more[2]"))
+        }
+        #expect(document == before)
+    }
+
+    @Test("an element appended by path is written into the file's own array, its comments kept")
+    func anAppendedElementIsWrittenInPlace() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let path = directory.file("settings.toml")
+        let text = """
+            # upstreams, tried in order
+            upstreams = [
+              "https://a.example",  # primary
+              "https://b.example",  # fallback
+            ]
+            retries = 3
+
+            """
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        let root = try RootLens(
+            default: JSONValue.object([:]), store: FileStore(path: path, format: TOMLCodec()), watch: false)
+        try root.set(atPath: "upstreams[2]", to: .string("https://c.example"))
+        let written = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(
+            written == """
+                # upstreams, tried in order
+                upstreams = [
+                  "https://a.example",  # primary
+                  "https://b.example",  # fallback
+                  "https://c.example",
+                ]
+                retries = 3
+
+                """)
+    }
+
     @Test func removeDeletesOptionalsEntriesAndElementsButNotRequiredParts() throws {
         let root = RootLens(Graph())
         try root.set(atPath: "features.beta", to: .bool(true))

@@ -716,6 +716,33 @@ struct TOMLInPlaceEditTests {
         #expect(last == Self.handWritten + "\n[mirrors.tls]\nk = 27\n", "\(last)")
     }
 
+    /// An array of tables inside an element of another (`[[mirrors.url]]`) that becomes an array of values is
+    /// a `key = [ … ]` line in that element's section; when the outer array changes length in the same
+    /// write, the outer array is written anew, whole. Either way the write lands, and reads back.
+    @Test func anArrayOfTablesInsideAnElementThatBecomesValuesIsALineOfThatElement() throws {
+        let nested = """
+            count = 1
+
+            [[mirrors]]
+            name = "x"
+
+            [[mirrors.url]]
+            url = "m3.0"
+
+            [[mirrors]]
+            name = "y"
+
+            """
+        let values = try edited(nested) {
+            try $0.set(.array([.integer(1), .string("two")]), at: "mirrors[0].url")
+        }
+        #expect(values == "count = 1\n\n[[mirrors]]\nname = \"x\"\nurl = [1, \"two\"]\n\n[[mirrors]]\nname = \"y\"\n")
+        let shorter = try edited(nested) { document in
+            try document.set(.array([.object(["name": .string("x"), "url": .array([.integer(1)])])]), at: "mirrors")
+        }
+        #expect(shorter.hasPrefix("count = 1\n") && !shorter.contains("\"y\""), "\(shorter)")
+    }
+
     @Test func anArrayOfTablesThatChangesLengthGainsOrLosesSections() throws {
         // A new element: a section after the last, in the elements' style; comments before the next section stay.
         let withLog = Self.handWritten + "\n# logging\n[log]\nlevel = \"info\"\n"

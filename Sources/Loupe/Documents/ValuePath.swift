@@ -154,7 +154,8 @@ extension JSONValue {
         return current
     }
 
-    /// Sets the value at `path`, creating missing objects on the way.
+    /// Sets the value at `path`, creating missing objects on the way; an index one past an array's end
+    /// appends an element (`upstreams[2]` of an array of two), as an override's index does.
     public mutating func set(_ value: JSONValue, at path: ValuePath) throws {
         try modify(path, depth: 0) { $0 = value }
     }
@@ -189,26 +190,47 @@ extension JSONValue {
         guard depth < path.components.count else { return try body(&self) }
         // The object or array and the child are taken out before they change, so that neither is copied
         // (a switch over a tuple holding `self` would keep a second reference to them while they change).
+        // A step that fails below undoes what this one made (a null made a container, a key, an element), so
+        // that a write that fails leaves the value as it was.
+        let madeHere: Bool
+        if case .null = self, creating { madeHere = true } else { madeHere = false }
         switch path.components[depth] {
         case .key(let key):
-            if case .null = self, creating { self = .object([:]) }
+            if madeHere { self = .object([:]) }
             guard case .object(var object) = self, creating || object[key] != nil else {
                 throw notFound(path, depth: depth)
             }
             self = .null
-            var child = object.removeValue(forKey: key) ?? .object([:])
-            defer {
-                object[key] = child
-                self = .object(object)
+            // A missing part is made by the step below it: an object for a key, an array for `[0]`.
+            let existing = object.removeValue(forKey: key)
+            var child = existing ?? .null
+            do {
+                try child.modify(path, depth: depth + 1, creating: creating, body)
+            } catch {
+                if existing != nil { object[key] = child }
+                self = madeHere ? .null : .object(object)
+                throw error
             }
-            try child.modify(path, depth: depth + 1, creating: creating, body)
+            object[key] = child
+            self = .object(object)
         case .index(let index):
-            guard case .array(var array) = self, array.indices.contains(index) else {
-                throw notFound(path, depth: depth)
+            if madeHere, index == 0 { self = .array([]) }
+            guard case .array(var array) = self,
+                array.indices.contains(index) || (creating && index == array.count)
+            else {
+                throw notFound(path, depth: depth, appending: creating)
             }
             self = .null
-            defer { self = .array(array) }
-            try array[index].modify(path, depth: depth + 1, creating: creating, body)
+            let appended = index == array.count
+            if appended { array.append(.null) }
+            do {
+                try array[index].modify(path, depth: depth + 1, creating: creating, body)
+            } catch {
+                if appended { array.removeLast() }
+                self = madeHere ? .null : .array(array)
+                throw error
+            }
+            self = .array(array)
         }
     }
 
@@ -220,8 +242,9 @@ extension JSONValue {
         }
     }
 
-    /// "Nothing at `path`", naming this value (at `depth` steps down `path`) and what it holds.
-    func notFound(_ path: ValuePath, depth: Int) -> SettingsError {
+    /// "Nothing at `path`", naming this value (at `depth` steps down `path`) and what it holds; for a
+    /// write (`appending`), an array names the index that adds an element too.
+    func notFound(_ path: ValuePath, depth: Int, appending: Bool = false) -> SettingsError {
         let parent = path.prefix(depth)
         switch self {
         case .object(let object):
@@ -232,7 +255,9 @@ extension JSONValue {
                 })
         case .array(let array):
             let valid = array.isEmpty ? [] : ["[0]" + (array.count > 1 ? "…[\(array.count - 1)]" : "")]
-            return .notFound(path, parent: parent, validKeys: valid)
+            let adding = ValuePath(parent.components + [.index(array.count)])
+            return .notFound(
+                path, parent: parent, validKeys: valid, note: appending ? "\(adding) adds an element" : nil)
         default:
             return .notFound(path, parent: parent, shownParent: "\(parent) (\(kind))", validKeys: [])
         }

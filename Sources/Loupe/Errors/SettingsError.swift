@@ -228,13 +228,14 @@ extension SettingsError {
     /// Nothing at `path`; `parent` is the nearest part that exists (described as `shownParent`), `validKeys`
     /// its keys.
     static func notFound(
-        _ path: ValuePath, parent: ValuePath, shownParent: String? = nil, validKeys: [String]
+        _ path: ValuePath, parent: ValuePath, shownParent: String? = nil, validKeys: [String], note: String? = nil
     ) -> SettingsError {
         let shown = shownParent ?? parent.description
-        let reason =
+        var reason =
             validKeys.isEmpty
             ? "no \(path): \(shown) has nothing inside it"
             : "no \(path): \(shown) has \(validKeys.joined(separator: ", "))"
+        if let note { reason += "; \(note)" }
         return SettingsError(.notFound, path: path, reason: reason, parent: parent, validKeys: validKeys)
     }
 

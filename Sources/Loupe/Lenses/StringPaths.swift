@@ -25,7 +25,8 @@ extension MutableLens where Value: Codable {
     /// The write is applied to the document of the current value, which is then decoded again as a whole,
     /// so `set(atPath: "server.port", to: .string("abc"))` fails with
     /// `server.port: expected Int, found String "abc"` and changes nothing. Missing objects on the way are
-    /// created (so an optional part that is `nil` can be set member by member, if what results decodes).
+    /// created (so an optional part that is `nil` can be set member by member, if what results decodes), and
+    /// an index one past an array's end appends an element (`items[2]` of an array of two).
     ///
     /// - Throws: ``SettingsError`` (``SettingsError/Code/invalidValue`` when the type refuses the value,
     ///   ``SettingsError/Code/notFound`` when the path names a key the type does not have), or the store's

@@ -272,8 +272,17 @@ private struct TOMLEditWork {
         }
     }
 
-    /// The arrays of tables (keys only) that the edits give an element that is not a table: written anew.
+    /// The arrays of tables that the edits give an element that is not a table: written anew. One inside an
+    /// element of another array of tables (`[[mirrors.url]]`) is too, when no array on its path gains or
+    /// loses elements in these edits (its path in the new document is then the one it has in the old);
+    /// otherwise the outermost array on its path that does is written anew, whole.
     func arraysOfTablesLosingTables(_ edits: [DocumentEdit]) -> [Path] {
+        let resized = edits.compactMap { edit -> Path? in
+            switch edit {
+            case .addElement(let path, _, _), .removeElement(let path, _): path
+            default: nil
+            }
+        }
         var paths: [Path] = []
         for edit in edits {
             let (array, value): (Path, JSONValue)
@@ -286,12 +295,15 @@ private struct TOMLEditWork {
             default:
                 continue
             }
-            guard !Self.isTable(value), sectionAt[array.appending(.index(0))] != nil, !paths.contains(array),
-                array.allSatisfy({ if case .key = $0 { true } else { false } })
-            else { continue }
-            paths.append(array)
+            guard !Self.isTable(value), sectionAt[array.appending(.index(0))] != nil else { continue }
+            let outermost = resized.filter { array.count > $0.count && array.starts(with: $0) }
+                .min { $0.count < $1.count }
+            let rewritten = outermost ?? array
+            guard sectionAt[rewritten.appending(.index(0))] != nil, !paths.contains(rewritten) else { continue }
+            paths.append(rewritten)
         }
-        return paths
+        // An array written anew takes the arrays inside it with it.
+        return paths.filter { path in !paths.contains { path.count > $0.count && path.starts(with: $0) } }
     }
 
     /// An array of tables that loses all its sections, or a table made only by what it loses (dotted keys,
