@@ -38,6 +38,44 @@ struct CorpusHarnessTests {
             "another element changed")
     }
 
+    @Test("a TOML multi-line string with line-ending backslashes is one value over several lines")
+    func multiLineStrings() throws {
+        let q = String(repeating: "\"", count: 3)
+        let old = "format = \(q)\na\\\nb\(q)\n# next\nx = 1\n"
+        let (before, after) = (#"{"format": "ab", "x": 1}"#, #"{"format": 12.5, "x": 1}"#)
+        #expect(try verdict(old, "format = 12.5\n# next\nx = 1\n", .replaceOther, at: "format", before, after) == nil)
+        #expect(
+            try verdict(old, "format = 12.5\nx = 1\n", .replaceOther, at: "format", before, after) != nil,
+            "the next key's comment went")
+    }
+
+    @Test("an element removed from beside its array's bracket keeps the bracket's line, and nothing more")
+    func elementsBesideTheirBracket() throws {
+        let old = "{\n  \"c\": [{\n      \"a\": 1\n    },\n    {\n      \"a\": 2\n    }\n  ]\n}\n"
+        let (before, after) = (#"{"c": [{"a": 1}, {"a": 2}]}"#, #"{"c": [{"a": 2}]}"#)
+        let removed = "{\n  \"c\": [\n    {\n      \"a\": 2\n    }\n  ]\n}\n"
+        #expect(try verdict(old, removed, .removeElement, at: "c[0]", before, after, markers: ["//"]) == nil)
+        let renamed = "{\n  \"d\": [\n    {\n      \"a\": 2\n    }\n  ]\n}\n"
+        #expect(
+            try verdict(old, renamed, .removeElement, at: "c[0]", before, after, markers: ["//"]) != nil,
+            "the bracket's line changed more than the element")
+    }
+
+    @Test("a YAML block scalar's lines that start with # are its text, not comments")
+    func blockScalarLinesAreNotComments() throws {
+        let old = "steps:\n  - name: a\n    run: |\n      make\n      # not a comment\n  # b's comment\n  - name: b\n"
+        let (before, after) = (
+            #"{"steps": [{"name": "a", "run": "make\n# not a comment\n"}, {"name": "b"}]}"#,
+            #"{"steps": [{"name": "a"}, {"name": "b"}]}"#
+        )
+        let removed = "steps:\n  - name: a\n  # b's comment\n  - name: b\n"
+        #expect(try verdict(old, removed, .removeMember, at: "steps[0].run", before, after) == nil)
+        let tookComment = "steps:\n  - name: a\n  - name: b\n"
+        #expect(
+            try verdict(old, tookComment, .removeMember, at: "steps[0].run", before, after) != nil,
+            "the comment of what follows went too")
+    }
+
     @Test("a set passes where it changes its one line and keeps the line's comment")
     func sets() throws {
         let old = "# top\n[a]\nx = 1 # one\ny = 2\n"

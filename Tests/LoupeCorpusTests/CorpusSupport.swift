@@ -444,7 +444,7 @@ struct LineChange {
             // A YAML string with no line break may still be written over several lines, as a folded block (`>-`).
             let oneLineOld =
                 oldValue.map { !$0.isContainer && !($0.stringValue?.contains("\n") ?? false) } ?? false
-                && !replacesBlockScalar
+                && !replacesBlockScalar && !replacesMultiLineString
             let oneLineNew =
                 edit.newValue.map { !$0.isContainer && !($0.stringValue?.contains("\n") ?? false) } ?? false
             if oneLineOld && oneLineNew {
@@ -466,7 +466,7 @@ struct LineChange {
                 equal: Self.sameButSeparators)
             let emptied = edit.document.valueIfAny(at: Array(edit.path.dropLast()))?.isEmptyContainer ?? false
             if !(loose.inserted.isEmpty || (loose.inserted.count == 1 && (loose.removed.count == 1 || emptied))
-                || loose.movesUpToItsDash)
+                || loose.movesUpToItsDash || loose.keepsTheLineOfItsBracket)
             {
                 return "a removal replaced \(loose.removed.count) line(s) by \(loose.inserted.count)"
             }
@@ -489,10 +489,13 @@ struct LineChange {
             }
         }
         let isRemoval = edit.kind == .removeMember || edit.kind == .removeElement
-        let kept = Self.commentLines(
-            of: isRemoval ? Array(oldLines[..<prefix] + oldLines[(oldLines.count - suffix)...]) : oldLines,
-            markers: markers)
-        var left = Self.commentLines(of: newLines, markers: markers)
+        let oldComments = Self.commentLineIndices(of: oldLines, markers: markers)
+        let kept = oldComments.filter { !isRemoval || $0 < prefix || $0 >= oldLines.count - suffix }.map {
+            oldLines[$0].trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        var left = Self.commentLineIndices(of: newLines, markers: markers).map {
+            newLines[$0].trimmingCharacters(in: .whitespacesAndNewlines)
+        }
         for comment in kept {
             guard let index = left.firstIndex(of: comment) else { return "the comment line \"\(comment)\" is gone" }
             left.remove(at: index)
@@ -508,17 +511,19 @@ struct LineChange {
     /// right below one. Lines that repeat let a removed run shift up (`# c`, `x`, `# c`, `y` less its first
     /// two lines can be read as `x`, `# c` removed), so each place the run can shift to is tried.
     func removalCommentProblem(markers: [String]) -> String? {
-        func isComment(_ line: String) -> Bool { !Self.commentLines(of: [line], markers: markers).isEmpty }
+        let comments = Set(Self.commentLineIndices(of: oldLines, markers: markers))
+        func isComment(_ index: Int) -> Bool { comments.contains(index) }
         var start = prefix
         var end = oldLines.count - suffix
         var problem: String?
         while true {
-            let last = oldLines[start..<end].last { !$0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }
-            if let last, isComment(last) {
+            let lastIndex = (start..<end).last { !oldLines[$0].trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }
+            if let lastIndex, isComment(lastIndex) {
+                let last = oldLines[lastIndex]
                 problem =
                     problem
                     ?? "the removal took the comment line \"\(last.trimmingCharacters(in: .whitespacesAndNewlines))\" of what follows"
-            } else if start > 0, isComment(oldLines[start - 1]), !isComment(oldLines[start]) {
+            } else if start > 0, isComment(start - 1), !isComment(start) {
                 problem =
                     problem
                     ?? "the removal left its own comment line \"\(oldLines[start - 1].trimmingCharacters(in: .whitespacesAndNewlines))\" behind"
@@ -531,12 +536,15 @@ struct LineChange {
         }
     }
 
+    /// Whether `line` opens a YAML block scalar (`key: |`, `- >-`).
+    static func isBlockScalarHeader(_ line: String) -> Bool {
+        line.range(of: #"(^|[:-])\s*[>|][1-9]?[-+]?[1-9]?\s*(#.*)?\r?$"#, options: .regularExpression) != nil
+    }
+
     /// Whether the replaced lines are (the header and) the lines of a YAML block scalar (`key: >-` and the
     /// lines indented under it).
     var replacesBlockScalar: Bool {
-        func isHeader(_ line: String) -> Bool {
-            line.range(of: #"(^|[:-])\s*[>|][1-9]?[-+]?[1-9]?\s*(#.*)?\r?$"#, options: .regularExpression) != nil
-        }
+        let isHeader = Self.isBlockScalarHeader
         func indentation(_ line: String) -> Int { line.prefix { $0 == " " }.count }
         let header: String
         let body: ArraySlice<String>
@@ -551,6 +559,25 @@ struct LineChange {
             && body.allSatisfy {
                 $0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty || indentation($0) > indentation(header)
             }
+    }
+
+    /// Whether the replaced lines start with a TOML multi-line string (`key = """` or `'''`, whose lines may
+    /// end in `\` and so hold a value with no line break).
+    var replacesMultiLineString: Bool {
+        guard let first = removed.first, removed.count > 1 else { return false }
+        return [String(repeating: "\"", count: 3), "'''"].contains { first.components(separatedBy: $0).count % 2 == 0 }
+    }
+
+    /// Whether a removal kept the line of the bracket the removed element stood beside, less the element
+    /// (`"configurations": [{` made `"configurations": [`, or `}]` made `]`), and took the element's other lines.
+    var keepsTheLineOfItsBracket: Bool {
+        guard inserted.count == 1, removed.count > 1, let first = removed.first, let last = removed.last else {
+            return false
+        }
+        let kept = inserted[inserted.startIndex].trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !kept.isEmpty else { return false }
+        return (kept.hasSuffix("[") && first.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix(kept))
+            || (kept.hasPrefix("]") && last.trimmingCharacters(in: .whitespacesAndNewlines).hasSuffix(kept))
     }
 
     /// An end-of-line comment of the replaced lines that none of the lines put in their place holds.
@@ -576,11 +603,25 @@ struct LineChange {
         return lines.joined(separator: "\n")
     }
 
-    /// The lines that are comments alone (after indentation), trimmed, CR dropped.
-    static func commentLines(of lines: [String], markers: [String]) -> [String] {
-        lines.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { line in
-            markers.contains { line.hasPrefix($0) }
+    /// The indices of the lines that are comments alone (after indentation), not counting the lines of a YAML
+    /// block scalar (text that may start with `#`).
+    static func commentLineIndices(of lines: [String], markers: [String]) -> [Int] {
+        var indices: [Int] = []
+        var blockIndentation: Int?
+        for (index, line) in lines.enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+            let indentation = line.prefix { $0 == " " }.count
+            if let block = blockIndentation {
+                if trimmed.isEmpty || indentation > block { continue }
+                blockIndentation = nil
+            }
+            if markers.contains(where: { trimmed.hasPrefix($0) }) {
+                indices.append(index)
+            } else if markers.contains("#"), isBlockScalarHeader(line) {
+                blockIndentation = indentation
+            }
         }
+        return indices
     }
 
     /// The comment after a value on a line (` # c`, `// c`, `/* c */`), when the line has one outside quotes.
