@@ -15,9 +15,13 @@ import Loupe
 /// - A value that becomes a collection, or stops being one, is written anew in its entry: block in a block
 ///   collection, flow in a flow one.
 ///
+/// - A key that only a merge key (`<<: *defaults`) brings in, set to a new value, becomes the mapping's own
+///   (a line after its last entry), which YAML takes over the merged one: the mapping the anchor holds, and
+///   every other mapping that merges it, stay as they were.
+///
 /// It refuses (``TextEditRefusal``, naming the path) only an edit that would change what an alias shows
-/// (a change to an alias, to an anchored value aliases share, or removing one) or a key a merge key (`<<`)
-/// brings in.
+/// (a change to an alias, to an anchored value aliases share, or removing one), removing a key a merge key
+/// brings in, or an edit inside a value a merge key brings in.
 struct YAMLEditor: TextEditor {
     func splices(for edits: [DocumentEdit], in text: [UInt8], holding old: JSONValue) throws -> [TextSplice] {
         let lines = TextLines(text)
@@ -40,10 +44,13 @@ struct YAMLEditor: TextEditor {
         // containers in the order of their first edit, so that lines added at one place come in order.
         var containers: [[ValuePath.Component]] = []
         var structural: [[ValuePath.Component]: [DocumentEdit]] = [:]
-        for edit in edits {
+        for var edit in edits {
             if case .replace(let path, let value) = edit {
-                try editor.replace(at: path, with: value)
-                continue
+                guard let (mapping, key) = editor.keyOnlyMerged(path) else {
+                    try editor.replace(at: path, with: value)
+                    continue
+                }
+                edit = .addMember(in: mapping, key: key, value: value)
             }
             if structural[edit.path] == nil { containers.append(edit.path) }
             structural[edit.path, default: []].append(edit)
@@ -128,6 +135,17 @@ private struct Splicing {
         }
         for entry in mapping.entries where entry.isMerge { add(entry.value, depth: 0) }
         return keys
+    }
+
+    /// The mapping and key of `path` when the key is one only a merge key (`<<`) of that mapping brings in
+    /// (none of its own), and the mapping is one aliases do not share: a set there adds the key as its own.
+    func keyOnlyMerged(_ path: [ValuePath.Component]) -> ([ValuePath.Component], String)? {
+        guard case .key(let key)? = path.last, let parent = try? locate(Array(path.dropLast())) else { return nil }
+        let mapping = parent.node
+        guard mapping.isMapping, mapping.member(key) == nil, mergedKeys(of: mapping).contains(key),
+            (try? checkNotShared(mapping, at: path.dropLast())) != nil
+        else { return nil }
+        return (Array(path.dropLast()), key)
     }
 
     /// The node at `path`; refuses a path through an alias or a value aliases share.

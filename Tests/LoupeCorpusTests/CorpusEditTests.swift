@@ -19,7 +19,8 @@ import Testing
 /// - a refusal is allowed only for YAML, where the edit touches an alias, an anchor or a merge key.
 ///
 /// Each format prints a summary line (`corpus toml: 20 files, edits 240, kept …`); `LOUPE_CORPUS_VERBOSE=1`
-/// prints the diff of every edit that passed, too.
+/// prints the diff of every edit that passed, too, and `LOUPE_CORPUS_REFUSALS=1` each refusal allowed, with its
+/// reason.
 @Suite("A corpus of real files, edited at random")
 struct CorpusEditTests {
     @Test("every file of the corpus reads", arguments: CorpusFormat.allCases)
@@ -81,6 +82,9 @@ struct CorpusEditTests {
                 where format.refusesAliases && CorpusEdits.isAliasRefusal(error, of: edit, in: file)
             {
                 tally.refused += 1
+                if ProcessInfo.processInfo.environment["LOUPE_CORPUS_REFUSALS"] != nil {
+                    print("corpus refusal (allowed) \(file.name): \(edit): \(error)")
+                }
             } catch {
                 tally.failed += 1
                 tally.notKept[edit.kind, default: 0] += 1

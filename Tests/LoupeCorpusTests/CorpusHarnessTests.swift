@@ -61,6 +61,22 @@ struct CorpusHarnessTests {
             "the bracket's line changed more than the element")
     }
 
+    @Test("a YAML key a merge key brings in, set, is one line added to its mapping, and nothing more")
+    func mergedKeysMadeOwn() throws {
+        let old = "base: &b\n  x: 1\nservice:\n  <<: *b\n  y: 2\n"
+        let (before, after) = (
+            #"{"base": {"x": 1}, "service": {"x": 1, "y": 2}}"#, #"{"base": {"x": 1}, "service": {"x": 5, "y": 2}}"#
+        )
+        #expect(try verdict(old, old + "  x: 5\n", .replaceSame, at: "service.x", before, after) == nil)
+        #expect(
+            try verdict(old, old + "  z: 5\n", .replaceSame, at: "service.x", before, after) != nil,
+            "a line of another key")
+        #expect(
+            try verdict(
+                old, old.replacingOccurrences(of: "y: 2", with: "y: 2\n  x: 5"), .replaceSame, at: "service.x",
+                before, after) == nil)
+    }
+
     @Test("a YAML block scalar's lines that start with # are its text, not comments")
     func blockScalarLinesAreNotComments() throws {
         let old = "steps:\n  - name: a\n    run: |\n      make\n      # not a comment\n  # b's comment\n  - name: b\n"

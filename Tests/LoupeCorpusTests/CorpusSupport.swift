@@ -447,7 +447,19 @@ struct LineChange {
                 && !replacesBlockScalar && !replacesMultiLineString
             let oneLineNew =
                 edit.newValue.map { !$0.isContainer && !($0.stringValue?.contains("\n") ?? false) } ?? false
-            if oneLineOld && oneLineNew {
+            // A YAML key that a merge key (`<<`) brings in, set: one line, the mapping's own key, added.
+            let madeOwn =
+                markers == ["#"] && removed.isEmpty && inserted.count == 1
+                && edit.path.last.map { last in
+                    if case .key(let key) = last {
+                        inserted[inserted.startIndex].trimmingCharacters(in: .whitespaces).hasPrefix(key + ":")
+                    } else {
+                        false
+                    }
+                } == true
+            if madeOwn {
+                // Judged by its comments alone, below.
+            } else if oneLineOld && oneLineNew {
                 guard removed.count == 1, inserted.count == 1 else {
                     return "a one-line set changed \(removed.count) line(s) into \(inserted.count)"
                 }

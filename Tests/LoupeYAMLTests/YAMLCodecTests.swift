@@ -350,10 +350,10 @@ struct YAMLMergeKeyTests {
         }
     }
 
-    /// A key the mapping writes is edited where it stands; a key a merge key brings in is neither set nor
-    /// taken out (that would change it for every mapping that merges it): refused, naming it, and nothing
-    /// is written.
-    @Test func aMergedKeySetOrTakenOutIsRefused() throws {
+    /// A key the mapping writes is edited where it stands; a key a merge key brings in, set, becomes the
+    /// mapping's own (YAML takes it over the merged one), and the anchor's mapping keeps its value; taken out,
+    /// it is refused (the merge would show it again), naming it, and nothing is written.
+    @Test func aMergedKeySetBecomesTheMappingsOwnAndTakenOutIsRefused() throws {
         let text = Self.texts[3]
         let directory = try TemporaryDirectory()
         defer { directory.cleanUp() }
@@ -373,12 +373,19 @@ struct YAMLMergeKeyTests {
         try root.upstream.timeout.set(60)
         let written = try String(contentsOfFile: path, encoding: .utf8)
         #expect(written == text.replacingOccurrences(of: "timeout: 30", with: "timeout: 60"))
-        #expect {
-            try root.upstream.retries.set(7)
-        } throws: { error in
-            "\(error)".contains("upstream.retries: it comes from a YAML merge key (<<)")
-        }
-        #expect(try String(contentsOfFile: path, encoding: .utf8) == written)
+        try root.upstream.retries.set(7)
+        let overridden = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(overridden == written + "  retries: 7\n")
+        #expect(root.value.defaults.retries == 3 && root.value.upstream.retries == 7)
+        #expect(
+            try IndependentParser.yaml.parse([overridden]) == [
+                .object([
+                    "defaults": .object(["retries": .integer(3), "timeout": .integer(5)]),
+                    "upstream": .object([
+                        "retries": .integer(7), "timeout": .integer(60), "url": .string("https://a.example"),
+                    ]),
+                ])
+            ])
 
         // Taken out of a document that holds it only through the merge: refused.
         let codec = YAMLCodec()

@@ -167,7 +167,6 @@ struct YAMLEditorTests {
             ({ (d: inout JSONValue) in try d.set(.integer(5), at: "alias.x") }, "alias", "YAML alias"),
             ({ (d: inout JSONValue) in try d.set(.integer(5), at: "base.x") }, "base", "anchored (&b)"),
             ({ (d: inout JSONValue) in try d.remove(at: "base") }, "base", "anchored (&b)"),
-            ({ (d: inout JSONValue) in try d.set(.integer(5), at: "service.x") }, "service.x", "merge key"),
             ({ (d: inout JSONValue) in try d.remove(at: "service.x") }, "service.x", "merge key"),
         ] as [((inout JSONValue) throws -> Void, String, String)] {
             #expect {
@@ -176,10 +175,11 @@ struct YAMLEditorTests {
                 "\(error)".contains("test.yaml: \(path): ") && "\(error)".contains(why)
             }
         }
-        // The mapping's own key is edited where it stands.
+        // The mapping's own key is edited where it stands; a key only the merge brings in becomes its own.
         #expect(
             try edited(text) { try $0.set(.integer(4), at: "service.y") }
                 == text.replacingOccurrences(of: "y: 3", with: "y: 4"))
+        #expect(try edited(text) { try $0.set(.integer(5), at: "service.x") } == text + "  x: 5\n")
     }
 
     @Test func severalDocumentsAreRefusedNamingTheFile() throws {
@@ -402,10 +402,16 @@ struct YAMLWorldFileTests {
             try edited(Self.compose) { try $0.remove(at: "services.db.environment") }
                 == Self.compose.replacingOccurrences(
                     of: "    environment:\n      POSTGRES_PASSWORD: example\n", with: ""))
-        #expect {
+        // A key the merge brings in, set: the service's own, after its last entry; the anchor and the other
+        // service that merges it stay as they were.
+        #expect(
             try edited(Self.compose) { try $0.set(.string("always"), at: "services.db.restart") }
+                == Self.compose.replacingOccurrences(
+                    of: "POSTGRES_PASSWORD: example\n", with: "POSTGRES_PASSWORD: example\n    restart: always\n"))
+        #expect {
+            try edited(Self.compose) { try $0.set(.string("local"), at: "services.db.logging.driver") }
         } throws: { error in
-            "\(error)".contains("services.db.restart: it comes from a YAML merge key (<<)")
+            "\(error)".contains("services.db.logging: it comes from a YAML merge key (<<)")
         }
         #expect {
             try edited(Self.compose) { try $0.set(.string("local"), at: "x-defaults.logging.driver") }
