@@ -109,12 +109,13 @@ public struct YAMLCodec: DocumentCodec {
 
     /// `document` as an edit of the YAML text `previous`, which holds `previousDocument`: only the bytes of
     /// what changed are written; comments, order, quoting, layout and the spelling of
-    /// every value that stays are kept. An edit that would change what an alias shows, or a key a merge key
-    /// brings in, is refused, naming the path.
+    /// every value that stays are kept. A key a merge key brings in that changes (or a value inside it) becomes
+    /// the mapping's own; an edit that would change what an alias shows, or removing a key a merge key brings
+    /// in, is refused, naming the path.
     public func serialize(
         _ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue
     ) throws -> Data {
-        try TextEngine.edit(previous, from: previousDocument, to: document, with: YAMLEditor())
+        try TextEngine.edit(previous, from: previousDocument, to: document, with: YAMLEditor(document: document))
     }
 
     /// A parser of `text`, told that it is UTF-8 (a Swift string's encoding, which Yams' default finds

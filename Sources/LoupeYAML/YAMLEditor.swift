@@ -15,14 +15,17 @@ import Loupe
 /// - A value that becomes a collection, or stops being one, is written anew in its entry: block in a block
 ///   collection, flow in a flow one.
 ///
-/// - A key that only a merge key (`<<: *defaults`) brings in, set to a new value, becomes the mapping's own
-///   (a line after its last entry), which YAML takes over the merged one: the mapping the anchor holds, and
-///   every other mapping that merges it, stay as they were.
+/// - A key that only a merge key (`<<: *defaults`) brings in, set to a new value or changed inside, becomes
+///   the mapping's own (written after its last entry, as the new document holds it), which YAML takes over
+///   the merged one: the mapping the anchor holds, and every other mapping that merges it, stay as they were.
 ///
 /// It refuses (``TextEditRefusal``, naming the path) only an edit that would change what an alias shows
-/// (a change to an alias, to an anchored value aliases share, or removing one), removing a key a merge key
-/// brings in, or an edit inside a value a merge key brings in.
+/// (a change to an alias, to an anchored value aliases share, or removing one), or removing a key a merge
+/// key brings in (the merge would show it again).
 struct YAMLEditor: TextEditor {
+    /// The document the edits make: a value a merge key brings in that changes is written from it.
+    var document: JSONValue
+
     func splices(for edits: [DocumentEdit], in text: [UInt8], holding old: JSONValue) throws -> [TextSplice] {
         let lines = TextLines(text)
         let tree: YAMLSyntaxTree
@@ -44,13 +47,24 @@ struct YAMLEditor: TextEditor {
         // containers in the order of their first edit, so that lines added at one place come in order.
         var containers: [[ValuePath.Component]] = []
         var structural: [[ValuePath.Component]: [DocumentEdit]] = [:]
+        // A key only a merge key brings in, changed (set, or edited inside): the mapping's own, once.
+        var madeOwn: Set<[ValuePath.Component]> = []
         for var edit in edits {
-            if case .replace(let path, let value) = edit {
-                guard let (mapping, key) = editor.keyOnlyMerged(path) else {
-                    try editor.replace(at: path, with: value)
-                    continue
+            if let (mapping, key) = editor.mergedKey(holding: edit) {
+                let path = mapping + [.key(key)]
+                guard let value = document[path: ValuePath(path)] else {
+                    throw TextEditRefusal(
+                        path: path,
+                        reason:
+                            "it comes from a YAML merge key (<<), which would bring it in again if it were taken out here; take it out of the merged mapping, by hand"
+                    )
                 }
+                guard madeOwn.insert(path).inserted else { continue }
+                editor.writeOwn(path, as: value, over: old[path: ValuePath(path)])
                 edit = .addMember(in: mapping, key: key, value: value)
+            } else if case .replace(let path, let value) = edit {
+                try editor.replace(at: path, with: value)
+                continue
             }
             if structural[edit.path] == nil { containers.append(edit.path) }
             structural[edit.path, default: []].append(edit)
@@ -66,6 +80,9 @@ private struct Splicing {
     let lines: TextLines
     let tree: YAMLSyntaxTree
     var splices: [TextSplice] = []
+    /// What follows the key of an entry a block mapping gains (by the entry's path) where it is not the
+    /// value written out: `<<: *name` and what differs, for a key a merge key brought in.
+    var ownTexts: [[ValuePath.Component]: String] = [:]
 
     init(text: [UInt8], lines: TextLines, tree: YAMLSyntaxTree) {
         self.text = text
@@ -137,15 +154,78 @@ private struct Splicing {
         return keys
     }
 
-    /// The mapping and key of `path` when the key is one only a merge key (`<<`) of that mapping brings in
-    /// (none of its own), and the mapping is one aliases do not share: a set there adds the key as its own.
-    func keyOnlyMerged(_ path: [ValuePath.Component]) -> ([ValuePath.Component], String)? {
-        guard case .key(let key)? = path.last, let parent = try? locate(Array(path.dropLast())) else { return nil }
-        let mapping = parent.node
-        guard mapping.isMapping, mapping.member(key) == nil, mergedKeys(of: mapping).contains(key),
-            (try? checkNotShared(mapping, at: path.dropLast())) != nil
-        else { return nil }
-        return (Array(path.dropLast()), key)
+    /// The mapping and key on the way to what `edit` changes (the value it sets, or the container whose
+    /// entries it adds or removes) where the key is one only a merge key (`<<`) of that mapping brings in
+    /// (none of its own), through nodes aliases do not share: the edit changes that key's value, which
+    /// becomes the mapping's own. Nil for every other edit (a removed key a merge key brings in included).
+    func mergedKey(holding edit: DocumentEdit) -> ([ValuePath.Component], String)? {
+        let path = edit.path
+        var node = tree.root
+        for (depth, component) in path.enumerated() {
+            guard let current = node, (try? checkNotShared(current, at: path[..<depth])) != nil else { return nil }
+            switch component {
+            case .key(let key):
+                guard current.isMapping else { return nil }
+                if let member = current.member(key) {
+                    node = member.value
+                } else {
+                    return mergedKeys(of: current).contains(key) ? (Array(path[..<depth]), key) : nil
+                }
+            case .index(let index):
+                guard current.isSequence, index < current.entries.count else { return nil }
+                node = current.entries[index].value
+            }
+        }
+        return nil
+    }
+
+    /// Notes how the entry at `path` (a key a merge key brings in, made its mapping's own) is written, when
+    /// not as `value` in full: where the merged value is an anchored mapping (`environment: &env`) and the
+    /// change only sets and adds members, as a mapping that merges that anchor and holds what differs
+    /// (`<<: *env` and the members changed), which is how a person writes it, and keeps following the anchor.
+    mutating func writeOwn(_ path: [ValuePath.Component], as value: JSONValue, over merged: JSONValue?) {
+        guard case .key(let key)? = path.last, case .object(let members) = value,
+            case .object(let before)? = merged, before.keys.allSatisfy({ members[$0] != nil }),
+            let mapping = try? locate(Array(path.dropLast())), !mapping.node.isFlow,
+            let source = mergedValue(of: mapping.node, key: key), let anchor = source.anchor
+        else { return }
+        let column = mapping.node.column
+        let changed = members.filter { before[$0.key] != $0.value }
+        let padding = String(repeating: " ", count: column + 2)
+        ownTexts[path] =
+            "\n" + padding + "<<: *" + anchor
+            + (changed.isEmpty ? "" : "\n" + YAMLValueWriter.blockMapping(changed, indent: column + 2))
+    }
+
+    /// The node of the value the merge keys of `mapping` bring in for `key`: the first merged mapping's that
+    /// holds it (its own entry, or through its own merge keys), as YAML takes it.
+    private func mergedValue(of mapping: YAMLSyntaxNode, key: String) -> YAMLSyntaxNode? {
+        func find(in source: YAMLSyntaxNode, depth: Int) -> YAMLSyntaxNode? {
+            guard depth < 8 else { return nil }
+            switch source.kind {
+            case .alias:
+                let name = String(
+                    decoding: text[(source.range.lowerBound + 1)..<source.range.upperBound], as: UTF8.self)
+                return tree.anchored[name].flatMap { find(in: $0, depth: depth + 1) }
+            case .blockMapping, .flowMapping:
+                if let member = source.member(key) { return member.value }
+                for entry in source.entries where entry.isMerge {
+                    if let found = find(in: entry.value, depth: depth + 1) { return found }
+                }
+                return nil
+            case .blockSequence, .flowSequence:
+                for entry in source.entries {
+                    if let found = find(in: entry.value, depth: depth + 1) { return found }
+                }
+                return nil
+            default:
+                return nil
+            }
+        }
+        for entry in mapping.entries where entry.isMerge {
+            if let found = find(in: entry.value, depth: 0) { return found }
+        }
+        return nil
     }
 
     /// The node at `path`; refuses a path through an alias or a value aliases share.
@@ -329,7 +409,7 @@ private struct Splicing {
                     throw refuse(
                         path + [.key(key)],
                         merged.contains(key)
-                            ? "it comes from a YAML merge key (<<), which an edit here would change for every mapping that merges it; edit the file by hand"
+                            ? "it comes from a YAML merge key (<<), which would bring it in again if it were taken out here; take it out of the merged mapping, by hand"
                             : "Loupe's YAML editor does not find it in the file as it reads it; nothing was written")
                 }
                 if merged.contains(key) {
@@ -368,7 +448,7 @@ private struct Splicing {
         } else if node.isFlow {
             editFlow(node, removed: removedSet, added: added)
         } else {
-            editBlock(node, removed: removedSet, added: added)
+            editBlock(node, at: path, removed: removedSet, added: added)
         }
     }
 
@@ -402,7 +482,8 @@ private struct Splicing {
     }
 
     private mutating func editBlock(
-        _ node: YAMLSyntaxNode, removed: Set<Int>, added: [(before: Int, value: JSONValue, key: String?)]
+        _ node: YAMLSyntaxNode, at path: [ValuePath.Component], removed: Set<Int>,
+        added: [(before: Int, value: JSONValue, key: String?)]
     ) {
         let entries = node.entries
         var covered = -1
@@ -427,7 +508,8 @@ private struct Splicing {
             if let key = addition.key {
                 line =
                     padding + YAMLValueWriter.key(key, flow: false) + ":"
-                    + YAMLValueWriter.afterKey(addition.value, indent: node.column)
+                    + (ownTexts[path + [.key(key)]]
+                        ?? YAMLValueWriter.afterKey(addition.value, indent: node.column))
             } else {
                 line = padding + "-" + YAMLValueWriter.afterDash(addition.value, indent: node.column)
             }

@@ -61,7 +61,7 @@ struct CorpusHarnessTests {
             "the bracket's line changed more than the element")
     }
 
-    @Test("a YAML key a merge key brings in, set, is one line added to its mapping, and nothing more")
+    @Test("a YAML key a merge key brings in, changed, is an entry added to its mapping, and nothing more")
     func mergedKeysMadeOwn() throws {
         let old = "base: &b\n  x: 1\nservice:\n  <<: *b\n  y: 2\n"
         let (before, after) = (
@@ -75,6 +75,20 @@ struct CorpusHarnessTests {
             try verdict(
                 old, old.replacingOccurrences(of: "y: 2", with: "y: 2\n  x: 5"), .replaceSame, at: "service.x",
                 before, after) == nil)
+        // A value inside one a merge brings in: the mapping's own entry, its value's lines further in.
+        let nested = "base: &b\n  env:\n    a: 1\nservice:\n  <<: *b\n  y: 2\n"
+        let (nestedBefore, nestedAfter) = (
+            #"{"base": {"env": {"a": 1}}, "service": {"env": {"a": 1}, "y": 2}}"#,
+            #"{"base": {"env": {"a": 1}}, "service": {"env": {"a": 3}, "y": 2}}"#
+        )
+        #expect(
+            try verdict(
+                nested, nested + "  env:\n    a: 3\n", .replaceSame, at: "service.env.a", nestedBefore, nestedAfter)
+                == nil)
+        #expect(
+            try verdict(
+                nested, nested + "  env:\n  a: 3\n", .replaceSame, at: "service.env.a", nestedBefore, nestedAfter)
+                != nil, "a line that is not inside the entry")
     }
 
     @Test("a YAML block scalar's lines that start with # are its text, not comments")

@@ -447,16 +447,9 @@ struct LineChange {
                 && !replacesBlockScalar && !replacesMultiLineString
             let oneLineNew =
                 edit.newValue.map { !$0.isContainer && !($0.stringValue?.contains("\n") ?? false) } ?? false
-            // A YAML key that a merge key (`<<`) brings in, set: one line, the mapping's own key, added.
-            let madeOwn =
-                markers == ["#"] && removed.isEmpty && inserted.count == 1
-                && edit.path.last.map { last in
-                    if case .key(let key) = last {
-                        inserted[inserted.startIndex].trimmingCharacters(in: .whitespaces).hasPrefix(key + ":")
-                    } else {
-                        false
-                    }
-                } == true
+            // A YAML key that a merge key (`<<`) brings in, changed (set, or edited inside): the mapping's own
+            // entry, added (its key's line, and the lines of its value below it, further in), nothing removed.
+            let madeOwn = markers == ["#"] && removed.isEmpty && madeOwnEntry(on: edit.path)
             if madeOwn {
                 // Judged by its comments alone, below.
             } else if oneLineOld && oneLineNew {
@@ -546,6 +539,19 @@ struct LineChange {
             start -= 1
             end -= 1
         }
+    }
+
+    /// Whether the inserted lines are one new YAML entry whose key is a key of `path`: its first line
+    /// `key:`, the others indented further.
+    func madeOwnEntry(on path: [ValuePath.Component]) -> Bool {
+        guard let first = inserted.first else { return false }
+        let trimmed = first.trimmingCharacters(in: .whitespaces)
+        let column = first.prefix { $0 == " " }.count
+        let keys = path.compactMap { component -> String? in
+            if case .key(let key) = component { key } else { nil }
+        }
+        return keys.contains { trimmed.hasPrefix($0 + ":") }
+            && inserted.dropFirst().allSatisfy { $0.prefix { $0 == " " }.count > column }
     }
 
     /// Whether `line` opens a YAML block scalar (`key: |`, `- >-`).

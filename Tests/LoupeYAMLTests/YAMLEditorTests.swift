@@ -378,6 +378,43 @@ struct YAMLWorldFileTests {
 
         """
 
+    /// A mapping a merge key brings in, changed inside for one service: where it is anchored, the service's
+    /// own merges that anchor and holds what differs (as the file's authors write it); a key taken out of it,
+    /// or one that is not anchored, is the mapping as it is now. Every other service, and the anchor, stay.
+    @Test func aMergedMappingChangedForOneServiceBecomesItsOwn() throws {
+        let text = """
+            x-common: &common
+              image: app:1 # pinned
+              environment: &env
+                A: "1"
+                B: "2"
+              labels:
+                tier: back
+            services:
+              web:
+                <<: *common
+                ports: ["80:80"]
+              worker:
+                <<: *common
+
+            """
+        #expect(
+            try edited(text) {
+                try $0.set(.string("7"), at: "services.web.environment.A")
+                try $0.set(.string("z"), at: "services.web.environment.Z")
+            }
+                == text.replacingOccurrences(
+                    of: "    ports: [\"80:80\"]\n",
+                    with: "    ports: [\"80:80\"]\n    environment:\n      <<: *env\n      A: \"7\"\n      Z: z\n"))
+        #expect(
+            try edited(text) { try $0.remove(at: "services.web.environment.B") }
+                == text.replacingOccurrences(
+                    of: "    ports: [\"80:80\"]\n", with: "    ports: [\"80:80\"]\n    environment:\n      A: \"1\"\n"))
+        #expect(
+            try edited(text) { try $0.set(.string("front"), at: "services.worker.labels.tier") }
+                == text + "    labels:\n      tier: front\n")
+    }
+
     @Test func aComposeFileWithAnchorsAndMergeKeys() throws {
         #expect(
             try edited(Self.compose) { try $0.set(.string("nginx:1.28"), at: "services.web.image") }
@@ -408,10 +445,17 @@ struct YAMLWorldFileTests {
             try edited(Self.compose) { try $0.set(.string("always"), at: "services.db.restart") }
                 == Self.compose.replacingOccurrences(
                     of: "POSTGRES_PASSWORD: example\n", with: "POSTGRES_PASSWORD: example\n    restart: always\n"))
-        #expect {
+        // A value inside one the merge brings in, changed: that value, as it is now, the service's own.
+        #expect(
             try edited(Self.compose) { try $0.set(.string("local"), at: "services.db.logging.driver") }
+                == Self.compose.replacingOccurrences(
+                    of: "POSTGRES_PASSWORD: example\n",
+                    with: "POSTGRES_PASSWORD: example\n    logging:\n      driver: local\n"))
+        // Taken out, a key the merge brings in would show again: refused.
+        #expect {
+            try edited(Self.compose) { try $0.remove(at: "services.db.restart") }
         } throws: { error in
-            "\(error)".contains("services.db.logging: it comes from a YAML merge key (<<)")
+            "\(error)".contains("services.db.restart: it comes from a YAML merge key (<<)")
         }
         #expect {
             try edited(Self.compose) { try $0.set(.string("local"), at: "x-defaults.logging.driver") }
