@@ -127,9 +127,10 @@ private struct Splicing {
         }
     }
 
-    /// The keys the merge keys (`<<`) of `mapping` bring in.
-    private func mergedKeys(of mapping: YAMLSyntaxNode) -> Set<String> {
-        var keys: Set<String> = []
+    /// The mappings the merge keys (`<<`) of `mapping` bring in, in the order YAML takes their keys: each
+    /// merged mapping before the ones its own merge keys bring in, and `[*a, *b]` in its order.
+    private func mergedMappings(of mapping: YAMLSyntaxNode) -> [YAMLSyntaxNode] {
+        var mappings: [YAMLSyntaxNode] = []
         func add(_ source: YAMLSyntaxNode, depth: Int) {
             guard depth < 8 else { return }
             switch source.kind {
@@ -138,20 +139,20 @@ private struct Splicing {
                     decoding: text[(source.range.lowerBound + 1)..<source.range.upperBound], as: UTF8.self)
                 if let target = tree.anchored[name] { add(target, depth: depth + 1) }
             case .blockMapping, .flowMapping:
-                for entry in source.entries {
-                    if entry.isMerge {
-                        add(entry.value, depth: depth + 1)
-                    } else if let key = entry.key {
-                        keys.insert(key)
-                    }
-                }
+                mappings.append(source)
+                for entry in source.entries where entry.isMerge { add(entry.value, depth: depth + 1) }
             case .blockSequence, .flowSequence:
                 for entry in source.entries { add(entry.value, depth: depth + 1) }
             default: break
             }
         }
         for entry in mapping.entries where entry.isMerge { add(entry.value, depth: 0) }
-        return keys
+        return mappings
+    }
+
+    /// The keys the merge keys (`<<`) of `mapping` bring in.
+    private func mergedKeys(of mapping: YAMLSyntaxNode) -> Set<String> {
+        Set(mergedMappings(of: mapping).flatMap { $0.entries.filter { !$0.isMerge }.compactMap(\.key) })
     }
 
     /// The mapping and key on the way to what `edit` changes (the value it sets, or the container whose
@@ -197,35 +198,9 @@ private struct Splicing {
             + (changed.isEmpty ? "" : "\n" + YAMLValueWriter.blockMapping(changed, indent: column + 2))
     }
 
-    /// The node of the value the merge keys of `mapping` bring in for `key`: the first merged mapping's that
-    /// holds it (its own entry, or through its own merge keys), as YAML takes it.
+    /// The node of the value the merge keys (`<<`) of `mapping` bring in for `key`, as YAML takes it.
     private func mergedValue(of mapping: YAMLSyntaxNode, key: String) -> YAMLSyntaxNode? {
-        func find(in source: YAMLSyntaxNode, depth: Int) -> YAMLSyntaxNode? {
-            guard depth < 8 else { return nil }
-            switch source.kind {
-            case .alias:
-                let name = String(
-                    decoding: text[(source.range.lowerBound + 1)..<source.range.upperBound], as: UTF8.self)
-                return tree.anchored[name].flatMap { find(in: $0, depth: depth + 1) }
-            case .blockMapping, .flowMapping:
-                if let member = source.member(key) { return member.value }
-                for entry in source.entries where entry.isMerge {
-                    if let found = find(in: entry.value, depth: depth + 1) { return found }
-                }
-                return nil
-            case .blockSequence, .flowSequence:
-                for entry in source.entries {
-                    if let found = find(in: entry.value, depth: depth + 1) { return found }
-                }
-                return nil
-            default:
-                return nil
-            }
-        }
-        for entry in mapping.entries where entry.isMerge {
-            if let found = find(in: entry.value, depth: 0) { return found }
-        }
-        return nil
+        mergedMappings(of: mapping).lazy.compactMap { $0.member(key)?.value }.first
     }
 
     /// The node at `path`; refuses a path through an alias or a value aliases share.
