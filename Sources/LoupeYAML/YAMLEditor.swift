@@ -13,8 +13,8 @@ import Loupe
 ///   lines directly above it.
 /// - A flow collection is edited in place and stays flow; new entries go last (or at their place).
 /// - A value that becomes a collection, or stops being one, is written anew in its entry: block in a block
-///   collection, flow in a flow one.
-///
+///   collection, flow in a flow one. A block collection written is laid out as most of the file's are
+///   (``YAMLLayout``: indented by 2 or 4, a sequence's dashes at its key's column or further in).
 /// - A key that only a merge key (`<<: *defaults`) brings in, set to a new value or changed inside, becomes
 ///   the mapping's own (written after its last entry, as the new document holds it), which YAML takes over
 ///   the merged one: the mapping the anchor holds, and every other mapping that merges it, stay as they were.
@@ -83,6 +83,8 @@ private struct Splicing {
     /// What follows the key of an entry a block mapping gains (by the entry's path) where it is not the
     /// value written out: `<<: *name` and what differs, for a key a merge key brought in.
     var ownTexts: [[ValuePath.Component]: String] = [:]
+    /// How the text lays out nested collections: what an edit writes follows it.
+    lazy var layout = YAMLLayout(of: tree)
 
     init(text: [UInt8], lines: TextLines, tree: YAMLSyntaxTree) {
         self.text = text
@@ -190,12 +192,11 @@ private struct Splicing {
             let mapping = try? locate(Array(path.dropLast())), !mapping.node.isFlow,
             let source = mergedValue(of: mapping.node, key: key), let anchor = source.anchor
         else { return }
-        let column = mapping.node.column
+        let column = mapping.node.column + layout.step
         let changed = members.filter { before[$0.key] != $0.value }
-        let padding = String(repeating: " ", count: column + 2)
         ownTexts[path] =
-            "\n" + padding + "<<: *" + anchor
-            + (changed.isEmpty ? "" : "\n" + YAMLValueWriter.blockMapping(changed, indent: column + 2))
+            "\n" + String(repeating: " ", count: column) + "<<: *" + anchor
+            + (changed.isEmpty ? "" : "\n" + YAMLValueWriter.blockMapping(changed, indent: column, layout: layout))
     }
 
     /// The node of the value the merge keys (`<<`) of `mapping` bring in for `key`, as YAML takes it.
@@ -303,9 +304,10 @@ private struct Splicing {
         guard let entry = located.entry, let container = located.container else {
             let written: String
             switch value {
-            case .object(let members) where !members.isEmpty: written = YAMLValueWriter.blockMapping(members, indent: 0)
+            case .object(let members) where !members.isEmpty:
+                written = YAMLValueWriter.blockMapping(members, indent: 0, layout: layout)
             case .array(let elements) where !elements.isEmpty:
-                written = YAMLValueWriter.blockSequence(elements, indent: 0)
+                written = YAMLValueWriter.blockSequence(elements, indent: 0, layout: layout)
             default: written = YAMLValueWriter.scalar(value, flow: false)
             }
             splices.append(TextSplice(node.propertiesStart..<node.range.upperBound, written))
@@ -314,8 +316,8 @@ private struct Splicing {
         let end = node.kind == .empty ? entry.slot : node.range.upperBound
         let written =
             entry.key == nil
-            ? YAMLValueWriter.afterDash(value, indent: container.column)
-            : YAMLValueWriter.afterKey(value, indent: container.column)
+            ? YAMLValueWriter.afterDash(value, indent: container.column, layout: layout)
+            : YAMLValueWriter.afterKey(value, indent: container.column, layout: layout)
         splices.append(TextSplice(entry.slot..<end, written))
     }
 
@@ -365,7 +367,8 @@ private struct Splicing {
                 throw refuse(edit.path, "the file holds no YAML document to edit")
             }
             insertLine(
-                YAMLValueWriter.key(key, flow: false) + ":" + YAMLValueWriter.afterKey(value, indent: 0), at: text.count
+                YAMLValueWriter.key(key, flow: false) + ":"
+                    + YAMLValueWriter.afterKey(value, indent: 0, layout: layout), at: text.count
             )
         }
     }
@@ -441,15 +444,16 @@ private struct Splicing {
         } else if let entry = located.entry, let container = located.container {
             let written =
                 entry.key == nil
-                ? YAMLValueWriter.afterDash(value, indent: container.column)
-                : YAMLValueWriter.afterKey(value, indent: container.column)
+                ? YAMLValueWriter.afterDash(value, indent: container.column, layout: layout)
+                : YAMLValueWriter.afterKey(value, indent: container.column, layout: layout)
             splices.append(TextSplice(entry.slot..<node.range.upperBound, written))
         } else {
             let written: String
             switch value {
-            case .object(let members) where !members.isEmpty: written = YAMLValueWriter.blockMapping(members, indent: 0)
+            case .object(let members) where !members.isEmpty:
+                written = YAMLValueWriter.blockMapping(members, indent: 0, layout: layout)
             case .array(let elements) where !elements.isEmpty:
-                written = YAMLValueWriter.blockSequence(elements, indent: 0)
+                written = YAMLValueWriter.blockSequence(elements, indent: 0, layout: layout)
             default: written = YAMLValueWriter.scalarOrFlow(value)
             }
             splices.append(TextSplice(node.range, written))
@@ -484,9 +488,9 @@ private struct Splicing {
                 line =
                     padding + YAMLValueWriter.key(key, flow: false) + ":"
                     + (ownTexts[path + [.key(key)]]
-                        ?? YAMLValueWriter.afterKey(addition.value, indent: node.column))
+                        ?? YAMLValueWriter.afterKey(addition.value, indent: node.column, layout: layout))
             } else {
-                line = padding + "-" + YAMLValueWriter.afterDash(addition.value, indent: node.column)
+                line = padding + "-" + YAMLValueWriter.afterDash(addition.value, indent: node.column, layout: layout)
             }
             let offset =
                 addition.before < entries.count

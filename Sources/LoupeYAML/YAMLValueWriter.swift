@@ -222,13 +222,15 @@ enum YAMLValueWriter {
     // MARK: Collections
 
     /// A value written after a mapping's `key:` whose key stands at column `indent`: ` scalar`, ` []`, or a
-    /// line break and a block collection indented one step more.
-    static func afterKey(_ value: JSONValue, indent: Int) -> String {
+    /// line break and a block collection one `layout` step further in (a sequence at the key's column, where
+    /// the layout writes sequences so).
+    static func afterKey(_ value: JSONValue, indent: Int, layout: YAMLLayout = YAMLLayout()) -> String {
         switch value {
         case .object(let members) where !members.isEmpty:
-            return "\n" + blockMapping(members, indent: indent + 2)
+            return "\n" + blockMapping(members, indent: indent + layout.step, layout: layout)
         case .array(let elements) where !elements.isEmpty:
-            return "\n" + blockSequence(elements, indent: indent + 2)
+            let column = layout.indentlessSequences ? indent : indent + layout.step
+            return "\n" + blockSequence(elements, indent: column, layout: layout)
         default:
             return " " + scalar(value, flow: false)
         }
@@ -236,30 +238,64 @@ enum YAMLValueWriter {
 
     /// A value written after a sequence's `-` at column `indent`: ` scalar`, or a compact block collection
     /// (`- key: v` with its other keys below, at the first key's column).
-    static func afterDash(_ value: JSONValue, indent: Int) -> String {
+    static func afterDash(_ value: JSONValue, indent: Int, layout: YAMLLayout = YAMLLayout()) -> String {
         switch value {
         case .object(let members) where !members.isEmpty:
-            return " " + String(blockMapping(members, indent: indent + 2).dropFirst(indent + 2))
+            return " " + String(blockMapping(members, indent: indent + 2, layout: layout).dropFirst(indent + 2))
         case .array(let elements) where !elements.isEmpty:
-            return " " + String(blockSequence(elements, indent: indent + 2).dropFirst(indent + 2))
+            return " " + String(blockSequence(elements, indent: indent + 2, layout: layout).dropFirst(indent + 2))
         default:
             return " " + scalar(value, flow: false)
         }
     }
 
     /// A block mapping's lines at column `indent` (keys in order), without a final line break.
-    static func blockMapping(_ members: [String: JSONValue], indent: Int) -> String {
+    static func blockMapping(
+        _ members: [String: JSONValue], indent: Int, layout: YAMLLayout = YAMLLayout()
+    ) -> String {
         let padding = String(repeating: " ", count: indent)
         return members.keys.sorted().map {
-            padding + key($0, flow: false) + ":" + afterKey(members[$0]!, indent: indent)
+            padding + key($0, flow: false) + ":" + afterKey(members[$0]!, indent: indent, layout: layout)
         }
         .joined(separator: "\n")
     }
 
     /// A block sequence's lines with their dashes at column `indent`, without a final line break.
-    static func blockSequence(_ elements: [JSONValue], indent: Int) -> String {
+    static func blockSequence(_ elements: [JSONValue], indent: Int, layout: YAMLLayout = YAMLLayout()) -> String {
         let padding = String(repeating: " ", count: indent)
-        return elements.map { padding + "-" + afterDash($0, indent: indent) }.joined(separator: "\n")
+        return elements.map { padding + "-" + afterDash($0, indent: indent, layout: layout) }.joined(separator: "\n")
+    }
+}
+
+/// How a YAML text lays out nested block collections, so that a collection an edit writes looks like its
+/// neighbours: how far a nested mapping stands further in than its key (2 columns, or 4), and whether a
+/// sequence under a key has its dashes at the key's column (`args:` over `- --verbose`, as Kubernetes
+/// manifests write them). What most of the text's collections do; 2 and indented where it holds none.
+struct YAMLLayout: Sendable, Equatable {
+    var step = 2
+    var indentlessSequences = false
+
+    init() {}
+
+    init(of tree: YAMLSyntaxTree) {
+        var steps: [Int: Int] = [:]
+        var indentless = 0
+        var indented = 0
+        func visit(_ node: YAMLSyntaxNode, depth: Int) {
+            guard depth < 256 else { return }
+            for entry in node.entries {
+                let value = entry.value
+                if node.kind == .blockMapping, value.kind == .blockMapping, value.column > node.column {
+                    steps[value.column - node.column, default: 0] += 1
+                } else if node.kind == .blockMapping, value.kind == .blockSequence {
+                    if value.column == node.column { indentless += 1 } else { indented += 1 }
+                }
+                visit(value, depth: depth + 1)
+            }
+        }
+        if let root = tree.root { visit(root, depth: 0) }
+        step = steps.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key ?? 2
+        indentlessSequences = indentless > indented
     }
 }
 #endif

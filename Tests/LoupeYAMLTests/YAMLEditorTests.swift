@@ -378,6 +378,32 @@ struct YAMLWorldFileTests {
 
         """
 
+    /// A collection an edit writes is laid out as the file's own are: a Kubernetes manifest's sequences with
+    /// their dashes at their key's column, a file indented by four by four; a file with no nested
+    /// collection by two.
+    @Test func newCollectionsFollowTheFilesLayout() throws {
+        let manifest = """
+            spec:
+              containers:
+              - name: app
+                args:
+                - --verbose
+
+            """
+        #expect(
+            try edited(manifest) {
+                try $0.set(.array([.object(["containerPort": .integer(80)])]), at: "spec.containers[0].ports")
+            } == manifest + "    ports:\n    - containerPort: 80\n")
+        let byFour = "a:\n    b:\n        c: 1\n    d:\n        - 1\n"
+        #expect(
+            try edited(byFour) {
+                try $0.set(.object(["f": .object(["g": .array([.integer(1)])])]), at: "a.e")
+            } == byFour + "    e:\n        f:\n            g:\n                - 1\n")
+        #expect(
+            try edited("a: 1\n") { try $0.set(.object(["b": .array([.integer(1)])]), at: "c") }
+                == "a: 1\nc:\n  b:\n    - 1\n")
+    }
+
     /// A mapping a merge key brings in, changed inside for one service: where it is anchored, the service's
     /// own merges that anchor and holds what differs (as the file's authors write it); a key taken out of it,
     /// or one that is not anchored, is the mapping as it is now. Every other service, and the anchor, stay.
