@@ -716,6 +716,18 @@ struct TOMLInPlaceEditTests {
         #expect(last == Self.handWritten + "\n[mirrors.tls]\nk = 27\n", "\(last)")
     }
 
+    /// A new key in a section whose keys stand indented under its header (as taplo's `indent_entries`
+    /// writes them) is indented as the key it follows, with spaces or a tab; a dotted key too.
+    @Test func aNewKeyIsIndentedAsTheKeyItFollows() throws {
+        let indented = "a = 1\n\n[t]\n  b = 2\n  x.y = 1\n\n\t[u]\n\tk = 1\n"
+        #expect(
+            try edited(indented) {
+                try $0.set(.integer(3), at: "t.c")
+                try $0.set(.integer(2), at: "t.x.z")
+                try $0.set(.integer(1), at: "u.m")
+            } == "a = 1\n\n[t]\n  b = 2\n  x.y = 1\n  x.z = 2\n  c = 3\n\n\t[u]\n\tk = 1\n\tm = 1\n")
+    }
+
     /// An array of tables inside an element of another (`[[mirrors.url]]`) that becomes an array of values is
     /// a `key = [ … ]` line in that element's section; when the outer array changes length in the same
     /// write, the outer array is written anew, whole. Either way the write lands, and reads back.

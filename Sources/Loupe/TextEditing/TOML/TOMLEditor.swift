@@ -204,7 +204,8 @@ private struct TOMLEditWork {
                 let line = syntax.keyValues[defining]
                 let prefix = Array(line.key.prefix(path.count - syntax.sections[line.section].path.count))
                 let written =
-                    TOMLWriter.dotted(prefix + [key]) + " = " + (try TOMLWriter.inlineText(of: value, at: memberPath))
+                    indentation(of: defining) + TOMLWriter.dotted(prefix + [key]) + " = "
+                    + (try TOMLWriter.inlineText(of: value, at: memberPath))
                 splices.append(.insert(lineAfter(line.line.upperBound, written), at: line.line.upperBound))
             } else if let first = sectionsUnder(path)?.first {
                 // A table only its sub-tables' headers make (`tool.ruff` of `[tool.ruff.lint]`): a new table
@@ -375,8 +376,9 @@ private struct TOMLEditWork {
     /// header when it has none (the root: before the first header's comments, or at the end of the text).
     private mutating func insertLine(_ line: String, in section: Int) throws {
         if let last = lastKeyValue(of: section) {
+            // Indented as the line it follows (a section whose keys stand indented under its header).
             let offset = syntax.keyValues[last].line.upperBound
-            splices.append(.insert(lineAfter(offset, line), at: offset))
+            splices.append(.insert(lineAfter(offset, indentation(of: last) + line), at: offset))
         } else if section == 0 {
             if syntax.sections.count > 1 {
                 splices.append(.insert(Array((line + "\n").utf8), at: sectionBlockStart(1)))
@@ -388,6 +390,12 @@ private struct TOMLEditWork {
             let offset = syntax.sections[section].bodyStart
             splices.append(.insert(lineAfter(offset, line), at: offset))
         }
+    }
+
+    /// The spaces and tabs the `key = value` line `index` starts with.
+    private func indentation(of index: Int) -> String {
+        let line = syntax.keyValues[index].line
+        return String(decoding: text[line].prefix { $0 == 0x20 || $0 == 0x09 }, as: UTF8.self)
     }
 
     /// `line` with its line break, to insert at `offset`: after a line break of its own when the text there
