@@ -44,7 +44,8 @@ struct YAMLEditor: TextEditor {
             return editor.splices
         }
         // Edits of one container's entries are made together (removing all of them, say, empties it); the
-        // containers in the order of their first edit, so that lines added at one place come in order.
+        // containers deepest first, then in the order of their first edit, so that lines added at one place
+        // come in order.
         var containers: [[ValuePath.Component]] = []
         var structural: [[ValuePath.Component]: [DocumentEdit]] = [:]
         // A key only a merge key brings in, changed (set, or edited inside): the mapping's own, once.
@@ -69,7 +70,11 @@ struct YAMLEditor: TextEditor {
             if structural[edit.path] == nil { containers.append(edit.path) }
             structural[edit.path, default: []].append(edit)
         }
-        for path in containers { try editor.edit(entriesOf: path, structural[path]!) }
+        // Where a container is its parent's last entry, the lines both gain go at one place: the inner's first.
+        let deepestFirst = containers.enumerated().sorted {
+            ($0.element.count, $1.offset) > ($1.element.count, $0.offset)
+        }
+        for (_, path) in deepestFirst { try editor.edit(entriesOf: path, structural[path]!) }
         return editor.splices
     }
 }

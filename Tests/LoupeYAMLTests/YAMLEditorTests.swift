@@ -378,6 +378,94 @@ struct YAMLWorldFileTests {
 
         """
 
+    /// Random writes of one to three changes each (sets, removals, additions, at keys of services that merge
+    /// anchors, inside the values the merges bring in, and at the anchors themselves), seeded: each write
+    /// either is refused (an alias's, an anchor's, a merged key removed) and leaves the text as it was, or
+    /// writes a text that this reader and PyYAML read as the document meant, the anchors' own values kept.
+    @Test(arguments: Array(UInt64(1)...6))
+    func randomWritesThroughMergeKeysWriteWhatWasMeantOrAreRefused(seed: UInt64) throws {
+        let start = """
+            x-env: &env
+              A: "1"
+              B: "2"
+            x-common: &common
+              image: app:1 # pinned
+              environment: *env
+              labels: {tier: back}
+              volumes:
+                - data:/data
+            services:
+              web:
+                <<: *common
+                ports: ["80:80"]
+              worker:
+                <<: *common
+                environment:
+                  <<: *env
+                  C: "3"   # own
+              db:
+                image: postgres:16
+
+            """
+        let paths = [
+            "services.web.image", "services.web.environment.A", "services.web.environment.Z",
+            "services.web.labels.tier",
+            "services.web.volumes[0]", "services.web.ports[0]", "services.worker.environment.B",
+            "services.worker.environment.C", "services.worker.image", "services.db.image", "services.db.environment.A",
+            "x-env.A", "x-common.image", "services.web.new",
+        ].map { try! ValuePath(parsing: $0) }
+        let codec = YAMLCodec()
+        var generator = SeededGenerator(seed: seed)
+        var text = start
+        var model = try codec.parse(Data(text.utf8))
+        var written: [(text: String, model: JSONValue)] = []
+        var refused = 0
+        for step in 0..<120 {
+            var next = model
+            for _ in 0..<Int.random(in: 1...3, using: &generator) {
+                let path = paths.randomElement(using: &generator)!
+                if Bool.random(using: &generator), (try? next.value(at: path)) != nil {
+                    try? next.remove(at: path)
+                } else {
+                    let values: [JSONValue] = [
+                        .string("v\(step)"), .integer(step), .object(["k": .string("s\(step)")]),
+                        .array([.string("a"), .integer(step)]),
+                    ]
+                    try? next.set(values.randomElement(using: &generator)!, at: path)
+                }
+            }
+            do {
+                let data = try codec.serializeDocument(next, editing: (Data(text.utf8), model), store: "compose.yaml")
+                text = String(decoding: data, as: UTF8.self)
+                model = next
+                #expect(try codec.parse(data) == model, "step \(step):\n\(text)")
+                written.append((text, model))
+            } catch let error as SettingsError where error.cause is TextEditRefusal {
+                refused += 1
+            }
+        }
+        #expect(written.count > 40, "most writes land (\(refused) refused)")
+        let independent = try IndependentParser.yaml.parse(written.map(\.text))
+        for (index, reading) in independent.enumerated() {
+            #expect(reading == written[index].model, "\(written[index].text)")
+        }
+    }
+
+    /// A mapping that is its parent's last entry, and that parent, both gaining keys in one write (here the
+    /// parent a key its merge key brings in, made its own, which the edits may name before the inner one's):
+    /// the lines go at one place, the inner mapping's first. Written the other way, the outer key would end
+    /// the inner mapping, and its new key would not read.
+    @Test func anInnerAndAnOuterMappingGainingKeysAtOnePlace() throws {
+        let text = "base: &b\n  m: 0\nx:\n  <<: *b\n  y:\n    c: 1\nz: 0\n"
+        for _ in 0..<8 {
+            #expect(
+                try edited(text) {
+                    try $0.set(.integer(1), at: "x.m")
+                    try $0.set(.integer(2), at: "x.y.d")
+                } == "base: &b\n  m: 0\nx:\n  <<: *b\n  y:\n    c: 1\n    d: 2\n  m: 1\nz: 0\n")
+        }
+    }
+
     /// A collection an edit writes is laid out as the file's own are: a Kubernetes manifest's sequences with
     /// their dashes at their key's column, a file indented by four by four; a file with no nested
     /// collection by two.
