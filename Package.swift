@@ -237,6 +237,7 @@ let package = Package(
                 "LoupeSettingsPage", "LoupeTestSupport", "DaemonSettings", "LoupeEtcd",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
             ]
         ),
         .testTarget(

@@ -4,6 +4,8 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import InMemoryLogging
+import Logging
 import Loupe
 import LoupeSettingsPage
 import LoupeTestSupport
@@ -391,6 +393,32 @@ struct SettingsPageTests {
         #expect(!events.output.contains("s3cret"))
         serving.cancel()
         #expect(await eventually(deadline: pageDeadline) { fixture.page.openEventStreams == 0 })
+    }
+
+    @Test("a server whose task is cancelled stops as a graceful shutdown has it, and logs no error")
+    func aCancelledServerStopsQuietly() async throws {
+        let fixture = try PageFixture()
+        let logs = InMemoryLogHandler()
+        let address = Recorder<String>()
+        let server = SettingsPageServer(
+            page: fixture.page, address: .loopback(port: 0), logger: Logger(label: "page") { _ in logs }
+        ) { url in address.append(url) }
+        let serving = Task { try await server.run() }
+        #expect(await eventually(deadline: pageDeadline) { address.count == 1 })
+        let url = try #require(address.all.first)
+        let events = try ChildProcess(
+            "curl", ["-sN", "--max-time", "60", url.replacingOccurrences(of: "/?token=", with: "/api/events?token=")])
+        defer { events.kill(SIGTERM) }
+        #expect(await eventually(deadline: pageDeadline) { events.output.contains("event: settings") })
+
+        serving.cancel()
+        let stopped = await serving.result
+        #expect(throws: Never.self, "it returns") { try stopped.get() }
+        #expect(fixture.page.openEventStreams == 0)
+        #expect(
+            await eventually(deadline: pageDeadline) { events.wait(limit: .zero) != nil },
+            "the open page's stream ended, and its connection closed")
+        #expect(!logs.entries.contains { $0.level >= .error }, "\(logs.entries.map(\.message))")
     }
 }
 

@@ -50,7 +50,8 @@ public struct SettingsPageServer: Service {
         self.onReady = onReady
     }
 
-    /// Serves until cancelled or shut down gracefully.
+    /// Serves until cancelled or shut down gracefully; either way it stops as a graceful shutdown has it
+    /// (the open pages' event streams end, the connections close) and returns.
     public func run() async throws {
         let router = Router()
         router.addRoutes(page.routes(), atPath: "/")
@@ -67,10 +68,23 @@ public struct SettingsPageServer: Service {
                 await onReady(Self.url(of: page, at: address, port: channel.localAddress?.port))
             },
             logger: logger)
-        try await withGracefulShutdownHandler {
-            try await application.run()
-        } onGracefulShutdown: {
+        // The application runs in a group of its own, which a cancellation of this task shuts down
+        // gracefully: cancelled outright, the server would log each open connection's cancellation as an
+        // error. The group's task is not this one's child, so that the cancellation reaches it only so.
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [application], logger: logger))
+        let serving = Task { try await group.run() }
+        let stop: @Sendable () -> Void = {
             page.closeEventStreams()
+            Task { await group.triggerGracefulShutdown() }
+        }
+        try await withTaskCancellationHandler {
+            try await withGracefulShutdownHandler {
+                try await serving.value
+            } onGracefulShutdown: {
+                stop()
+            }
+        } onCancel: {
+            stop()
         }
         page.closeEventStreams()
     }
