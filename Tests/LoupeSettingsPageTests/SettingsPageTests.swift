@@ -464,6 +464,32 @@ struct SettingsPageEditorTests {
         #expect(root.value.limits == ["x": 1])
     }
 
+    @Test("a root that is a dictionary shows each entry it holds, under its values' type, and edits it in place")
+    func aDictionaryRoot() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let file = directory.file("limits.json")
+        try #"{"api": 10, "web": 20}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        let root = try RootLens(default: [String: Int](), store: FileStore(path: file), watch: false)
+        let page = SettingsPage(root, configuration: SettingsPage.Configuration(token: "t"))
+        let router = Router()
+        router.addRoutes(page.routes(), atPath: "/")
+        try await Application(router: router).test(.router) { client in
+            let model = try await client.execute(uri: "/api/settings?token=t", method: .get) { $0.json }
+            #expect(model.setting("api")?[path: "value"] == .integer(10))
+            #expect(model.setting("web")?[path: "editor"] == .string("number"))
+            #expect(model.setting("web")?[path: "source.name"] == .string(file))
+            try await client.execute(
+                uri: "/api/value", method: .put, headers: pageHeaders(token: "t"),
+                body: ByteBuffer(string: #"{"path": "web", "value": 25}"#)
+            ) { response in
+                #expect(response.status == .ok)
+            }
+        }
+        #expect(root.value == ["api": 10, "web": 25])
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == #"{"api": 10, "web": 25}"#)
+    }
+
     @Test(
         "a document no type describes shows each value it holds, typed by its value; a save writes it in place"
     )

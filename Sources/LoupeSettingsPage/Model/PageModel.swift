@@ -26,7 +26,7 @@ struct PageModel: Sendable {
         if untyped {
             collectValues(of: document, at: [], into: &leaves)
         } else {
-            collect(schema.document, at: [], into: &leaves, groups: &groups)
+            collect(schema.document, at: [], into: &leaves, groups: &groups, document: document)
         }
         // Every setting's provenance from one state of the root, worked out together.
         let provenances = try root.provenance(ofEach: leaves.map(\.path))
@@ -66,10 +66,11 @@ struct PageModel: Sendable {
     }
 
     /// The leaves under `schema` (the part at `path`), in key order; the descriptions of the objects on
-    /// the way, by path, for the groups' headings.
+    /// the way, by path, for the groups' headings. A root that is a dictionary (`[String: Endpoint]`) has
+    /// the entries `document` holds, each under its values' schema.
     private func collect(
         _ schema: JSONValue, at path: [ValuePath.Component], into leaves: inout [Leaf],
-        groups: inout [String: JSONValue]
+        groups: inout [String: JSONValue], document: JSONValue
     ) {
         guard case .object(let part) = schema else { return }
         if case .object(let properties)? = part["properties"] {
@@ -77,7 +78,13 @@ struct PageModel: Sendable {
                 groups[Self.groupName(ValuePath(path + [.key("")]))] = description
             }
             for key in properties.keys.sorted() where !(path.isEmpty && key == "$version") {
-                collect(properties[key]!, at: path + [.key(key)], into: &leaves, groups: &groups)
+                collect(properties[key]!, at: path + [.key(key)], into: &leaves, groups: &groups, document: document)
+            }
+            return
+        }
+        if path.isEmpty, let values = part["additionalProperties"], case .object(let entries) = document {
+            for key in entries.keys.sorted() where key != "$version" && key != "$schema" {
+                collect(values, at: [.key(key)], into: &leaves, groups: &groups, document: document)
             }
             return
         }
