@@ -25,8 +25,17 @@ struct PageModel: Sendable {
         let untyped = Self.saysNothing(schema.document)
         if untyped {
             collectValues(of: document, at: [], into: &leaves)
+        } else if let values = schema.document[path: "additionalProperties"],
+            schema.document[path: "properties"] == nil,
+            case .object(let entries) = document
+        {
+            // A root that is a dictionary (`[String: Endpoint]`): the entries the document holds, each under
+            // its values' schema.
+            for key in entries.keys.sorted() where key != "$version" && key != "$schema" {
+                collect(values, at: [.key(key)], into: &leaves, groups: &groups)
+            }
         } else {
-            collect(schema.document, at: [], into: &leaves, groups: &groups, document: document)
+            collect(schema.document, at: [], into: &leaves, groups: &groups)
         }
         // Every setting's provenance from one state of the root, worked out together.
         let provenances = try root.provenance(ofEach: leaves.map(\.path))
@@ -66,11 +75,10 @@ struct PageModel: Sendable {
     }
 
     /// The leaves under `schema` (the part at `path`), in key order; the descriptions of the objects on
-    /// the way, by path, for the groups' headings. A root that is a dictionary (`[String: Endpoint]`) has
-    /// the entries `document` holds, each under its values' schema.
+    /// the way, by path, for the groups' headings.
     private func collect(
         _ schema: JSONValue, at path: [ValuePath.Component], into leaves: inout [Leaf],
-        groups: inout [String: JSONValue], document: JSONValue
+        groups: inout [String: JSONValue]
     ) {
         guard case .object(let part) = schema else { return }
         if case .object(let properties)? = part["properties"] {
@@ -78,13 +86,7 @@ struct PageModel: Sendable {
                 groups[Self.groupName(ValuePath(path + [.key("")]))] = description
             }
             for key in properties.keys.sorted() where !(path.isEmpty && key == "$version") {
-                collect(properties[key]!, at: path + [.key(key)], into: &leaves, groups: &groups, document: document)
-            }
-            return
-        }
-        if path.isEmpty, let values = part["additionalProperties"], case .object(let entries) = document {
-            for key in entries.keys.sorted() where key != "$version" && key != "$schema" {
-                collect(values, at: [.key(key)], into: &leaves, groups: &groups, document: document)
+                collect(properties[key]!, at: path + [.key(key)], into: &leaves, groups: &groups)
             }
             return
         }
