@@ -240,5 +240,49 @@ struct SOPSWriteTests {
             #expect(!(try String(contentsOfFile: directory.file(name), encoding: .utf8)).contains("t0ken"))
         }
     }
+
+    /// A store read on one thread (a root's watch) while it writes and rotates on another: every write takes
+    /// the MAC in the order of the text it edits, whatever the other thread last read, and every load checks
+    /// the MAC against the text it read. The file's keys are not sorted, so a MAC taken in any other order
+    /// would not verify.
+    @Test("Loads on one thread while another writes and rotates: every text written verifies, every load opens")
+    func loadsDuringWritesAndRotations() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let identity = AgeIdentity.generate()
+        try identity.secretKeyString.write(toFile: directory.file("key.txt"), atomically: true, encoding: .utf8)
+        let path = directory.file("app.yaml")
+        try "token: initial\nport: 80\nzone: b\nalpha: a\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try SOPSFileStore.encrypt(path: path, format: YAMLCodec(), recipients: [identity.recipient])
+        let store = SOPSFileStore(path: path, format: YAMLCodec(), identities: .identities([identity]), history: .off)
+        let stop = Locked(false)
+        let failures = Locked<[String]>([])
+        let reader = Thread {
+            while !stop.withLock({ $0 }) {
+                do { _ = try store.load() } catch { failures.withLock { $0.append("\(error)") } }
+            }
+        }
+        reader.start()
+        defer { stop.withLock { $0 = true } }
+        for round in 0..<40 {
+            let stored = try store.load()
+            var document = try #require(stored.document)
+            try document.set(.string("t0ken-\(round)"), at: "token")
+            if round % 3 == 0 { try document.set(.integer(round), at: ValuePath([.key("count\(round)")])) }
+            do {
+                _ = try store.save(document, replacing: stored.token)
+            } catch let error as SettingsError where error.code == .conflict {
+                continue
+            }
+            if round % 5 == 4 { try store.rotate() }
+            let opened = try #require(try IndependentReader.open(path, keyFile: directory.file("key.txt")))
+            #expect(opened["token"] as? String == "t0ken-\(round)")
+        }
+        stop.withLock { $0 = true }
+        #expect(failures.withLock { $0 }.isEmpty)
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(
+            text.range(of: "token:")!.lowerBound < text.range(of: "alpha:")!.lowerBound, "the keys kept their order")
+    }
 }
 #endif

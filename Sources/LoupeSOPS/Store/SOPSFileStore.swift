@@ -51,7 +51,6 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
     public let rules: SOPSRules
 
     private let file: FileStore
-    private let recording: OrderRecordingCodec
     private let logger: Logger
     /// The data key last unwrapped and the stanzas it came from: a load need not unwrap it again.
     private let dataKeyCache = Locked<(stanzas: [String], key: SymmetricKey)?>(nil)
@@ -86,8 +85,7 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
         self.recipients = recipients
         self.rules = rules ?? .standard
         self.logger = logger
-        recording = OrderRecordingCodec(base: format)
-        file = FileStore(path: path, format: recording, permissions: permissions, history: history, logger: logger)
+        file = FileStore(path: path, format: format, permissions: permissions, history: history, logger: logger)
     }
 
     public var description: String { "sops \(format.formatName) file \(path)" }
@@ -102,9 +100,8 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
     public var secretPaths: [ValuePath] { encryptedPaths }
 
     public func load() throws -> StoredDocument {
-        let stored = try file.load()
+        let (stored, text) = try file.loadWithText()
         guard let cipher = stored.document else { return stored }
-        let text = try text(of: cipher)
         let opened = try open(cipher, text: text)
         encrypted.withLock { $0 = opened.encryptedPaths }
         lastOpened.withLock { $0 = (cipher, opened.plaintext, text.map { ($0, opened.order) }) }
@@ -119,8 +116,9 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
         let sealed = try sealed(document, replacing: token)
         let written = try file.save(sealed.document, replacing: token)
         encrypted.withLock { $0 = sealed.encryptedPaths }
-        // The text written, as the write's read-back parsed it.
-        let text = recording.last(holding: sealed.document)
+        // The text written (nil when another version of the file was read since: the next write reads
+        // the order of its keys from the text it edits).
+        let text = file.text(of: written)
         lastOpened.withLock { $0 = (sealed.document, document, text.map { ($0, sealed.order) }) }
         logger.debug(
             "sealed the sops file",
@@ -259,11 +257,11 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
 
     /// The ciphertext document the file holds, its text and token.
     private func current() throws -> (JSONValue, Data?, ChangeToken) {
-        let stored = try file.load()
+        let (stored, text) = try file.loadWithText()
         guard let cipher = stored.document else {
             throw SettingsError(.notFound, store: description, reason: "there is no such file")
         }
-        return (cipher, recording.last(holding: cipher), stored.token)
+        return (cipher, text, stored.token)
     }
 
     private func ageRecipients(of metadata: SOPSMetadata, forWhat what: String) throws -> [AgeRecipient] {
@@ -291,8 +289,7 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
     public static func encrypt(
         path: String, format: any DocumentCodec = JSONCodec(), recipients: [AgeRecipient], rules: SOPSRules? = nil
     ) throws {
-        let recording = OrderRecordingCodec(base: format)
-        let file = FileStore(path: path, format: recording, history: .off)
+        let file = FileStore(path: path, format: format, history: .off)
         let name = "\(format.formatName) file \(path)"
         guard !recipients.isEmpty else {
             throw SettingsError(
@@ -300,7 +297,7 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
                 reason: "no age recipient to seal it for (--age, or a .sops.yaml creation rule)")
         }
         try file.withExclusiveAccess {
-            let stored = try file.load()
+            let (stored, text) = try file.loadWithText()
             guard let plaintext = stored.document else {
                 throw SettingsError(.notFound, store: name, reason: "there is no such file")
             }
@@ -310,7 +307,6 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
             }
             let (key, stanzas) = try SOPSSealing.newDataKey(for: recipients)
             let metadata = SOPSMetadata.new(rules: rules ?? .standard, ageStanzas: stanzas)
-            let text = recording.last(holding: plaintext)
             let sealed: JSONValue
             do {
                 sealed = try SOPSSealing.seal(
@@ -326,16 +322,6 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
     }
 
     // MARK: Opening and sealing
-
-    /// The text `cipher` was read from: what the format last read, or the file read again when that holds
-    /// it; nil when the file holds something else by now.
-    private func text(of cipher: JSONValue) throws -> Data? {
-        if let text = recording.last(holding: cipher) { return text }
-        guard let data = FileManager.default.contents(atPath: path), (try? format.parse(data)) == cipher else {
-            return nil
-        }
-        return data
-    }
 
     /// `cipher` opened: its data key unwrapped, its values opened and its MAC checked.
     private func open(_ cipher: JSONValue, text: Data?, checkingMAC: Bool = true) throws -> SOPSDocument.Opened {
@@ -396,7 +382,9 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
 
     /// The ciphertext document that holds `document`, as an edit of what the file holds (`token`).
     private func sealed(_ document: JSONValue, replacing token: ChangeToken) throws -> SOPSSealing.Sealed {
-        let current = try file.load()
+        // The text the write edits: the save below edits the text of this very version (`token` names
+        // its bytes), and the MAC takes the order of its keys.
+        let (current, currentText) = try file.loadWithText()
         guard current.token == token else {
             throw SettingsError(
                 .conflict, store: description, reason: "another writer changed the file since it was read")
@@ -407,7 +395,7 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
         if let previous = current.document {
             metadata = try self.metadata(of: previous)
             key = try dataKey(of: metadata)
-            previousText = recording.last(holding: previous)
+            previousText = currentText
         } else {
             guard !recipients.isEmpty else {
                 throw SettingsError(
@@ -436,44 +424,6 @@ public final class SOPSFileStore: DocumentStore, StoreHistory {
             throw SettingsError(
                 .unwritable, path: error.path, store: description, reason: error.description, cause: error)
         }
-    }
-}
-
-/// A file's codec, which remembers the last text it read and the document it held: the MAC's order is the
-/// text's, which a document does not keep. It holds ciphertext only.
-struct OrderRecordingCodec: DocumentCodec {
-    let base: any DocumentCodec
-    private let last = Locked<(document: JSONValue, text: Data)?>(nil)
-
-    init(base: any DocumentCodec) {
-        self.base = base
-    }
-
-    var formatName: String { base.formatName }
-    var fileExtensions: [String] { base.fileExtensions }
-    var coding: DocumentCoding { base.coding }
-
-    func parse(_ data: Data) throws -> JSONValue {
-        let document = try base.parse(data)
-        last.withLock { $0 = (document, data) }
-        return document
-    }
-
-    func parseWritten(_ data: Data) throws -> JSONValue {
-        let document = try base.parseWritten(data)
-        last.withLock { $0 = (document, data) }
-        return document
-    }
-
-    func serialize(_ document: JSONValue) throws -> Data { try base.serialize(document) }
-
-    func serialize(_ document: JSONValue, editing previous: Data, holding previousDocument: JSONValue) throws -> Data {
-        try base.serialize(document, editing: previous, holding: previousDocument)
-    }
-
-    /// The text last read, when it held `document`.
-    func last(holding document: JSONValue) -> Data? {
-        last.withLock { last in last.flatMap { $0.document == document ? $0.text : nil } }
     }
 }
 #endif

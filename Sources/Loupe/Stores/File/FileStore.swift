@@ -210,20 +210,38 @@ public final class FileStore: DocumentStore {
     public var coding: DocumentCoding { codec.coding }
 
     public func load() throws -> StoredDocument {
-        if let deferred { return try deferred.load() }
+        try loadWithText().stored
+    }
+
+    /// What ``load()`` returns, and the text its document was read from, from one read of the file: a store
+    /// built on this one (sops's, whose MAC follows the order of the text's keys) gets the very text of the
+    /// document it got, whatever another thread reads meanwhile. The text is nil where there is no document
+    /// read from a file: no file, a corrupt one set aside, or a store with ``WritePolicy/coalesced(_:)``.
+    package func loadWithText() throws -> (stored: StoredDocument, text: Data?) {
+        if let deferred { return (try deferred.load(), nil) }
         guard let read = try file.read() else {
             logger.debug("no settings file yet; starting from the default", metadata: ["file": "\(path)"])
-            return StoredDocument(nil, token: .absent, source: path)
+            return (StoredDocument(nil, token: .absent, source: path), nil)
         }
         switch read.content {
-        case .document(let document, _):
-            return StoredDocument(document, token: read.token, source: path, writers: read.writers)
+        case .document(let document, let text):
+            return (StoredDocument(document, token: read.token, source: path, writers: read.writers), text)
         case .corrupt(let failure):
             logger.warning(
                 "the settings file does not parse: starting from the default; it is moved aside before the first write over it",
                 metadata: ["file": "\(path)", "error": "\(failure)"])
-            return StoredDocument(nil, token: read.token, source: path)
+            return (StoredDocument(nil, token: read.token, source: path), nil)
         }
+    }
+
+    /// The text of the version of the file that `token` names, as this store last read or wrote it; nil
+    /// when it has read another version since (or `token` names none). ``save(_:replacing:)`` returns the
+    /// token of the text it wrote: a store built on this one asks for that text here.
+    package func text(of token: ChangeToken) -> Data? {
+        guard let version = file.lastReadVersion(), version.token == token,
+            case .document(_, let text) = version.content
+        else { return nil }
+        return text
     }
 
     /// Writes `document` as an edit of the file's text as last read, when that is what the file holds:
