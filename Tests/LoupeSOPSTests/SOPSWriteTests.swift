@@ -25,6 +25,33 @@ struct SOPSWriteTests {
         var text: String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
     }
 
+    /// A YAML file holding `text` in a fresh directory, sealed in place for a new age identity, whose key
+    /// is in `key.txt` beside it (for the independent reader).
+    struct SealedYAML {
+        let directory: TemporaryDirectory
+        let identity = AgeIdentity.generate()
+        let path: String
+        var keyFile: String { directory.file("key.txt") }
+
+        init(_ name: String, holding text: String) throws {
+            directory = try TemporaryDirectory()
+            path = directory.file(name)
+            try identity.secretKeyString.write(toFile: directory.file("key.txt"), atomically: true, encoding: .utf8)
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            try SOPSFileStore.encrypt(path: path, format: YAMLCodec(), recipients: [identity.recipient])
+        }
+
+        /// A store of the file that keeps no history.
+        func store() -> SOPSFileStore {
+            SOPSFileStore(path: path, format: YAMLCodec(), identities: .identities([identity]), history: .off)
+        }
+
+        /// The file opened by the independent reader, which checks the MAC.
+        func opened() throws -> [String: Any] {
+            try #require(try IndependentReader.open(path, keyFile: keyFile))
+        }
+    }
+
     static func lines(_ text: String) -> [Substring] { text.split(separator: "\n", omittingEmptySubsequences: false) }
 
     /// `lastmodified` is written as sops writes it (Go's RFC 3339: UTC, whole seconds, `Z`), the same text
@@ -161,20 +188,12 @@ struct SOPSWriteTests {
     /// between, each opened by the independent reader, which checks the MAC.
     @Test("Successive writes take the MAC in the text's order, kept from the last read or write")
     func successiveWritesKeepTheTextsOrder() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanUp() }
-        let identity = AgeIdentity.generate()
-        try identity.secretKeyString.write(toFile: directory.file("key.txt"), atomically: true, encoding: .utf8)
-        let path = directory.file("ordered.yaml")
-        try "zeta: last-by-name\nmiddle:\n  yy: one\n  bb: two\nalpha: 1\n".write(
-            toFile: path, atomically: true, encoding: .utf8)
-        try SOPSFileStore.encrypt(path: path, format: YAMLCodec(), recipients: [identity.recipient])
-        func store() -> SOPSFileStore {
-            SOPSFileStore(path: path, format: YAMLCodec(), identities: .identities([identity]), history: .off)
-        }
-        func independent() throws -> [String: Any] {
-            try #require(try IndependentReader.open(path, keyFile: directory.file("key.txt")))
-        }
+        let file = try SealedYAML(
+            "ordered.yaml", holding: "zeta: last-by-name\nmiddle:\n  yy: one\n  bb: two\nalpha: 1\n")
+        defer { file.directory.cleanUp() }
+        let path = file.path
+        let store = file.store
+        let independent = file.opened
         let root = try RootLens(default: Ordered(), store: store(), watch: false)
         try root.update { $0.middle["bb"] = "changed" }
         #expect((try independent()["middle"] as? [String: String])?["bb"] == "changed")
@@ -247,14 +266,10 @@ struct SOPSWriteTests {
     /// would not verify.
     @Test("Loads on one thread while another writes and rotates: every text written verifies, every load opens")
     func loadsDuringWritesAndRotations() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.cleanUp() }
-        let identity = AgeIdentity.generate()
-        try identity.secretKeyString.write(toFile: directory.file("key.txt"), atomically: true, encoding: .utf8)
-        let path = directory.file("app.yaml")
-        try "token: initial\nport: 80\nzone: b\nalpha: a\n".write(toFile: path, atomically: true, encoding: .utf8)
-        try SOPSFileStore.encrypt(path: path, format: YAMLCodec(), recipients: [identity.recipient])
-        let store = SOPSFileStore(path: path, format: YAMLCodec(), identities: .identities([identity]), history: .off)
+        let file = try SealedYAML("app.yaml", holding: "token: initial\nport: 80\nzone: b\nalpha: a\n")
+        defer { file.directory.cleanUp() }
+        let path = file.path
+        let store = file.store()
         let stop = Locked(false)
         let failures = Locked<[String]>([])
         let reader = Thread {
@@ -275,8 +290,7 @@ struct SOPSWriteTests {
                 continue
             }
             if round % 5 == 4 { try store.rotate() }
-            let opened = try #require(try IndependentReader.open(path, keyFile: directory.file("key.txt")))
-            #expect(opened["token"] as? String == "t0ken-\(round)")
+            #expect(try file.opened()["token"] as? String == "t0ken-\(round)")
         }
         stop.withLock { $0 = true }
         #expect(failures.withLock { $0 }.isEmpty)
