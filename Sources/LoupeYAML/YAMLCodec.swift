@@ -75,15 +75,42 @@ public struct YAMLCodec: DocumentCodec {
 
     /// What Yams says is wrong, with what it was reading (`did not find expected ',' or ']', while
     /// parsing a flow sequence from line 2, column 9`), and where.
-    private static func problem(of error: any Error) -> (String, Mark)? {
+    private static func problem(of error: any Error, in text: String) -> (String, TextPosition)? {
         switch error as? YamlError {
         case .scanner(let context, let problem, let mark, _)?, .parser(let context, let problem, let mark, _)?,
             .composer(let context, let problem, let mark, _)?:
             let reading = context.map { ", \($0.text) from line \($0.mark.line), column \($0.mark.column)" } ?? ""
-            return (problem + reading, mark)
+            return (problem + reading, TextPosition(line: mark.line, column: mark.column))
+        case .duplicatedKeysInMapping(let keys, let context)?:
+            // Yams's message quotes the whole text (settings may hold secrets): the key, and where it is
+            // written again, as the JSON and TOML readers say it.
+            let first = TextPosition(line: context.mark.line, column: context.mark.column)
+            if keys.count == 1, let again = writtenAgain(keys[0], after: first, in: text) {
+                return (
+                    "the key '\(keys[0])' is written a second time in one mapping (first at line \(first.line), column \(first.column))",
+                    again
+                )
+            }
+            let named = keys.map { "'\($0)'" }.joined(separator: ", ")
+            let what = keys.count == 1 ? "the key \(named) is" : "the keys \(named) are"
+            return ("\(what) written more than once in one mapping (the first time here)", first)
         default:
             return nil
         }
+    }
+
+    /// Where a block mapping's key `key`, first written at `first`, is written again: the next line that
+    /// writes it plainly at the same column, with nothing but spaces before it (nil: written otherwise, in a
+    /// flow mapping or quoted, say).
+    private static func writtenAgain(_ key: String, after first: TextPosition, in text: String) -> TextPosition? {
+        let indentation = String(repeating: " ", count: max(0, first.column - 1))
+        for (offset, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+        where offset >= first.line {
+            guard line.hasPrefix(indentation + key) else { continue }
+            let rest = line.dropFirst(indentation.count + key.count).drop { $0 == " " || $0 == "\t" }
+            if rest.hasPrefix(":") { return TextPosition(line: offset + 1, column: first.column) }
+        }
+        return nil
     }
 
     public func parse(_ data: Data) throws -> JSONValue {
@@ -93,8 +120,8 @@ public struct YAMLCodec: DocumentCodec {
             node = try Self.parser(of: text).singleRoot()
         } catch {
             // Yams quotes the offending line, which may be a whole document on one line: its first line, shortened.
-            if let (problem, mark) = Self.problem(of: error) {
-                throw DocumentSyntaxError(problem, at: TextPosition(line: mark.line, column: mark.column))
+            if let (problem, position) = Self.problem(of: error, in: text) {
+                throw DocumentSyntaxError(problem, at: position)
             }
             let message = "\(error)".prefix { $0 != "\n" }
             throw DocumentSyntaxError(message.count > 200 ? message.prefix(200) + "…" : String(message))
@@ -162,14 +189,15 @@ public struct YAMLCodec: DocumentCodec {
                     let sources: [Node] = if case .sequence(let sequence) = value { Array(sequence) } else { [value] }
                     for source in sources {
                         guard case .object(let members) = try document(source, budget: &budget) else {
-                            throw DocumentSyntaxError(
-                                "a merge key (<<) holds something other than a mapping or a sequence of mappings")
+                            throw Self.problem(
+                                "a merge key (<<) holds something other than a mapping or a sequence of mappings",
+                                at: source)
                         }
                         merged.append(members)
                     }
                     continue
                 }
-                guard let name = key.string else { throw DocumentSyntaxError("a mapping key is not a string") }
+                guard let name = key.string else { throw Self.problem("a mapping key is not a string", at: key) }
                 object[name] = try document(value, budget: &budget)
             }
             // A key the mapping writes wins over a merged one, and an earlier merged mapping over a later.
@@ -182,6 +210,12 @@ public struct YAMLCodec: DocumentCodec {
         case .alias:
             throw DocumentSyntaxError("an alias that does not refer to an anchor")
         }
+    }
+
+    /// `problem`, at where `node` starts in the text when the parser marked it.
+    private static func problem(_ problem: String, at node: Node) -> DocumentSyntaxError {
+        guard let mark = node.mark else { return DocumentSyntaxError(problem) }
+        return DocumentSyntaxError(problem, at: TextPosition(line: mark.line, column: mark.column))
     }
 
     /// `text` as a JSON number, when it is spelled as one.

@@ -294,11 +294,21 @@ struct YAMLInPlaceEditTests {
 
     /// A key written twice in one mapping is refused when the file is read (Yams does), so each key an
     /// edit changes stands in one place, and the edit stops once it has edited them all.
+    /// The error names the key, where it is written again and where first, and quotes no value; in a flow
+    /// mapping, where it is first written.
     @Test func aKeyWrittenTwiceInAMappingIsRefusedWhenRead() throws {
         #expect {
-            try YAMLCodec().parse(Data("a: 1\nb: 2\na: 3\n".utf8))
+            try YAMLCodec().parse(
+                Data("top: 0\nserver:\n  a: s3cret-1\n  b:\n    a: 1\n  a : s3cret-2\n".utf8))
         } throws: { error in
-            "\(error)".contains("duplicated key")
+            "\(error)"
+                == "line 6, column 3: the key 'a' is written a second time in one mapping (first at line 3, column 3)"
+        }
+        #expect {
+            try YAMLCodec().parse(Data("server: {a: s3cret-1, a: s3cret-2}\n".utf8))
+        } throws: { error in
+            "\(error)"
+                == "line 1, column 10: the key 'a' is written more than once in one mapping (the first time here)"
         }
     }
 
@@ -346,7 +356,12 @@ struct YAMLMergeKeyTests {
         #expect {
             try codec.parse(Data("a:\n  <<: 1\n".utf8))
         } throws: { error in
-            "\(error)".contains("merge key (<<) holds something other than a mapping")
+            "\(error)".hasPrefix("line 2, column 7: a merge key (<<) holds something other than a mapping")
+        }
+        #expect {
+            try codec.parse(Data("a: 1\n[x, y]: 2\n".utf8))
+        } throws: { error in
+            "\(error)" == "line 2, column 1: a mapping key is not a string"
         }
     }
 
