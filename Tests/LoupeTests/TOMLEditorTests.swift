@@ -112,6 +112,27 @@ struct TOMLEditorTests {
             try edited("ports = [ 1, 2, ]\n") { try $0.set(.array([.integer(1)]), at: "ports") } == "ports = [ 1, ]\n")
     }
 
+    // MARK: Values
+
+    /// A string in a date's form stays a string where a string stood (every other reader of the file would
+    /// read a bare date as another type), and stays a date where a date stood: in a key's value and in an
+    /// array's element, basic or literal.
+    @Test func aStringInADatesFormKeepsWhatItWas() throws {
+        let text =
+            "release = \"2024-01-01\"\nliteral = '2024-01-01'\nwhen = 2024-01-01\nlist = [\"2024-01-01\", 2024-01-01]\n"
+        let new = JSONValue.string("2024-02-01")
+        #expect(
+            try edited(text) {
+                for path: ValuePath in ["release", "literal", "when", "list[0]", "list[1]"] {
+                    try $0.set(new, at: path)
+                }
+            }
+                == "release = \"2024-02-01\"\nliteral = '2024-02-01'\nwhen = 2024-02-01\nlist = [\"2024-02-01\", 2024-02-01]\n"
+        )
+        let document = try codec.parse(Data(text.replacingOccurrences(of: "01-01", with: "02-01").utf8))
+        #expect(document[path: "release"] == new && document[path: "when"] == new)
+    }
+
     // MARK: Inline tables
 
     @Test func anInlineTableKeepsItsKeyOrderAndANewKeyGoesLast() throws {

@@ -9,7 +9,7 @@ import Foundation
 /// It reads the whole of TOML 1.0.0, every rule about defining a key or a table twice included, with an
 /// error naming the line and column for anything else. A TOML date-time decodes to a `Date` (the codec's coding is ISO 8601), and a `Date` is
 /// written as a TOML date-time. Local dates, times and date-times are read as their text, and written back
-/// as the same TOML values. TOML has no null: a document that needs one (a value removed over a lower
+/// as the same TOML values; a quoted string in a date's form stays a quoted string when it changes. TOML has no null: a document that needs one (a value removed over a lower
 /// layer that holds it) cannot be written, and the write is refused naming where.
 ///
 /// A write to a file edits its text in place: comments, blank lines and the order of keys and sections

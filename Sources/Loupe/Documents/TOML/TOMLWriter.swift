@@ -5,8 +5,9 @@ import Foundation
 /// line before each section; objects inside arrays as inline tables.
 ///
 /// A string in RFC 3339 form (what a `Date` encodes to with ISO 8601 coding, and what ``TOMLReader``
-/// makes of TOML's date-times, dates and times) is written as a TOML date-time, date or time, never
-/// quoted, so a date-time read from a file stays one. TOML has no null, and its integers are 64-bit: a
+/// makes of TOML's date-times, dates and times) is written as a TOML date-time, date or time, unquoted,
+/// so a date-time read from a file stays one; where it replaces a quoted string in a file, it stays a
+/// quoted string. TOML has no null, and its integers are 64-bit: a
 /// document holding a null, or a larger integer, is refused with an error naming where.
 struct TOMLWriter {
     private var text = ""
@@ -99,13 +100,18 @@ struct TOMLWriter {
 
     /// `value` on one line, spelled like `previous` (the text of the value it replaces) where it can be:
     /// a literal string stays literal and a multi-line string multi-line when the new string can be written
-    /// so, and an integer keeps its base (`0x`, `0o`, `0b`) or its `_` grouping.
+    /// so, a quoted string stays quoted even in a date-time's form, and an integer keeps its base (`0x`,
+    /// `0o`, `0b`) or its `_` grouping.
     static func inlineText(
         of value: JSONValue, spelledLike previous: ArraySlice<UInt8>, at path: [ValuePath.Component] = []
     ) throws -> String {
         let previous = String(decoding: previous, as: UTF8.self)
         switch value {
         case .string(let string) where TOMLReader.dateTime(string) != string:
+            return spelledString(string, like: previous) ?? quoted(string)
+        case .string(let string) where previous.first == "\"" || previous.first == "'":
+            // A string in a date-time's form where a string stood stays a string (for every other reader of
+            // the file, a date-time is another type); where a date-time stood, or nothing, it is a date-time.
             return spelledString(string, like: previous) ?? quoted(string)
         case .integer(let number):
             return spelledInteger(number, like: previous) ?? String(number)
