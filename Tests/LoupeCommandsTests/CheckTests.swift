@@ -303,7 +303,7 @@ struct CheckTests {
         #expect(
             diff.output == """
                 greeting: (none) -> "hi"
-                mirrors: ["a"] -> ["a","b"]
+                mirrors[1]: (none) -> "b"
                 server.port: 8080 -> 9000
                 shouting: true -> (none)
                 token: "********" -> "********"
@@ -318,6 +318,52 @@ struct CheckTests {
             same.status == 0 && same.output.isEmpty && same.error.contains("hold the same settings"), "\(same.error)")
         #expect(try app(arguments: ["config", "diff", "--files", base]).status == 64, "--files takes two files")
         #expect(try app(arguments: ["config", "diff", "--files", base, app.directory.file("none.yaml")]).status == 66)
+    }
+
+    /// An array of tables compared as a review reads it: a value changed in one element is that value's
+    /// line; elements added or taken out are theirs, at their index in the file that holds them; elements
+    /// that moved are the whole array, before and after.
+    @Test("diff --files: an array's changes element by element, where its elements stay in place")
+    func diffFilesComparesArraysElementByElement() throws {
+        let app = try App()
+        defer { app.directory.cleanUp() }
+        let servers = ["a", "b", "c"].enumerated().map { "[[servers]]\nhost = \"\($1)\"\nport = \($0 + 1)\n" }
+        func file(_ name: String, mirrors: String, _ servers: [String]) throws -> String {
+            let path = app.directory.file(name)
+            try "mirrors = \(mirrors)\n\(servers.joined())".write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+        let base = try file("base.toml", mirrors: #"["a", "b", "c", "d"]"#, servers)
+        func diff(_ mirrors: String, _ servers: [String]) throws -> String {
+            let output = try app(arguments: [
+                "config", "diff", "--files", base, try file("new.toml", mirrors: mirrors, servers),
+            ])
+            #expect(output.status == 0, "\(output.error)")
+            return output.output
+        }
+        let changed = servers.enumerated().map {
+            $0 == 1 ? $1.replacingOccurrences(of: "port = 2", with: "port = 20") : $1
+        }
+        #expect(try diff(#"["a", "x", "c", "d"]"#, changed) == "mirrors[1]: \"b\" -> \"x\"\nservers[1].port: 2 -> 20\n")
+        #expect(
+            try diff(#"["a", "d"]"#, Array(servers.dropFirst()))
+                == """
+                mirrors[1]: "b" -> (none)
+                mirrors[2]: "c" -> (none)
+                servers[0].host: "a" -> (none)
+                servers[0].port: 1 -> (none)
+
+                """)
+        #expect(
+            try diff(#"["a", "b", "c", "d", "e"]"#, servers + ["[[servers]]\nhost = \"d\"\n"])
+                == "mirrors[4]: (none) -> \"e\"\nservers[3].host: (none) -> \"d\"\n")
+        // Moved: one taken from the front and one added at the end is not four elements changed.
+        #expect(
+            try diff(#"["b", "c", "d", "e"]"#, servers)
+                == #"mirrors: ["a","b","c","d"] -> ["b","c","d","e"]"# + "\n")
+        // Some added and others taken out: the whole array.
+        #expect(
+            try diff(#"["a", "x", "y"]"#, servers) == #"mirrors: ["a","b","c","d"] -> ["a","x","y"]"# + "\n")
     }
 }
 

@@ -95,7 +95,9 @@ extension SettingsCommand {
 
                     With --files A B, what changes from settings file A to settings file B, whatever their \
                     formats (by extension: .json, .jsonc, .toml, .plist, .yaml, .yml): the review of a change \
-                    to a settings file, path by path, comments and layout aside. \
+                    to a settings file, path by path, comments and layout aside. An array is compared element \
+                    by element (`servers[2].port: 80 -> 8080`, an element added or taken out at its index) \
+                    where its elements stay in place, and whole where they moved. \
                     `git show main:settings.toml > base.toml; diff --files base.toml settings.toml`. Exit 0 \
                     whether or not they differ, 66 if a file does not exist, 69 if one cannot be read as its \
                     format.
@@ -159,13 +161,29 @@ extension SettingsCommand {
                 let settings = try group.location.openSettingsToCheck()
                 let old = try SettingsFiles.document(of: files[0]).document
                 let new = try SettingsFiles.document(of: files[1]).document
-                let paths = changedLeaves(from: old, to: new, at: ValuePath([]))
-                guard !paths.isEmpty else {
+                let changes = Self.changes(from: old, to: new, at: ValuePath([]))
+                guard !changes.isEmpty else {
                     printError("\(files[0]) and \(files[1]) hold the same settings")
                     return
                 }
-                try printChanges(at: paths, from: old, to: new, purged: [], settings)
+                for change in changes {
+                    try printLine(line(change.path, from: change.old, to: change.new, settings))
+                }
             }
+        }
+
+        /// `PATH: OLD -> NEW`, each value masked where it is a secret unless --reveal, `(none)` where it is
+        /// absent.
+        private func line(
+            _ path: ValuePath, from old: JSONValue?, to new: JSONValue?, _ settings: OpenSettings
+        )
+            -> String
+        {
+            func shown(_ value: JSONValue?) -> String {
+                guard let value else { return "(none)" }
+                return (reveal ? value : displayed(value, settings, at: path)).jsonText()
+            }
+            return "\(path.components.isEmpty ? "<root>" : path.description): \(shown(old)) -> \(shown(new))"
         }
 
         /// Prints each of `paths` with its value in `old` and in `new`, masked where they are secrets unless
@@ -175,34 +193,67 @@ extension SettingsCommand {
             _ settings: OpenSettings
         ) throws {
             for path in paths {
-                let name = path.components.isEmpty ? "<root>" : path.description
                 if purged.contains(path) {
-                    try printLine("\(name): (purged)")
+                    try printLine("\(path.components.isEmpty ? "<root>" : path.description): (purged)")
                     continue
                 }
-                func shown(_ document: JSONValue?) -> String {
-                    guard let value = document?[path: path] else { return "(none)" }
-                    return (reveal ? value : displayed(value, settings, at: path)).jsonText()
-                }
-                try printLine("\(name): \(shown(old)) -> \(shown(new))")
+                try printLine(line(path, from: old?[path: path], to: new?[path: path], settings))
             }
         }
 
-        /// The paths, in order, at which `new` differs from `old` (the parts at `path` of two documents): each
-        /// value that is not an object, so that an object added or removed is its values added or removed.
-        private func changedLeaves(from old: JSONValue?, to new: JSONValue?, at path: ValuePath) -> [ValuePath] {
+        /// What changes from `old` to `new` (the parts at `path` of two documents), in path order: each value
+        /// that is not an object or an array, so that an object added or removed is its values added or
+        /// removed, and an array's changes are its elements' where they can be told apart
+        /// (``arrayChanges(from:to:at:)``).
+        static func changes(
+            from old: JSONValue?, to new: JSONValue?, at path: ValuePath
+        ) -> [(path: ValuePath, old: JSONValue?, new: JSONValue?)] {
             switch (old, new) {
             case (.object(let before)?, .object(let after)?):
                 return Swift.Set(before.keys).union(after.keys).sorted().flatMap { key in
-                    changedLeaves(from: before[key], to: after[key], at: ValuePath(path.components + [.key(key)]))
+                    changes(from: before[key], to: after[key], at: ValuePath(path.components + [.key(key)]))
                 }
-            case (let value?, nil), (nil, let value?):
-                return leaves(of: value, at: path).map(\.path)
+            case (.array(let before)?, .array(let after)?):
+                return arrayChanges(from: before, to: after, at: path)
+            case (let value?, nil):
+                return leaves(of: value, at: path).map { ($0.path, $0.value, nil) }
+            case (nil, let value?):
+                return leaves(of: value, at: path).map { ($0.path, nil, $0.value) }
             case (let before?, let after?):
-                return before.isSameValue(as: after) ? [] : [path]
+                return before.isSameValue(as: after) ? [] : [(path, before, after)]
             case (nil, nil):
                 return []
             }
+        }
+
+        /// An array's changes, element by element where its elements stay where they were: in two arrays of
+        /// one length whose differences are changed elements (not moved ones), each element compared at its
+        /// index; where elements were only added, or only taken out, each of those at its index in the file
+        /// that holds it. Anything else (elements moved, some added and others taken out) is the whole array,
+        /// before and after.
+        static func arrayChanges(
+            from before: [JSONValue], to after: [JSONValue], at path: ValuePath
+        ) -> [(path: ValuePath, old: JSONValue?, new: JSONValue?)] {
+            func element(_ index: Int) -> ValuePath { ValuePath(path.components + [.index(index)]) }
+            let difference = after.difference(from: before) { $0.isSameValue(as: $1) }
+            if before.count == after.count {
+                let changed = before.indices.filter { !before[$0].isSameValue(as: after[$0]) }
+                // Elements that moved: the alignment explains the change with fewer elements than their places.
+                if difference.removals.count >= changed.count {
+                    return changed.flatMap { changes(from: before[$0], to: after[$0], at: element($0)) }
+                }
+            } else if difference.removals.isEmpty || difference.insertions.isEmpty {
+                let elements: [(offset: Int, old: JSONValue?, new: JSONValue?)] = difference.map { change in
+                    switch change {
+                    case .insert(let offset, let value, _): (offset, nil, value)
+                    case .remove(let offset, let value, _): (offset, value, nil)
+                    }
+                }
+                return elements.sorted { $0.offset < $1.offset }.flatMap {
+                    changes(from: $0.old, to: $0.new, at: element($0.offset))
+                }
+            }
+            return [(path, .array(before), .array(after))]
         }
     }
 
