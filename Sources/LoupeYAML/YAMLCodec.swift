@@ -21,9 +21,11 @@ import Yams
 /// A write edits the file in place: only the bytes of what changed are written, in the
 /// style of the container they land in; comments, order, quoting, `---` and the spelling of unchanged
 /// values stay. A key a merge key brings in that a write changes becomes the mapping's own (YAML takes it
-/// over the merged one), so the anchor and every other mapping that merges it keep their values. A write
-/// that would change what an alias shows (a change to an alias or to an anchored value aliases share), or
-/// remove a key a merge key brings in, is refused, naming the path. An empty file (or one
+/// over the merged one), so the anchor and every other mapping that merges it keep their values. A change
+/// through an alias writes that alias out in full; a change of an anchored value is made in place, and
+/// every alias or merging mapping that is not to show it keeps what it showed (written out, or given the
+/// changed keys as its own). Taking out a key a merge key brings in, or an anchored value whole, is
+/// refused, naming the path. An empty file (or one
 /// with only comments) holds an empty mapping. `.inf`, `-.inf` and `.nan` are doubles.
 public struct YAMLCodec: DocumentCodec {
     /// How the typed value maps to documents: date and key strategies; an infinite or NaN `Double` is

@@ -19,9 +19,16 @@ import Loupe
 ///   the mapping's own (written after its last entry, as the new document holds it), which YAML takes over
 ///   the merged one: the mapping the anchor holds, and every other mapping that merges it, stay as they were.
 ///
-/// It refuses (``TextEditRefusal``, naming the path) only an edit that would change what an alias shows
-/// (a change to an alias, to an anchored value aliases share, or removing one), or removing a key a merge
-/// key brings in (the merge would show it again).
+/// - A change through an alias (`settings: *defaults`) writes that alias out in full, as the new document
+///   holds it, in its anchored value's key order and style: what it shows changes, and nothing else does.
+/// - A change of an anchored value that aliases or merge keys show is made in place; each alias that is
+///   not to show the new value is written out as it was, and each mapping that merges it gets, as its own,
+///   the keys whose values would change. Where they all change the same way, the anchored value alone does.
+///
+/// It refuses (``TextEditRefusal``, naming the path) taking out a key a merge key brings in (the merge would
+/// show it again) or a node that holds an anchor aliases show, an anchored value replaced by one that
+/// cannot keep its anchor, an anchored mapping gaining a key that a mapping merging it does not hold, and
+/// an anchor written twice.
 struct YAMLEditor: TextEditor {
     /// The document the edits make: a value a merge key brings in that changes is written from it.
     var document: JSONValue
@@ -51,6 +58,32 @@ struct YAMLEditor: TextEditor {
         // A key only a merge key brings in, changed (set, or edited inside): the mapping's own, once.
         var madeOwn: Set<[ValuePath.Component]> = []
         for var edit in edits {
+            // A key the mapping gains that an anchored mapping's change below has made its own already, or
+            // the other way round: once.
+            if case .addMember(let mapping, let key, _) = edit, !madeOwn.insert(mapping + [.key(key)]).inserted {
+                continue
+            }
+            // A change to what an alias shows: the alias written out in full, as the new document holds it,
+            // once for all the edits under it.
+            if let alias = editor.alias(onTheWayTo: edit.path) {
+                if !editor.writtenOut.contains(alias), let value = document[path: ValuePath(alias)],
+                    !editor.showsItsAnchorsChange(alias, value, in: document, from: old)
+                {
+                    try editor.writeOut(alias: alias, as: value)
+                }
+                continue
+            }
+            // A change to an anchored value aliases show: each alias that should not show the change written
+            // out in full, and the anchored value edited in place.
+            // Each mapping a merge key brings it into keeps what it shows: what would change becomes its own.
+            if let (anchor, path) = editor.sharedAnchor(onTheWayTo: edit.path), !editor.released.contains(anchor) {
+                for own in try editor.release(anchor, at: path, in: document, from: old)
+                where madeOwn.insert(own.mapping + [.key(own.key)]).inserted {
+                    if structural[own.mapping] == nil { containers.append(own.mapping) }
+                    structural[own.mapping, default: []].append(
+                        .addMember(in: own.mapping, key: own.key, value: own.value))
+                }
+            }
             if let (mapping, key) = editor.mergedKey(holding: edit) {
                 let path = mapping + [.key(key)]
                 guard let value = document[path: ValuePath(path)] else {
@@ -60,6 +93,8 @@ struct YAMLEditor: TextEditor {
                             "it comes from a YAML merge key (<<), which would bring it in again if it were taken out here; take it out of the merged mapping, by hand"
                     )
                 }
+                // The anchored mapping the merge brings it in from changes the same way: its edit shows it.
+                if editor.followsItsMergedChange(mapping, key, value, in: document, from: old) { continue }
                 guard madeOwn.insert(path).inserted else { continue }
                 editor.writeOwn(path, as: value, over: old[path: ValuePath(path)])
                 edit = .addMember(in: mapping, key: key, value: value)
@@ -90,6 +125,11 @@ private struct Splicing {
     var ownTexts: [[ValuePath.Component]: String] = [:]
     /// How the text lays out nested collections: what an edit writes follows it.
     lazy var layout = YAMLLayout(of: tree)
+    /// The aliases (by path) written out in full: an edit under one is made by that.
+    var writtenOut: Set<[ValuePath.Component]> = []
+    /// The anchors whose aliases no longer show what the anchored value holds now are written out: the
+    /// anchored value is edited in place.
+    var released: Set<String> = []
 
     init(text: [UInt8], lines: TextLines, tree: YAMLSyntaxTree) {
         self.text = text
@@ -118,10 +158,181 @@ private struct Splicing {
                 "it is a YAML alias (\(String(decoding: text[node.range], as: UTF8.self))), which shows the value its anchor holds; change that value, or write this one out in full, by hand"
             )
         }
-        if let anchor = node.anchor, tree.aliased.contains(anchor) {
+        if let anchor = node.anchor, tree.aliased.contains(anchor), !released.contains(anchor) {
             throw refuse(
                 path, "it is anchored (&\(anchor)) and its aliases (*\(anchor)) show it too; edit the file by hand")
         }
+    }
+
+    // MARK: Aliases
+
+    /// The name an alias node refers to (`*name`).
+    private func aliasName(_ node: YAMLSyntaxNode) -> String {
+        String(decoding: text[(node.range.lowerBound + 1)..<node.range.upperBound], as: UTF8.self)
+    }
+
+    /// The path of the first alias on the way to `path` (`path` itself included), through the text's own
+    /// entries; nil when there is none.
+    func alias(onTheWayTo path: [ValuePath.Component]) -> [ValuePath.Component]? {
+        var node = tree.root
+        for depth in 0...path.count {
+            guard let current = node else { return nil }
+            if current.kind == .alias { return Array(path[..<depth]) }
+            guard depth < path.count else { return nil }
+            node = Self.entry(path[depth], of: current)?.value
+        }
+        return nil
+    }
+
+    /// The anchor of the first node on the way to `path` (`path` itself included) that holds an anchor an
+    /// alias refers to, with that node's path.
+    func sharedAnchor(onTheWayTo path: [ValuePath.Component]) -> (String, [ValuePath.Component])? {
+        var node = tree.root
+        for depth in 0...path.count {
+            guard let current = node else { return nil }
+            if let anchor = current.anchor, tree.aliased.contains(anchor) { return (anchor, Array(path[..<depth])) }
+            guard depth < path.count else { return nil }
+            node = Self.entry(path[depth], of: current)?.value
+        }
+        return nil
+    }
+
+    private static func entry(_ component: ValuePath.Component, of node: YAMLSyntaxNode) -> YAMLSyntaxEntry? {
+        switch component {
+        case .key(let key): node.isMapping ? node.member(key) : nil
+        case .index(let index): node.isSequence && index < node.entries.count ? node.entries[index] : nil
+        }
+    }
+
+    /// Every use of an anchor in the text: each node that holds it, each alias of it written as a value (by
+    /// path), and each mapping (by path) whose merge keys (`<<`) bring it in, directly or through another.
+    private func uses(
+        of anchor: String
+    ) -> (anchored: Int, values: [[ValuePath.Component]], merging: [([ValuePath.Component], YAMLSyntaxNode)]) {
+        var uses: (anchored: Int, values: [[ValuePath.Component]], merging: [([ValuePath.Component], YAMLSyntaxNode)]) =
+            (0, [], [])
+        let target = tree.anchored[anchor]
+        func visit(_ node: YAMLSyntaxNode, at path: [ValuePath.Component], merging: Bool) {
+            if node.anchor == anchor { uses.anchored += 1 }
+            if node.kind == .alias, aliasName(node) == anchor, !merging { uses.values.append(path) }
+            if !merging, node.isMapping, node.entries.contains(where: \.isMerge), let target,
+                mergedMappings(of: node).contains(where: { $0.range == target.range })
+            {
+                uses.merging.append((path, node))
+            }
+            for (index, entry) in node.entries.enumerated() {
+                if entry.isMerge {
+                    visit(entry.value, at: path, merging: true)
+                } else if merging {
+                    visit(entry.value, at: path, merging: true)
+                } else if let key = entry.key {
+                    visit(entry.value, at: path + [.key(key)], merging: false)
+                } else {
+                    visit(entry.value, at: path + [.index(index)], merging: false)
+                }
+            }
+        }
+        if let root = tree.root { visit(root, at: [], merging: false) }
+        return uses
+    }
+
+    /// Whether the alias at `path`, which is to show `value`, shows it by its anchored value's own change:
+    /// that value changes to `value` too (the anchored mapping's edit keeps the alias).
+    func showsItsAnchorsChange(
+        _ path: [ValuePath.Component], _ value: JSONValue, in document: JSONValue, from old: JSONValue
+    ) -> Bool {
+        guard let alias = try? locate(path).node, alias.kind == .alias,
+            let target = tree.anchored[aliasName(alias)], let anchored = self.path(of: target),
+            let new = document[path: ValuePath(anchored)], let before = old[path: ValuePath(anchored)]
+        else { return false }
+        return new.isSameValue(as: value) && !before.isSameValue(as: new)
+    }
+
+    /// Whether `key` of the mapping at `path`, which a merge key brings in and which is to be `value`,
+    /// becomes it by the change of the anchored mapping it comes from (which changes to `value` there too).
+    func followsItsMergedChange(
+        _ path: [ValuePath.Component], _ key: String, _ value: JSONValue, in document: JSONValue, from old: JSONValue
+    ) -> Bool {
+        guard let mapping = try? locate(path).node,
+            let source = mergedMappings(of: mapping).first(where: { $0.member(key) != nil }),
+            let anchor = source.anchor, tree.aliased.contains(anchor), let sourcePath = self.path(of: source)
+        else { return false }
+        let at = ValuePath(sourcePath + [.key(key)])
+        guard let new = document[path: at] else { return false }
+        return new.isSameValue(as: value) && !(old[path: at]?.isSameValue(as: new) ?? false)
+    }
+
+    /// The path of `target` in the document, through the text's own entries (nil: within a merge key's value).
+    private func path(of target: YAMLSyntaxNode) -> [ValuePath.Component]? {
+        func find(_ node: YAMLSyntaxNode, _ path: [ValuePath.Component]) -> [ValuePath.Component]? {
+            if node.range == target.range, node.kind == target.kind { return path }
+            for (index, entry) in node.entries.enumerated() where !entry.isMerge {
+                let component: ValuePath.Component = entry.key.map { .key($0) } ?? .index(index)
+                if let found = find(entry.value, path + [component]) { return found }
+            }
+            return nil
+        }
+        return tree.root.flatMap { find($0, []) }
+    }
+
+    /// Writes the alias at `path` out in full, as `value`: what it shows changes, and nothing else does.
+    mutating func writeOut(alias path: [ValuePath.Component], as value: JSONValue) throws {
+        writtenOut.insert(path)
+        try replace(at: path, with: value, writingOut: true)
+    }
+
+    /// Lets the value anchored as `anchor` at `path` be edited in place, so that every other place that
+    /// shows it keeps showing what `document` holds there: each alias of it (written as a value) that should
+    /// not show the new value is written out in full; returns, for each mapping whose merge keys (`<<`)
+    /// bring it in, the keys whose values would change, with the values that mapping keeps (to become its
+    /// own). Refused where the anchor is written twice, or a merge key would bring in a key its mapping does
+    /// not hold.
+    mutating func release(
+        _ anchor: String, at path: [ValuePath.Component], in document: JSONValue, from old: JSONValue
+    ) throws -> [(mapping: [ValuePath.Component], key: String, value: JSONValue)] {
+        let uses = uses(of: anchor)
+        guard uses.anchored == 1, let new = document[path: ValuePath(path)] else {
+            throw refuse(
+                path, "it is anchored (&\(anchor)) and its aliases (*\(anchor)) show it too; edit the file by hand")
+        }
+        released.insert(anchor)
+        for alias in uses.values where !writtenOut.contains(alias) {
+            // An alias taken out with its entry goes; one that shows the new value stays.
+            guard let value = document[path: ValuePath(alias)], !value.isSameValue(as: new) else { continue }
+            try writeOut(alias: alias, as: value)
+        }
+        guard !uses.merging.isEmpty else { return [] }
+        guard case .object(let before)? = old[path: ValuePath(path)], case .object(let after) = new else {
+            throw refuse(
+                path,
+                "it is anchored (&\(anchor)) and a merge key (<<: *\(anchor)) brings it into other mappings, which would change too; edit the file by hand"
+            )
+        }
+        var own: [(mapping: [ValuePath.Component], key: String, value: JSONValue)] = []
+        for (mappingPath, mapping) in uses.merging {
+            // A mapping taken out, or replaced by something else, shows nothing of it any more.
+            guard case .object(let shown)? = document[path: ValuePath(mappingPath)] else { continue }
+            for key in Set(before.keys).union(after.keys).sorted() {
+                if mapping.member(key) != nil {
+                    // Its own key, taken out where the anchored mapping now holds it: the merge would show it.
+                    guard shown[key] == nil, after[key] != nil else { continue }
+                    throw refuse(
+                        mappingPath + [.key(key)],
+                        "a YAML merge key (<<: *\(anchor)) would bring it in again from the anchored mapping, which gains it; edit the file by hand"
+                    )
+                }
+                if let meant = shown[key], let merged = after[key], merged.isSameValue(as: meant) { continue }
+                guard let meant = shown[key] else {
+                    if after[key] == nil { continue }
+                    throw refuse(
+                        mappingPath + [.key(key)],
+                        "a YAML merge key (<<: *\(anchor)) would bring it in from the anchored mapping it is added to; edit the file by hand"
+                    )
+                }
+                own.append((mappingPath, key, meant))
+            }
+        }
+        return own
     }
 
     /// Refuses removing a node that holds an anchor an alias refers to (an alias itself may go: nothing
@@ -129,7 +340,9 @@ private struct Splicing {
     private func checkHoldsNoSharedAnchor(_ node: YAMLSyntaxNode, at path: some Collection<ValuePath.Component>) throws
     {
         if node.kind != .alias { try checkNotShared(node, at: path) }
-        if let anchor = node.anchorsWithin.first(where: tree.aliased.contains) {
+        // A released anchor on the node itself stays where the node is replaced in place.
+        let within = node.anchorsWithin.filter { $0 != node.anchor || !released.contains($0) }
+        if let anchor = within.first(where: tree.aliased.contains) {
             throw refuse(path, "it holds the anchor &\(anchor), which aliases (*\(anchor)) show; edit the file by hand")
         }
     }
@@ -256,11 +469,15 @@ private struct Splicing {
         }
     }
 
-    mutating func replace(at path: [ValuePath.Component], with value: JSONValue) throws {
+    /// Writes `value` where the value at `path` is written; `writingOut` an alias there (which shows its
+    /// anchor's value) in full.
+    mutating func replace(at path: [ValuePath.Component], with value: JSONValue, writingOut: Bool = false) throws {
         let located = try locate(path)
         let node = located.node
-        try checkNotShared(node, at: path)
+        if !(writingOut && node.kind == .alias) { try checkNotShared(node, at: path) }
         try checkHoldsNoSharedAnchor(node, at: path)
+        // An alias written out takes the order of its anchored value's keys.
+        let order = node.kind == .alias ? tree.anchored[aliasName(node)] : nil
         let inFlow = located.container?.isFlow ?? false
         // A tag stays where it still says what the value is: a string's.
         var start = node.range.lowerBound
@@ -271,13 +488,16 @@ private struct Splicing {
             if !keepsTag { start = node.propertiesStart }
             stringTag = keepsTag && tag == "!!str"
         }
+        // The anchor stays where the tag goes.
+        let anchorText = start < node.range.lowerBound ? node.anchor.map { "&" + $0 + " " } ?? "" : ""
         switch node.kind {
         case .plain, .singleQuoted, .doubleQuoted:
             if !Self.isCollection(value) {
                 splices.append(
                     TextSplice(
                         start..<node.range.upperBound,
-                        YAMLValueWriter.scalar(value, style: scalarStyle(node), flow: inFlow, tagged: stringTag)))
+                        anchorText
+                            + YAMLValueWriter.scalar(value, style: scalarStyle(node), flow: inFlow, tagged: stringTag)))
                 return
             }
         case .literal, .folded:
@@ -286,7 +506,7 @@ private struct Splicing {
                 splices.append(
                     TextSplice(
                         min(start, node.header!.lowerBound)..<node.range.upperBound,
-                        YAMLValueWriter.scalar(value, style: .doubleQuoted, flow: false)))
+                        anchorText + YAMLValueWriter.scalar(value, style: .doubleQuoted, flow: false)))
                 return
             }
         case .empty where !Self.isCollection(value):
@@ -299,8 +519,15 @@ private struct Splicing {
         default:
             break
         }
-        // A value that becomes a collection or stops being one: written anew in its entry's style.
-        if inFlow || node.isFlow {
+        // A value that becomes a collection or stops being one: written anew in its entry's style (an
+        // anchored one keeps no anchor there, which its aliases need).
+        if let anchor = node.anchor, released.contains(anchor) {
+            throw refuse(
+                path,
+                "it is anchored (&\(anchor)), and what it becomes would not keep its anchor; edit the file by hand")
+        }
+        // An alias written out is written in its anchored value's style: flow where that is flow.
+        if inFlow || node.isFlow || order?.isFlow == true {
             let lead = node.kind != .empty ? "" : located.entry?.bareKey == true ? ": " : " "
             splices.append(
                 TextSplice(node.propertiesStart..<node.range.upperBound, lead + YAMLValueWriter.scalarOrFlow(value)))
@@ -321,8 +548,8 @@ private struct Splicing {
         let end = node.kind == .empty ? entry.slot : node.range.upperBound
         let written =
             entry.key == nil
-            ? YAMLValueWriter.afterDash(value, indent: container.column, layout: layout)
-            : YAMLValueWriter.afterKey(value, indent: container.column, layout: layout)
+            ? YAMLValueWriter.afterDash(value, indent: container.column, layout: layout, order: order)
+            : YAMLValueWriter.afterKey(value, indent: container.column, layout: layout, order: order)
         splices.append(TextSplice(entry.slot..<end, written))
     }
 

@@ -224,13 +224,18 @@ enum YAMLValueWriter {
     /// A value written after a mapping's `key:` whose key stands at column `indent`: ` scalar`, ` []`, or a
     /// line break and a block collection one `layout` step further in (a sequence at the key's column, where
     /// the layout writes sequences so).
-    static func afterKey(_ value: JSONValue, indent: Int, layout: YAMLLayout = YAMLLayout()) -> String {
+    ///
+    /// `order`: a node of the text whose keys (and its nested nodes' keys) the collection written takes in
+    /// their order (an anchored value an alias written out in full shows); other keys come after, sorted.
+    static func afterKey(
+        _ value: JSONValue, indent: Int, layout: YAMLLayout = YAMLLayout(), order: YAMLSyntaxNode? = nil
+    ) -> String {
         switch value {
         case .object(let members) where !members.isEmpty:
-            return "\n" + blockMapping(members, indent: indent + layout.step, layout: layout)
+            return "\n" + blockMapping(members, indent: indent + layout.step, layout: layout, order: order)
         case .array(let elements) where !elements.isEmpty:
             let column = layout.indentlessSequences ? indent : indent + layout.step
-            return "\n" + blockSequence(elements, indent: column, layout: layout)
+            return "\n" + blockSequence(elements, indent: column, layout: layout, order: order)
         default:
             return " " + scalar(value, flow: false)
         }
@@ -238,32 +243,50 @@ enum YAMLValueWriter {
 
     /// A value written after a sequence's `-` at column `indent`: ` scalar`, or a compact block collection
     /// (`- key: v` with its other keys below, at the first key's column).
-    static func afterDash(_ value: JSONValue, indent: Int, layout: YAMLLayout = YAMLLayout()) -> String {
+    static func afterDash(
+        _ value: JSONValue, indent: Int, layout: YAMLLayout = YAMLLayout(), order: YAMLSyntaxNode? = nil
+    ) -> String {
         switch value {
         case .object(let members) where !members.isEmpty:
-            return " " + String(blockMapping(members, indent: indent + 2, layout: layout).dropFirst(indent + 2))
+            return " "
+                + String(blockMapping(members, indent: indent + 2, layout: layout, order: order).dropFirst(indent + 2))
         case .array(let elements) where !elements.isEmpty:
-            return " " + String(blockSequence(elements, indent: indent + 2, layout: layout).dropFirst(indent + 2))
+            return " "
+                + String(
+                    blockSequence(elements, indent: indent + 2, layout: layout, order: order).dropFirst(indent + 2))
         default:
             return " " + scalar(value, flow: false)
         }
     }
 
-    /// A block mapping's lines at column `indent` (keys in order), without a final line break.
+    /// A block mapping's lines at column `indent` (keys in `order`'s order, the others sorted), without a
+    /// final line break.
     static func blockMapping(
-        _ members: [String: JSONValue], indent: Int, layout: YAMLLayout = YAMLLayout()
+        _ members: [String: JSONValue], indent: Int, layout: YAMLLayout = YAMLLayout(), order: YAMLSyntaxNode? = nil
     ) -> String {
         let padding = String(repeating: " ", count: indent)
-        return members.keys.sorted().map {
-            padding + key($0, flow: false) + ":" + afterKey(members[$0]!, indent: indent, layout: layout)
+        let known = (order?.isMapping == true ? order!.entries.compactMap { $0.isMerge ? nil : $0.key } : [])
+            .filter { members[$0] != nil }
+        let keys = known + members.keys.filter { !known.contains($0) }.sorted()
+        return keys.map {
+            padding + key($0, flow: false) + ":"
+                + afterKey(members[$0]!, indent: indent, layout: layout, order: order?.member($0)?.value)
         }
         .joined(separator: "\n")
     }
 
-    /// A block sequence's lines with their dashes at column `indent`, without a final line break.
-    static func blockSequence(_ elements: [JSONValue], indent: Int, layout: YAMLLayout = YAMLLayout()) -> String {
+    /// A block sequence's lines with their dashes at column `indent`, without a final line break; each
+    /// element's keys in the order of `order`'s element at its index.
+    static func blockSequence(
+        _ elements: [JSONValue], indent: Int, layout: YAMLLayout = YAMLLayout(), order: YAMLSyntaxNode? = nil
+    ) -> String {
         let padding = String(repeating: " ", count: indent)
-        return elements.map { padding + "-" + afterDash($0, indent: indent, layout: layout) }.joined(separator: "\n")
+        let nested = order?.isSequence == true ? order!.entries.map(\.value) : []
+        return elements.enumerated().map { index, element in
+            padding + "-"
+                + afterDash(element, indent: indent, layout: layout, order: index < nested.count ? nested[index] : nil)
+        }
+        .joined(separator: "\n")
     }
 }
 

@@ -223,6 +223,38 @@ struct CorpusHarnessTests {
             "a neighbour's comment copied")
     }
 
+    #if YAML
+    @Test(
+        "a YAML edit through an alias or of an anchored value may write aliases out and give merging mappings keys, and lose no other line"
+    )
+    func sharedEdits() throws {
+        let old = "base: &b\n  x: 1 # one\n  y: 2\nalias: *b\nsvc:\n  <<: *b\n  z: 3\n"
+        let before = #"{"base": {"x": 1, "y": 2}, "alias": {"x": 1, "y": 2}, "svc": {"x": 1, "y": 2, "z": 3}}"#
+        let after = #"{"base": {"x": 5, "y": 2}, "alias": {"x": 1, "y": 2}, "svc": {"x": 1, "y": 2, "z": 3}}"#
+        let written = "base: &b\n  x: 5 # one\n  y: 2\nalias:\n  x: 1\n  y: 2\nsvc:\n  <<: *b\n  z: 3\n  x: 1\n"
+        #expect(try verdict(old, written, .replaceSame, at: "base.x", before, after) == nil)
+        #expect(
+            try verdict(
+                old, written.replacingOccurrences(of: "  z: 3\n", with: ""), .replaceSame, at: "base.x", before, after)
+                != nil, "another entry lost")
+        #expect(
+            try verdict(
+                old, written.replacingOccurrences(of: " # one", with: ""), .replaceSame, at: "base.x", before, after)
+                != nil, "the comment lost")
+        // Through the alias: the alias line goes, its value comes in its place.
+        let throughAlias = #"{"base": {"x": 1, "y": 2}, "alias": {"x": 7, "y": 2}, "svc": {"x": 1, "y": 2, "z": 3}}"#
+        let aliasWritten = old.replacingOccurrences(of: "alias: *b\n", with: "alias:\n  x: 7\n  y: 2\n")
+        #expect(try verdict(old, aliasWritten, .replaceSame, at: "alias.x", before, throughAlias) == nil)
+        #expect(
+            try verdict(
+                old,
+                aliasWritten.replacingOccurrences(of: "  <<: *b\n", with: "  <<: *b\n  x: 1\n  y: 2\n")
+                    .replacingOccurrences(of: "base: &b\n", with: "base:\n"), .replaceSame, at: "alias.x", before,
+                throughAlias)
+                != nil, "the anchor's line changed")
+    }
+    #endif
+
     @Test("the other readers see a document as Loupe means it, and a wrong value is told")
     func readsBack() throws {
         let toml = try IndependentParser.tomllib.parse(["a = 1\nb = 2.5\nc = \"x\"\nd = 1979-05-27T07:32:00Z\n"])

@@ -1,7 +1,7 @@
 import Foundation
 import Loupe
 import LoupeTestSupport
-import LoupeYAML
+@testable import LoupeYAML
 import Testing
 
 /// A format of the corpus: its folder, its codec, and the reader that checks what the codec writes.
@@ -436,8 +436,35 @@ struct LineChange {
     ///   left empty), apart from separator commas;
     /// - an addition: one run of lines is inserted, or one line changes (a container written on one line),
     ///   apart from separator commas;
-    /// and every comment line of the old text that is not in the removed lines is still there.
+    /// and every comment line of the old text that is not in the removed lines is still there. A YAML edit
+    /// through an alias, or of a value an anchor shares, is judged as ``sharedEditProblem(_:)`` says.
     func judge(_ edit: CorpusEdit, of old: JSONValue, markers: [String]) -> String? {
+        #if YAML
+        let shared = markers == ["#"] ? sharedEditProblem(edit) : .none
+        if case .some(.some(let problem)) = shared { return problem }
+        #else
+        let shared: String?? = .none
+        #endif
+        if shared == nil { if let problem = kindProblem(edit, of: old, markers: markers) { return problem } }
+        let isRemoval = edit.kind == .removeMember || edit.kind == .removeElement
+        let oldComments = Self.commentLineIndices(of: oldLines, markers: markers)
+        let kept = oldComments.filter { !isRemoval || $0 < prefix || $0 >= oldLines.count - suffix }.map {
+            oldLines[$0].trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        var left = Self.commentLineIndices(of: newLines, markers: markers).map {
+            newLines[$0].trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        for comment in kept {
+            guard let index = left.firstIndex(of: comment) else { return "the comment line \"\(comment)\" is gone" }
+            left.remove(at: index)
+        }
+        if !isRemoval, let added = left.first { return "a comment line \"\(added)\" was added" }
+        if isRemoval, inserted.isEmpty, let problem = removalCommentProblem(markers: markers) { return problem }
+        return nil
+    }
+
+    /// The lines `edit` of its kind may change, as ``judge(_:of:markers:)`` describes them: why more changed.
+    private func kindProblem(_ edit: CorpusEdit, of old: JSONValue, markers: [String]) -> String? {
         switch edit.kind {
         case .replaceSame, .replaceOther:
             let oldValue = old.valueIfAny(at: edit.path)
@@ -493,22 +520,78 @@ struct LineChange {
                 return "the end-of-line comment \"\(comment)\" is lost"
             }
         }
-        let isRemoval = edit.kind == .removeMember || edit.kind == .removeElement
-        let oldComments = Self.commentLineIndices(of: oldLines, markers: markers)
-        let kept = oldComments.filter { !isRemoval || $0 < prefix || $0 >= oldLines.count - suffix }.map {
-            oldLines[$0].trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-        var left = Self.commentLineIndices(of: newLines, markers: markers).map {
-            newLines[$0].trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-        for comment in kept {
-            guard let index = left.firstIndex(of: comment) else { return "the comment line \"\(comment)\" is gone" }
-            left.remove(at: index)
-        }
-        if !isRemoval, let added = left.first { return "a comment line \"\(added)\" was added" }
-        if isRemoval, inserted.isEmpty, let problem = removalCommentProblem(markers: markers) { return problem }
         return nil
     }
+
+    #if YAML
+    /// For a YAML edit whose path goes through an alias, or through (or to) a value with an anchor that
+    /// aliases or merge keys (`<<`) show: why the written text is more than that edit, or nil when it is no
+    /// more. Nil (no verdict) for any other edit.
+    ///
+    /// Such an edit writes out in full each alias that is not to show the change, and gives each mapping that
+    /// merges the anchored value, as its own, the keys whose values it keeps: lines are added in several
+    /// places. What it may take away is the alias lines and the lines of the entry it edits; every other line
+    /// of the old text is still there, in order.
+    func sharedEditProblem(_ edit: CorpusEdit) -> String?? {
+        let text = Array(oldLines.joined(separator: "\n").utf8)
+        guard let tree = try? YAMLSyntaxReader.read(text), var node = tree.root else { return .none }
+        func isShared(_ node: YAMLSyntaxNode) -> Bool {
+            node.kind == .alias || node.anchor.map(tree.aliased.contains) == true
+        }
+        var shared = isShared(node)
+        var entry: YAMLSyntaxEntry?
+        var parent: YAMLSyntaxEntry?
+        for component in edit.path {
+            parent = entry
+            let found: YAMLSyntaxEntry? =
+                switch component {
+                case .key(let key): node.isMapping ? node.member(key) : nil
+                case .index(let index): node.isSequence && index < node.entries.count ? node.entries[index] : nil
+                }
+            guard let found else {
+                entry = nil
+                break
+            }
+            entry = found
+            node = found.value
+            shared = shared || isShared(node)
+        }
+        guard shared else { return .none }
+        var lineStarts = [0]
+        for (offset, byte) in text.enumerated() where byte == UInt8(ascii: "\n") { lineStarts.append(offset + 1) }
+        func line(of offset: Int) -> Int { lineStarts.lastIndex { $0 <= offset } ?? 0 }
+        // The lines that may go: every alias's, and the edited entry's (a value set or taken out).
+        var mayGo = Set<Int>()
+        func visit(_ node: YAMLSyntaxNode) {
+            if node.kind == .alias { mayGo.insert(line(of: node.range.lowerBound)) }
+            node.entries.forEach { visit($0.value) }
+        }
+        if let root = tree.root { visit(root) }
+        // A container a removal leaves empty is written on its key's line (`volumes: []`).
+        let emptied = edit.document.valueIfAny(at: Array(edit.path.dropLast()))?.isEmptyContainer ?? false
+        if let parent, emptied { mayGo.insert(line(of: parent.start)) }
+        if let entry, ![.addMember, .addElement].contains(edit.kind) {
+            mayGo.formUnion(
+                line(of: entry.span.lowerBound)...line(of: max(entry.span.lowerBound, entry.span.upperBound - 1)))
+        }
+        // A line that may change keeps its end-of-line comment, unless its entry is taken out.
+        let removal = [.removeMember, .removeElement].contains(edit.kind)
+        for index in mayGo.sorted() where !removal || oldLines[index].contains("*") {
+            guard let comment = Self.trailingComment(of: oldLines[index], markers: ["#"]) else { continue }
+            if !newLines.contains(where: { $0.contains(comment) }) {
+                return .some("the end-of-line comment \"\(comment)\" is lost")
+            }
+        }
+        var next = newLines.startIndex
+        for (index, old) in oldLines.enumerated() where !mayGo.contains(index) {
+            guard let found = newLines[next...].firstIndex(of: old) else {
+                return .some("the line \"\(old.trimmingCharacters(in: .whitespaces))\" is gone or moved")
+            }
+            next = found + 1
+        }
+        return .some(nil)
+    }
+    #endif
 
     /// Why a removed run of lines does not hold just the removed entry with its own comments, or nil: a
     /// comment line directly above the entry (no blank line between) goes with it, and a comment line after

@@ -161,12 +161,32 @@ struct YAMLEditorTests {
         #expect(try edited(text) { try $0.remove(at: "list[0]") } == "base: &b {x: 1}\nlist:\n  - 2\n")
     }
 
-    @Test func editsOfAliasesAnchorsAndMergedKeysAreRefusedWithThePath() throws {
-        let text = "base: &b\n  x: 1\n  y: 2\nalias: *b\nservice:\n  <<: *b\n  y: 3\n"
+    /// A change through an alias writes that alias out in full (in its anchored mapping's key order); a
+    /// change inside an anchored mapping is made in place, and every place that shows it keeps what it
+    /// showed: an alias written out, a key a merge key brings in made the merging mapping's own. Taking out
+    /// the anchored mapping, or a key a merge key would bring in again, is refused with the path.
+    @Test func editsThroughAliasesAndAnchorsKeepWhatElseShowsThemAndRefusalsNameThePath() throws {
+        let text = "base: &b\n  y: 2\n  x: 1\nalias: *b\nservice:\n  <<: *b\n  y: 3\n"
+        #expect(
+            try edited(text) { try $0.set(.integer(5), at: "alias.x") }
+                == text.replacingOccurrences(of: "alias: *b", with: "alias:\n  y: 2\n  x: 5"))
+        #expect(
+            try edited(text) { try $0.set(.integer(5), at: "base.x") }
+                == "base: &b\n  y: 2\n  x: 5\nalias:\n  y: 2\n  x: 1\nservice:\n  <<: *b\n  y: 3\n  x: 1\n")
+        // Where every place that shows it changes with it, it changes in the anchored mapping alone.
+        #expect(
+            try edited(text) {
+                for path: ValuePath in ["base.x", "alias.x", "service.x"] { try $0.set(.integer(5), at: path) }
+            } == text.replacingOccurrences(of: "x: 1", with: "x: 5"))
+        // A key the anchored mapping gains that a merging mapping does not hold would come in: refused.
+        #expect {
+            try edited(text) { try $0.set(.integer(5), at: "base.z") }
+        } throws: { error in
+            "\(error)".contains("test.yaml: service.z: ") && "\(error)".contains("merge key")
+        }
         for (change, path, why) in [
-            ({ (d: inout JSONValue) in try d.set(.integer(5), at: "alias.x") }, "alias", "YAML alias"),
-            ({ (d: inout JSONValue) in try d.set(.integer(5), at: "base.x") }, "base", "anchored (&b)"),
             ({ (d: inout JSONValue) in try d.remove(at: "base") }, "base", "anchored (&b)"),
+            ({ (d: inout JSONValue) in try d.set(.integer(5), at: "base") }, "base", "anchored (&b)"),
             ({ (d: inout JSONValue) in try d.remove(at: "service.x") }, "service.x", "merge key"),
         ] as [((inout JSONValue) throws -> Void, String, String)] {
             #expect {
@@ -382,7 +402,7 @@ struct YAMLWorldFileTests {
     /// anchors, inside the values the merges bring in, and at the anchors themselves), seeded: each write
     /// either is refused (an alias's, an anchor's, a merged key removed) and leaves the text as it was, or
     /// writes a text that this reader and PyYAML read as the document meant, the anchors' own values kept.
-    @Test(arguments: Array(UInt64(1)...6))
+    @Test(arguments: Array(UInt64(1)...8))
     func randomWritesThroughMergeKeysWriteWhatWasMeantOrAreRefused(seed: UInt64) throws {
         let start = """
             x-env: &env
@@ -571,11 +591,17 @@ struct YAMLWorldFileTests {
         } throws: { error in
             "\(error)".contains("services.db.restart: it comes from a YAML merge key (<<)")
         }
-        #expect {
+        // A value inside the anchor's mapping, changed: changed there, and each service that merges it keeps
+        // what it showed, as its own.
+        #expect(
             try edited(Self.compose) { try $0.set(.string("local"), at: "x-defaults.logging.driver") }
-        } throws: { error in
-            "\(error)".contains("x-defaults: it is anchored (&defaults)")
-        }
+                == Self.compose.replacingOccurrences(of: "driver: json-file", with: "driver: local")
+                .replacingOccurrences(
+                    of: "      interval: 30s\n", with: "      interval: 30s\n    logging:\n      driver: json-file\n"
+                )
+                .replacingOccurrences(
+                    of: "POSTGRES_PASSWORD: example\n",
+                    with: "POSTGRES_PASSWORD: example\n    logging:\n      driver: json-file\n"))
     }
 
     static let cloudFormation = """

@@ -7,7 +7,8 @@ import Foundation
 package protocol TextEditor {
     /// The splices that make `text`, which holds `old`, hold the document `edits` make of it.
     ///
-    /// - Throws: ``TextEditRefusal`` for an edit the format cannot make in place (a YAML alias, say).
+    /// - Throws: ``TextEditRefusal`` for an edit the format cannot make in place (taking out a key a YAML
+    ///   merge key would bring in again, say).
     func splices(for edits: [DocumentEdit], in text: [UInt8], holding old: JSONValue) throws -> [TextSplice]
 }
 
