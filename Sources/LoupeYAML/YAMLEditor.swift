@@ -55,11 +55,15 @@ struct YAMLEditor: TextEditor {
         // come in order.
         var containers: [[ValuePath.Component]] = []
         var structural: [[ValuePath.Component]: [DocumentEdit]] = [:]
-        // A key only a merge key brings in, changed (set, or edited inside): the mapping's own, once.
+        func collect(_ edit: DocumentEdit) {
+            if structural[edit.path] == nil { containers.append(edit.path) }
+            structural[edit.path, default: []].append(edit)
+        }
+        // The keys a mapping gains (by path), once each: a key only a merge key brings in, changed (set, or
+        // edited inside), becomes the mapping's own, as one that keeps its value when the anchored mapping
+        // it comes from changes does.
         var madeOwn: Set<[ValuePath.Component]> = []
         for var edit in edits {
-            // A key the mapping gains that an anchored mapping's change below has made its own already, or
-            // the other way round: once.
             if case .addMember(let mapping, let key, _) = edit, !madeOwn.insert(mapping + [.key(key)]).inserted {
                 continue
             }
@@ -73,15 +77,13 @@ struct YAMLEditor: TextEditor {
                 }
                 continue
             }
-            // A change to an anchored value aliases show: each alias that should not show the change written
-            // out in full, and the anchored value edited in place.
-            // Each mapping a merge key brings it into keeps what it shows: what would change becomes its own.
+            // A change to an anchored value aliases show, made in place: each alias that should not show it is
+            // written out in full, and each mapping a merge key brings it into keeps, as its own, the keys
+            // whose values would change.
             if let (anchor, path) = editor.sharedAnchor(onTheWayTo: edit.path), !editor.released.contains(anchor) {
                 for own in try editor.release(anchor, at: path, in: document, from: old)
                 where madeOwn.insert(own.mapping + [.key(own.key)]).inserted {
-                    if structural[own.mapping] == nil { containers.append(own.mapping) }
-                    structural[own.mapping, default: []].append(
-                        .addMember(in: own.mapping, key: own.key, value: own.value))
+                    collect(.addMember(in: own.mapping, key: own.key, value: own.value))
                 }
             }
             if let (mapping, key) = editor.mergedKey(holding: edit) {
@@ -102,8 +104,7 @@ struct YAMLEditor: TextEditor {
                 try editor.replace(at: path, with: value)
                 continue
             }
-            if structural[edit.path] == nil { containers.append(edit.path) }
-            structural[edit.path, default: []].append(edit)
+            collect(edit)
         }
         // Where a container is its parent's last entry, the lines both gain go at one place: the inner's first.
         let deepestFirst = containers.enumerated().sorted {
@@ -171,28 +172,29 @@ private struct Splicing {
         String(decoding: text[(node.range.lowerBound + 1)..<node.range.upperBound], as: UTF8.self)
     }
 
-    /// The path of the first alias on the way to `path` (`path` itself included), through the text's own
-    /// entries; nil when there is none.
-    func alias(onTheWayTo path: [ValuePath.Component]) -> [ValuePath.Component]? {
-        var node = tree.root
-        for depth in 0...path.count {
-            guard let current = node else { return nil }
-            if current.kind == .alias { return Array(path[..<depth]) }
-            guard depth < path.count else { return nil }
-            node = Self.entry(path[depth], of: current)?.value
+    /// The nodes on the way to `path` through the text's own entries, the root first and the node at
+    /// `path` last where the text writes it there.
+    private func nodes(onTheWayTo path: [ValuePath.Component]) -> [YAMLSyntaxNode] {
+        guard var node = tree.root else { return [] }
+        var nodes = [node]
+        for component in path {
+            guard let entry = Self.entry(component, of: node) else { break }
+            node = entry.value
+            nodes.append(node)
         }
-        return nil
+        return nodes
+    }
+
+    /// The path of the first alias on the way to `path` (`path` itself included); nil when there is none.
+    func alias(onTheWayTo path: [ValuePath.Component]) -> [ValuePath.Component]? {
+        nodes(onTheWayTo: path).firstIndex { $0.kind == .alias }.map { Array(path[..<$0]) }
     }
 
     /// The anchor of the first node on the way to `path` (`path` itself included) that holds an anchor an
     /// alias refers to, with that node's path.
     func sharedAnchor(onTheWayTo path: [ValuePath.Component]) -> (String, [ValuePath.Component])? {
-        var node = tree.root
-        for depth in 0...path.count {
-            guard let current = node else { return nil }
-            if let anchor = current.anchor, tree.aliased.contains(anchor) { return (anchor, Array(path[..<depth])) }
-            guard depth < path.count else { return nil }
-            node = Self.entry(path[depth], of: current)?.value
+        for (depth, node) in nodes(onTheWayTo: path).enumerated() {
+            if let anchor = node.anchor, tree.aliased.contains(anchor) { return (anchor, Array(path[..<depth])) }
         }
         return nil
     }
@@ -381,23 +383,13 @@ private struct Splicing {
     /// becomes the mapping's own. Nil for every other edit (a removed key a merge key brings in included).
     func mergedKey(holding edit: DocumentEdit) -> ([ValuePath.Component], String)? {
         let path = edit.path
-        var node = tree.root
-        for (depth, component) in path.enumerated() {
-            guard let current = node, (try? checkNotShared(current, at: path[..<depth])) != nil else { return nil }
-            switch component {
-            case .key(let key):
-                guard current.isMapping else { return nil }
-                if let member = current.member(key) {
-                    node = member.value
-                } else {
-                    return mergedKeys(of: current).contains(key) ? (Array(path[..<depth]), key) : nil
-                }
-            case .index(let index):
-                guard current.isSequence, index < current.entries.count else { return nil }
-                node = current.entries[index].value
-            }
-        }
-        return nil
+        let nodes = nodes(onTheWayTo: path)
+        // Where the text stops on the way: a key of a mapping that it does not write.
+        let depth = nodes.count - 1
+        guard depth < path.count, case .key(let key) = path[depth], let mapping = nodes.last, mapping.isMapping,
+            nodes.enumerated().allSatisfy({ (try? checkNotShared($1, at: path[..<$0])) != nil })
+        else { return nil }
+        return mergedKeys(of: mapping).contains(key) ? (Array(path[..<depth]), key) : nil
     }
 
     /// Notes how the entry at `path` (a key a merge key brings in, made its mapping's own) is written, when
@@ -428,18 +420,12 @@ private struct Splicing {
         for (depth, component) in path.enumerated() {
             let node = located.node
             try checkNotShared(node, at: path[..<depth])
-            let found: YAMLSyntaxEntry?
-            switch component {
-            case .key(let key):
-                found = node.isMapping ? node.member(key) : nil
-                if found == nil, node.isMapping, mergedKeys(of: node).contains(key) {
-                    throw refuse(
-                        path[...depth],
-                        "it comes from a YAML merge key (<<), which an edit here would change for every mapping that merges it; edit the file by hand"
-                    )
-                }
-            case .index(let index):
-                found = node.isSequence && index < node.entries.count ? node.entries[index] : nil
+            let found = Self.entry(component, of: node)
+            if found == nil, case .key(let key) = component, node.isMapping, mergedKeys(of: node).contains(key) {
+                throw refuse(
+                    path[...depth],
+                    "it comes from a YAML merge key (<<), which an edit here would change for every mapping that merges it; edit the file by hand"
+                )
             }
             guard let found else {
                 throw refuse(
