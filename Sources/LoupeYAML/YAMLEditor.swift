@@ -128,8 +128,8 @@ private struct Splicing {
     lazy var layout = YAMLLayout(of: tree)
     /// The aliases (by path) written out in full: an edit under one is made by that.
     var writtenOut: Set<[ValuePath.Component]> = []
-    /// The anchors whose aliases no longer show what the anchored value holds now are written out: the
-    /// anchored value is edited in place.
+    /// The anchors whose anchored value is edited in place, each alias of it that is not to show the edit
+    /// written out (``release(_:at:in:from:)``).
     var released: Set<String> = []
 
     init(text: [UInt8], lines: TextLines, tree: YAMLSyntaxTree) {
