@@ -314,6 +314,23 @@ struct LoupeCommandsTests {
             "nickname stays unset, the port is restored")
     }
 
+    @Test("diff REV compares an array element by element, as diff --files does, where its elements stay in place")
+    func diffOfARevisionComparesArraysElementByElement() throws {
+        let app = try App()
+        defer { app.directory.cleanUp() }
+        #expect(try app("config", "set", "mirrors", #"["a","b","c"]"#).status == 0)
+        #expect(try app("config", "set", "mirrors[1]", "x").status == 0)
+        #expect(try app("config", "set", "mirrors[3]", "d").status == 0)
+        #expect(try app("config", "set", "mirrors", #"["d","a"]"#).status == 0)
+        #expect(try app("config", "diff", "2").output == "mirrors[1]: \"b\" -> \"x\"\n")
+        #expect(try app("config", "diff", "3").output == "mirrors[3]: (none) -> \"d\"\n")
+        // Elements moved, or some changed while others were added, are the whole array, before and after.
+        #expect(try app("config", "diff", "4").output == "mirrors: [\"a\",\"x\",\"c\",\"d\"] -> [\"d\",\"a\"]\n")
+        #expect(
+            try app("config", "diff", "1", "3").output == "mirrors: [\"a\",\"b\",\"c\"] -> [\"a\",\"x\",\"c\",\"d\"]\n")
+        #expect(try app("config", "diff", "1").output == "mirrors: (none) -> [\"a\",\"b\",\"c\"]\n")
+    }
+
     @Test func eachVerbHasItsOwnHelp() throws {
         let app = try App()
         defer { app.directory.cleanUp() }

@@ -89,15 +89,15 @@ extension SettingsCommand {
                     "Prints what revision REV changed, or what changed from revision REV to REV2, or from one settings file to another.",
                 discussion: """
                     One line a path, with its value before and after as JSON: `port: 8080 -> 9000`; \
-                    `(none)` where nothing was stored (a path added or removed). Secrets are masked unless \
+                    `(none)` where nothing was stored (a path added or removed). An array is compared element \
+                    by element (`servers[2].port: 80 -> 8080`, an element added or taken out at its index) \
+                    where its elements stay in place, and whole where they moved. Secrets are masked unless \
                     --reveal. A path whose values were purged from the changes in between (`history --purge`) \
                     is `PATH: (purged)`.
 
                     With --files A B, what changes from settings file A to settings file B, whatever their \
                     formats (by extension: .json, .jsonc, .toml, .plist, .yaml, .yml): the review of a change \
-                    to a settings file, path by path, comments and layout aside. An array is compared element \
-                    by element (`servers[2].port: 80 -> 8080`, an element added or taken out at its index) \
-                    where its elements stay in place, and whole where they moved. \
+                    to a settings file, path by path, comments and layout aside, arrays as above. \
                     `git show main:settings.toml > base.toml; diff --files base.toml settings.toml`. Exit 0 \
                     whether or not they differ, 66 if a file does not exist, 69 if one cannot be read as its \
                     format.
@@ -186,8 +186,9 @@ extension SettingsCommand {
             return "\(path.components.isEmpty ? "<root>" : path.description): \(shown(old)) -> \(shown(new))"
         }
 
-        /// Prints each of `paths` with its value in `old` and in `new`, masked where they are secrets unless
-        /// --reveal, or as `PATH: (purged)` for a path of `purged`.
+        /// Prints what changed at each of `paths` from `old` to `new` as `--files` prints it (an array element
+        /// by element where its elements stay in place), masked where they are secrets unless --reveal, or
+        /// `PATH: (purged)` for a path of `purged`.
         private func printChanges(
             at paths: [ValuePath], from old: JSONValue?, to new: JSONValue?, purged: [ValuePath],
             _ settings: OpenSettings
@@ -197,7 +198,9 @@ extension SettingsCommand {
                     try printLine("\(path.components.isEmpty ? "<root>" : path.description): (purged)")
                     continue
                 }
-                try printLine(line(path, from: old?[path: path], to: new?[path: path], settings))
+                for change in Self.changes(from: old?[path: path], to: new?[path: path], at: path) {
+                    try printLine(line(change.path, from: change.old, to: change.new, settings))
+                }
             }
         }
 
