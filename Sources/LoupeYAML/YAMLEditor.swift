@@ -520,15 +520,9 @@ private struct Splicing {
             return
         }
         guard let entry = located.entry, let container = located.container else {
-            let written: String
-            switch value {
-            case .object(let members) where !members.isEmpty:
-                written = YAMLValueWriter.blockMapping(members, indent: 0, layout: layout)
-            case .array(let elements) where !elements.isEmpty:
-                written = YAMLValueWriter.blockSequence(elements, indent: 0, layout: layout)
-            default: written = YAMLValueWriter.scalar(value, flow: false)
-            }
-            splices.append(TextSplice(node.propertiesStart..<node.range.upperBound, written))
+            splices.append(
+                TextSplice(
+                    node.propertiesStart..<node.range.upperBound, YAMLValueWriter.document(value, layout: layout)))
             return
         }
         let end = node.kind == .empty ? entry.slot : node.range.upperBound
@@ -666,15 +660,7 @@ private struct Splicing {
                 : YAMLValueWriter.afterKey(value, indent: container.column, layout: layout)
             splices.append(TextSplice(entry.slot..<node.range.upperBound, written))
         } else {
-            let written: String
-            switch value {
-            case .object(let members) where !members.isEmpty:
-                written = YAMLValueWriter.blockMapping(members, indent: 0, layout: layout)
-            case .array(let elements) where !elements.isEmpty:
-                written = YAMLValueWriter.blockSequence(elements, indent: 0, layout: layout)
-            default: written = YAMLValueWriter.scalarOrFlow(value)
-            }
-            splices.append(TextSplice(node.range, written))
+            splices.append(TextSplice(node.range, YAMLValueWriter.document(value, layout: layout)))
         }
     }
 

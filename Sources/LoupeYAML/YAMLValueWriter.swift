@@ -259,6 +259,16 @@ enum YAMLValueWriter {
         }
     }
 
+    /// A document's whole value: a mapping or a sequence in block style at column 0, anything else (an empty
+    /// collection too) on one line.
+    static func document(_ value: JSONValue, layout: YAMLLayout = YAMLLayout()) -> String {
+        switch value {
+        case .object(let members) where !members.isEmpty: blockMapping(members, indent: 0, layout: layout)
+        case .array(let elements) where !elements.isEmpty: blockSequence(elements, indent: 0, layout: layout)
+        default: scalar(value, flow: false)
+        }
+    }
+
     /// A block mapping's lines at column `indent` (keys in `order`'s order, the others sorted), without a
     /// final line break.
     static func blockMapping(
