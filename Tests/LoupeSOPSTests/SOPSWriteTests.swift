@@ -107,7 +107,8 @@ struct SOPSWriteTests {
         // The journal beside the file holds ciphertext only, and no temporary file is left.
         let names = try FileManager.default.contentsOfDirectory(atPath: copy.directory.path)
         for name in names where name != "keys.txt" {
-            guard let bytes = try? Data(contentsOf: URL(fileURLWithPath: copy.directory.file(name))) else { continue }  // a lock directory
+            // A lock directory.
+            guard let bytes = try? Data(contentsOf: URL(fileURLWithPath: copy.directory.file(name))) else { continue }
             #expect(!String(decoding: bytes, as: UTF8.self).contains("n3w-p4ss"), "\(name) holds the plaintext")
             #expect(!String(decoding: bytes, as: UTF8.self).contains("c4r1b0u"), "\(name) holds the old plaintext")
         }

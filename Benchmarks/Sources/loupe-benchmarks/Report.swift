@@ -38,7 +38,8 @@ final class Report {
         let ratio: Double
         switch (target, figures) {
         case (.atMost, .times), (.atLeast, .rates): ratio = comparison.ratio
-        case (.atLeast, .times), (.atMost, .rates): ratio = 1 / comparison.ratio  // the median of an odd count of reciprocals
+        // The median of an odd count of reciprocals.
+        case (.atLeast, .times), (.atMost, .rates): ratio = 1 / comparison.ratio
         }
         let unit = figures == .times ? duration : rate
         var row = Row(

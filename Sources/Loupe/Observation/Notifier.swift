@@ -169,8 +169,9 @@ class AnyChannel<Root: Sendable>: @unchecked Sendable {
 ///
 /// Its state lives in its own fields, guarded by `guarded`, rather than in a struct inside the lock: a
 /// generic class's fields are found through the object itself, while a struct built from `Value` would be
-/// looked up (see ``Notifier``).
-final class Channel<Root: Sendable, Value: Sendable>: AnyChannel<Root>, @unchecked Sendable {  // its state is read and written only inside `guarded`
+/// looked up (see ``Notifier``). It is `@unchecked Sendable` because its state is read and written only
+/// inside `guarded`.
+final class Channel<Root: Sendable, Value: Sendable>: AnyChannel<Root>, @unchecked Sendable {
     let step: any Step<Root, Value>
     private let valuesEqual: (@Sendable (Value, Value) -> Bool)?
     private let guarded = Locked(())

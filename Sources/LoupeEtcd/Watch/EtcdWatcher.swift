@@ -231,7 +231,8 @@ private final class WatchStreamDelegate: HTTPClientResponseDelegate {
 
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         pending.append(contentsOf: buffer.readableBytesView)
-        guard status == .ok else { return task.eventLoop.makeSucceededVoidFuture() }  // an error document: read it whole
+        // An error document: read it whole.
+        guard status == .ok else { return task.eventLoop.makeSucceededVoidFuture() }
         while let newline = pending.firstIndex(of: 0x0A) {
             let line = pending[..<newline]
             defer { pending.removeSubrange(...newline) }
