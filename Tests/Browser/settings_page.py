@@ -2,10 +2,12 @@
 
 Run by LoupeSettingsPageTests (BrowserTests.swift), which starts the page's server on the example daemon's
 settings and passes: the page's address (with its token), the settings file, the lock file, the vendor
-layer's file, the message `loupe` prints for ticker.intervalSeconds = -1, where to save screenshots, and
-the address and file of a second page, over a JSON document no settings type describes.
+layer's file, the message `loupe` prints for ticker.intervalSeconds = -1, where to save screenshots, the
+address and file of a second page, over a JSON document no settings type describes, and the address and
+file of a third, over a root that is a dictionary of endpoints (a JSONC file).
 Prints one line per check and `N passed, N failed`; exits 1 when any failed.
 """
+import json
 import os
 import re
 import sys
@@ -15,7 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from playwright.sync_api import expect, sync_playwright
 
-url, settings_file, lock_file, vendor_file, refusal, shots, untyped_url, untyped_file = sys.argv[1:9]
+url, settings_file, lock_file, vendor_file, refusal, shots, untyped_url, untyped_file, endpoints_url, endpoints_file = sys.argv[1:11]
 chromium = os.environ.get("LOUPE_CHROMIUM", "/usr/bin/chromium")
 os.makedirs(shots, exist_ok=True)
 expect.set_options(timeout=10_000)
@@ -41,7 +43,8 @@ def read(path):
 
 
 def setting(page, path):
-    return page.locator(f'.setting[data-path="{path}"]')
+    # The path as a CSS string (a path may hold quotes: "web.internal".port).
+    return page.locator(f".setting[data-path={json.dumps(path)}]")
 
 
 with sync_playwright() as playwright:
@@ -167,6 +170,35 @@ with sync_playwright() as playwright:
         expect(setting(other, "server.tls")).to_be_visible()
         expect(setting(other, "legacy.mode")).to_have_count(0)
         expect(other.locator("section").filter(has_text="legacy")).to_have_count(0)
+        other.close()
+
+    @check("a root that is a dictionary: an entry added on the page is written in the file, and removed again")
+    def _():
+        other = browser.new_page()
+        other.goto(endpoints_url)
+        other.wait_for_selector("body[data-ready=true]")
+        original = read(endpoints_file)
+        entries = other.locator("#dictionary")
+        expect(entries.locator("#dictionary-keys")).to_have_text("api Remove")
+        expect(setting(other, "api.port")).to_be_visible()
+        expect(other.get_by_label("Its value")).to_have_value('{\n  "host": "",\n  "port": 0\n}')
+        other.get_by_label("New entry's key").fill("web.internal")
+        other.get_by_label("Its value").fill('{"host": "web", "port": 80}')
+        other.get_by_role("button", name="Add entry").click()
+        expect(other.locator("#dictionary-status")).to_have_text("Added web.internal.")
+        expect(setting(other, '"web.internal".port')).to_be_visible()
+        text = read(endpoints_file)
+        assert '"web.internal"' in text and "// Where each service is." in text, text
+        # A key that is there already is not added again.
+        other.get_by_label("New entry's key").fill("api")
+        other.get_by_role("button", name="Add entry").click()
+        expect(other.locator("#dictionary-status")).to_have_text("an entry named api exists already: edit it below")
+        other.screenshot(path=os.path.join(shots, "dictionary.png"), full_page=True)
+        other.get_by_role("button", name="Remove entry web.internal").click()
+        expect(other.locator("#dictionary-status")).to_have_text("Removed web.internal.")
+        expect(setting(other, '"web.internal".port')).to_have_count(0)
+        expect(entries.locator("#dictionary-keys")).to_have_text("api Remove")
+        assert read(endpoints_file) == original, read(endpoints_file)
         other.close()
 
     browser.close()

@@ -21,7 +21,7 @@ struct BrowserTests {
     static var inCI: Bool { ProcessInfo.processInfo.environment["CI"] != nil }
 
     @Test(
-        "load, provenance, an edit in place, a refused value, a lock, an outside edit, rollback, the token, a document no type describes",
+        "load, provenance, an edit in place, a refused value, a lock, an outside edit, rollback, the token, a document no type describes, a dictionary's entries",
         .enabled(
             if: browserInstalled || inCI,
             "needs chromium and Playwright for Python (Scripts/install-dependencies); skipped outside CI only"),
@@ -43,8 +43,24 @@ struct BrowserTests {
         ) { url in untypedAddress.append(url) }
         let untypedServing = Task { try await untypedServer.run() }
         defer { untypedServing.cancel() }
-        #expect(await eventually(deadline: pageDeadline) { address.count == 1 && untypedAddress.count == 1 })
+        // A third, over a root that is a dictionary: its entries added and removed on the page.
+        let endpointsFile = fixture.directory.file("endpoints.jsonc"), endpointsAddress = Recorder<String>()
+        try "{\n  // Where each service is.\n  \"api\": {\"host\": \"api.example\", \"port\": 443}\n}\n".write(
+            toFile: endpointsFile, atomically: true, encoding: .utf8)
+        let endpoints = try RootLens(
+            default: [String: EveryKind.Endpoint](), store: FileStore(path: endpointsFile, format: JSONCCodec()),
+            watch: true)
+        let endpointsServer = SettingsPageServer(
+            page: SettingsPage(endpoints, configuration: SettingsPage.Configuration()), address: .loopback(port: 0)
+        ) { url in endpointsAddress.append(url) }
+        let endpointsServing = Task { try await endpointsServer.run() }
+        defer { endpointsServing.cancel() }
+        #expect(
+            await eventually(deadline: pageDeadline) {
+                address.count == 1 && untypedAddress.count == 1 && endpointsAddress.count == 1
+            })
         let url = try #require(address.all.first), untypedURL = try #require(untypedAddress.all.first)
+        let endpointsURL = try #require(endpointsAddress.all.first)
 
         let script = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()
             .deletingLastPathComponent()
@@ -55,7 +71,7 @@ struct BrowserTests {
             "python3",
             [
                 script, url, fixture.settingsFile, fixture.lockFile, fixture.directory.file("vendor.json"), refused,
-                shots, untypedURL, untypedFile,
+                shots, untypedURL, untypedFile, endpointsURL, endpointsFile,
             ],
             environment: ["LOUPE_CHROMIUM": Self.chromium])
         #expect(await eventually(deadline: .seconds(150)) { browser.wait(limit: .zero) != nil })

@@ -422,6 +422,11 @@ struct SettingsPageTests {
     }
 }
 
+/// A key of a dictionary root as the page's model lists it.
+func listed(_ key: String, _ path: String) -> JSONValue {
+    .object(["key": .string(key), "path": .string(path)])
+}
+
 /// Settings with a part of every kind the page edits.
 struct EveryKind: Codable, Sendable, Equatable {
     struct Endpoint: Codable, Sendable, Equatable { var host = "a"; var port = 1 }
@@ -488,6 +493,80 @@ struct SettingsPageEditorTests {
         }
         #expect(root.value == ["api": 10, "web": 25])
         #expect(try String(contentsOfFile: file, encoding: .utf8) == #"{"api": 10, "web": 25}"#)
+    }
+
+    @Test(
+        "a root that is a dictionary lists its keys and a new entry's editor; an entry is added only where none is, and removed"
+    )
+    func aDictionaryRootsEntriesAreAddedAndRemoved() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let file = directory.file("endpoints.jsonc")
+        let original = """
+            {
+              // Where each service is.
+              "api": {"host": "api.example", "port": 443}  // the public one
+            }
+
+            """
+        try original.write(toFile: file, atomically: true, encoding: .utf8)
+        let root = try RootLens(
+            default: [String: EveryKind.Endpoint](), store: FileStore(path: file, format: JSONCCodec()), watch: false)
+        let page = SettingsPage(root, configuration: SettingsPage.Configuration(token: "t"))
+        let router = Router()
+        router.addRoutes(page.routes(), atPath: "/")
+        func put(_ body: String) async throws -> (HTTPResponse.Status, JSONValue) {
+            try await Application(router: router).test(.router) { client in
+                try await client.execute(
+                    uri: "/api/value", method: .put, headers: pageHeaders(token: "t"), body: ByteBuffer(string: body)
+                ) { ($0.status, $0.json) }
+            }
+        }
+        try await Application(router: router).test(.router) { client in
+            let model = try await client.execute(uri: "/api/settings?token=t", method: .get) { $0.json }
+            #expect(model[path: "dictionary.keys"] == .array([listed("api", "api")]))
+            #expect(model[path: "dictionary.new.editor"] == .string("json"))
+            #expect(model[path: "dictionary.new.editable"] == .bool(true))
+            #expect(
+                model.setting("api.port")?[path: "constraints"] == .object([:]),
+                "an Int's own range is no constraint to show")
+            #expect(
+                model[path: "dictionary.new.value"] == .object(["host": .string(""), "port": .integer(0)]),
+                "a new entry starts from its type's empty values: \(model[path: "dictionary.new"] ?? .null)")
+        }
+
+        // Added where no entry is: a key in quotes, as a path names it.
+        let (added, model) = try await put(
+            #"{"path": "\"web.internal\"", "value": {"host": "web", "port": 80}, "expected": null}"#)
+        #expect(added == .ok)
+        #expect(root.value["web.internal"] == EveryKind.Endpoint(host: "web", port: 80))
+        #expect(
+            model[path: "dictionary.keys"]
+                == .array([
+                    listed("api", "api"),
+                    listed("web.internal", #""web.internal""#),
+                ]))
+        #expect(model.setting(#""web.internal".port"#)?[path: "value"] == .integer(80))
+        // Not where one is: the entry someone added meanwhile stays as they wrote it.
+        let (again, refusal) = try await put(
+            #"{"path": "api", "value": {"host": "mine", "port": 1}, "expected": null}"#)
+        #expect(again == .conflict)
+        #expect(refusal[path: "current"] == .object(["host": .string("api.example"), "port": .integer(443)]))
+        #expect(root.value["api"]?.host == "api.example")
+        let (wrongType, problem) = try await put(#"{"path": "db", "value": {"host": "db"}, "expected": null}"#)
+        #expect(wrongType == .unprocessableContent || wrongType == .badRequest, "\(wrongType) \(problem)")
+        #expect(root.value["db"] == nil)
+
+        try await Application(router: router).test(.router) { client in
+            let removed = try await client.execute(
+                uri: "/api/value?path=%22web.internal%22", method: .delete, headers: pageHeaders(token: "t")
+            ) { ($0.status, $0.json) }
+            #expect(removed.0 == .ok)
+            #expect(removed.1[path: "dictionary.keys"] == .array([listed("api", "api")]))
+        }
+        #expect(root.value.keys.sorted() == ["api"])
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(text == original, "an entry added, then removed, leaves the file as it was: \(text)")
     }
 
     @Test(

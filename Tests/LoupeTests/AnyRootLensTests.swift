@@ -62,4 +62,23 @@ struct AnyRootLensTests {
         #expect(try erased.provenance(of: "upstream.timeoutSeconds").source == .defaultValue)
         #expect(try erased.schema() == root.schema())
     }
+
+    @Test(
+        "a part that is absent holds null to a conditional write: an entry is added only if no one added it meanwhile")
+    func anAbsentPartHoldsNullToAConditionalWrite() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.cleanUp() }
+        let file = directory.file("limits.json")
+        let root = try RootLens(default: [String: Int](), store: FileStore(path: file), watch: false).erased
+        try root.set(atPath: "api", to: .integer(10), ifUnchangedFrom: .null)
+        #expect(try root.value(atPath: "api") == .integer(10))
+        #expect(throws: failure(.conflict, at: "api")) {
+            try root.set(atPath: "api", to: .integer(20), ifUnchangedFrom: .null)
+        }
+        #expect(try String(contentsOfFile: file, encoding: .utf8).contains("10"), "the conflict wrote nothing")
+        #expect(throws: failure(.conflict, at: "web")) {
+            try root.set(atPath: "web", to: .integer(5), ifUnchangedFrom: .integer(1))
+        }
+        #expect(throws: SettingsError.self) { try root.value(atPath: "web") }
+    }
 }

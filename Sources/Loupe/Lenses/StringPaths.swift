@@ -36,7 +36,9 @@ extension MutableLens where Value: Codable {
     }
 
     /// Replaces the part at `path` with `newValue` if it still holds `expected`: for an editor that shows a
-    /// person the value, and writes their edit later only if nobody changed the value meanwhile.
+    /// person the value, and writes their edit later only if nobody changed the value meanwhile. A part that
+    /// is absent holds `null`, as a `nil` optional reads: `expected` `.null` adds an entry to a dictionary
+    /// only if no one added it meanwhile.
     ///
     /// - Throws: ``SettingsError/Code/conflict`` when the part no longer holds `expected` (nothing changes);
     ///   otherwise as ``set(atPath:to:)``.
@@ -57,7 +59,7 @@ extension MutableLens where Value: Codable {
         let quoting = quotesValue
         return { value in
             var tree = try coding.encode(value)
-            if let expected, (try? tree.value(at: path)).map({ $0.isSameDocument(as: expected) }) != true {
+            if let expected, !((try? tree.value(at: path)) ?? .null).isSameDocument(as: expected) {
                 throw SettingsError(
                     .conflict, path: path,
                     reason:

@@ -30,6 +30,12 @@ enum PageAssets {
         <main id="main" tabindex="-1">
           <p><label for="filter">Filter settings</label>
           <input id="filter" type="search" placeholder="path or description" autocomplete="off"></p>
+          <section id="dictionary" aria-labelledby="dictionary-title" hidden>
+            <h2 id="dictionary-title">Entries</h2>
+            <ul id="dictionary-keys"></ul>
+            <div id="new-entry"></div>
+            <p id="dictionary-status" role="status" aria-live="polite" class="message"></p>
+          </section>
           <div id="groups"></div>
         </main>
         <section id="history" aria-labelledby="history-title" hidden>
@@ -362,9 +368,15 @@ enum PageAssets {
               } else section.append(fresh);
             }
           }
-          // Settings gone from the document (a key removed from a file no type describes), and their
-          // groups once empty.
-          for (const path of model.removed || []) {
+          // Settings gone from the document (a key removed from a file no type describes, an entry
+          // removed from a dictionary), and their groups once empty.
+          removeSettings(model.removed || []);
+          if (model.dictionary) renderDictionary(model.dictionary);
+          filter();
+        }
+
+        function removeSettings(paths) {
+          for (const path of paths) {
             const box = document.getElementById(idFor(path) + "-box");
             const section = box && box.closest("section");
             if (box) box.remove();
@@ -372,7 +384,51 @@ enum PageAssets {
             state.dirty.delete(path);
             if (section && !section.querySelector(".setting")) section.remove();
           }
-          filter();
+        }
+
+        // A key as a path names it: in quotes where it holds . [ ] " \ or a space, or is empty.
+        function pathOf(key) {
+          return key !== "" && !/[.\[\]"\\ ]/.test(key) ? key : '"' + key.replace(/\\/g, "\\\\").replace(/"/g, '\\"') + '"';
+        }
+
+        // A root that is a dictionary: the keys it holds, each with Remove, and a form that adds an entry.
+        function renderDictionary(dictionary) {
+          $("dictionary").hidden = false;
+          const status = $("dictionary-status");
+          const editable = dictionary.new.editable;
+          const told = (ok, text) => { status.className = "message " + (ok ? "ok" : "error"); status.textContent = text; };
+          $("dictionary-keys").replaceChildren(...dictionary.keys.map((entry) => el("li", {}, el("code", { text: entry.key }), " ",
+            el("button", { type: "button", text: "Remove", "aria-label": "Remove entry " + entry.key, disabled: !editable, onclick: async () => {
+              try {
+                const model = await api("DELETE", "/api/value?path=" + encodeURIComponent(entry.path));
+                apply(model);
+                if (model.dictionary.keys.some((k) => k.key === entry.key)) {
+                  told(false, entry.key + " is still there: the defaults or a layer below this file hold it");
+                } else {
+                  removeSettings([...state.entries.keys()].filter((p) => p === entry.path || p.startsWith(entry.path + ".") || p.startsWith(entry.path + "[")));
+                  told(true, "Removed " + entry.key + ".");
+                }
+              } catch (error) { told(false, error.message); }
+            } }))));
+          if ($("new-entry").children.length) return;
+          const key = el("input", { type: "text", id: "new-entry-key", autocomplete: "off", spellcheck: false, disabled: !editable });
+          const editor = makeEditor(Object.assign({}, dictionary.new, { path: "new entry" }), "new-entry-value", "dictionary-status", () => {});
+          const add = el("button", { type: "button", className: "primary", text: "Add entry", disabled: !editable, onclick: async () => {
+            const name = key.value;
+            let value;
+            if (name === "") { told(false, "the new entry needs a key"); return; }
+            try { value = editor.read(); } catch (error) { told(false, name + ": " + error.message); return; }
+            if (state.model.dictionary.keys.some((k) => k.key === name)) { told(false, "an entry named " + name + " exists already: edit it below"); return; }
+            try {
+              apply(await api("PUT", "/api/value", { path: pathOf(name), value, expected: null }));
+              key.value = "";
+              told(true, "Added " + name + ".");
+            } catch (error) { told(false, error.message); }
+          } });
+          $("new-entry").append(
+            el("p", {}, el("label", { htmlFor: "new-entry-key", text: "New entry's key " }), key),
+            el("div", { className: "editor" }, el("label", { htmlFor: "new-entry-value", id: "new-entry-value-label", text: "Its value " }), editor.node),
+            el("div", { className: "actions" }, add));
         }
 
         function filter() {

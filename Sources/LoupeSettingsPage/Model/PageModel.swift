@@ -23,6 +23,7 @@ struct PageModel: Sendable {
         // A document of no settings type (`loupe serve` without `--schema`): its schema says nothing, and
         // the settings shown are the values the document holds, each typed by its value.
         let untyped = Self.saysNothing(schema.document)
+        var dictionary: JSONValue?
         if untyped {
             collectValues(of: document, at: [], into: &leaves)
         } else if let values = schema.document[path: "additionalProperties"],
@@ -31,9 +32,11 @@ struct PageModel: Sendable {
         {
             // A root that is a dictionary (`[String: Endpoint]`): the entries the document holds, each under
             // its values' schema.
-            for key in entries.keys.sorted() where key != "$version" && key != "$schema" {
+            let keys = entries.keys.sorted().filter { $0 != "$version" && $0 != "$schema" }
+            for key in keys {
                 collect(values, at: [.key(key)], into: &leaves, groups: &groups)
             }
+            dictionary = self.dictionary(keys, values: values)
         } else {
             collect(schema.document, at: [], into: &leaves, groups: &groups)
         }
@@ -59,7 +62,46 @@ struct PageModel: Sendable {
             "groups": .array(groupList),
         ]
         if let description = schema.document[path: "description"] { model["description"] = description }
+        if let dictionary { model["dictionary"] = dictionary }
         return .object(model)
+    }
+
+    /// The model's `dictionary`, what the page adds and removes the entries of a root that is a dictionary
+    /// with: `{keys: [{key,
+    /// path}], new: {type, editor, nullable, choices, items, constraints, value, editable}}`, the keys it
+    /// holds now and the editor of a new entry's value, which starts from its type's defaults
+    /// (``template(of:)``).
+    private func dictionary(_ keys: [String], values: JSONValue) -> JSONValue {
+        let schema: [String: JSONValue] = if case .object(let part) = values { part } else { [:] }
+        var new = Self.editorFields(schema)
+        new["editable"] = .bool(!configuration.readOnly)
+        if let template = Self.template(of: values) { new["value"] = template }
+        let listed: [JSONValue] = keys.map {
+            .object(["key": .string($0), "path": .string(ValuePath([.key($0)]).description)])
+        }
+        return .object(["keys": .array(listed), "new": .object(new)])
+    }
+
+    /// A value of `schema`'s type for a new entry to start from: the schema's default; an object of its
+    /// properties' values to start from; `null` for an optional; the first choice; an empty text, list or
+    /// dictionary, `0` or `false`. Nil where the schema names no type.
+    static func template(of schema: JSONValue) -> JSONValue? {
+        guard case .object(let part) = schema else { return nil }
+        if let value = part["default"] { return value }
+        if case .object(let properties)? = part["properties"] {
+            return .object(properties.compactMapValues { template(of: $0) })
+        }
+        let kind = editor(for: part)
+        if kind.nullable { return .null }
+        if let first = kind.choices?.first { return first }
+        switch kind.type {
+        case "boolean": return .bool(false)
+        case "integer", "number": return .integer(0)
+        case "string": return .string("")
+        case "array": return .array([])
+        case "object": return .object([:])
+        default: return nil
+        }
     }
 
     /// The group a setting is shown in: its parent's path, `""` for the settings at the top.
@@ -132,29 +174,15 @@ struct PageModel: Sendable {
     /// source, line, overrides, lock, isSecret, editable}`.
     private func setting(_ leaf: Leaf, _ provenance: Provenance, document: JSONValue, secrets: [ValuePath]) -> JSONValue
     {
-        let kind = Self.editor(for: leaf.schema)
         let secret = provenance.isSecret || isSecret(leaf.path, secrets) || leaf.schema["writeOnly"] == .bool(true)
-        var entry: [String: JSONValue] = [
-            "path": .string(leaf.path.description),
-            "type": .string(kind.type),
-            "editor": .string(kind.editor),
-            "nullable": .bool(kind.nullable),
-            "isSecret": .bool(secret),
-            "source": Self.source(provenance.source),
-            "overrides": .array(provenance.overrides.map(Self.source)),
-            "editable": .bool(!configuration.readOnly && provenance.lock == nil),
-        ]
+        var entry = Self.editorFields(leaf.schema)
+        entry["path"] = .string(leaf.path.description)
+        entry["isSecret"] = .bool(secret)
+        entry["source"] = Self.source(provenance.source)
+        entry["overrides"] = .array(provenance.overrides.map(Self.source))
+        entry["editable"] = .bool(!configuration.readOnly && provenance.lock == nil)
         if let position = provenance.position { entry["line"] = .integer(position.line) }
         if let description = leaf.schema["description"] { entry["description"] = description }
-        if let choices = kind.choices { entry["choices"] = .array(choices) }
-        if let items = kind.items { entry["items"] = .string(items) }
-        var constraints: [String: JSONValue] = [:]
-        for key in [
-            "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "pattern", "format", "minLength", "maxLength",
-        ] {
-            if let value = leaf.schema[key] ?? kind.inner[key] { constraints[key] = value }
-        }
-        entry["constraints"] = .object(constraints)
         if let value = document[path: leaf.path] {
             entry["value"] = secret ? value.masked : value
         }
@@ -167,6 +195,34 @@ struct PageModel: Sendable {
             ])
         }
         return .object(entry)
+    }
+
+    /// How the page edits a value of `schema`: `{type, editor, nullable, choices, items, constraints}`.
+    static func editorFields(_ schema: [String: JSONValue]) -> [String: JSONValue] {
+        let kind = editor(for: schema)
+        var fields: [String: JSONValue] = [
+            "type": .string(kind.type), "editor": .string(kind.editor), "nullable": .bool(kind.nullable),
+        ]
+        if let choices = kind.choices { fields["choices"] = .array(choices) }
+        if let items = kind.items { fields["items"] = .string(items) }
+        var constraints: [String: JSONValue] = [:]
+        for key in [
+            "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "pattern", "format", "minLength", "maxLength",
+        ] {
+            if let value = schema[key] ?? kind.inner[key], !isTypesOwnBound(value) { constraints[key] = value }
+        }
+        fields["constraints"] = .object(constraints)
+        return fields
+    }
+
+    /// Whether `bound` is the range of an `Int` or a `Float` itself, which the schema states and which tells
+    /// a person nothing (a browser would show `Int.max` rounded, too).
+    static func isTypesOwnBound(_ bound: JSONValue) -> Bool {
+        switch bound {
+        case .integer(let value): value == .min || value == .max
+        case .double(let value): abs(value) >= Double(Float.greatestFiniteMagnitude)
+        default: false
+        }
     }
 
     /// How the page edits a value of this schema, and how it names its type.

@@ -11,8 +11,8 @@ extension SettingsPage {
     /// | Route | What it does |
     /// |---|---|
     /// | `GET /` | The page (HTML, CSS and script in one response). |
-    /// | `GET /api/settings` | Every setting: schema, value, default, provenance, lock; secrets masked. |
-    /// | `PUT /api/value` | `{"path", "value", "expected"?}`: one write through the root; 409 with the current value when it changed meanwhile. |
+    /// | `GET /api/settings` | Every setting: schema, value, default, provenance, lock; secrets masked. For a root that is a dictionary, its keys and a new entry's editor (`dictionary`). |
+    /// | `PUT /api/value` | `{"path", "value", "expected"?}`: one write through the root; 409 with the current value when it changed meanwhile (`"expected": null`: when something is there now, as for a new entry of a dictionary). |
     /// | `DELETE /api/value?path=` | Puts a setting back to its default. |
     /// | `GET /api/reveal?path=` | A secret's value, when the page allows it. |
     /// | `GET /api/history` | The changes with author, time and each path's old and new value. |
