@@ -42,6 +42,14 @@ def read(path):
         return file.read()
 
 
+# Keys and the paths that name them: in quotes where a key is empty or holds a dot, a bracket, a quote, a
+# backslash or a space.
+QUOTED_KEYS = {
+    "api": "api", "plain-key_1": "plain-key_1", "ünï": "ünï", "web.internal": '"web.internal"',
+    "a b": '"a b"', 'q"t': '"q\\"t"', "back\\slash": '"back\\\\slash"', "": '""', "x[0]": '"x[0]"',
+}
+
+
 def setting(page, path):
     # The path as a CSS string (a path may hold quotes: "web.internal".port).
     return page.locator(f".setting[data-path={json.dumps(path)}]")
@@ -199,6 +207,10 @@ with sync_playwright() as playwright:
         expect(setting(other, '"web.internal".port')).to_have_count(0)
         expect(entries.locator("#dictionary-keys")).to_have_text("api Remove")
         assert read(endpoints_file) == original, read(endpoints_file)
+        # The page names a new key as Loupe's paths do (SettingsPageTests checks that Loupe reads these back).
+        for key, path in QUOTED_KEYS.items():
+            named = other.evaluate("pathOf", key)
+            assert named == path, f"{key!r}: {named!r}, not {path!r}"
         other.close()
 
     browser.close()

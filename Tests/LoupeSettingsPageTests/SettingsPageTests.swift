@@ -569,6 +569,19 @@ struct SettingsPageEditorTests {
         #expect(text == original, "an entry added, then removed, leaves the file as it was: \(text)")
     }
 
+    /// The keys `Tests/Browser/settings_page.py` has the page name (its `pathOf`), with the same paths.
+    @Test(
+        "the paths the page names a new entry's key with are Loupe's own",
+        arguments: [
+            ("api", "api"), ("plain-key_1", "plain-key_1"), ("ünï", "ünï"), ("web.internal", #""web.internal""#),
+            ("a b", #""a b""#), (#"q"t"#, #""q\"t""#), (#"back\slash"#, #""back\\slash""#), ("", #""""#),
+            ("x[0]", #""x[0]""#),
+        ])
+    func entryKeyPaths(key: String, path: String) throws {
+        #expect(ValuePath([.key(key)]).description == path)
+        #expect(try ValuePath(parsing: path).components == [.key(key)])
+    }
+
     @Test(
         "a document no type describes shows each value it holds, typed by its value; a save writes it in place"
     )
