@@ -122,4 +122,21 @@ struct SettingsTemplateTests {
             try RootLens(default: Daemon(), store: FileStore(path: path, format: JSONCCodec()), watch: false).value
                 == root.value)
     }
+
+    @Test("an Int's or a Float's own range is not shown as what a setting allows; a rule's bounds are")
+    func aTypesOwnRangeIsNotShown() throws {
+        struct Tuning: Codable, Sendable, Equatable, Validated, DescribedSettings {
+            var workers = 4
+            var ratio: Float = 0.5
+            var retries = 3
+            static let rules: [Rule<Tuning>] = [Rule(\.retries, .within(0...10))]
+            static let descriptions: [ValuePath: String] = [
+                "workers": "Threads.", "ratio": "A share.", "retries": "Tries.",
+            ]
+        }
+        let text = try SettingsSchema(for: Tuning.self, default: Tuning()).template(format: .toml)
+        #expect(!text.contains("922337203685477580") && !text.contains("e+38"), "\(text)")
+        #expect(text.contains("# Tries.\n# Allowed values: at least 0; at most 10.\n# retries = 3"), "\(text)")
+        #expect(text.contains("# Threads.\n# workers = 4"), "\(text)")
+    }
 }

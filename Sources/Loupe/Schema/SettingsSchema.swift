@@ -68,6 +68,17 @@ public struct SettingsSchema: Sendable, Hashable {
     /// The key of the version stamp, which the schema describes beside the settings.
     static let stampKey = "$version"
 
+    /// Whether `bound`, a part's `minimum` or `maximum`, is only the range of its Swift type (an `Int`'s, a
+    /// `Float`'s): the schema states it for validators, and it tells a person nothing, so `describe`, a
+    /// template and the settings page leave it out.
+    package static func isTypesOwnBound(_ bound: JSONValue) -> Bool {
+        switch bound {
+        case .integer(let value): value == .min || value == .max
+        case .double(let value): abs(value) >= Double(Float.greatestFiniteMagnitude)
+        default: false
+        }
+    }
+
     /// Whether the type has a part at `path`: the schema describes it, or a part above it takes any
     /// value (a `JSONValue`, a type the schema could not probe). A path into a settings type's object
     /// that names no property of it is a part the type does not have.

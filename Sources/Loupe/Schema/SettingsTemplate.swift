@@ -118,10 +118,14 @@ private struct TemplateWriter {
         if case .array(let choices)? = schema[path: "enum"] {
             allows.append("one of " + choices.map(Self.jsonText).joined(separator: ", "))
         }
-        if let minimum = schema[path: "minimum"] { allows.append("at least \(Self.jsonText(minimum))") }
-        if let minimum = schema[path: "exclusiveMinimum"] { allows.append("more than \(Self.jsonText(minimum))") }
-        if let maximum = schema[path: "maximum"] { allows.append("at most \(Self.jsonText(maximum))") }
-        if let maximum = schema[path: "exclusiveMaximum"] { allows.append("less than \(Self.jsonText(maximum))") }
+        for (keyword, words) in [
+            ("minimum", "at least"), ("exclusiveMinimum", "more than"), ("maximum", "at most"),
+            ("exclusiveMaximum", "less than"),
+        ] {
+            if let bound = schema[path: ValuePath([.key(keyword)])], !SettingsSchema.isTypesOwnBound(bound) {
+                allows.append("\(words) \(Self.jsonText(bound))")
+            }
+        }
         if case .string(let pattern)? = schema[path: "pattern"] { allows.append("matching \(pattern)") }
         if !allows.isEmpty { lines.append(start + "Allowed values: " + allows.joined(separator: "; ") + ".") }
     }

@@ -238,7 +238,7 @@ struct PartDescription {
             ("exclusiveMaximum", "less than"),
         ]
         for (keyword, words) in bounds {
-            if let bound = keywords[keyword], !Self.isTypeBound(bound) {
+            if let bound = keywords[keyword], !SettingsSchema.isTypesOwnBound(bound) {
                 allowed.append("\(words) \(bound.jsonText())")
             }
         }
@@ -266,11 +266,6 @@ struct PartDescription {
             }
             return name
         }.joined(separator: " or ")
-    }
-
-    /// Whether `bound` is only a 64-bit integer type's own range, which says nothing to a person.
-    private static func isTypeBound(_ bound: JSONValue) -> Bool {
-        bound == .integer(Int.min) || bound == .integer(Int.max)
     }
 }
 #endif

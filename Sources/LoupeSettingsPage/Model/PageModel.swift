@@ -209,20 +209,12 @@ struct PageModel: Sendable {
         for key in [
             "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "pattern", "format", "minLength", "maxLength",
         ] {
-            if let value = schema[key] ?? kind.inner[key], !isTypesOwnBound(value) { constraints[key] = value }
+            if let value = schema[key] ?? kind.inner[key], !SettingsSchema.isTypesOwnBound(value) {
+                constraints[key] = value
+            }
         }
         fields["constraints"] = .object(constraints)
         return fields
-    }
-
-    /// Whether `bound` is the range of an `Int` or a `Float` itself, which the schema states and which tells
-    /// a person nothing (a browser would show `Int.max` rounded, too).
-    static func isTypesOwnBound(_ bound: JSONValue) -> Bool {
-        switch bound {
-        case .integer(let value): value == .min || value == .max
-        case .double(let value): abs(value) >= Double(Float.greatestFiniteMagnitude)
-        default: false
-        }
     }
 
     /// How the page edits a value of this schema, and how it names its type.
