@@ -119,7 +119,7 @@ private struct TemplateWriter {
             allows.append("one of " + choices.map(Self.jsonText).joined(separator: ", "))
         }
         for (keyword, words) in [
-            ("minimum", "at least"), ("exclusiveMinimum", "more than"), ("maximum", "at most"),
+            ("minimum", "at least"), ("exclusiveMinimum", "greater than"), ("maximum", "at most"),
             ("exclusiveMaximum", "less than"),
         ] {
             if let bound = schema[path: ValuePath([.key(keyword)])], !SettingsSchema.isTypesOwnBound(bound) {

@@ -272,7 +272,7 @@ enum PageAssets {
           if (entry.choices) parts.push("Allowed: " + entry.choices.map((c) => (typeof c === "string" ? c : json(c))).join(", "));
           const c = entry.constraints || {};
           if (c.minimum !== undefined) parts.push("at least " + c.minimum);
-          if (c.exclusiveMinimum !== undefined) parts.push("more than " + c.exclusiveMinimum);
+          if (c.exclusiveMinimum !== undefined) parts.push("greater than " + c.exclusiveMinimum);
           if (c.maximum !== undefined) parts.push("at most " + c.maximum);
           if (c.exclusiveMaximum !== undefined) parts.push("less than " + c.exclusiveMaximum);
           if (c.pattern !== undefined) parts.push("matching " + c.pattern);
