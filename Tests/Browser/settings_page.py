@@ -178,6 +178,11 @@ with sync_playwright() as playwright:
         expect(setting(other, "server.tls")).to_be_visible()
         expect(setting(other, "legacy.mode")).to_have_count(0)
         expect(other.locator("section").filter(has_text="legacy")).to_have_count(0)
+        # No default to go back to: a value is removed, not reset.
+        expect(other.get_by_role("button", name="Reset port to its default")).to_have_count(0)
+        other.get_by_role("button", name="Remove server.tls").click()
+        expect(setting(other, "server.tls")).to_have_count(0)
+        assert "tls" not in read(untyped_file) and '"host": "a.example"' in read(untyped_file), read(untyped_file)
         other.close()
 
     @check("a root that is a dictionary: an entry added on the page is written in the file, and removed again")
@@ -189,6 +194,8 @@ with sync_playwright() as playwright:
         entries = other.locator("#dictionary")
         expect(entries.locator("#dictionary-keys")).to_have_text("api Remove")
         expect(setting(other, "api.port")).to_be_visible()
+        # A part of an entry has no default, and goes only with its whole entry.
+        expect(setting(other, "api.port").get_by_role("button", name=re.compile("Reset|Remove"))).to_have_count(0)
         expect(other.get_by_label("Its value")).to_have_value('{\n  "host": "",\n  "port": 0\n}')
         other.get_by_label("New entry's key").fill("web.internal")
         other.get_by_label("Its value").fill('{"host": "web", "port": 80}')

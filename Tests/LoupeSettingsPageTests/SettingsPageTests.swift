@@ -454,6 +454,8 @@ struct SettingsPageEditorTests {
             #expect(model.setting("limits")?[path: "items"] == .string("integer"))
             #expect(model.setting("retries")?[path: "editor"] == .string("number"))
             #expect(model.setting("retries")?[path: "nullable"] == .bool(true))
+            #expect(model.setting("retries")?[path: "reset"] == .string("default"), "back to none")
+            #expect(model.setting("ratio")?[path: "reset"] == .string("default"))
             #expect(model.setting("enabled")?[path: "editor"] == .string("toggle"))
             #expect(model.setting("endpoints")?[path: "editor"] == .string("json"))
             let body = #"{"path": "limits", "value": {"x": 2, "y": 3}}"#
@@ -484,6 +486,7 @@ struct SettingsPageEditorTests {
             #expect(model.setting("api")?[path: "value"] == .integer(10))
             #expect(model.setting("web")?[path: "editor"] == .string("number"))
             #expect(model.setting("web")?[path: "source.name"] == .string(file))
+            #expect(model.setting("web")?[path: "reset"] == .string("remove"), "an entry has no default to go back to")
             try await client.execute(
                 uri: "/api/value", method: .put, headers: pageHeaders(token: "t"),
                 body: ByteBuffer(string: #"{"path": "web", "value": 25}"#)
@@ -530,6 +533,7 @@ struct SettingsPageEditorTests {
             #expect(
                 model.setting("api.port")?[path: "constraints"] == .object([:]),
                 "an Int's own range is no constraint to show")
+            #expect(model.setting("api.port")?[path: "reset"] == nil, "a part of an entry goes only with its entry")
             #expect(
                 model[path: "dictionary.new.value"] == .object(["host": .string(""), "port": .integer(0)]),
                 "a new entry starts from its type's empty values: \(model[path: "dictionary.new"] ?? .null)")
@@ -625,6 +629,7 @@ struct SettingsPageEditorTests {
             for (path, type, editor) in expected {
                 #expect(model.setting(path)?[path: "type"] == .string(type), "\(path)")
                 #expect(model.setting(path)?[path: "editor"] == .string(editor), "\(path)")
+                #expect(model.setting(path)?[path: "reset"] == .string("remove"), "no default to go back to: \(path)")
             }
             #expect(model.setting("server.tags")?[path: "items"] == .string("string"))
             #expect(model.setting("port")?[path: "value"] == .integer(8080))

@@ -283,7 +283,8 @@ enum PageAssets {
           if (entry.editable) {
             actions.append(save);
             save.addEventListener("click", () => submit(entry, editor, message, entry.isSecret ? undefined : entry.value));
-            actions.append(el("button", { type: "button", text: "Reset to default", "aria-label": "Reset " + entry.path + " to its default", onclick: () => resetSetting(entry, message) }));
+            if (entry.reset === "default") actions.append(el("button", { type: "button", text: "Reset to default", "aria-label": "Reset " + entry.path + " to its default", onclick: () => resetSetting(entry, message) }));
+            if (entry.reset === "remove") actions.append(el("button", { type: "button", text: "Remove", "aria-label": "Remove " + entry.path, onclick: () => resetSetting(entry, message) }));
           }
           if (entry.isSecret && state.model.revealsSecrets) {
             actions.append(el("button", { type: "button", text: "Reveal", "aria-label": "Reveal " + entry.path, onclick: () => reveal(entry, message) }));
@@ -320,8 +321,10 @@ enum PageAssets {
           try {
             const model = await api("DELETE", "/api/value?path=" + encodeURIComponent(entry.path));
             state.dirty.delete(entry.path);
-            state.saved.set(entry.path, "Back to its default.");
+            state.saved.set(entry.path, entry.reset === "remove" ? "Removed." : "Back to its default.");
             apply(model, entry.path);
+            // A value taken out is gone from the settings the answer holds.
+            if (entry.reset === "remove" && !model.groups.some((group) => group.settings.some((s) => s.path === entry.path))) removeSettings([entry.path]);
           } catch (error) { message.className = "message error"; message.textContent = error.message; }
         }
 

@@ -47,7 +47,11 @@ struct PageModel: Sendable {
         for (leaf, provenance) in zip(leaves, provenances) {
             let group = Self.groupName(leaf.path)
             if grouped[group] == nil { order.append(group) }
-            grouped[group, default: []].append(setting(leaf, provenance, document: document, secrets: secrets))
+            // A value of a document no type describes, and an entry of a dictionary, can be taken out.
+            let removable = untyped || (dictionary != nil && leaf.path.components.count == 1)
+            grouped[group, default: []].append(
+                setting(
+                    leaf, provenance, document: document, secrets: secrets, typed: !untyped, removable: removable))
         }
         let groupList: [JSONValue] = order.map { path in
             var group: [String: JSONValue] = ["path": .string(path), "settings": .array(grouped[path] ?? [])]
@@ -171,9 +175,12 @@ struct PageModel: Sendable {
     }
 
     /// One setting: `{path, description, type, editor, nullable, choices, constraints, default, value,
-    /// source, line, overrides, lock, isSecret, editable}`.
-    private func setting(_ leaf: Leaf, _ provenance: Provenance, document: JSONValue, secrets: [ValuePath]) -> JSONValue
-    {
+    /// source, line, overrides, lock, isSecret, editable, reset}` (`reset`: `default`, `remove`, or absent
+    /// where the setting has neither).
+    private func setting(
+        _ leaf: Leaf, _ provenance: Provenance, document: JSONValue, secrets: [ValuePath], typed: Bool,
+        removable: Bool
+    ) -> JSONValue {
         let secret = provenance.isSecret || isSecret(leaf.path, secrets) || leaf.schema["writeOnly"] == .bool(true)
         var entry = Self.editorFields(leaf.schema)
         entry["path"] = .string(leaf.path.description)
@@ -181,6 +188,18 @@ struct PageModel: Sendable {
         entry["source"] = Self.source(provenance.source)
         entry["overrides"] = .array(provenance.overrides.map(Self.source))
         entry["editable"] = .bool(!configuration.readOnly && provenance.lock == nil)
+        // What a reset does: back to the default (or to none, for an optional), or the value taken out. A
+        // document no type describes has no default; a part of a dictionary's entry neither has one nor
+        // goes alone: only its whole entry does.
+        let hasDefault =
+            typed
+            && (leaf.schema["default"] != nil || provenance.source == .defaultValue
+                || provenance.overrides.contains(.defaultValue) || entry["nullable"] == .bool(true))
+        if hasDefault {
+            entry["reset"] = .string("default")
+        } else if removable {
+            entry["reset"] = .string("remove")
+        }
         if let position = provenance.position { entry["line"] = .integer(position.line) }
         if let description = leaf.schema["description"] { entry["description"] = description }
         if let value = document[path: leaf.path] {
