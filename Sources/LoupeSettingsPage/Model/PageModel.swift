@@ -70,11 +70,10 @@ struct PageModel: Sendable {
         return .object(model)
     }
 
-    /// The model's `dictionary`, what the page adds and removes the entries of a root that is a dictionary
-    /// with: `{keys: [{key,
-    /// path}], new: {type, editor, nullable, choices, items, constraints, value, editable}}`, the keys it
-    /// holds now and the editor of a new entry's value, which starts from its type's defaults
-    /// (``template(of:)``).
+    /// The model's `dictionary`, with which the page adds and removes the entries of a root that is a
+    /// dictionary: `{keys: [{key, path}], new: {type, editor, nullable, choices, items, constraints, value,
+    /// editable}}`, the keys it holds and the editor of a new entry's value, which starts from
+    /// ``template(of:)``.
     private func dictionary(_ keys: [String], values: JSONValue) -> JSONValue {
         let schema: [String: JSONValue] = if case .object(let part) = values { part } else { [:] }
         var new = Self.editorFields(schema)
