@@ -19,6 +19,8 @@ struct ChangeFeedTests {
         var counts: [Int] = []
         for event in events where event.hasPrefix("event: settings\ndata: ") {
             let model = try JSONValue(parsing: String(event.dropFirst("event: settings\ndata: ".count)))
+            // A model of every setting stands for the page's settings; a change's, for those it names.
+            if model[path: "whole"] == .bool(true) { settings = [:] }
             if case .array(let removed)? = model[path: "removed"] {
                 for case .string(let path) in removed { settings[path] = nil }
             }
@@ -66,6 +68,7 @@ struct ChangeFeedTests {
         events += await Self.drain(stream, expecting: 1)
         let after = try Self.shown(events)
         #expect(after.counts.last == 1, "the change sent \(after.counts.last ?? 0) settings")
+        #expect(events.map { $0.contains(#""whole":true"#) } == [true, false], "only the first holds every setting")
         #expect(after.settings["logLevel"]?[path: "value"] == .string("warning"))
         #expect(after.settings == (try Self.served(fixture.page)))
     }

@@ -323,8 +323,6 @@ enum PageAssets {
             state.dirty.delete(entry.path);
             state.saved.set(entry.path, entry.reset === "remove" ? "Removed." : "Back to its default.");
             apply(model, entry.path);
-            // A value taken out is gone from the settings the answer holds.
-            if (entry.reset === "remove" && !model.groups.some((group) => group.settings.some((s) => s.path === entry.path))) removeSettings([entry.path]);
           } catch (error) { message.className = "message error"; message.textContent = error.message; }
         }
 
@@ -372,8 +370,13 @@ enum PageAssets {
             }
           }
           // Settings gone from the document (a key removed from a file no type describes, an entry
-          // removed from a dictionary), and their groups once empty.
+          // removed from a dictionary), and their groups once empty: those a change names, or those a
+          // model of every setting does not hold.
           removeSettings(model.removed || []);
+          if (model.whole) {
+            const shown = new Set(model.groups.flatMap((group) => group.settings.map((setting) => setting.path)));
+            removeSettings([...state.entries.keys()].filter((path) => !shown.has(path)));
+          }
           if (model.dictionary) renderDictionary(model.dictionary);
           filter();
         }
@@ -408,7 +411,6 @@ enum PageAssets {
                 if (model.dictionary.keys.some((k) => k.key === entry.key)) {
                   told(false, entry.key + " is still there: the defaults or a layer below this file hold it");
                 } else {
-                  removeSettings([...state.entries.keys()].filter((p) => p === entry.path || p.startsWith(entry.path + ".") || p.startsWith(entry.path + "[")));
                   told(true, "Removed " + entry.key + ".");
                 }
               } catch (error) { told(false, error.message); }

@@ -220,6 +220,7 @@ final class ChangeFeed: Sendable {
             changed.append(.object(members))
         }
         fields["groups"] = .array(changed)
+        fields["whole"] = nil
         if !gone.isEmpty { fields["removed"] = .array(gone.keys.sorted().map(JSONValue.string)) }
         return .object(fields)
     }

@@ -13,7 +13,8 @@ struct PageModel: Sendable {
 
     // MARK: The settings
 
-    /// `{title, description, readOnly, revealsSecrets, groups: [{path, description, settings: […]}]}`.
+    /// `{title, description, readOnly, revealsSecrets, whole: true, groups: [{path, description, settings:
+    /// […]}], dictionary}`: `whole` says that it holds every setting, so that a page drops those it does not.
     func settings() throws -> JSONValue {
         let schema = try root.schema()
         let document = try root.document
@@ -64,6 +65,7 @@ struct PageModel: Sendable {
             "readOnly": .bool(configuration.readOnly),
             "revealsSecrets": .bool(configuration.revealsSecrets),
             "groups": .array(groupList),
+            "whole": .bool(true),
         ]
         if let description = schema.document[path: "description"] { model["description"] = description }
         if let dictionary { model["dictionary"] = dictionary }
