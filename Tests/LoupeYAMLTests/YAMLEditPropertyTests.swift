@@ -280,7 +280,9 @@ struct YAMLEditPropertyTests {
                 let region: Range<Int>
                 let what: String
                 var edited: [ValuePath.Component] = []
-                let paths = Array(regions.keys)
+                // In a fixed order, so that a seed gives the same edits in every process (a dictionary's
+                // order is not).
+                let paths = regions.keys.sorted { ValuePath($0).description < ValuePath($1).description }
                 switch Int.random(in: 0..<4, using: &random) {
                 case 0, 1:
                     let path = paths.randomElement(using: &random)!
@@ -312,7 +314,9 @@ struct YAMLEditPropertyTests {
                     edited = path == [.key("copy")] ? [] : path
                 default:
                     let containers =
-                        generator.mappings.map { ($0, true) } + generator.sequences.keys.map { ($0, false) }
+                        generator.mappings.map { ($0, true) }
+                        + generator.sequences.keys.sorted { ValuePath($0).description < ValuePath($1).description }
+                        .map { ($0, false) }
                     let (path, isMapping) = containers.randomElement(using: &random)!
                     edited = path
                     let value = Self.newValues.randomElement(using: &random)!
